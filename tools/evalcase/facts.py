@@ -1,0 +1,296 @@
+"""Facts: the compact summary of one file that cross-file and history rules need.
+
+Facts are computed once per file content and cached, so that a run where little changed
+never re-parses the rest of the repository. Everything here is plain data (str, int,
+bool, tuples, dicts) so that it round-trips through marshal unchanged.
+
+``Located`` values are ``(value, line, column)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from evalcase.loader import Document, Path
+
+Located = tuple[Any, int, int]
+# (field, expected fixture kind, target id, line, column)
+Ref = tuple[str, str, str, int, int]
+
+# Expected kinds of a reference. "corpus_version" and "knowledge_base" resolve against the
+# corpus fixtures' data, every other kind against fixture IDs of that kind.
+TOOL, STATE, STATE_OR_CONVERSATION, RUBRIC = "tool", "state", "state|conversation", "rubric"
+CORPUS_VERSION, KNOWLEDGE_BASE = "corpus_version", "knowledge_base"
+
+
+def digest(value: Any) -> str:
+    """Hash of a value's normalized form: independent of formatting, comments, key order."""
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _located(doc: Document, path: Path) -> Located | None:
+    value = doc.get(path, _MISSING)
+    if value is _MISSING:
+        return None
+    line, col = doc.locate(path)
+    return (value, line, col)
+
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    path: str
+    dataset_dir: str
+    case_id: Located | None = None
+    dataset_id: Located | None = None
+    case_version: Located | None = None
+    dataset_version: Located | None = None
+    risk_level: str | None = None
+    roles: tuple[str, ...] = ()
+    refs: tuple[Ref, ...] = ()
+    tool_pins: tuple[tuple[str, str, int, int], ...] = ()
+    # (tool, args mapping, line, col, ((arg name, line, col), ...))
+    expected_args: tuple[tuple[str, Any, int, int, tuple[tuple[str, int, int], ...]], ...] = ()
+    gold_evidence: tuple[tuple[str, str, int, int], ...] = ()
+    effective_at: str | None = None
+    similarity: tuple[str, int, int] | None = None
+    field_digests: dict[str, str] = field(default_factory=dict)
+
+    def offered_tools(self) -> tuple[Ref, ...]:
+        return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
+
+
+@dataclass(frozen=True)
+class FixtureFacts:
+    path: str
+    dir_kind: str
+    fixture_id: Located | None = None
+    fixture_version: Located | None = None
+    kind: Located | None = None
+    desensitized: Located | None = None
+    tool_name: Located | None = None
+    side_effect: bool | None = None
+    parameters: dict[str, Any] | None = None
+    knowledge_base: str | None = None
+    corpus_version: str | None = None
+    # doc_id -> {passage_id: effective date (the passage's, else its document's)}
+    passages: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    field_digests: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ManifestFacts:
+    path: str
+    dataset_dir: str
+    dataset_id: Located | None = None
+    dataset_version: Located | None = None
+    field_digests: dict[str, str] = field(default_factory=dict)
+
+
+Facts = CaseFacts | FixtureFacts | ManifestFacts
+_CLASSES: dict[str, type[CaseFacts] | type[FixtureFacts] | type[ManifestFacts]] = {
+    "case": CaseFacts,
+    "fixture": FixtureFacts,
+    "dataset": ManifestFacts,
+}
+_TAGS = {CaseFacts: "case", FixtureFacts: "fixture", ManifestFacts: "dataset"}
+
+
+def to_raw(facts: Facts) -> tuple[Any, ...]:
+    return (_TAGS[type(facts)], *(getattr(facts, f.name) for f in fields(facts)))
+
+
+def from_raw(raw: tuple[Any, ...]) -> Facts:
+    return _CLASSES[raw[0]](*raw[1:])
+
+
+def _field_digests(data: dict[str, Any]) -> dict[str, str]:
+    return {str(k): digest(v) for k, v in data.items()}
+
+
+def _strings(doc: Document, path: Path) -> list[Located]:
+    value = doc.get(path)
+    if not isinstance(value, list):
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            line, col = doc.locate((*path, i))
+            out.append((item, line, col))
+    return out
+
+
+def _string(doc: Document, path: Path) -> Located | None:
+    located = _located(doc, path)
+    return located if located is not None and isinstance(located[0], str) else None
+
+
+_FOLD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normalize_text(value: Any) -> str:
+    """Case-folded, whitespace and punctuation folded form of any value, for near-duplicates."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _FOLD.sub("", text)
+
+
+def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    refs: list[Ref] = []
+
+    def add(field_name: str, kind: str, items: list[Located]) -> None:
+        refs.extend((field_name, kind, str(v), ln, c) for v, ln, c in items)
+
+    add("environment.tools", TOOL, _strings(doc, ("environment", "tools")))
+    add("available_tools", TOOL, _strings(doc, ("available_tools",)))
+    add("expected_tool_sequence", TOOL, _strings(doc, ("expected_tool_sequence",)))
+    add("forbidden_tools", TOOL, _strings(doc, ("forbidden_tools",)))
+    for state_field in ("initial_state", "state"):
+        add(f"{state_field}.fixtures", STATE, _strings(doc, (state_field, "fixtures")))
+    add("context.fixtures", STATE_OR_CONVERSATION, _strings(doc, ("context", "fixtures")))
+    for path, kind in (
+        (("rubric",), RUBRIC),
+        (("evaluator_config", "judge", "rubric"), RUBRIC),
+        (("environment_requirements", "corpus_version"), CORPUS_VERSION),
+        (("environment", "knowledge_base"), KNOWLEDGE_BASE),
+    ):
+        located = _string(doc, path)
+        if located is not None:
+            add(".".join(str(p) for p in path), kind, [located])
+
+    policy = data.get("side_effect_policy")
+    policies = policy if isinstance(policy, list) else [policy] if isinstance(policy, dict) else []
+    base: Path = ("side_effect_policy",)
+    for i, item in enumerate(policies):
+        prefix = (*base, i) if isinstance(policy, list) else base
+        if isinstance(item, dict):
+            located = _string(doc, (*prefix, "tool"))
+            if located is not None:
+                add("side_effect_policy.tool", TOOL, [located])
+
+    pins = []
+    tool_schema = data.get("tool_schema")
+    if isinstance(tool_schema, dict):
+        for tool, version in tool_schema.items():
+            line, col = doc.locate_key(("tool_schema", tool))
+            pins.append((str(tool), str(version), line, col))
+            add("tool_schema", TOOL, [(str(tool), line, col)])
+
+    expected_args = []
+    args_block = data.get("expected_args")
+    if isinstance(args_block, dict):
+        for tool, args in args_block.items():
+            line, col = doc.locate_key(("expected_args", tool))
+            add("expected_args", TOOL, [(str(tool), line, col)])
+            arg_locs: tuple[tuple[str, int, int], ...] = ()
+            if isinstance(args, dict):
+                arg_locs = tuple(
+                    (str(name), *doc.locate_key(("expected_args", tool, name)))
+                    for name in args
+                )
+            expected_args.append((str(tool), args, line, col, arg_locs))
+
+    evidence = []
+    gold = data.get("gold_evidence")
+    if isinstance(gold, list):
+        for i, item in enumerate(gold):
+            if isinstance(item, dict):
+                line, col = doc.locate((("gold_evidence", i)))
+                evidence.append(
+                    (str(item.get("doc_id", "")), str(item.get("passage_id", "")), line, col)
+                )
+    requirements = data.get("environment_requirements")
+    environment = data.get("environment")
+    effective_at = None
+    if isinstance(requirements, dict) and isinstance(requirements.get("effective_at"), str):
+        effective_at = requirements["effective_at"]
+    elif isinstance(environment, dict) and isinstance(environment.get("effective_at"), str):
+        effective_at = environment["effective_at"]
+
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    role = metadata.get("dataset_role") if isinstance(metadata, dict) else None
+    roles = tuple(str(r) for r in (role if isinstance(role, list) else [role] if role else []))
+
+    similarity = None
+    if "input" in data:
+        key = normalize_text({"input": data.get("input"), "context": data.get("context")})
+        line, col = doc.locate(("input",))
+        similarity = (hashlib.blake2b(key.encode(), digest_size=12).hexdigest(), line, col)
+
+    risk = data.get("risk_level")
+    return CaseFacts(
+        path=doc.path,
+        dataset_dir=dataset_dir,
+        case_id=_string(doc, ("case_id",)),
+        dataset_id=_string(doc, ("dataset_id",)),
+        case_version=_string(doc, ("case_version",)),
+        dataset_version=_string(doc, ("dataset_version",)),
+        risk_level=risk if isinstance(risk, str) else None,
+        roles=roles,
+        refs=tuple(refs),
+        tool_pins=tuple(pins),
+        expected_args=tuple(expected_args),
+        gold_evidence=tuple(evidence),
+        effective_at=effective_at,
+        similarity=similarity,
+        field_digests=_field_digests(data),
+    )
+
+
+def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    body = data.get("data") if isinstance(data.get("data"), dict) else {}
+    assert isinstance(body, dict)
+    kind = data.get("kind")
+    side_effect = body.get("side_effect") if kind == "tool" else None
+    parameters = body.get("parameters") if kind == "tool" else None
+    passages: dict[str, dict[str, str | None]] = {}
+    if kind == "corpus" and isinstance(body.get("documents"), list):
+        for document in body["documents"]:
+            if not isinstance(document, dict):
+                continue
+            doc_date = document.get("effective_date")
+            entry = passages.setdefault(str(document.get("doc_id")), {})
+            for passage in document.get("passages") or []:
+                if isinstance(passage, dict):
+                    date = passage.get("effective_date", doc_date)
+                    entry[str(passage.get("passage_id"))] = (
+                        date if isinstance(date, str) else None
+                    )
+    kb = body.get("knowledge_base")
+    cv = body.get("corpus_version")
+    return FixtureFacts(
+        path=doc.path,
+        dir_kind=dir_kind,
+        fixture_id=_string(doc, ("fixture_id",)),
+        fixture_version=_string(doc, ("fixture_version",)),
+        kind=_string(doc, ("kind",)),
+        desensitized=_located(doc, ("desensitized",)),
+        tool_name=_string(doc, ("data", "name")) if kind == "tool" else None,
+        side_effect=side_effect if isinstance(side_effect, bool) else None,
+        parameters=parameters if isinstance(parameters, dict) else None,
+        knowledge_base=kb if kind == "corpus" and isinstance(kb, str) else None,
+        corpus_version=cv if kind == "corpus" and isinstance(cv, str) else None,
+        passages=passages,
+        field_digests=_field_digests(data),
+    )
+
+
+def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    return ManifestFacts(
+        path=doc.path,
+        dataset_dir=dataset_dir,
+        dataset_id=_string(doc, ("dataset_id",)),
+        dataset_version=_string(doc, ("dataset_version",)),
+        field_digests=_field_digests(data),
+    )

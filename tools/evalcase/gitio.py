@@ -1,0 +1,168 @@
+"""The only place evalcase talks to git. Built on GitPython.
+
+Reading many files at a revision never starts one process per file: blobs are read
+through GitPython's persistent ``git cat-file --batch`` stream, and changed paths with
+their old and new blob ids come from one ``git diff --raw -z`` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalcase.model import FatalError
+
+NULL_BLOB = "0" * 40
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of ``git diff --raw``: status is A, M, D, R or C (R/C carry old_path)."""
+
+    status: str
+    path: str
+    old_path: str
+    old_blob: str
+    new_blob: str
+
+
+@dataclass(frozen=True)
+class Tag:
+    name: str
+    commit: str
+    message: str
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        import git
+
+        try:
+            self._repo = git.Repo(root, search_parent_directories=False)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise FatalError(f"{root} is not a git repository") from exc
+        self.root = Path(self._repo.working_tree_dir or root)
+        self.git: Any = self._repo.git
+
+    @staticmethod
+    def is_repo(root: Path) -> bool:
+        return (root / ".git").exists()
+
+    def close(self) -> None:
+        self._repo.close()
+
+    # --- revisions -------------------------------------------------------------------
+    def rev_parse(self, rev: str) -> str:
+        import git
+
+        try:
+            return str(self.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
+        except git.GitCommandError as exc:
+            raise FatalError(f"unknown revision '{rev}'") from exc
+
+    def has_commits(self) -> bool:
+        import git
+
+        try:
+            self.git.rev_parse("--verify", "--quiet", "HEAD")
+            return True
+        except git.GitCommandError:
+            return False
+
+    def merge_base(self, a: str, b: str) -> str:
+        return str(self.git.merge_base(a, b)).strip()
+
+    # --- listing ---------------------------------------------------------------------
+    def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """(path, mode, blob, size=0) for every staged file under roots."""
+        out = self.git.ls_files("-s", "-z", "--", *roots, strip_newline_in_stdout=False)
+        entries = []
+        for record in out.split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            mode, blob, stage = meta.split()
+            if stage not in ("0", "2"):  # during a merge conflict, take "ours"
+                continue
+            entries.append((path, mode, blob, 0))
+        return entries
+
+    def tree_entries(self, rev: str, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """(path, mode, blob, size) for every file under roots at a commit."""
+        out = self.git.ls_tree("-r", "-l", "-z", rev, "--", *roots, strip_newline_in_stdout=False)
+        entries = []
+        for record in out.split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            mode, kind, blob, size = meta.split()
+            if kind != "blob":
+                continue
+            entries.append((path, mode, blob, int(size) if size.isdigit() else 0))
+        return entries
+
+    def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """Contents of many blobs through one persistent cat-file --batch process."""
+        out: dict[str, bytes] = {}
+        for blob in blobs:
+            if blob in out or blob == NULL_BLOB:
+                continue
+            _sha, _type, _size, data = self.git.get_object_data(blob)
+            out[blob] = data
+        return out
+
+    def diff_raw(self, base: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
+        """What changed from ``base`` to the index (cached) or the work tree, in one call."""
+        args = ["--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
+        if cached:
+            args.append("--cached")
+        out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
+        return parse_raw_diff(out)
+
+    def tags(self, pattern: str = "*") -> list[Tag]:
+        """Annotated and lightweight tags with the commit they point at and their message."""
+        fmt = "%(refname:short)%00%(*objectname)%00%(objectname)%00%(contents)%00%00"
+        out = self.git.for_each_ref(
+            f"--format={fmt}", f"refs/tags/{pattern}", strip_newline_in_stdout=False
+        )
+        tags = []
+        for record in out.split("\0\0"):
+            record = record.lstrip("\n")
+            if not record:
+                continue
+            parts = record.split("\0")
+            if len(parts) < 4:
+                continue
+            name, peeled, obj, message = parts[0], parts[1], parts[2], parts[3]
+            tags.append(Tag(name, peeled or obj, message))
+        return tags
+
+    def status_porcelain(self) -> str:
+        return str(self.git.status("--porcelain", "--untracked-files=all"))
+
+    def create_annotated_tag(self, name: str, message: str) -> None:
+        self.git.tag("-a", name, "-m", message)
+
+
+def parse_raw_diff(out: str) -> list[Change]:
+    """Parse ``git diff --raw -z`` output."""
+    changes = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        meta = fields[i]
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        _old_mode, _new_mode, old_blob, new_blob, status = meta[1:].split()
+        letter = status[0]
+        if letter in ("R", "C"):
+            old_path, path = fields[i + 1], fields[i + 2]
+            i += 3
+        else:
+            old_path = path = fields[i + 1]
+            i += 2
+        changes.append(Change(letter, path, old_path, old_blob, new_blob))
+    return changes

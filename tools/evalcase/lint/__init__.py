@@ -1,0 +1,1 @@
+"""The linter: rules, their registry, suppressions, the cache and the orchestration."""

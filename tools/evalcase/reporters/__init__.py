@@ -1,0 +1,37 @@
+"""Output formats for findings. One module per format, registered in REPORTERS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalcase.model import Finding
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    root: Path
+    files_checked: int
+    tool_version: str
+
+
+Render = Callable[[Sequence[Finding], ReportContext], str]
+
+
+def _registry() -> dict[str, Render]:
+    from evalcase.reporters import github, json_format, sarif, text
+
+    return {
+        "text": text.render,
+        "json": json_format.render,
+        "github": github.render,
+        "sarif": sarif.render,
+    }
+
+
+REPORTER_NAMES = ("text", "json", "github", "sarif")
+
+
+def get(name: str) -> Render:
+    return _registry()[name]

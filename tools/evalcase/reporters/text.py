@@ -1,0 +1,62 @@
+"""Human-readable findings: location, code, message, and the offending line with a caret."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalcase.model import Finding, Severity
+from evalcase.reporters import ReportContext
+
+
+def _source_line(root: Path, path: str, line: int, cache: dict[str, list[str] | None]) -> str | None:
+    if path not in cache:
+        full = root / path
+        try:
+            if full.is_symlink() or not full.is_file() or full.stat().st_size > 2_000_000:
+                cache[path] = None
+            else:
+                cache[path] = full.read_bytes().decode("utf-8", "replace").splitlines()
+        except OSError:
+            cache[path] = None
+    lines = cache[path]
+    if lines is None or not 0 < line <= len(lines):
+        return None
+    return lines[line - 1]
+
+
+def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
+    out: list[str] = []
+    cache: dict[str, list[str] | None] = {}
+    for f in findings:
+        out.append(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message} ({f.name})")
+        if f.line > 0:
+            source = _source_line(ctx.root, f.path, f.line, cache)
+            if source is not None and len(source) <= 400 and source.isprintable():
+                gutter = f"{f.line:>5} | "
+                out.append(gutter + source)
+                width = sum(2 if ord(ch) > 0x2E7F else 1 for ch in source[: f.column - 1])
+                out.append(" " * (len(gutter) - 2) + "| " + " " * width + "^")
+    out.append(summary(findings, ctx))
+    return "\n".join(out) + "\n"
+
+
+def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    warnings = sum(1 for f in findings if f.severity is Severity.WARNING)
+    files = len({f.path for f in findings})
+    if not findings:
+        return f"All checks passed ({ctx.files_checked} files)."
+    return (
+        f"Found {errors} error{'s' * (errors != 1)} and {warnings} "
+        f"warning{'s' * (warnings != 1)} in {files} file{'s' * (files != 1)} "
+        f"({ctx.files_checked} files checked)."
+    )
+
+
+def statistics(findings: Sequence[Finding]) -> str:
+    counts: dict[tuple[str, str], int] = {}
+    for f in findings:
+        counts[(f.code, f.name)] = counts.get((f.code, f.name), 0) + 1
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "\n".join(f"{n:>6}  {code}  {name}" for (code, name), n in rows) + ("\n" if rows else "")

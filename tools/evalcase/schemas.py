@@ -1,0 +1,332 @@
+"""The case contract: loads schemas/ once, builds validators once, turns errors into Findings.
+
+The schemas ship inside the wheel (evalcase/schemas); in a source checkout the
+repository's own schemas/ folder is used, so there is one source of truth.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from evalcase.loader import Document
+from evalcase.model import Finding, Severity
+
+SCHEMA_FILES = {
+    "case": "case.schema.json",
+    "dataset": "dataset.schema.json",
+    "fixture": "fixture.schema.json",
+    "config": "config.schema.json",
+}
+CASE_TYPES = ("llm", "rag", "tool", "agent", "business")
+
+REQUIRED = "EC101"
+UNKNOWN_FIELD = "EC102"
+WRONG_TYPE = "EC103"
+NOT_ALLOWED_VALUE = "EC104"
+INVALID_VALUE = "EC105"
+SCHEMA_CODES = (REQUIRED, UNKNOWN_FIELD, WRONG_TYPE, NOT_ALLOWED_VALUE, INVALID_VALUE)
+_NAMES = {
+    REQUIRED: "required-field",
+    UNKNOWN_FIELD: "unknown-field",
+    WRONG_TYPE: "wrong-type",
+    NOT_ALLOWED_VALUE: "not-allowed-value",
+    INVALID_VALUE: "invalid-value",
+}
+_TYPE_NAMES = {
+    "string": "text",
+    "array": "a list",
+    "object": "a mapping",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "empty",
+}
+
+
+def schema_dir() -> Path:
+    packaged = Path(__file__).parent / "schemas"
+    if (packaged / "case.schema.json").is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "schemas"
+
+
+@cache
+def raw_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema file by file name."""
+    return {
+        path.name: json.loads(path.read_text("utf-8"))
+        for path in sorted(schema_dir().glob("*.schema.json"))
+    }
+
+
+@cache
+def schemas_digest() -> str:
+    import hashlib
+
+    blob = json.dumps(raw_schemas(), sort_keys=True).encode()
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+@cache
+def _registry() -> Any:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    return Registry().with_resources(
+        (name, Resource.from_contents(schema, default_specification=DRAFT202012))
+        for name, schema in raw_schemas().items()
+    )
+
+
+@cache
+def validator_for(kind: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(raw_schemas()[SCHEMA_FILES[kind]], registry=_registry())
+
+
+@cache
+def extension_fields() -> dict[str, str]:
+    """Field name -> the case type that adds it (e.g. gold_evidence -> rag)."""
+    fields: dict[str, str] = {}
+    for case_type in CASE_TYPES:
+        for name in raw_schemas()[f"{case_type}.schema.json"].get("properties", {}):
+            fields.setdefault(name, case_type)
+    return fields
+
+
+@cache
+def extension_required() -> dict[str, tuple[str, ...]]:
+    return {
+        t: tuple(raw_schemas()[f"{t}.schema.json"].get("required", ())) for t in CASE_TYPES
+    }
+
+
+@cache
+def common_fields() -> frozenset[str]:
+    return frozenset(raw_schemas()["case.schema.json"]["properties"])
+
+
+def validate(doc: Document, kind: str) -> list[Finding]:
+    """All schema findings for a loaded document of the given kind."""
+    if not doc.ok:
+        return []
+    validator = validator_for(kind)
+    findings: list[Finding] = []
+    for error in validator.iter_errors(doc.data):
+        findings.extend(_to_findings(doc, kind, error))
+    return sorted(set(findings))
+
+
+def dotted(path: Any) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _make(
+    doc: Document, code: str, pos: tuple[int, int], message: str
+) -> Finding:
+    return Finding(doc.path, pos[0], pos[1], code, Severity.ERROR, message, _NAMES[code])
+
+
+def _choose(error: Any) -> Any:
+    """For anyOf/oneOf failures, the sub-error that explains the problem best."""
+    from jsonschema.exceptions import best_match
+
+    while error.context and error.validator in ("anyOf", "oneOf"):
+        non_type = [e for e in error.context if e.validator != "type"]
+        if not non_type:
+            return error
+        # Prefer errors from the branch whose type matched the instance.
+        error = best_match(non_type)
+    return error
+
+
+def _to_findings(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
+    error = _choose(error)
+    path = tuple(error.absolute_path)
+    field = dotted(path)
+    validator = error.validator
+    if validator == "required":
+        missing = _quoted(error.message)
+        owner = _required_by(error)
+        suffix = f" (required by case type '{owner}')" if owner else ""
+        where = "" if not path else f" in {field}"
+        yield _make(
+            doc,
+            REQUIRED,
+            doc.locate_key(path) if path else (1, 1),
+            f"missing required field '{missing}'{where}{suffix}",
+        )
+    elif validator in ("additionalProperties", "unevaluatedProperties"):
+        for key in _unexpected(doc, kind, error, path):
+            yield _make(doc, UNKNOWN_FIELD, doc.locate_key((*path, key)), _unknown_message(
+                doc, kind, error, path, key
+            ))
+    elif validator == "type" or (validator in ("anyOf", "oneOf") and error.context):
+        yield _make(
+            doc,
+            WRONG_TYPE,
+            doc.locate(path),
+            f"{field} should be {_expected_types(error)}, not {_describe(error.instance)}",
+        )
+    elif validator in ("enum", "const"):
+        allowed = error.validator_value if validator == "enum" else [error.validator_value]
+        message = (
+            f"{field} {_show(error.instance)} is not one of "
+            f"{', '.join(str(a) for a in allowed)}"
+        )
+        hint = _did_you_mean(error.instance, [str(a) for a in allowed])
+        yield _make(doc, NOT_ALLOWED_VALUE, doc.locate(path), message + hint)
+    else:
+        description = error.schema.get("description") if isinstance(error.schema, dict) else None
+        detail = _constraint(error)
+        message = f"{field} {_show(error.instance)} is not valid: {detail}"
+        if description and validator == "pattern":
+            message += f" ({description})"
+        yield _make(doc, INVALID_VALUE, doc.locate(path), message)
+
+
+def _constraint(error: Any) -> str:
+    v, value = error.validator, error.validator_value
+    if v == "pattern":
+        return f"must match {value}"
+    if v == "minItems":
+        return "must not be empty" if value == 1 else f"needs at least {value} items"
+    if v == "minLength":
+        return "must not be empty" if value == 1 else f"needs at least {value} characters"
+    if v == "maxLength":
+        return f"must be at most {value} characters"
+    if v == "minProperties":
+        return "must not be empty"
+    if v == "uniqueItems":
+        return "items must be unique"
+    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        words = {
+            "minimum": "at least",
+            "exclusiveMinimum": "greater than",
+            "maximum": "at most",
+            "exclusiveMaximum": "less than",
+        }
+        return f"must be {words[v]} {value}"
+    return str(error.message)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:57] + "...")
+    if isinstance(value, dict | list):
+        return f"({_describe(value)})"
+    return repr(value)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return "text"
+
+
+def _expected_types(error: Any) -> str:
+    if error.validator == "type":
+        types = error.validator_value
+        types = [types] if isinstance(types, str) else list(types)
+    else:
+        types = []
+        for sub in error.context:
+            if sub.validator == "type":
+                value = sub.validator_value
+                types.extend([value] if isinstance(value, str) else value)
+            elif sub.validator in ("enum", "const"):
+                types.append("string")
+    names = []
+    for t in types:
+        name = _TYPE_NAMES.get(t, t)
+        if name not in names:
+            names.append(name)
+    return " or ".join(names) or "something else"
+
+
+def _quoted(message: str) -> str:
+    match = re.match(r"^'(.*)' is a required property$", message)
+    return match.group(1) if match else message
+
+
+def _required_by(error: Any) -> str | None:
+    parts = list(error.relative_schema_path)
+    for case_type in CASE_TYPES:
+        ref = f"{case_type}.schema.json"
+        if error.schema is raw_schemas().get(ref) or ref in str(parts):
+            return case_type
+    if "allOf" in parts and "then" in parts:
+        index = parts[parts.index("allOf") + 1]
+        if isinstance(index, int) and index < len(CASE_TYPES):
+            return CASE_TYPES[index]
+    return None
+
+
+def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> list[str]:
+    instance = error.instance
+    if not isinstance(instance, dict):
+        return []
+    schema = error.schema
+    known = set(schema.get("properties", {}))
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    if kind == "case" and not path and error.validator == "unevaluatedProperties":
+        declared = instance.get("case_types")
+        declared = declared if isinstance(declared, list) else []
+        fields = extension_fields()
+        known |= {name for name, t in fields.items() if t in declared}
+    return [
+        key
+        for key in instance
+        if key not in known and not any(p.search(str(key)) for p in patterns)
+    ]
+
+
+def _unknown_message(
+    doc: Document, kind: str, error: Any, path: tuple[Any, ...], key: str
+) -> str:
+    where = f" in {dotted(path)}" if path else ""
+    if kind == "case" and not path:
+        owner = extension_fields().get(key)
+        if owner is not None:
+            return (
+                f"field '{key}' belongs to case type '{owner}': add '{owner}' to case_types "
+                "or remove the field"
+            )
+    candidates = list(error.schema.get("properties", {}))
+    if kind == "case" and not path:
+        candidates += list(extension_fields())
+    hint = _did_you_mean(key, candidates)
+    return (
+        f"unknown field '{key}'{where}{hint or ''}; "
+        "put team-specific fields under an 'x-' prefix"
+    )
+
+
+def _did_you_mean(value: Any, candidates: list[str]) -> str:
+    if not isinstance(value, str):
+        return ""
+    lowered = {c.lower(): c for c in candidates}
+    if value.lower() in lowered and lowered[value.lower()] != value:
+        return f" (did you mean '{lowered[value.lower()]}'?)"
+    close = difflib.get_close_matches(value, candidates, n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(value, candidates, n=1, cutoff=0.5)
+    return f" (did you mean '{close[0]}'?)" if close else ""
