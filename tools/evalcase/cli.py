@@ -87,8 +87,12 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     default=None,
     help="Output format (default: text; github inside GitHub Actions).",
 )
-@click.option("--select", multiple=True, help="Only these rule codes or prefixes (comma-separated).")
-@click.option("--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated).")
+@click.option(
+    "--select", multiple=True, help="Only these rule codes or prefixes (comma-separated)."
+)
+@click.option(
+    "--ignore", multiple=True, help="Skip these rule codes or prefixes (comma-separated)."
+)
 @click.option("--statistics", is_flag=True, help="Print counts per rule after the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are errors.")
 @click.option("--no-cache", is_flag=True, help="Ignore and do not write the lint cache.")
@@ -104,7 +108,9 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Lint what is staged in the git index (the pre-commit hook mode); the base "
     "defaults to PRE_COMMIT_FROM_REF or HEAD.",
 )
-@click.option("--jobs", type=click.IntRange(min=0), default=None, help="Worker processes (0: one per core).")
+@click.option(
+    "--jobs", type=click.IntRange(min=0), default=None, help="Worker processes (0: one per core)."
+)
 @root_option
 @fatal_errors
 def lint(
@@ -170,7 +176,7 @@ def rules_command() -> None:
     from evalcase.lint.rules import RULES
 
     for code, rule in RULES.items():
-        click.echo(f"{code}  {rule.name:<28} {str(rule.severity):<8} {rule.summary}")
+        click.echo(f"{code}  {rule.name:<28} {rule.severity!s:<8} {rule.summary}")
 
 
 @main.command("rule")
@@ -184,7 +190,9 @@ def rule_command(code: str) -> None:
     rule = RULES.get(code) or next((r for r in RULES.values() if r.name == code.lower()), None)
     if rule is None:
         raise FatalError(f"no rule '{code}' (see `evalcase rules`)")
-    click.echo(f"{rule.code} {rule.name} (default severity: {rule.severity}, scope: {rule.scope})\n")
+    click.echo(
+        f"{rule.code} {rule.name} (default severity: {rule.severity}, scope: {rule.scope})\n"
+    )
     click.echo(rule.doc.strip())
     click.echo(
         "\nSuppress on one line, with a reason:\n"

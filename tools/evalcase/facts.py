@@ -194,8 +194,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             arg_locs: tuple[tuple[str, int, int], ...] = ()
             if isinstance(args, dict):
                 arg_locs = tuple(
-                    (str(name), *doc.locate_key(("expected_args", tool, name)))
-                    for name in args
+                    (str(name), *doc.locate_key(("expected_args", tool, name))) for name in args
                 )
             expected_args.append((str(tool), args, line, col, arg_locs))
 
@@ -204,7 +203,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
     if isinstance(gold, list):
         for i, item in enumerate(gold):
             if isinstance(item, dict):
-                line, col = doc.locate((("gold_evidence", i)))
+                line, col = doc.locate(("gold_evidence", i))
                 evidence.append(
                     (str(item.get("doc_id", "")), str(item.get("passage_id", "")), line, col)
                 )
@@ -263,9 +262,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
             for passage in document.get("passages") or []:
                 if isinstance(passage, dict):
                     date = passage.get("effective_date", doc_date)
-                    entry[str(passage.get("passage_id"))] = (
-                        date if isinstance(date, str) else None
-                    )
+                    entry[str(passage.get("passage_id"))] = date if isinstance(date, str) else None
     kb = body.get("knowledge_base")
     cv = body.get("corpus_version")
     return FixtureFacts(

@@ -44,9 +44,13 @@ def classify(path: str) -> tuple[FileKind, str]:
     parts = path.split("/")
     if parts[0] == "datasets" and len(parts) == 3 and parts[2] == "dataset.yaml":
         return FileKind.MANIFEST, parts[1]
-    if parts[0] == "datasets" and len(parts) == 4 and parts[2] == "cases":
-        if parts[3].endswith(".yaml"):
-            return FileKind.CASE, parts[1]
+    if (
+        parts[0] == "datasets"
+        and len(parts) == 4
+        and parts[2] == "cases"
+        and parts[3].endswith(".yaml")
+    ):
+        return FileKind.CASE, parts[1]
     if parts[0] == "fixtures" and len(parts) == 3 and parts[2].endswith(".yaml"):
         return FileKind.FIXTURE, parts[1]
     return FileKind.UNKNOWN, parts[1] if len(parts) > 2 else ""

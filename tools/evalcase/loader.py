@@ -104,12 +104,11 @@ class Document:
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
         for part in path:
-            if isinstance(part, str) and isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
-                node = node[part]
-            else:
+            in_mapping = isinstance(part, str) and isinstance(node, dict) and part in node
+            in_list = isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node)
+            if not (in_mapping or in_list):
                 return default
+            node = node[part]
         return node
 
 
@@ -235,7 +234,7 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int]] = {}
 
     def run(self) -> None:
-        from ruamel.yaml.cyaml import CParser
+        from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
         from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
         parser = CParser(self.doc.text)
@@ -352,8 +351,7 @@ class _Builder:
                 else:
                     path = (*stack[-1][1], stack[-1][2])
                 stack.append(
-                    [container, path, _NO_KEY, None, {}, self.nodes, event.anchor,
-                     event.start_mark]
+                    [container, path, _NO_KEY, None, {}, self.nodes, event.anchor, event.start_mark]
                 )
             elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
                 frame = stack.pop()
@@ -387,9 +385,7 @@ class _Builder:
                     )
                     break
         if root is _NOTHING or root is None:
-            has_comment = any(
-                line.strip().startswith("#") for line in doc.text.splitlines()
-            )
+            has_comment = any(line.strip().startswith("#") for line in doc.text.splitlines())
             what = "only comments" if has_comment else "nothing"
             _finding(
                 doc,
@@ -429,9 +425,7 @@ class _Builder:
             frame[2] = _DROPPED
             return
         if not isinstance(key, str):
-            what = (
-                "a mapping or list" if isinstance(key, dict | list) else type(key).__name__
-            )
+            what = "a mapping or list" if isinstance(key, dict | list) else type(key).__name__
             _finding(
                 doc,
                 KEY_TYPE,

@@ -103,9 +103,7 @@ def extension_fields() -> dict[str, str]:
 
 @cache
 def extension_required() -> dict[str, tuple[str, ...]]:
-    return {
-        t: tuple(raw_schemas()[f"{t}.schema.json"].get("required", ())) for t in CASE_TYPES
-    }
+    return {t: tuple(raw_schemas()[f"{t}.schema.json"].get("required", ())) for t in CASE_TYPES}
 
 
 @cache
@@ -131,9 +129,7 @@ def dotted(path: Any) -> str:
     return text or "(top level)"
 
 
-def _make(
-    doc: Document, code: str, pos: tuple[int, int], message: str
-) -> Finding:
+def _make(doc: Document, code: str, pos: tuple[int, int], message: str) -> Finding:
     return Finding(doc.path, pos[0], pos[1], code, Severity.ERROR, message, _NAMES[code])
 
 
@@ -168,9 +164,12 @@ def _to_findings(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
         )
     elif validator in ("additionalProperties", "unevaluatedProperties"):
         for key in _unexpected(doc, kind, error, path):
-            yield _make(doc, UNKNOWN_FIELD, doc.locate_key((*path, key)), _unknown_message(
-                doc, kind, error, path, key
-            ))
+            yield _make(
+                doc,
+                UNKNOWN_FIELD,
+                doc.locate_key((*path, key)),
+                _unknown_message(doc, kind, error, path, key),
+            )
     elif validator == "type" or (validator in ("anyOf", "oneOf") and error.context):
         yield _make(
             doc,
@@ -181,8 +180,7 @@ def _to_findings(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
     elif validator in ("enum", "const"):
         allowed = error.validator_value if validator == "enum" else [error.validator_value]
         message = (
-            f"{field} {_show(error.instance)} is not one of "
-            f"{', '.join(str(a) for a in allowed)}"
+            f"{field} {_show(error.instance)} is not one of {', '.join(str(a) for a in allowed)}"
         )
         hint = _did_you_mean(error.instance, [str(a) for a in allowed])
         yield _make(doc, NOT_ALLOWED_VALUE, doc.locate(path), message + hint)
@@ -299,9 +297,7 @@ def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> 
     ]
 
 
-def _unknown_message(
-    doc: Document, kind: str, error: Any, path: tuple[Any, ...], key: str
-) -> str:
+def _unknown_message(doc: Document, kind: str, error: Any, path: tuple[Any, ...], key: str) -> str:
     where = f" in {dotted(path)}" if path else ""
     if kind == "case" and not path:
         owner = extension_fields().get(key)
@@ -315,8 +311,7 @@ def _unknown_message(
         candidates += list(extension_fields())
     hint = _did_you_mean(key, candidates)
     return (
-        f"unknown field '{key}'{where}{hint or ''}; "
-        "put team-specific fields under an 'x-' prefix"
+        f"unknown field '{key}'{where}{hint or ''}; put team-specific fields under an 'x-' prefix"
     )
 
 

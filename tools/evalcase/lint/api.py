@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalcase.config import Config
 from evalcase.files import GitTree, Snapshot, WorkTree
-from evalcase.lint.linter import LintResult, Linter, filter_to, resolve_paths
+from evalcase.lint.linter import Linter, LintResult, filter_to, resolve_paths
 from evalcase.model import FatalError
 
 

@@ -43,8 +43,9 @@ def reporter(module_code: str, name: str, severity: Severity) -> Report:
         message: str,
         related: tuple[tuple[str, int, int], ...] = (),
     ) -> Finding:
-        return Finding(path, max(line, 1), max(column, 1), module_code, severity, message, name,
-                       related)
+        return Finding(
+            path, max(line, 1), max(column, 1), module_code, severity, message, name, related
+        )
 
     return report
 
@@ -67,9 +68,7 @@ class Rule:
         scope = module.SCOPE
         if scope not in SCOPES:
             raise ValueError(f"{module.__name__}: unknown scope {scope}")
-        return cls(
-            module.CODE, module.NAME, module.SEVERITY, scope, module.__doc__ or "", module
-        )
+        return cls(module.CODE, module.NAME, module.SEVERITY, scope, module.__doc__ or "", module)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from evalcase.facts import (
     manifest_facts,
     to_raw,
 )
-from evalcase.files import SourceFile, Snapshot
+from evalcase.files import Snapshot, SourceFile
 from evalcase.lint.base import FileContext, RepoIndex, Rule
 from evalcase.lint.rules import RULES
 from evalcase.lint.rules import file_too_large as _too_large
@@ -233,10 +233,8 @@ class Linter:
             stored = cache.get_run(run_key)
             if stored is not None:
                 try:
-                    findings = [Finding.from_raw(f) for f in stored]
-                    return LintResult(
-                        _only(findings, only_set), len(sources), 0, cache_hit=True
-                    )
+                    cached = [Finding.from_raw(f) for f in stored]
+                    return LintResult(_only(cached, only_set), len(sources), 0, cache_hit=True)
                 except (TypeError, ValueError):
                     pass
         self.analysed = 0
@@ -313,8 +311,15 @@ class Linter:
                 problem = "gives no reason; write why after the codes"
             if problem is not None:
                 extra.append(
-                    Finding(path, sup.line, sup.column, _INVALID, invalid_rule.severity,
-                            f"suppression {problem}; it suppresses nothing", invalid_rule.name)
+                    Finding(
+                        path,
+                        sup.line,
+                        sup.column,
+                        _INVALID,
+                        invalid_rule.severity,
+                        f"suppression {problem}; it suppresses nothing",
+                        invalid_rule.name,
+                    )
                 )
             else:
                 valid.append(sup)
@@ -345,9 +350,16 @@ class Linter:
                 continue
             where = "this file" if sup.target_line == 0 else f"line {sup.target_line}"
             extra.append(
-                Finding(path, sup.line, sup.column, _UNUSED, unused_rule.severity,
-                        f"suppression of {', '.join(sup.codes)} matches no finding on {where}; "
-                        "remove it", unused_rule.name)
+                Finding(
+                    path,
+                    sup.line,
+                    sup.column,
+                    _UNUSED,
+                    unused_rule.severity,
+                    f"suppression of {', '.join(sup.codes)} matches no finding on {where}; "
+                    "remove it",
+                    unused_rule.name,
+                )
             )
         return kept + extra
 

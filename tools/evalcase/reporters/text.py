@@ -9,7 +9,9 @@ from evalcase.model import Finding, Severity
 from evalcase.reporters import ReportContext
 
 
-def _source_line(root: Path, path: str, line: int, cache: dict[str, list[str] | None]) -> str | None:
+def _source_line(
+    root: Path, path: str, line: int, cache: dict[str, list[str] | None]
+) -> str | None:
     if path not in cache:
         full = root / path
         try:

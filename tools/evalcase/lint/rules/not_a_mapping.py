@@ -1,4 +1,4 @@
-"""The file is empty, holds only comments, has a list or scalar at the top, or holds several documents.
+"""The file is not one YAML mapping: empty, only comments, a list, a scalar, several documents.
 
 A case, manifest or fixture is exactly one YAML mapping per file.
 

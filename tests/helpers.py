@@ -1,0 +1,69 @@
+"""Shared test helpers: real git repositories in temporary folders, and running evalcase."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BASE_REPO = Path(__file__).parent / "rules" / "base_repo"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Eval Tester",
+    "GIT_AUTHOR_EMAIL": "tester@example.invalid",
+    "GIT_COMMITTER_NAME": "Eval Tester",
+    "GIT_COMMITTER_EMAIL": "tester@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    env = {**os.environ, **GIT_ENV, "HOME": str(repo.parent)}
+    proc = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def init_repo(path: Path, source: Path | None = None) -> Path:
+    """A real git repository at ``path``, optionally seeded from ``source`` and committed."""
+    if source is not None:
+        shutil.copytree(source, path, dirs_exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])
+    git(path, "config", "user.email", GIT_ENV["GIT_AUTHOR_EMAIL"])
+    git(path, "config", "commit.gpgsign", "false")
+    git(path, "config", "tag.gpgsign", "false")
+    if source is not None:
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", "seed")
+    return path
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """evalcase as a whole process, the way users and hooks run it."""
+    full_env = {**os.environ, **GIT_ENV, **(env or {})}
+    full_env.pop("GITHUB_ACTIONS", None) if env is None or "GITHUB_ACTIONS" not in env else None
+    return subprocess.run(
+        [sys.executable, "-m", "evalcase", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        input=input,
+        check=False,
+    )
