@@ -57,7 +57,12 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """evalcase as a whole process, the way users and hooks run it."""
     full_env = {**os.environ, **GIT_ENV, **(env or {})}
-    full_env.pop("GITHUB_ACTIONS", None) if env is None or "GITHUB_ACTIONS" not in env else None
+    if "GITHUB_ACTIONS" not in (env or {}):
+        full_env.pop("GITHUB_ACTIONS", None)
+    # The package under test, whether installed or not.
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "tools"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     return subprocess.run(
         [sys.executable, "-m", "evalcase", *args],
         cwd=cwd,

@@ -225,11 +225,8 @@ def load(path: str, raw: bytes, limits: Limits | None = None) -> Document:
 
 class _Builder:
     def __init__(self, doc: Document, limits: Limits) -> None:
-        from ruamel.yaml.resolver import VersionedResolver
-
         self.doc = doc
         self.limits = limits
-        self.resolver = VersionedResolver(version=(1, 2))
         self.nodes = 0
         self.anchors: dict[str, tuple[Any, int]] = {}
 
@@ -475,27 +472,39 @@ class _Builder:
                 return value
             resolved = tag
         elif event.implicit[0]:
-            from ruamel.yaml.nodes import ScalarNode
-
-            resolved = self.resolver.resolve(ScalarNode, value, (True, False))
+            known = _PLAIN_VALUES.get(value, _NOTHING)
+            if known is not _NOTHING:
+                return known
+            resolved = _resolve_plain(value)
+            if resolved == _YAML + "str" or resolved == _YAML + "timestamp":
+                _remember(value, value)
+                return value
         else:
             return value
         if resolved == _YAML + "str" or resolved == _YAML + "timestamp":
             return value
         if resolved == _YAML + "null":
+            if tag is None:
+                _remember(value, None)
             return None
         if resolved == _YAML + "bool":
             low = value.lower()
             if low in ("true", "false"):
+                if tag is None:
+                    _remember(value, low == "true")
                 return low == "true"
             return self._bad_number(event, f"'{value}' is not a boolean (true or false)")
         if resolved == _YAML + "merge":
             return _MERGE
         if resolved == _YAML + "int":
-            return self._int(event, value)
-        if resolved == _YAML + "float":
-            return self._float(event, value)
-        return value
+            number = self._int(event, value)
+        elif resolved == _YAML + "float":
+            number = self._float(event, value)
+        else:
+            return value
+        if tag is None and not isinstance(number, str):
+            _remember(value, number)
+        return number
 
     def _int(self, event: Any, value: str) -> Any:
         text = value.replace("_", "")
@@ -551,6 +560,40 @@ class _Builder:
         )
         # Kept as text so nothing downstream ever sees a NaN or a giant int.
         return str(event.value)
+
+
+_RESOLVERS: dict[str | None, list[tuple[str, Any]]] | None = None
+# Plain scalars recur a lot (keys, enum values): their resolved values are memoized.
+# Only values that resolve without a finding are stored, so findings are never skipped.
+_PLAIN_VALUES: dict[str, Any] = {}
+_PLAIN_LIMIT = 100_000
+
+
+def _resolve_plain(value: str) -> str:
+    """The YAML 1.2 core-schema tag of a plain scalar, from ruamel.yaml's resolver table."""
+    global _RESOLVERS
+    if _RESOLVERS is None:
+        from ruamel.yaml.resolver import VersionedResolver
+
+        table = VersionedResolver(version=(1, 2)).versioned_resolver
+        _RESOLVERS = {k: [(str(tag), rx) for tag, rx in v] for k, v in table.items()}
+    if value == "":
+        return _YAML + "null"
+    for tag, regexp in _RESOLVERS.get(value[0], ()):
+        if regexp.match(value):
+            return tag
+    for tag, regexp in _RESOLVERS.get(None, ()):
+        if regexp.match(value):
+            return tag
+    return _YAML + "str"
+
+
+def _remember(text: str, value: Any) -> None:
+    if len(text) > 64:
+        return
+    if len(_PLAIN_VALUES) >= _PLAIN_LIMIT:
+        _PLAIN_VALUES.clear()
+    _PLAIN_VALUES[text] = value
 
 
 def _short_tag(tag: str) -> str:

@@ -1,0 +1,106 @@
+"""The lint cache makes lint faster and never changes what it finds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalcase.config import load_config
+from evalcase.lint.api import lint_repository
+from evalcase.model import Finding
+
+CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
+
+
+def run(repo: Path, *, cache: bool) -> tuple[list[Finding], bool, int]:
+    result = lint_repository(load_config(repo), use_cache=cache, jobs=1)
+    return result.findings, result.cache_hit, result.files_checked
+
+
+def same_with_and_without_cache(repo: Path) -> list[Finding]:
+    cached, _hit, _n = run(repo, cache=True)
+    uncached, _hit2, _n2 = run(repo, cache=False)
+    assert cached == uncached
+    return cached
+
+
+def test_warm_run_is_served_from_the_cache(example_repo: Path) -> None:
+    first, hit, _ = run(example_repo, cache=True)
+    assert not hit
+    assert (example_repo / ".evalcase_cache" / "CACHEDIR.TAG").is_file()
+    assert (example_repo / ".evalcase_cache" / ".gitignore").read_text().strip().endswith("*")
+    second, hit, _ = run(example_repo, cache=True)
+    assert hit and second == first
+
+
+def test_identical_findings_through_edits_deletes_renames_and_config(example_repo: Path) -> None:
+    assert same_with_and_without_cache(example_repo) == []
+    case = example_repo / CASE
+    # edit
+    case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
+    edited = same_with_and_without_cache(example_repo)
+    assert [f.code for f in edited if f.path == CASE] == ["EC104"]
+    # rename (the file name no longer matches nothing else; findings move with it)
+    renamed = case.with_name("refund_eligibility_009.yaml")
+    case.rename(renamed)
+    after_rename = same_with_and_without_cache(example_repo)
+    assert any(f.path.endswith("refund_eligibility_009.yaml") for f in after_rename)
+    assert not any(f.path == CASE for f in after_rename)
+    # delete
+    renamed.unlink()
+    same_with_and_without_cache(example_repo)
+    # a fixture edit
+    fixture = next((example_repo / "fixtures/tool").glob("*.yaml"))
+    fixture.write_text(fixture.read_text("utf-8") + "unexpected_field: 1\n", "utf-8")
+    assert any(f.code == "EC102" for f in same_with_and_without_cache(example_repo))
+    # a config change
+    (example_repo / "evalcase.toml").write_text('[lint]\nignore = ["EC102"]\n')
+    assert not any(f.code == "EC102" for f in same_with_and_without_cache(example_repo))
+    (example_repo / "evalcase.toml").write_text("[lint]\nmax_file_bytes = 500\n")
+    tight = same_with_and_without_cache(example_repo)
+    assert any(f.code == "EC005" for f in tight)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "directory"])
+def test_a_damaged_cache_is_ignored_and_rebuilt(example_repo: Path, damage: str) -> None:
+    case = example_repo / CASE
+    case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
+    expected, _, _ = run(example_repo, cache=False)
+    assert expected
+    run(example_repo, cache=True)
+    cache_file = example_repo / ".evalcase_cache" / "lint.cache"
+    blob = cache_file.read_bytes()
+    if damage == "truncate":
+        cache_file.write_bytes(blob[: len(blob) // 2])
+    elif damage == "flip":
+        cache_file.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+    elif damage == "garbage":
+        cache_file.write_bytes(b"\x00" * 1000)
+    elif damage == "empty":
+        cache_file.write_bytes(b"")
+    else:
+        cache_file.unlink()
+        cache_file.mkdir()
+    findings, hit, _ = run(example_repo, cache=True)
+    assert not hit
+    assert findings == expected
+    if damage != "directory":
+        # Rebuilt: the next run is a hit again, with the same findings.
+        again, hit, _ = run(example_repo, cache=True)
+        assert hit and again == expected
+    shutil.rmtree(example_repo / ".evalcase_cache", ignore_errors=True)
+
+
+def test_a_failing_file_never_passes_through_the_cache(example_repo: Path) -> None:
+    """Fix a file, lint (cached clean), break it again with the same bytes as before."""
+    case = example_repo / CASE
+    good = case.read_text("utf-8")
+    bad = good.replace("risk_level: P1", "risk_level: P7")
+    case.write_text(bad, "utf-8")
+    first, _, _ = run(example_repo, cache=True)
+    case.write_text(good, "utf-8")
+    assert run(example_repo, cache=True)[0] == []
+    case.write_text(bad, "utf-8")
+    assert run(example_repo, cache=True)[0] == first
