@@ -104,7 +104,9 @@ def test_duplicate_key_finding_names_both_lines(example_repo: Path) -> None:
     assert code == 1
     (finding,) = [f for f in findings if f["code"] == "EC002"]
     assert finding["line"] == total + 1
-    assert f"line {first}" in str(finding["message"]) and f"line {total + 1}" in str(finding["message"])
+    assert f"line {first}" in str(finding["message"]) and f"line {total + 1}" in str(
+        finding["message"]
+    )
 
 
 def test_all_findings_are_reported_not_the_first_per_file(example_repo: Path) -> None:

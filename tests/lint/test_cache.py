@@ -63,14 +63,15 @@ def test_identical_findings_through_edits_deletes_renames_and_config(example_rep
     assert any(f.code == "EC005" for f in tight)
 
 
+@pytest.mark.parametrize("name", ["runs.cache", "files.cache"])
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "directory"])
-def test_a_damaged_cache_is_ignored_and_rebuilt(example_repo: Path, damage: str) -> None:
+def test_a_damaged_cache_is_ignored_and_rebuilt(example_repo: Path, damage: str, name: str) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
     expected, _, _ = run(example_repo, cache=False)
     assert expected
     run(example_repo, cache=True)
-    cache_file = example_repo / ".evalcase_cache" / "lint.cache"
+    cache_file = example_repo / ".evalcase_cache" / name
     blob = cache_file.read_bytes()
     if damage == "truncate":
         cache_file.write_bytes(blob[: len(blob) // 2])
@@ -84,10 +85,18 @@ def test_a_damaged_cache_is_ignored_and_rebuilt(example_repo: Path, damage: str)
         cache_file.unlink()
         cache_file.mkdir()
     findings, hit, _ = run(example_repo, cache=True)
-    assert not hit
+    assert not hit or name == "files.cache"  # a whole-run entry does not need files.cache
     assert findings == expected
+    if name == "files.cache":
+        # Force the per-file path: a change elsewhere invalidates the whole-run entry.
+        (example_repo / "fixtures/state/extra_note.yaml").write_text("x: 1\n", "utf-8")
+        findings, hit, _ = run(example_repo, cache=True)
+        assert not hit
+        assert [f for f in findings if f.path != "fixtures/state/extra_note.yaml"] == expected
+        (example_repo / "fixtures/state/extra_note.yaml").unlink()
     if damage != "directory":
-        # Rebuilt: the next run is a hit again, with the same findings.
+        # Rebuilt: after one more full run, runs are hits again, with the same findings.
+        run(example_repo, cache=True)
         again, hit, _ = run(example_repo, cache=True)
         assert hit and again == expected
     shutil.rmtree(example_repo / ".evalcase_cache", ignore_errors=True)

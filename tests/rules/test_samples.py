@@ -12,8 +12,10 @@ Sample settings come from a comment line in the first lines of the file::
 or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
 for an evalcase.toml placed at the root, ``base`` for the content of the same path at a
-base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``).
-Default path: ``datasets/sample_set/cases/<file name>``.
+base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
+for repository paths deleted in a second commit after the tags, which then is the base).
+With ``base``, ``tag`` or ``remove`` the repository is a git repository and is linted
+with ``--base HEAD``. Default path: ``datasets/sample_set/cases/<file name>``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Sample:
     config: str | None = None
     base: str | None = None
     tag: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -71,7 +74,7 @@ def _meta(file: Path) -> dict[str, object]:
         if match:
             for part in match.group(1).split():
                 key, _, value = part.partition("=")
-                meta[key] = value.split(",") if key in ("expect", "tag") else value
+                meta[key] = value.split(",") if key in ("expect", "tag", "remove") else value
     return meta
 
 
@@ -99,6 +102,7 @@ def discover() -> list[Sample]:
                         config=meta.get("config"),  # type: ignore[arg-type]
                         base=meta.get("base"),  # type: ignore[arg-type]
                         tag=[str(t) for t in meta.get("tag", []) or []],  # type: ignore[union-attr]
+                        remove=[str(r) for r in meta.get("remove", []) or []],  # type: ignore[union-attr]
                     )
                 )
     return samples
@@ -117,7 +121,7 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
     target = repo / sample.path
     target.parent.mkdir(parents=True, exist_ok=True)
     base = None
-    if sample.base or sample.tag:
+    if sample.base or sample.tag or sample.remove:
         init_repo(repo)
         if sample.base:
             target.write_bytes((sample.file.parent / sample.base).read_bytes())
@@ -126,6 +130,10 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
             from evalcase.versioning import tag_dataset
 
             tag_dataset(load_config(repo), dataset)
+        if sample.remove:
+            for removed in sample.remove:
+                (repo / removed).unlink()
+            commit_all(repo, "remove")
         base = "HEAD"
     if sample.symlink:
         if target.exists():

@@ -100,7 +100,8 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "--base",
     default=None,
     metavar="REF",
-    help="Check version bumps against this git revision (branch, tag or commit).",
+    help="Check version bumps against this git revision: a tag or commit, or a branch "
+    "(its merge base with HEAD, as for a pull request).",
 )
 @click.option(
     "--staged",
@@ -200,6 +201,154 @@ def rule_command(code: str) -> None:
         "or for the whole file:\n"
         f"    # evalcase: disable-file={rule.code} why this is acceptable"
     )
+
+
+# --- versioning: releases, changelogs, exports, bumps --------------------------------------
+@main.command("tag")
+@click.argument("dataset")
+@root_option
+@fatal_errors
+def tag_command(dataset: str, root: str | None) -> None:
+    """Release DATASET: tag HEAD as <dataset_id>@<dataset_version>.
+
+    Refuses unless the working tree is clean, the repository lints clean and the
+    manifest's version has no tag yet. The annotated tag records the case count, every
+    case ID with its case_version, and the dataset digest. Tags are never moved.
+    """
+    from evalcase.release import tag_dataset
+
+    name = tag_dataset(_config(root), dataset)
+    click.echo(f"created tag {name}")
+
+
+@main.command("datasets")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    help="Output format.",
+)
+@root_option
+@fatal_errors
+def datasets_command(output_format: str, root: str | None) -> None:
+    """One line per dataset: ID, manifest version, latest tag, case count, status
+    (clean, changed since tag, untagged)."""
+    import json
+
+    from evalcase.release import list_datasets
+
+    rows = list_datasets(_config(root))
+    if output_format == "json":
+        click.echo(json.dumps([r.to_dict() for r in rows], ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo("no datasets")
+        return
+    table = [("DATASET", "VERSION", "LATEST TAG", "CASES", "STATUS")] + [
+        (r.dataset_id, r.version, r.latest_tag or "-", str(r.cases), r.status) for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+@main.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    help="text, md (a pull-request comment) or json.",
+)
+@click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
+@root_option
+@fatal_errors
+def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: str | None) -> None:
+    """Changelog of a dataset from OLD to NEW: cases added, removed and modified (old ->
+    new case_version, fields changed) and fixtures changed.
+
+    Each side is DATASET@vN (a release), DATASET@REV (any commit, branch or tag) or
+    DATASET (the working tree); NEW may leave out the dataset (@HEAD).
+    """
+    from evalcase.changelog import diff, render_json, render_markdown, render_text
+
+    log = diff(_config(root), old, new, use_cache=not no_cache)
+    render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
+    click.echo(render(log), nl=False)
+
+
+@main.command("export")
+@click.argument("spec", metavar="DATASET@vN")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to this file (default: standard output).",
+)
+@click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
+@root_option
+@fatal_errors
+def export_command(spec: str, output: str | None, no_cache: bool, root: str | None) -> None:
+    """Write a dataset version as JSON Lines, one case a line with its fixtures resolved.
+
+    DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
+    DATASET (the working tree) work too.
+    """
+    from evalcase.export import export_dataset
+
+    result = export_dataset(_config(root), spec, use_cache=not no_cache)
+    if result.digest_matches is False:
+        click.echo(
+            f"evalcase: warning: {result.revision.label} reads back with digest "
+            f"{result.digest}, not the one its tag recorded (was it made by another "
+            "evalcase version or configuration?)",
+            err=True,
+        )
+    if output is None:
+        click.echo(result.jsonl(), nl=False)
+    else:
+        Path(output).write_text(result.jsonl(), "utf-8")
+        click.echo(
+            f"wrote {len(result.records)} cases of {result.revision.label} to {output}",
+            err=True,
+        )
+
+
+@main.command("bump")
+@click.option(
+    "--base",
+    default=None,
+    metavar="REF",
+    help="Compare with this revision (default: HEAD); a branch means its merge base.",
+)
+@click.option(
+    "--staged", is_flag=True, help="Compare what is staged in the git index with the base."
+)
+@click.option("--dry-run", is_flag=True, help="Show the bumps without writing them.")
+@click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
+@root_option
+@fatal_errors
+def bump_command(
+    base: str | None, staged: bool, dry_run: bool, no_cache: bool, root: str | None
+) -> None:
+    """Write the version bumps lint asks for: case_version and fixture_version of changed
+    cases and fixtures, dataset_version of released datasets that changed, and the
+    manifest's version into changed cases. Edits in place, keeping comments, key order
+    and quoting; running it again changes nothing."""
+    from evalcase.bump import bump
+
+    edits = bump(_config(root), base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
+    if not edits:
+        click.echo("nothing to bump")
+        return
+    for edit in edits:
+        click.echo(f"{edit.path}: {edit.field} {edit.old} -> {edit.new} ({edit.reason})")
+    verb = "would bump" if dry_run else "bumped"
+    click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
 
 
 if __name__ == "__main__":  # pragma: no cover

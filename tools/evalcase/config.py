@@ -19,12 +19,13 @@ DEFAULT_ABILITIES = (
     "redteam", "safety", "intent", "edit", "state", "delete", "business", "sop", "citation",
     "injection", "export", "approval", "points", "status",
 )  # fmt: skip
-# Words that name a run, not the business object under evaluation (000 12.2.1).
+# Words that name a run, not the business object under evaluation (000 12.2.1). "new" and
+# "old" are not among them: they describe business objects (a new user, the old policy).
 DEFAULT_FORBIDDEN_TOKENS = (
     "gpt", "gpt4", "gpt4o", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "llama",
     "qwen", "deepseek", "mistral", "mixtral", "glm", "chatglm", "ernie", "baichuan", "yi",
     "kimi", "moonshot", "doubao", "o1", "o3", "prompt", "exp", "experiment", "tmp", "temp",
-    "test", "draft", "debug", "copy", "new", "old", "latest", "final",
+    "test", "draft", "debug", "copy", "latest", "final",
 )  # fmt: skip
 DEFAULT_GOVERNANCE_FIELDS = ("title", "metadata")
 

@@ -63,6 +63,14 @@ class CaseFacts:
     effective_at: str | None = None
     similarity: tuple[str, int, int] | None = None
     field_digests: dict[str, str] = field(default_factory=dict)
+    # Parallel to gold_evidence: (doc_id line, column, passage_id line, column).
+    evidence_at: tuple[tuple[int, int, int, int], ...] = ()
+    # Parallel to tool_pins: where each pinned version value is.
+    pin_values: tuple[tuple[int, int], ...] = ()
+    # metadata.usage_rights_status: the status, allowed uses and retention date, located.
+    usage_status: Located | None = None
+    allowed_uses: Located | None = None
+    retention_until: Located | None = None
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
@@ -84,6 +92,8 @@ class FixtureFacts:
     # doc_id -> {passage_id: effective date (the passage's, else its document's)}
     passages: dict[str, dict[str, str | None]] = field(default_factory=dict)
     field_digests: dict[str, str] = field(default_factory=dict)
+    # Where data.parameters of a tool definition is.
+    parameters_at: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,11 +188,13 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                 add("side_effect_policy.tool", TOOL, [located])
 
     pins = []
+    pin_values = []
     tool_schema = data.get("tool_schema")
     if isinstance(tool_schema, dict):
         for tool, version in tool_schema.items():
             line, col = doc.locate_key(("tool_schema", tool))
             pins.append((str(tool), str(version), line, col))
+            pin_values.append(doc.locate(("tool_schema", tool)))
             add("tool_schema", TOOL, [(str(tool), line, col)])
 
     expected_args = []
@@ -199,6 +211,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             expected_args.append((str(tool), args, line, col, arg_locs))
 
     evidence = []
+    evidence_at = []
     gold = data.get("gold_evidence")
     if isinstance(gold, list):
         for i, item in enumerate(gold):
@@ -206,6 +219,12 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                 line, col = doc.locate(("gold_evidence", i))
                 evidence.append(
                     (str(item.get("doc_id", "")), str(item.get("passage_id", "")), line, col)
+                )
+                evidence_at.append(
+                    (
+                        *doc.locate(("gold_evidence", i, "doc_id")),
+                        *doc.locate(("gold_evidence", i, "passage_id")),
+                    )
                 )
     requirements = data.get("environment_requirements")
     environment = data.get("environment")
@@ -225,6 +244,17 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         line, col = doc.locate(("input",))
         similarity = (hashlib.blake2b(key.encode(), digest_size=12).hexdigest(), line, col)
 
+    rights: Path = ("metadata", "usage_rights_status")
+    usage_status = _string(doc, rights)
+    allowed_uses = None
+    retention_until = None
+    if isinstance(doc.get(rights), dict):
+        usage_status = _string(doc, (*rights, "status"))
+        uses = _located(doc, (*rights, "allowed_uses"))
+        if uses is not None and isinstance(uses[0], list):
+            allowed_uses = (tuple(str(u) for u in uses[0]), uses[1], uses[2])
+        retention_until = _string(doc, (*rights, "retention_until"))
+
     risk = data.get("risk_level")
     return CaseFacts(
         path=doc.path,
@@ -242,6 +272,11 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         effective_at=effective_at,
         similarity=similarity,
         field_digests=_field_digests(data),
+        evidence_at=tuple(evidence_at),
+        pin_values=tuple(pin_values),
+        usage_status=usage_status,
+        allowed_uses=allowed_uses,
+        retention_until=retention_until,
     )
 
 
@@ -259,7 +294,8 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
                 continue
             doc_date = document.get("effective_date")
             entry = passages.setdefault(str(document.get("doc_id")), {})
-            for passage in document.get("passages") or []:
+            found = document.get("passages")
+            for passage in found if isinstance(found, list) else []:
                 if isinstance(passage, dict):
                     date = passage.get("effective_date", doc_date)
                     entry[str(passage.get("passage_id"))] = date if isinstance(date, str) else None
@@ -279,6 +315,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         corpus_version=cv if kind == "corpus" and isinstance(cv, str) else None,
         passages=passages,
         field_digests=_field_digests(data),
+        parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
     )
 
 

@@ -26,6 +26,8 @@ class Change:
     old_path: str
     old_blob: str
     new_blob: str
+    old_mode: str = ""
+    new_mode: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,21 @@ class Repo:
             return False
 
     def merge_base(self, a: str, b: str) -> str:
-        return str(self.git.merge_base(a, b)).strip()
+        import git
+
+        try:
+            return str(self.git.merge_base(a, b)).strip()
+        except git.GitCommandError as exc:
+            raise FatalError(f"'{a}' and '{b}' have no common ancestor") from exc
+
+    def symbolic_full_name(self, rev: str) -> str:
+        """refs/heads/..., refs/remotes/..., refs/tags/... for a ref name; '' otherwise."""
+        import git
+
+        try:
+            return str(self.git.rev_parse("--symbolic-full-name", rev)).strip()
+        except git.GitCommandError:
+            return ""
 
     # --- listing ---------------------------------------------------------------------
     def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
@@ -121,29 +137,41 @@ class Repo:
         out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
         return parse_raw_diff(out)
 
-    def tags(self, pattern: str = "*") -> list[Tag]:
-        """Annotated and lightweight tags with the commit they point at and their message."""
-        fmt = "%(refname:short)%00%(*objectname)%00%(objectname)%00%(contents)%00%00"
-        out = self.git.for_each_ref(
-            f"--format={fmt}", f"refs/tags/{pattern}", strip_newline_in_stdout=False
-        )
+    def tags(self, pattern: str = "") -> list[Tag]:
+        """Annotated and lightweight tags with the commit they point at and their message,
+        from one for-each-ref call. No pattern: every tag, including names with slashes."""
+        # Five NUL-terminated fields a tag (messages never hold NUL; the peeled name is
+        # empty for lightweight tags, so fields are counted, not split on "\0\0"). A
+        # lightweight tag has no message of its own: %(contents) would be the commit's.
+        fmt = "%(refname)%00%(objecttype)%00%(*objectname)%00%(objectname)%00%(contents)%00"
+        ref_pattern = f"refs/tags/{pattern}" if pattern else "refs/tags"
+        out = self.git.for_each_ref(f"--format={fmt}", ref_pattern, strip_newline_in_stdout=False)
+        fields = out.split("\0")
         tags = []
-        for record in out.split("\0\0"):
-            record = record.lstrip("\n")
-            if not record:
-                continue
-            parts = record.split("\0")
-            if len(parts) < 4:
-                continue
-            name, peeled, obj, message = parts[0], parts[1], parts[2], parts[3]
-            tags.append(Tag(name, peeled or obj, message))
+        for i in range(0, len(fields) - 4, 5):
+            name, kind, peeled, obj, message = fields[i : i + 5]
+            name = name.lstrip("\n")
+            if name:
+                message = message if kind == "tag" else ""
+                tags.append(Tag(name.removeprefix("refs/tags/"), peeled or obj, message))
         return tags
 
     def status_porcelain(self) -> str:
         return str(self.git.status("--porcelain", "--untracked-files=all"))
 
-    def create_annotated_tag(self, name: str, message: str) -> None:
-        self.git.tag("-a", name, "-m", message)
+    def untracked(self, roots: Sequence[str]) -> list[str]:
+        """Files under roots that git does not track (ignored ones included), in one call."""
+        out = self.git.ls_files("--others", "-z", "--", *roots, strip_newline_in_stdout=False)
+        return [p for p in out.split("\0") if p]
+
+    def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:
+        """Create an annotated tag; never moves an existing one (git refuses without -f)."""
+        import git
+
+        try:
+            self.git.tag("-a", name, "-m", message, "--cleanup=verbatim", commit)
+        except git.GitCommandError as exc:
+            raise FatalError(f"git could not create tag '{name}': {exc.stderr.strip()}") from exc
 
 
 def parse_raw_diff(out: str) -> list[Change]:
@@ -156,7 +184,7 @@ def parse_raw_diff(out: str) -> list[Change]:
         if not meta.startswith(":"):
             i += 1
             continue
-        _old_mode, _new_mode, old_blob, new_blob, status = meta[1:].split()
+        old_mode, new_mode, old_blob, new_blob, status = meta[1:].split()
         letter = status[0]
         if letter in ("R", "C"):
             old_path, path = fields[i + 1], fields[i + 2]
@@ -164,5 +192,5 @@ def parse_raw_diff(out: str) -> list[Change]:
         else:
             old_path = path = fields[i + 1]
             i += 2
-        changes.append(Change(letter, path, old_path, old_blob, new_blob))
+        changes.append(Change(letter, path, old_path, old_blob, new_blob, old_mode, new_mode))
     return changes

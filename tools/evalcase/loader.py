@@ -14,9 +14,11 @@ standard tags (str, int, float, bool, null, map, seq) are honoured.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, NoReturn
 
 from evalcase.model import Finding, Severity
 
@@ -55,6 +57,25 @@ _NAMES = {
     TEXT_HYGIENE: "text-hygiene",
 }
 
+# Characters YAML forbids in a stream (libyaml's reader rejects them): C0 controls other
+# than tab, LF and CR; DEL; C1 controls other than NEL; U+FFFE and U+FFFF. NUL is reported
+# earlier, as binary content.
+_FORBIDDEN_CHAR = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+# Line breaks libyaml counts (YAML 1.1) that git, and the line numbers evalcase reports,
+# do not: a CR without LF, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_ODD_BREAK_NAMES = {
+    "\r": "a carriage return (CR) without a line feed",
+    "\x85": "NEXT LINE (U+0085)",
+    "\u2028": "LINE SEPARATOR (U+2028)",
+    "\u2029": "PARAGRAPH SEPARATOR (U+2029)",
+}
+
+
+# A hostile file can repeat one mistake 100,000 times; past this many findings of one rule
+# in one file, the rest are counted, not reported (the last one shown says so).
+MAX_FINDINGS_PER_RULE = 100
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -76,6 +97,9 @@ class Document:
     positions: dict[Path, Position] = field(default_factory=dict)
     key_positions: dict[Path, Position] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    _lines: tuple[str, int] | None = field(default=None, init=False, repr=False, compare=False)
+    # Findings per rule code, including those past MAX_FINDINGS_PER_RULE (not kept).
+    _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -84,7 +108,13 @@ class Document:
 
     @property
     def line_count(self) -> int:
-        return max(1, self.text.count("\n") + (0 if self.text.endswith("\n") else 1))
+        """Lines as git and editors number them ('\\n'-separated); counted once per text."""
+        cached = self._lines
+        if cached is None or cached[0] is not self.text:
+            text = self.text
+            count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+            cached = self._lines = (text, count)
+        return cached[1]
 
     def locate(self, path: Path) -> Position:
         """Where the value at ``path`` starts; the nearest located ancestor otherwise."""
@@ -125,10 +155,32 @@ def _finding(
     severity: Severity = Severity.ERROR,
     related: tuple[tuple[str, int, int], ...] = (),
 ) -> None:
+    count = doc._counts[code] = doc._counts.get(code, 0) + 1
+    if count > MAX_FINDINGS_PER_RULE:
+        return
     line = min(max(line, 1), doc.line_count)
     doc.findings.append(
         Finding(doc.path, line, max(column, 1), code, severity, message, _NAMES[code], related)
     )
+
+
+def not_shown(finding: Finding, hidden: int | None = None) -> Finding:
+    """``finding`` with a note that more findings like it were left out."""
+    count = f"{hidden:,} more" if hidden is not None else "more"
+    return replace(
+        finding, message=f"{finding.message} (and {count} like this in this file, not shown)"
+    )
+
+
+def capped(findings: Iterable[Finding], limit: int = MAX_FINDINGS_PER_RULE) -> list[Finding]:
+    """At most ``limit`` findings, taken lazily (so a flood costs no more than ``limit``)."""
+    out: list[Finding] = []
+    for finding in findings:
+        if len(out) == limit:
+            out[-1] = not_shown(out[-1])
+            break
+        out.append(finding)
+    return out
 
 
 def _line_col(text: str, offset: int) -> Position:
@@ -139,6 +191,12 @@ def _line_col(text: str, offset: int) -> Position:
 def _bytes_line_col(raw: bytes, offset: int) -> Position:
     line = raw.count(b"\n", 0, offset) + 1
     return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
+def _lines_only(raw: bytes) -> str:
+    """Text with the lines of ``raw`` and nothing in them: an unreadable file still has a
+    line count (findings stay within it), but no suppression comments."""
+    return "\n" * raw.count(b"\n") + ("" if raw.endswith(b"\n") else " ")
 
 
 def decode(path: str, raw: bytes, limits: Limits) -> Document:
@@ -166,7 +224,7 @@ def decode(path: str, raw: bytes, limits: Limits) -> Document:
     nul = raw.find(b"\x00")
     if nul >= 0:
         line, col = _bytes_line_col(raw, nul)
-        doc.text = "\n" * (line - 1)
+        doc.text = _lines_only(raw)
         _finding(
             doc,
             ENCODING,
@@ -190,7 +248,7 @@ def decode(path: str, raw: bytes, limits: Limits) -> Document:
         doc.text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, col = _bytes_line_col(raw, exc.start)
-        doc.text = "\n" * (line - 1)
+        doc.text = _lines_only(raw)
         _finding(
             doc,
             ENCODING,
@@ -210,6 +268,37 @@ def decode(path: str, raw: bytes, limits: Limits) -> Document:
             "Windows line endings (CRLF); use LF line endings (e.g. `git add --renormalize`)",
             Severity.WARNING,
         )
+    odd = _ODD_BREAK.search(doc.text)
+    if odd is not None:
+        line, col = _line_col(doc.text, odd.start())
+        char = odd.group()
+        fix = (
+            "use LF line endings"
+            if char == "\r"
+            else f"write it as the escape \\u{ord(char):04x} inside a double-quoted string"
+        )
+        _finding(
+            doc,
+            TEXT_HYGIENE,
+            line,
+            col,
+            f"{_ODD_BREAK_NAMES[char]}: YAML 1.1 parsers (libyaml, PyYAML) and some editors "
+            f"break the line there, git does not, so tools disagree on lines and values; {fix}",
+            Severity.WARNING,
+        )
+    bad = _FORBIDDEN_CHAR.search(doc.text)
+    if bad is not None:
+        line, col = _line_col(doc.text, bad.start())
+        code = ord(bad.group())
+        escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        _finding(
+            doc,
+            ENCODING,
+            line,
+            col,
+            f"control character U+{code:04X} cannot appear in YAML text; delete it, or write "
+            f"it as the escape {escape} inside a double-quoted string",
+        )
     return doc
 
 
@@ -217,9 +306,12 @@ def load(path: str, raw: bytes, limits: Limits | None = None) -> Document:
     """Load one YAML file. Never raises for anything the file contains."""
     limits = limits or Limits()
     doc = decode(path, raw, limits)
-    if any(f.severity is Severity.ERROR for f in doc.findings):
-        return doc
-    _Builder(doc, limits).run()
+    if not any(f.severity is Severity.ERROR for f in doc.findings):
+        _Builder(doc, limits).run()
+    for code, count in doc._counts.items():
+        if count > MAX_FINDINGS_PER_RULE:
+            last = max(i for i, f in enumerate(doc.findings) if f.code == code)
+            doc.findings[last] = not_shown(doc.findings[last], count - MAX_FINDINGS_PER_RULE)
     return doc
 
 
@@ -228,7 +320,24 @@ class _Builder:
         self.doc = doc
         self.limits = limits
         self.nodes = 0
-        self.anchors: dict[str, tuple[Any, int]] = {}
+        # anchor -> (value, values it expands to, levels of nesting it adds)
+        self.anchors: dict[str, tuple[Any, int, int]] = {}
+        self.breaks = _odd_breaks(doc.text)
+
+    def _pos(self, mark: Any) -> Position:
+        """A libyaml mark as a 1-based (line, column) in '\\n'-numbered lines.
+
+        libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029; those lines are
+        folded back into the line git and editors show.
+        """
+        line, col = mark.line + 1, mark.column + 1
+        if self.breaks is not None:
+            starts, offsets = self.breaks
+            n = bisect_right(starts, mark.line)
+            if n and starts[n - 1] == mark.line:
+                col += offsets[n - 1]
+            line -= n
+        return line, col
 
     def run(self) -> None:
         from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
@@ -250,7 +359,7 @@ class _Builder:
 
     def _syntax_error(self, exc: Any) -> None:
         mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        line, col = self._pos(mark) if mark is not None else (1, 1)
         problem = exc.problem or "invalid YAML"
         lines = self.doc.text.split("\n")
         char = lines[line - 1][col - 1 : col] if 0 < line <= len(lines) else ""
@@ -261,8 +370,15 @@ class _Builder:
             if exc.context:
                 message += f" ({exc.context}"
                 if exc.context_mark is not None and exc.context_mark is not mark:
-                    message += f" started at line {exc.context_mark.line + 1}"
+                    message += f" started at line {self._pos(exc.context_mark)[0]}"
                 message += ")"
+            odd = _ODD_BREAK.search(self.doc.text) if self.breaks is not None else None
+            if odd is not None:
+                where = _line_col(self.doc.text, odd.start())
+                message += (
+                    f"; the {_ODD_BREAK_NAMES[odd.group()]} at line {where[0]}, column "
+                    f"{where[1]} is read as a line break"
+                )
         _finding(self.doc, SYNTAX, line, col, message)
 
     def _count(self, n: int, mark: Any) -> None:
@@ -271,8 +387,7 @@ class _Builder:
             _finding(
                 self.doc,
                 RESOURCE_LIMIT,
-                mark.line + 1,
-                mark.column + 1,
+                *self._pos(mark),
                 f"document expands to more than {self.limits.max_nodes:,} values "
                 "(alias expansion?); write the values out or raise [lint] max_nodes",
             )
@@ -282,26 +397,30 @@ class _Builder:
         from ruamel.yaml import events as ev
 
         doc = self.doc
-        # Each frame: [container, path, pending key (or _NO_KEY), key mark, seen keys,
-        #              nodes at start, anchor]
+        pos = self._pos
+        max_depth = self.limits.max_depth
+        # Each frame: [container, path, pending key (or _NO_KEY), key position, seen keys,
+        #              nodes at start, anchor, start mark, levels of its deepest child]
         stack: list[list[Any]] = []
         documents = 0
         root: Any = _NOTHING
         root_mark: Any = None
 
-        def attach(value: Any, mark: Any, size: int) -> None:
+        def attach(value: Any, mark: Any, height: int) -> None:
             nonlocal root, root_mark
             if not stack:
                 root, root_mark = ("<<" if value is _MERGE else value), mark
                 return
             frame = stack[-1]
+            if height > frame[8]:
+                frame[8] = height
             container = frame[0]
             if value is _MERGE and not (isinstance(container, dict) and frame[2] is _NO_KEY):
                 value = "<<"
             if isinstance(container, list):
                 path = (*frame[1], len(container))
                 container.append(value)
-                doc.positions[path] = (mark.line + 1, mark.column + 1)
+                doc.positions[path] = pos(mark)
                 return
             key = frame[2]
             if key is _NO_KEY:
@@ -312,7 +431,7 @@ class _Builder:
                 return
             path = (*frame[1], key)
             container[key] = value
-            doc.positions[path] = (mark.line + 1, mark.column + 1)
+            doc.positions[path] = pos(mark)
             doc.key_positions[path] = frame[3]
 
         while parser.check_event():
@@ -322,21 +441,13 @@ class _Builder:
                 self._count(1, event.start_mark)
                 value = self._scalar(event)
                 if event.anchor:
-                    self.anchors[event.anchor] = (value, 1)
-                attach(value, event.start_mark, 1)
+                    self.anchors[event.anchor] = (value, 1, 0)
+                attach(value, event.start_mark, 0)
             elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
                 self._count(1, event.start_mark)
                 self._check_tag(event)
-                if len(stack) >= self.limits.max_depth:
-                    _finding(
-                        doc,
-                        RESOURCE_LIMIT,
-                        event.start_mark.line + 1,
-                        event.start_mark.column + 1,
-                        f"nesting deeper than {self.limits.max_depth} levels; flatten the "
-                        "structure or raise [lint] max_depth",
-                    )
-                    raise _Abort
+                if len(stack) >= max_depth:
+                    self._too_deep(event.start_mark)
                 container: Any = {} if cls is ev.MappingStartEvent else []
                 in_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][2] is _NO_KEY
                 if not stack:
@@ -348,35 +459,48 @@ class _Builder:
                 else:
                     path = (*stack[-1][1], stack[-1][2])
                 stack.append(
-                    [container, path, _NO_KEY, None, {}, self.nodes, event.anchor, event.start_mark]
+                    [
+                        container,
+                        path,
+                        _NO_KEY,
+                        None,
+                        {},
+                        self.nodes,
+                        event.anchor,
+                        event.start_mark,
+                        0,
+                    ]
                 )
             elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
                 frame = stack.pop()
                 size = self.nodes - frame[5] + 1
+                height = frame[8] + 1
                 if frame[6]:
-                    self.anchors[frame[6]] = (frame[0], size)
-                attach(frame[0], frame[7], size)
+                    self.anchors[frame[6]] = (frame[0], size, height)
+                attach(frame[0], frame[7], height)
             elif cls is ev.AliasEvent:
                 target = self.anchors.get(event.anchor)
                 if target is None:  # libyaml reports undefined aliases itself; belt and braces
                     _finding(
                         doc,
                         SYNTAX,
-                        event.start_mark.line + 1,
-                        event.start_mark.column + 1,
-                        f"alias *{event.anchor} refers to no anchor",
+                        *pos(event.start_mark),
+                        f"alias *{_clip(event.anchor)} refers to no anchor (an anchor cannot "
+                        "be used inside itself); write the value out",
                     )
                     raise _Abort
                 self._count(target[1], event.start_mark)
-                attach(target[0], event.start_mark, target[1])
+                # The alias stands for a copy of its target: its nesting counts here too.
+                if len(stack) + target[2] > max_depth:
+                    self._too_deep(event.start_mark, event.anchor)
+                attach(target[0], event.start_mark, target[2])
             elif cls is ev.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     _finding(
                         doc,
                         NOT_A_MAPPING,
-                        event.start_mark.line + 1,
-                        event.start_mark.column + 1,
+                        *pos(event.start_mark),
                         "a second YAML document ('---'): one case or fixture per file; "
                         "move it to a file of its own",
                     )
@@ -398,17 +522,27 @@ class _Builder:
             _finding(
                 doc,
                 NOT_A_MAPPING,
-                root_mark.line + 1,
-                root_mark.column + 1,
+                *pos(root_mark),
                 f"top level is {kind}; a case, manifest or fixture is a YAML mapping "
                 "(key: value lines)",
             )
             return
         doc.data = root
-        doc.positions[()] = (root_mark.line + 1, root_mark.column + 1)
+        doc.positions[()] = pos(root_mark)
+
+    def _too_deep(self, mark: Any, alias: str | None = None) -> NoReturn:
+        through = f" (through alias *{_clip(alias)})" if alias is not None else ""
+        _finding(
+            self.doc,
+            RESOURCE_LIMIT,
+            *self._pos(mark),
+            f"nesting deeper than {self.limits.max_depth} levels{through}; flatten the "
+            "structure or raise [lint] max_depth",
+        )
+        raise _Abort
 
     def _take_key(self, frame: list[Any], key: Any, mark: Any) -> None:
-        line, col = mark.line + 1, mark.column + 1
+        line, col = self._pos(mark)
         doc = self.doc
         if key is _MERGE:
             _finding(
@@ -422,7 +556,7 @@ class _Builder:
             frame[2] = _DROPPED
             return
         if not isinstance(key, str):
-            what = "a mapping or list" if isinstance(key, dict | list) else type(key).__name__
+            what = _KEY_KINDS.get(type(key), "a mapping or list")
             _finding(
                 doc,
                 KEY_TYPE,
@@ -440,7 +574,7 @@ class _Builder:
                 DUPLICATE_KEY,
                 line,
                 col,
-                f"duplicate key '{key}': first defined at line {first[0]}, again at line "
+                f"duplicate key '{_clip(key)}': first defined at line {first[0]}, again at line "
                 f"{line}; keep one (only one value would survive loading)",
                 related=((doc.path, first[0], first[1]),),
             )
@@ -457,10 +591,9 @@ class _Builder:
         _finding(
             self.doc,
             UNSAFE_TAG,
-            event.start_mark.line + 1,
-            event.start_mark.column + 1,
-            f"YAML tag '{_short_tag(tag)}' is not allowed: evalcase never constructs objects "
-            "from tags; remove the tag",
+            *self._pos(event.start_mark),
+            f"YAML tag '{_clip(_short_tag(tag))}' is not allowed: evalcase never constructs "
+            "objects from tags; remove the tag",
         )
         return False
 
@@ -493,7 +626,7 @@ class _Builder:
                 if tag is None:
                     _remember(value, low == "true")
                 return low == "true"
-            return self._bad_number(event, f"'{value}' is not a boolean (true or false)")
+            return self._bad_number(event, f"'{_clip(value)}' is not a boolean (true or false)")
         if resolved == _YAML + "merge":
             return _MERGE
         if resolved == _YAML + "int":
@@ -517,47 +650,38 @@ class _Builder:
                 f"integer with {digits:,} digits (limit {self.limits.max_int_digits:,}); "
                 "quote it if it is an identifier",
             )
+        base = {"0o": 8, "0x": 16, "0b": 2}.get(text[:2].lower(), 10)
         try:
-            if text[:2] in ("0o", "0O"):
-                return sign * int(text[2:], 8)
-            if text[:2] in ("0x", "0X"):
-                return sign * int(text[2:], 16)
-            if text[:2] in ("0b", "0B"):
-                return sign * int(text[2:], 2)
-            return sign * int(text, 10)
+            number = sign * int(text[2:] if base != 10 else text, base)
         except ValueError:
-            return self._bad_number(event, f"'{value}' is not a valid integer")
-
-    def _float(self, event: Any, value: str) -> Any:
-        try:
-            number = float(value.replace("_", ""))
-        except ValueError:
-            low = value.lower()
-            number = (
-                math.nan
-                if low == ".nan"
-                else (-math.inf if low.startswith("-") else math.inf)
-                if low.lstrip("+-") == ".inf"
-                else None  # type: ignore[assignment]
-            )
-            if number is None:
-                return self._bad_number(event, f"'{value}' is not a valid number")
-        if math.isnan(number) or math.isinf(number):
+            return self._bad_number(event, f"'{_clip(value)}' is not a valid integer")
+        # Hex, octal and binary digits are fewer than the decimal digits of their value,
+        # which Python (and JSON) would refuse to print.
+        if base != 10 and abs(number) >= 10**self.limits.max_int_digits:
             return self._bad_number(
                 event,
-                f"'{value}' is not a finite number; NaN and infinities cannot be compared "
+                f"integer '{_clip(value)}' has more than {self.limits.max_int_digits:,} decimal "
+                "digits; quote it if it is an identifier",
+            )
+        return number
+
+    def _float(self, event: Any, value: str) -> Any:
+        # .nan, .inf and -.inf (any case) are YAML's; 1e999 overflows, !!float nan is NaN.
+        special = value[-4:].lower() in (".nan", ".inf")
+        try:
+            number = math.nan if special else float(value.replace("_", ""))
+        except ValueError:
+            return self._bad_number(event, f"'{_clip(value)}' is not a valid number")
+        if special or not math.isfinite(number):
+            return self._bad_number(
+                event,
+                f"'{_clip(value)}' is not a finite number; NaN and infinities cannot be compared "
                 "or stored as JSON: write a finite number",
             )
         return number
 
     def _bad_number(self, event: Any, message: str) -> str:
-        _finding(
-            self.doc,
-            BAD_NUMBER,
-            event.start_mark.line + 1,
-            event.start_mark.column + 1,
-            message,
-        )
+        _finding(self.doc, BAD_NUMBER, *self._pos(event.start_mark), message)
         # Kept as text so nothing downstream ever sees a NaN or a giant int.
         return str(event.value)
 
@@ -596,6 +720,40 @@ def _remember(text: str, value: Any) -> None:
     _PLAIN_VALUES[text] = value
 
 
+_KEY_KINDS: dict[type, str] = {
+    int: "a number",
+    float: "a number",
+    bool: "true or false (a boolean)",
+    type(None): "empty (null)",
+}
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """Text quoted in a message, shortened: a hostile key or tag can be a megabyte long."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _odd_breaks(text: str) -> tuple[list[int], list[int]] | None:
+    """Where libyaml's line numbering departs from git's, or None when it never does.
+
+    For each lone CR, NEL, U+2028 or U+2029: the 0-based libyaml line it starts, and the
+    column offset of that line's start within the real ('\\n'-separated) line.
+    """
+    if _ODD_BREAK.search(text) is None:
+        return None
+    starts: list[int] = []
+    offsets: list[int] = []
+    newlines = 0
+    scanned = 0
+    for match in _ODD_BREAK.finditer(text):
+        end = match.end()
+        newlines += text.count("\n", scanned, end)
+        scanned = end
+        starts.append(newlines + len(starts) + 1)
+        offsets.append(end - (text.rfind("\n", 0, end) + 1))
+    return starts, offsets
+
+
 def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_YAML) :] if tag.startswith(_YAML) else tag
 
@@ -615,12 +773,130 @@ _MERGE: Any = _Sentinel("<<")
 
 
 def iter_paths(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Every (path, value) in ``data``, depth first, without recursion."""
-    stack: list[tuple[Path, Any]] = [(prefix, data)]
+    """Every (path, value) in ``data``, depth first, without recursion.
+
+    Children are visited lazily, so only the paths of one branch are alive at a time.
+    """
+    yield prefix, data
+    stack: list[tuple[Path, Iterator[tuple[Any, Any]]]] = []
+    if isinstance(data, dict | list) and data:
+        stack.append((prefix, iter(data.items() if isinstance(data, dict) else enumerate(data))))
     while stack:
-        path, value = stack.pop()
-        yield path, value
-        if isinstance(value, dict):
-            stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+        path, children = stack[-1]
+        for key, value in children:
+            child = (*path, key)
+            yield child, value
+            if isinstance(value, dict | list) and value:
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                stack.append((child, iter(items)))
+            break
+        else:
+            stack.pop()
+
+
+# --- round-trip edits ----------------------------------------------------------------
+# `evalcase bump` changes a few scalar values in place. The file is parsed with
+# ruamel.yaml's round-trip loader (which knows where every value is and how it was
+# quoted) and only the characters of the edited values are replaced, so comments, key
+# order, quoting, indentation and line wrapping stay exactly as they were. Should a value
+# not sit where the parser says (an escaped or multi-line scalar), the document is dumped
+# by ruamel.yaml's round-trip dumper instead, which still keeps comments, order and quotes.
+
+_PLAIN_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_PLAIN_RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
+
+
+def _plain_ok(value: str) -> bool:
+    return (
+        bool(value)
+        and set(value) <= _PLAIN_SAFE
+        and value[0].isalpha()
+        and value.lower() not in _PLAIN_RESERVED
+    )
+
+
+def _render_scalar(old: Any, new: str) -> str:
+    """``new`` written in the style ``old`` was written in (plain, '...' or "...")."""
+    import json
+
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    if isinstance(old, SingleQuotedScalarString):
+        return "'" + new.replace("'", "''") + "'"
+    if isinstance(old, DoubleQuotedScalarString) or not _plain_ok(new):
+        return json.dumps(new, ensure_ascii=False)
+    return new
+
+
+def set_scalars(text: str, values: dict[Path, str]) -> str:
+    """``text`` with the scalar at each path replaced by a new string value.
+
+    Paths name existing mapping entries (``("case_version",)``); a missing one is a
+    KeyError. Only the edited values change; everything else is kept byte for byte.
+    """
+    from ruamel.yaml import YAML
+
+    if not values:
+        return text
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    data = yaml.load(text)
+    line_starts = [0]
+    newline = text.find("\n")
+    while newline >= 0:
+        line_starts.append(newline + 1)
+        newline = text.find("\n", newline + 1)
+    edits: list[tuple[int, int, str]] = []
+    spliced = True
+    for path, new in values.items():
+        *parents, key = path
+        node: Any = data
+        for part in parents:
+            node = node[part]
+        mapping: Any = node  # a ruamel.yaml CommentedMap: knows where its values are
+        if not isinstance(node, dict) or key not in node:
+            raise KeyError(f"no value at {'.'.join(str(p) for p in path)}")
+        old = mapping[key]
+        line, col = mapping.lc.value(key)
+        if line >= len(line_starts) or isinstance(old, dict | list):
+            spliced = False
+            break
+        start = line_starts[line] + col
+        if old is None or isinstance(old, bool):
+            token = text[start:].split("\n", 1)[0].split(" #", 1)[0].rstrip()
+        else:
+            token = _render_scalar(old, str(old)) if isinstance(old, str) else str(old)
+        end = start + len(token)
+        after = text[end : end + 1]
+        if text[start:end] != token or after not in ("", "\n", "\r", " ", "\t", ",", "}", "]"):
+            spliced = False
+            break
+        edits.append((start, end, _render_scalar(old, new)))
+    if spliced:
+        for start, end, replacement in sorted(edits, reverse=True):
+            text = text[:start] + replacement + text[end:]
+        return text
+    return _dump_with(yaml, data, values)
+
+
+def _dump_with(yaml: Any, data: Any, values: dict[Path, str]) -> str:
+    import io
+
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    for path, new in values.items():
+        *parents, key = path
+        node: Any = data
+        for part in parents:
+            node = node[part]
+        old = node[key]
+        if isinstance(old, SingleQuotedScalarString):
+            node[key] = SingleQuotedScalarString(new)
+        elif isinstance(old, DoubleQuotedScalarString):
+            node[key] = DoubleQuotedScalarString(new)
+        else:
+            node[key] = new
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()

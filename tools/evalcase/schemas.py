@@ -7,14 +7,15 @@ repository's own schemas/ folder is used, so there is one source of truth.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evalcase.loader import Document
+from evalcase.loader import MAX_FINDINGS_PER_RULE, RESOURCE_LIMIT, Document, capped
 from evalcase.model import Finding, Severity
 
 SCHEMA_FILES = {
@@ -86,9 +87,67 @@ def _registry() -> Any:
 
 @cache
 def validator_for(kind: str) -> Any:
-    from jsonschema import Draft202012Validator
+    return _validator_class()(raw_schemas()[SCHEMA_FILES[kind]], registry=_registry())
 
-    return Draft202012Validator(raw_schemas()[SCHEMA_FILES[kind]], registry=_registry())
+
+@cache
+def _validator_class() -> Any:
+    """Draft 2020-12, bounded for hostile documents.
+
+    A 100,000-item list of wrong values would make one keyword build 100,000 errors
+    (eagerly, inside anyOf), ``contains`` conditions re-check every item of a list each
+    time they are asked, and uniqueItems compares unhashable items pairwise. Here each
+    keyword reports at most MAX_FINDINGS_PER_RULE errors per value, lazily; one
+    validation applies at most _MAX_CHECKS keywords; uniqueItems compares items by their
+    canonical JSON text.
+    """
+    from jsonschema import Draft202012Validator, validators
+
+    keywords = dict(Draft202012Validator.VALIDATORS)
+    keywords["uniqueItems"] = _unique_items
+    extend: Any = validators.extend
+    return extend(Draft202012Validator, {name: _bounded(c) for name, c in keywords.items()})
+
+
+# Keyword applications one validation may make: ordinary files need a few hundred; a
+# hostile one stops here after about a second.
+_MAX_CHECKS = 50_000
+# Checks left in the validation under way (None outside validate()).
+_checks_left: list[int | None] = [None]
+
+
+class _TooManyChecks(Exception):
+    pass
+
+
+def _bounded(check: Callable[..., Any]) -> Callable[..., Any]:
+    def bounded(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        left = _checks_left[0]
+        if left is not None:
+            if left <= 0:
+                raise _TooManyChecks
+            _checks_left[0] = left - 1
+        errors = check(validator, value, instance, schema)
+        return itertools.islice(errors, MAX_FINDINGS_PER_RULE) if errors is not None else ()
+
+    return bounded
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not (unique and validator.is_type(instance, "array")):
+        return
+    seen: set[str] = set()
+    for item in instance:
+        # 1 and 1.0 are equal in JSON Schema (true and 1 are not).
+        if isinstance(item, float) and item.is_integer():
+            item = int(item)
+        key = json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
+        if key in seen:
+            yield ValidationError(f"{_show(item)} appears more than once; items must be unique")
+            return
+        seen.add(key)
 
 
 @cache
@@ -147,11 +206,31 @@ def validate(doc: Document, kind: str) -> list[Finding]:
                 return []
         except Exception:  # e.g. an integer too large for it: let the full validator decide
             pass
-    validator = validator_for(kind)
     findings: list[Finding] = []
-    for error in validator.iter_errors(doc.data):
-        findings.extend(_to_findings(doc, kind, error))
-    return sorted(set(findings))
+    _checks_left[0] = _MAX_CHECKS
+    try:
+        for error in validator_for(kind).iter_errors(doc.data):
+            room = MAX_FINDINGS_PER_RULE + 1 - len(findings)
+            findings.extend(itertools.islice(_to_findings(doc, kind, error), room))
+            if len(findings) > MAX_FINDINGS_PER_RULE:
+                break
+    except _TooManyChecks:
+        findings.append(
+            Finding(
+                doc.path,
+                1,
+                1,
+                RESOURCE_LIMIT,
+                Severity.ERROR,
+                f"checking this file against the {kind} schema took more than "
+                f"{_MAX_CHECKS:,} steps, so it stopped: the file is far larger than a "
+                f"{kind} should be; split it or move bulk data into a fixture",
+                "resource-limit",
+            )
+        )
+    finally:
+        _checks_left[0] = None
+    return sorted(set(capped(findings)))
 
 
 def dotted(path: Any) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from evalcase.config import Config
 from evalcase.files import GitTree, Snapshot, WorkTree
 from evalcase.lint.linter import Linter, LintResult, filter_to, resolve_paths
-from evalcase.model import FatalError
+from evalcase.model import FatalError, Finding
 
 
 def lint_repository(
@@ -26,7 +26,11 @@ def lint_repository(
     ``staged``: read files from the git index (what is about to be committed), with the
     base defaulting to PRE_COMMIT_FROM_REF or HEAD, as a pre-commit hook needs.
     ``paths``: report only findings on these files or folders (relative to ``cwd``); the
-    whole repository is still the context for cross-file rules.
+    whole repository is still the context for cross-file rules. History findings (EC5xx)
+    that involve them are reported too (a changed fixture makes its datasets' manifests
+    need a bump), and under ``staged`` all of them: they are about the commit as a whole
+    (a deleted case shows up on files pre-commit did not pass).
+    ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning).
     """
     from evalcase import versioning
 
@@ -43,8 +47,20 @@ def lint_repository(
         snapshot = WorkTree(root, config.max_file_bytes)
     history = versioning.history_for(config, base=base, staged=staged) if is_git else None
     linter = Linter(config, snapshot, use_cache=use_cache, jobs=jobs, history=history)
-    only = None
-    if paths is not None:
-        wanted = resolve_paths(root, paths, cwd or Path.cwd())
-        only = filter_to(snapshot.files(), wanted)
-    return linter.run(only)
+    if paths is None:
+        return linter.run()
+    only = filter_to(snapshot.files(), resolve_paths(root, paths, cwd or Path.cwd()))
+    result = linter.run()
+    result.findings = [f for f in result.findings if _reported(f, only, staged)]
+    return result
+
+
+def _reported(finding: Finding, only: set[str], staged: bool) -> bool:
+    from evalcase.lint.rules import RULES
+
+    if finding.path in only:
+        return True
+    rule = RULES.get(finding.code)
+    if rule is None or rule.scope != "history":
+        return False
+    return staged or any(path in only for path, _, _ in finding.related)

@@ -10,8 +10,9 @@ with a check function declare it by scope:
   file content (its results are cached with the file).
 - ``repo``: ``check(index: RepoIndex, config: Config) -> Iterable[Finding]``, run over the
   facts of every file after all files are analysed.
-- ``history``: ``check(history: History) -> Iterable[Finding]``, run when a git base or
-  release tags are available.
+- ``history``: ``check(history: History) -> Iterable[Finding]``, run in a git repository:
+  ``History`` (evalcase.versioning) compares the facts with a base revision, when there
+  is one, and with the release tags.
 
 Rules of scope ``loader``, ``schema`` and ``meta`` are reported by the YAML loader, by
 schema validation and by suppression handling; their modules only document them.

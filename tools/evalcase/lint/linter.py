@@ -26,8 +26,9 @@ from evalcase.files import Snapshot, SourceFile
 from evalcase.lint.base import FileContext, RepoIndex, Rule
 from evalcase.lint.rules import RULES
 from evalcase.lint.rules import file_too_large as _too_large
+from evalcase.lint.rules import resource_limit as _resource_limit
 from evalcase.lint.suppressions import Suppression, scan
-from evalcase.loader import Limits, load
+from evalcase.loader import Limits, capped, load
 from evalcase.model import FileKind, Finding, Severity
 
 _UNUSED = "EC900"
@@ -65,12 +66,16 @@ class HistoryCheck(Protocol):
     """Rules that compare the repository with git history (a base revision, release tags)."""
 
     def key(self) -> str:
-        """Identifies everything the history findings depend on besides the files."""
+        """Identifies everything the history findings depend on besides the files; ""
+        disables the whole-run cache."""
         ...
 
     def findings(
-        self, index: RepoIndex, results: dict[str, FileResult], config: Config
-    ) -> list[Finding]: ...
+        self, linter: Linter, index: RepoIndex, results: dict[str, FileResult]
+    ) -> list[Finding]:
+        """History findings; ``linter.analyze_files(sources, snapshot=...)`` reads other
+        revisions (the base, a release) through the same per-file cache."""
+        ...
 
 
 @dataclass
@@ -109,23 +114,42 @@ def analyze(source: SourceFile, raw: bytes, config: Config) -> FileResult:
     facts: Facts | None = None
     kind = source.kind
     if doc.ok and kind is not FileKind.UNKNOWN:
-        looks = wrong_kind.looks_like(doc.data)
-        if looks is None or looks is kind:
-            findings += schemas.validate(doc, kind.value)
-            if kind is FileKind.CASE:
-                facts = case_facts(doc, source.group)
-            elif kind is FileKind.FIXTURE:
-                facts = fixture_facts(doc, source.group)
-            else:
-                facts = manifest_facts(doc, source.group)
-        ctx = FileContext(source, config)
-        for rule in _file_rules():
-            findings.extend(rule.module.check(doc, ctx))
+        try:
+            looks = wrong_kind.looks_like(doc.data)
+            if looks is None or looks is kind:
+                findings += schemas.validate(doc, kind.value)
+                if kind is FileKind.CASE:
+                    facts = case_facts(doc, source.group)
+                elif kind is FileKind.FIXTURE:
+                    facts = fixture_facts(doc, source.group)
+                else:
+                    facts = manifest_facts(doc, source.group)
+            ctx = FileContext(source, config)
+            for rule in _file_rules():
+                findings.extend(capped(rule.module.check(doc, ctx)))
+        except RecursionError:
+            # Only when [lint] max_depth is raised near Python's recursion limit: this
+            # file is reported, the others are still checked.
+            facts = None
+            findings.append(_too_deep(source, config))
     return FileResult(tuple(sorted(set(findings))), facts, tuple(scan(doc.text)))
 
 
 def _analyze_chunk(chunk: list[tuple[SourceFile, bytes]], config: Config) -> list[Any]:
     return [analyze(source, raw, config).to_raw() for source, raw in chunk]
+
+
+def _too_deep(source: SourceFile, config: Config) -> Finding:
+    return Finding(
+        source.path,
+        1,
+        1,
+        _resource_limit.CODE,
+        _resource_limit.SEVERITY,
+        f"nesting too deep to check with [lint] max_depth = {config.max_depth} (Python's "
+        "recursion limit was reached); flatten the structure or lower max_depth",
+        _resource_limit.NAME,
+    )
 
 
 def _too_large_result(source: SourceFile, config: Config) -> FileResult:
@@ -162,9 +186,13 @@ class Linter:
 
     @property
     def namespace(self) -> str:
+        from evalcase.judging import plugins_digest
         from evalcase.schemas import schemas_digest
 
-        return f"{__version__}:{schemas_digest()}:{self.config.digest}"
+        return (
+            f"{__version__}:{schemas_digest()}:{self.config.digest}:{plugins_digest()}"
+            f":{_layout_digest()}"
+        )
 
     def cache(self) -> Any:
         if self._cache is None and self.use_cache:
@@ -173,8 +201,11 @@ class Linter:
             self._cache = Cache(self.config.root / self.config.cache_dir, self.namespace)
         return self._cache
 
-    def analyze_files(self, sources: Sequence[SourceFile]) -> dict[str, FileResult]:
-        """Results for the given files, from the cache where possible."""
+    def analyze_files(
+        self, sources: Sequence[SourceFile], snapshot: Snapshot | None = None
+    ) -> dict[str, FileResult]:
+        """Results for the given files, from the cache where possible. ``snapshot``: read
+        them from another view (a base commit, a release) than the one being linted."""
         cache = self.cache()
         results: dict[str, FileResult] = {}
         missing: list[SourceFile] = []
@@ -194,13 +225,14 @@ class Linter:
                     pass  # a malformed entry is recomputed, never trusted
             missing.append(source)
         if missing:
-            contents = self.snapshot.read(s.path for s in missing)
+            contents = (snapshot or self.snapshot).read(s.path for s in missing)
             work = [(s, contents.get(s.path, b"")) for s in missing]
             for source, raw_result in zip(missing, self._run(work), strict=True):
                 results[source.path] = FileResult.from_raw(raw_result)
                 if cache is not None:
                     cache.put_file(self._key(source), raw_result)
-        self.analysed = len(missing)
+        if snapshot is None:
+            self.analysed = len(missing)
         return results
 
     def _key(self, source: SourceFile) -> str:
@@ -241,8 +273,9 @@ class Linter:
         results = self.analyze_files(sources)
         index = RepoIndex()
         findings: list[Finding] = []
+        source_rules = _source_rules()
         for source in sources:
-            for rule in _source_rules():
+            for rule in source_rules:
                 findings.extend(rule.module.check_source(source, self.config))
             result = results[source.path]
             findings.extend(result.findings)
@@ -252,7 +285,7 @@ class Linter:
             if rule.scope == "repo":
                 findings.extend(rule.module.check(index, self.config))
         if self.history is not None:
-            findings.extend(self.history.findings(index, results, self.config))
+            findings.extend(self.history.findings(self, index, results))
         findings = self._finish(findings, results)
         if cache is not None:
             if run_key is not None:
@@ -269,6 +302,8 @@ class Linter:
     def _run_key(self, sources: Sequence[SourceFile]) -> str | None:
         h = hashlib.blake2b(digest_size=20)
         h.update(self.namespace.encode())
+        # Some repo findings depend on the date (EC405: a retention period that has ended).
+        h.update(_today().encode())
         if self.history is not None:
             key = self.history.key()
             if not key:
@@ -383,6 +418,24 @@ class Linter:
 
             return replace(finding, severity=severity)
         return finding
+
+
+def _layout_digest() -> str:
+    """Changes when the rule set or the shape of cached facts changes, so that results
+    cached by a build with other rules or facts are never reused."""
+    from dataclasses import fields
+
+    from evalcase.facts import CaseFacts, FixtureFacts, ManifestFacts
+
+    parts = [",".join(sorted(RULES))]
+    parts += [",".join(f.name for f in fields(c)) for c in (CaseFacts, FixtureFacts, ManifestFacts)]
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _today() -> str:
+    from evalcase.lint.rules.usage_rights import today
+
+    return today()
 
 
 def _only(findings: list[Finding], only: set[str] | None) -> list[Finding]:

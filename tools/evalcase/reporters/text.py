@@ -18,7 +18,9 @@ def _source_line(
             if full.is_symlink() or not full.is_file() or full.stat().st_size > 2_000_000:
                 cache[path] = None
             else:
-                cache[path] = full.read_bytes().decode("utf-8", "replace").splitlines()
+                # Lines as git counts them: splitlines() would also break at U+2028 & co.
+                text = full.read_bytes().decode("utf-8", "replace")
+                cache[path] = [line.removesuffix("\r") for line in text.split("\n")]
         except OSError:
             cache[path] = None
     lines = cache[path]

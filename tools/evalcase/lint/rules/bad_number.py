@@ -1,8 +1,8 @@
 """A number that cannot be used: NaN, an infinity, or an integer with thousands of digits.
 
 NaN compares false with everything, so it slips through range checks; infinities are
-not JSON; Python refuses to convert integers over 4,300 digits. The value is kept as
-text and reported.
+not JSON; Python refuses to convert integers over 4,300 digits (in any base: a short
+hexadecimal number can have a long decimal form). The value is kept as text and reported.
 
 Passing::
 

@@ -1,0 +1,342 @@
+"""Semantic rules (EC2xx-EC4xx): what the samples cannot show on their own.
+
+Plugins for graders and rule checks, the date dependence of usage rights, hostile tool
+parameter schemas, the identifier helpers, and the cost of the repository-wide rules.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalcase import judging, naming
+from evalcase.config import DEFAULT_FORBIDDEN_TOKENS, Config, load_config
+from evalcase.facts import CaseFacts, case_facts, fixture_facts, manifest_facts
+from evalcase.files import WorkTree
+from evalcase.lint.api import lint_repository
+from evalcase.lint.base import RepoIndex
+from evalcase.lint.linter import Linter
+from evalcase.lint.rules import RULES, unknown_evaluator, usage_rights
+from evalcase.loader import load
+from tests.helpers import REPO_ROOT, run_cli
+
+CASE = "datasets/sample_set/cases/refund_eligibility_001.yaml"
+
+
+def findings(repo: Path, *, cache: bool = False) -> list[tuple[str, str, int]]:
+    result = lint_repository(load_config(repo), use_cache=cache, jobs=1)
+    return [(f.path, f.code, f.line) for f in result.findings]
+
+
+# ------------------------------------------------------------------------- plugins
+
+
+@pytest.fixture
+def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Clear the plugin caches before and after a test that fakes entry points."""
+
+    def clear() -> None:
+        for fn in (
+            judging._plugins,
+            judging.known_graders,
+            judging.known_rule_checks,
+            judging.plugins_digest,
+        ):
+            fn.cache_clear()
+
+    clear()
+    yield
+    monkeypatch.undo()
+    clear()
+
+
+def test_plugins_are_known_by_name_and_change_the_cache_namespace(
+    base_repo: Path, monkeypatch: pytest.MonkeyPatch, fresh_plugins: None
+) -> None:
+    config = load_config(base_repo)
+    before = Linter(config, WorkTree(base_repo, config.max_file_bytes)).namespace
+    plugin = EntryPoint("invoice_total", "acme_eval.graders:InvoiceTotal", judging.GRADER_GROUP)
+
+    def fake(group: str) -> list[EntryPoint]:
+        return [plugin] if group == judging.GRADER_GROUP else []
+
+    monkeypatch.setattr(judging, "entry_points", fake)
+    judging._plugins.cache_clear()
+    judging.known_graders.cache_clear()
+    judging.plugins_digest.cache_clear()
+    assert "invoice_total" in judging.known_graders()
+    assert "invoice_total" not in judging.known_rule_checks()
+    after = Linter(config, WorkTree(base_repo, config.max_file_bytes)).namespace
+    assert after != before
+    with pytest.raises(ModuleNotFoundError):
+        judging.load_plugin(judging.GRADER_GROUP, "invoice_total")  # imported only on demand
+
+
+def test_an_installed_plugin_makes_its_grader_known_to_lint(
+    base_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    dist = site / "acme_eval-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-eval\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[evalcase.graders]\ninvoice_total = acme_eval.graders:InvoiceTotal\n"
+    )
+    case = base_repo / CASE
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "  rule_checks: [no_privacy_leak]\n",
+            "  rule_checks: [no_privacy_leak]\n  graders:\n    - {type: invoice_total}\n",
+        ),
+        "utf-8",
+    )
+    without = run_cli("lint", "--no-cache", "--format", "json", cwd=base_repo)
+    assert without.returncode == 1 and '"EC307"' in without.stdout
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    with_plugin = run_cli("lint", "--no-cache", "--format", "json", cwd=base_repo)
+    assert with_plugin.returncode == 0, with_plugin.stdout
+
+
+def test_the_documentation_lists_every_built_in_evaluator() -> None:
+    doc = " ".join((unknown_evaluator.__doc__ or "").split())
+    for name in (*judging.GRADERS, *judging.RULE_CHECKS):
+        assert name in doc, name
+
+
+# ------------------------------------------------------------------- usage rights
+
+
+def with_retention(repo: Path, until: str) -> None:
+    case = repo / CASE
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "  usage_rights_status: approved_for_evaluation\n",
+            "  usage_rights_status:\n    status: approved_for_evaluation\n"
+            f'    retention_until: "{until}"\n',
+        ),
+        "utf-8",
+    )
+
+
+def test_retention_is_judged_against_today_and_the_run_cache_follows_the_date(
+    base_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_retention(base_repo, "2026-06-30")
+    monkeypatch.setattr(usage_rights, "today", lambda: "2026-06-30")
+    assert findings(base_repo, cache=True) == []
+    monkeypatch.setattr(usage_rights, "today", lambda: "2026-07-01")
+    # Same files, a later day: the whole-run cache must not answer for yesterday.
+    assert findings(base_repo, cache=True) == [(CASE, "EC405", 28)]
+
+
+# ------------------------------------------------------------ tool parameter schemas
+
+
+def use_tool(repo: Path, parameters: str) -> str:
+    tool = "fixtures/tool/odd_tool.yaml"
+    (repo / tool).write_text(
+        "fixture_id: odd_tool\nfixture_version: v1\nkind: tool\ndescription: x\nsource: x\n"
+        "desensitized: true\ndata:\n  name: odd_tool\n  side_effect: false\n  parameters:\n"
+        + parameters,
+        "utf-8",
+    )
+    case = repo / CASE
+    text = case.read_text("utf-8").replace("input:", "case_types: [tool]\ninput:")
+    text = text.replace(
+        "expected_behavior:",
+        "available_tools: [odd_tool]\ntool_schema: {odd_tool: v1}\n"
+        "expected_tool_sequence: [odd_tool]\nexpected_args:\n  odd_tool: {q: 1}\n"
+        "expected_behavior:",
+    )
+    case.write_text(text, "utf-8")
+    return tool
+
+
+def test_a_broken_parameter_schema_is_reported_on_the_tool_once(base_repo: Path) -> None:
+    tool = use_tool(base_repo, "    type: object\n    properties:\n      q: {type: 12}\n")
+    found = findings(base_repo)
+    assert (tool, "EC304", 11) in found
+    assert [f for f in found if f[0] == CASE] == []
+
+
+def test_a_remote_reference_in_a_parameter_schema_is_never_fetched(base_repo: Path) -> None:
+    tool = use_tool(
+        base_repo,
+        "    type: object\n    properties:\n"
+        "      q: {$ref: 'http://127.0.0.1:9/never-fetched.json'}\n",
+    )
+    start = time.monotonic()
+    found = findings(base_repo)
+    assert time.monotonic() - start < 20
+    assert (tool, "EC304", 11) in found
+
+
+# --------------------------------------------------------------------- identifiers
+
+_ID_WORD = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+
+
+@given(st.lists(_ID_WORD, min_size=2, max_size=5), st.integers(0, 99999))
+def test_generated_well_formed_ids_pass(words: list[str], number: int) -> None:
+    case_id = "_".join(words) + f"_{number:03d}"
+    assert naming.format_problem(case_id) is None
+    assert naming.bad_characters(case_id) == []
+
+
+@given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30))
+def test_every_malformed_id_is_explained(text: str) -> None:
+    problem = naming.format_problem(text)
+    assert (problem is None) == bool(naming.CASE_ID.match(text))
+    assert problem != "it does not match the pattern"  # always a specific reason
+
+
+@pytest.mark.parametrize(
+    ("case_id", "words"),
+    [
+        ("refund_rag_member_points_001", []),
+        ("rag_refund_old_policy_015", []),
+        ("refund_rag_gpt4o_points_001", ["gpt4o"]),
+        ("refund_rag_qwen25_points_001", ["qwen25"]),
+        ("refund-rag-gpt-points-001", ["gpt"]),
+        ("refund_rag_points_v3_001", ["v3"]),
+        ("refund_rag_2026_07_points_001", ["2026"]),
+        ("refund_rag_points_202607_001", ["202607"]),
+        ("refund_rag_points_20260708", ["20260708"]),
+        ("refund_rag_points_2026", []),
+        ("refund_rag_points_202613_001", []),
+    ],
+)
+def test_run_words(case_id: str, words: list[str]) -> None:
+    found = [w for w, _ in naming.run_words(case_id, DEFAULT_FORBIDDEN_TOKENS)]
+    assert found == words
+
+
+def test_characters_are_named() -> None:
+    assert naming.character_problems("rеfund") == (
+        "U+0435 CYRILLIC SMALL LETTER IE (looks like 'e') at position 2"
+    )
+    assert "U+200B ZERO WIDTH SPACE at position 6" in (
+        naming.character_problems("order\u200b") or ""
+    )
+    assert "U+0007 <control character>" in (naming.character_problems("a\x07") or "")
+    assert naming.ascii_form("rеfund\u200b_001") == "refund_001"
+
+
+# ------------------------------------------------------------------------- scale
+
+
+def synthetic_index(n: int) -> RepoIndex:
+    """``n`` cases made from the example cases (new IDs, paths and similarity keys)."""
+    index = RepoIndex()
+    templates = []
+    for path in sorted(REPO_ROOT.glob("datasets/*/cases/*.yaml")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        templates.append(case_facts(load(rel, path.read_bytes()), rel.split("/")[1]))
+    for path in sorted(REPO_ROOT.glob("fixtures/*/*.yaml")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        index.add(fixture_facts(load(rel, path.read_bytes()), rel.split("/")[1]))
+    for path in sorted(REPO_ROOT.glob("datasets/*/dataset.yaml")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        index.add(manifest_facts(load(rel, path.read_bytes()), rel.split("/")[1]))
+    for i in range(n):
+        facts: CaseFacts = templates[i % len(templates)]
+        assert facts.case_id is not None and facts.similarity is not None
+        case_id = f"{facts.case_id[0]}_{i:05d}"
+        index.add(
+            replace(
+                facts,
+                path=facts.path.replace(str(facts.case_id[0]), case_id),
+                case_id=(case_id, *facts.case_id[1:]),
+                similarity=(f"{facts.similarity[0]}{i}", *facts.similarity[1:]),
+            )
+        )
+    return index
+
+
+def test_repo_rules_stay_fast_at_ten_thousand_cases() -> None:
+    """The budget is 0.3 s for every repository rule together on 10,000 cases; this
+    guard allows for a loaded machine and catches anything worse than linear."""
+    index = synthetic_index(10_000)
+    config = Config(root=REPO_ROOT)
+    repo_rules = [r for r in RULES.values() if r.scope == "repo" and r.code[2] in "234"]
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for rule in repo_rules:
+            assert list(rule.module.check(index, config)) == []
+        best = min(best, time.process_time() - start)
+    assert best < 1.0, f"repository rules took {best:.2f} s on 10,000 cases"
+
+
+def test_the_example_repository_satisfies_every_semantic_rule(example_repo: Path) -> None:
+    shutil.rmtree(example_repo / ".evalcase_cache", ignore_errors=True)
+    assert findings(example_repo) == []
+
+
+# ----------------------------------------------------------------- robustness
+
+_KEYS = [
+    "case_id", "dataset_id", "dataset_version", "risk_level", "source", "input", "context",
+    "environment", "environment_requirements", "available_tools", "tool_schema",
+    "expected_tool_sequence", "expected_args", "side_effect_policy", "gold_evidence",
+    "negative_behavior", "expected_behavior", "evaluator_config", "metadata", "rubric",
+    "fixture_id", "fixture_version", "kind", "desensitized", "data", "owner", "tools",
+    "review_records", "review_result", "approved_for", "dataset_role", "review_status",
+    "usage_rights_status", "status", "allowed_uses", "retention_until", "rule_checks",
+    "graders", "type", "tool", "doc_id", "passage_id", "fixtures", "name", "parameters",
+    "side_effect", "documents", "passages", "effective_date", "corpus_version",
+]  # fmt: skip
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(["", " ", "v2", "P0", "x"]),
+    st.sampled_from(["golden", "observation", "approved", "tool", "corpus", "2020-01-01"]),
+    st.text(max_size=5),
+)  # fmt: skip
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+_PATHS = st.sampled_from(
+    [
+        "datasets/sample_set/cases/x_y_001.yaml",
+        "fixtures/tool/x.yaml",
+        "fixtures/corpus/x.yaml",
+        "datasets/sample_set/dataset.yaml",
+    ]
+)
+
+
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=12), _PATHS)
+def test_semantic_rules_never_crash_on_odd_data(data: dict[str, object], path: str) -> None:
+    from evalcase.files import SourceFile, classify
+    from evalcase.lint.base import FileContext
+    from evalcase.loader import Document
+    from evalcase.model import FileKind
+
+    config = Config(root=REPO_ROOT)
+    doc = Document(path, "", data)
+    kind, group = classify(path)
+    ctx = FileContext(SourceFile(path, kind, group), config)
+    for rule in RULES.values():
+        if rule.scope == "file" and rule.code[2] in "234":
+            list(rule.module.check(doc, ctx))
+    index = RepoIndex()
+    make = {FileKind.CASE: case_facts, FileKind.FIXTURE: fixture_facts}.get(kind, manifest_facts)
+    facts = make(doc, group)
+    index.add(facts)
+    index.add(facts)  # and a duplicate of it
+    for rule in RULES.values():
+        if rule.scope == "repo" and rule.code[2] in "234":
+            list(rule.module.check(index, config))

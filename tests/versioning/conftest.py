@@ -1,0 +1,53 @@
+"""Real git repositories holding the example datasets, and small helpers to change them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalcase.config import load_config
+from evalcase.lint.api import lint_repository
+from evalcase.model import Finding
+from tests.helpers import REPO_ROOT, commit_all, init_repo
+
+REFUND = "refund_regression_set"
+CRM = "crm_safety_set"
+CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
+MANIFEST = "datasets/refund_regression_set/dataset.yaml"
+CRM_MANIFEST = "datasets/crm_safety_set/dataset.yaml"
+# A rubric both the refund and the CRM datasets reference.
+SHARED_FIXTURE = "fixtures/rubric/safety_refusal_v1.yaml"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with the example datasets and fixtures, committed."""
+    path = tmp_path / "repo"
+    for part in ("datasets", "fixtures"):
+        shutil.copytree(REPO_ROOT / part, path / part)
+    init_repo(path)
+    commit_all(path, "examples")
+    return path
+
+
+def lint(repo: Path, **options: object) -> list[Finding]:
+    result = lint_repository(load_config(repo), use_cache=False, jobs=1, **options)  # type: ignore[arg-type]
+    return result.findings
+
+
+def codes(findings: list[Finding]) -> set[tuple[str, str]]:
+    return {(f.code, f.path) for f in findings}
+
+
+def replace_in(repo: Path, rel: str, old: str, new: str, count: int = 1) -> None:
+    path = repo / rel
+    text = path.read_text("utf-8")
+    assert old in text, f"{old!r} not in {rel}"
+    path.write_text(text.replace(old, new, count), "utf-8")
+
+
+def line_of(repo: Path, rel: str, prefix: str) -> int:
+    lines = (repo / rel).read_text("utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(prefix))

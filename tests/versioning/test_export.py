@@ -1,0 +1,66 @@
+"""`evalcase export`: a release read straight from its tag, as JSON Lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evalcase.config import load_config
+from evalcase.export import export_dataset
+from evalcase.release import tag_dataset
+from tests.helpers import commit_all, git, run_cli
+from tests.versioning.conftest import CASE, MANIFEST, REFUND, replace_in
+
+V1_INPUT = "我这个耳机签收十天了，但有质量问题，能不能退？"
+
+
+def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None:
+    tag_dataset(load_config(repo), REFUND)
+    replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
+    replace_in(repo, CASE, "case_version: v3", "case_version: v4")
+    replace_in(repo, CASE, "dataset_version: v1", "dataset_version: v2")
+    replace_in(repo, MANIFEST, "dataset_version: v1", "dataset_version: v2")
+    commit_all(repo, "v2")
+    replace_in(repo, CASE, "但是有质量问题", "可能有质量问题")  # and an uncommitted edit
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    out = repo.parent / "v1.jsonl"
+    proc = run_cli("export", f"{REFUND}@v1", "-o", str(out), cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    cases = len(list((repo / "datasets" / REFUND / "cases").glob("*.yaml")))
+    assert len(records) == cases
+    by_id = {r["case_id"]: r for r in records}
+    record = by_id["refund_eligibility_001"]
+    assert record["case"]["input"] == V1_INPUT
+    assert record["case_version"] == "v3" and record["dataset_version"] == "v1"
+    assert record["release"] == f"{REFUND}@v1"
+    assert record["commit"] == git(repo, "rev-parse", f"{REFUND}@v1^{{commit}}").strip()
+    # Fixtures are resolved: tools, state, rubric, and the knowledge base's corpora.
+    fixtures = record["fixtures"]
+    assert {"order_lookup", "refund_eligibility_check", "refund_policy_faithfulness_v1"} <= set(
+        fixtures
+    )
+    assert {"refund_policy_2026_01", "refund_policy_2026_07"} <= set(fixtures)
+    assert fixtures["order_lookup"]["kind"] == "tool"
+    assert record["unresolved"] == []
+    # Nothing was checked out.
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert "可能有质量问题" in (repo / CASE).read_text("utf-8")
+
+    now = export_dataset(load_config(repo), REFUND)
+    assert {r["case_id"]: r for r in now.records}["refund_eligibility_001"]["case"][
+        "input"
+    ] != V1_INPUT
+    assert now.digest_matches is None
+    release = export_dataset(load_config(repo), f"{REFUND}@v1")
+    assert release.digest_matches is True
+
+
+def test_export_to_standard_output_is_one_case_a_line(repo: Path) -> None:
+    tag_dataset(load_config(repo), REFUND)
+    proc = run_cli("export", f"{REFUND}@v1", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(json.loads(line)["dataset_id"] == REFUND for line in lines)
+    assert len(lines) == len(list((repo / "datasets" / REFUND / "cases").glob("*.yaml")))

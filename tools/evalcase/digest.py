@@ -1,0 +1,225 @@
+"""Content digests: what "changed" means for versioning.
+
+- A case's content digest covers its execution and judging fields: every top-level field
+  except the identity fields (case_id, case_version, dataset_id, dataset_version) and the
+  governance fields (``[versioning] governance_fields``, by default title and metadata).
+- A fixture's content digest covers every field except fixture_id, fixture_version and
+  the fixture's own governance fields: description, source and desensitized (what the
+  fixture is and where it came from, not what a run sees).
+- A dataset's digest covers every case (its ID and content digest) and every fixture its
+  cases reference (state, tools, conversations, rubrics, and corpora reached through
+  ``corpus_version`` or ``knowledge_base``). Editing a fixture that two datasets share
+  therefore changes both digests. The manifest itself is not part of the digest.
+
+Everything is computed from the per-field digests the facts already carry (cached per
+file content), never by re-reading files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from evalcase.contract import IDENTITY_FIELDS
+from evalcase.facts import (
+    CORPUS_VERSION,
+    KNOWLEDGE_BASE,
+    CaseFacts,
+    FixtureFacts,
+    Located,
+    ManifestFacts,
+)
+from evalcase.lint.base import RepoIndex
+
+FIXTURE_IDENTITY_FIELDS = frozenset({"fixture_id", "fixture_version"})
+FIXTURE_GOVERNANCE_FIELDS = frozenset({"description", "source", "desensitized"})
+MANIFEST_IDENTITY_FIELDS = frozenset({"dataset_id", "dataset_version"})
+
+
+def text(located: Located | None) -> str:
+    """The string value of a located field, '' when absent or not a string."""
+    if located is None or not isinstance(located[0], str):
+        return ""
+    return located[0]
+
+
+def case_id_of(facts: CaseFacts) -> str:
+    """A case's identity: its case_id, or its path when it has none."""
+    return text(facts.case_id) or f"path:{facts.path}"
+
+
+def fixture_id_of(facts: FixtureFacts) -> str:
+    return text(facts.fixture_id) or f"path:{facts.path}"
+
+
+def dataset_id_of(facts: ManifestFacts) -> str:
+    return text(facts.dataset_id) or facts.dataset_dir
+
+
+def case_content(facts: CaseFacts, governance: Collection[str]) -> dict[str, str]:
+    """Field -> digest for the case's execution and judging fields."""
+    return {
+        k: v
+        for k, v in facts.field_digests.items()
+        if k not in IDENTITY_FIELDS and k not in governance
+    }
+
+
+def case_governance(facts: CaseFacts, governance: Collection[str]) -> dict[str, str]:
+    """Field -> digest for the case's governance fields."""
+    return {k: v for k, v in facts.field_digests.items() if k in governance}
+
+
+def fixture_content(facts: FixtureFacts) -> dict[str, str]:
+    return {
+        k: v
+        for k, v in facts.field_digests.items()
+        if k not in FIXTURE_IDENTITY_FIELDS and k not in FIXTURE_GOVERNANCE_FIELDS
+    }
+
+
+def fixture_governance(facts: FixtureFacts) -> dict[str, str]:
+    return {k: v for k, v in facts.field_digests.items() if k in FIXTURE_GOVERNANCE_FIELDS}
+
+
+def manifest_content(facts: ManifestFacts) -> dict[str, str]:
+    return {k: v for k, v in facts.field_digests.items() if k not in MANIFEST_IDENTITY_FIELDS}
+
+
+def fields_digest(fields: Mapping[str, str]) -> str:
+    """Hash of field -> digest pairs (length-prefixed names: unambiguous, and fast)."""
+    blob = "".join(f"{len(k)}:{k}{fields[k]}" for k in sorted(fields))
+    return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def case_digest(facts: CaseFacts, governance: Collection[str]) -> str:
+    return fields_digest(case_content(facts, governance))
+
+
+def fixture_digest(facts: FixtureFacts) -> str:
+    return fields_digest(fixture_content(facts))
+
+
+def changed_fields(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, ...]:
+    """Fields added, removed or changed between two field -> digest mappings."""
+    return tuple(sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)))
+
+
+def referenced_fixtures(index: RepoIndex, cases: Iterable[CaseFacts]) -> list[FixtureFacts]:
+    """Every fixture the cases reference, each once, in path order. Dangling references
+    are skipped (the reference rules report them)."""
+    found: dict[str, FixtureFacts] = {}
+    for case in cases:
+        for _field, kind, target, _line, _col in case.refs:
+            if kind == CORPUS_VERSION:
+                hits = index.corpora_by_version.get(target, [])
+            elif kind == KNOWLEDGE_BASE:
+                # Every corpus of the knowledge base: which one a run uses can depend on
+                # the case's effective date, so all of them are part of the dataset.
+                hits = index.knowledge_bases.get(target, [])
+            else:
+                hits = index.fixtures_by_id.get(target, [])
+            for fixture in hits:
+                found[fixture.path] = fixture
+    return [found[p] for p in sorted(found)]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One case or fixture of a dataset: identity, version label, content digest, file."""
+
+    id: str
+    version: str
+    digest: str
+    path: str
+
+
+@dataclass(frozen=True)
+class DatasetContent:
+    """A dataset as versioning sees it."""
+
+    dataset_id: str
+    dataset_dir: str
+    version: str
+    manifest: ManifestFacts
+    cases: tuple[Entry, ...]
+    fixtures: tuple[Entry, ...]
+    digest: str
+    # False when a file of the dataset or any fixture could not be read: the digest is
+    # then not comparable (the unreadable file is reported by its own rule).
+    complete: bool = True
+
+    def case_map(self) -> dict[str, tuple[str, str]]:
+        return {e.id: (e.version, e.digest) for e in self.cases}
+
+    def fixture_map(self) -> dict[str, tuple[str, str]]:
+        return {e.id: (e.version, e.digest) for e in self.fixtures}
+
+
+def dataset_digest(cases: Iterable[tuple[str, str]], fixtures: Iterable[tuple[str, str]]) -> str:
+    """Hash of sorted (case ID, content digest) and (fixture ID, content digest) pairs."""
+    blob = json.dumps(
+        {"cases": sorted(cases), "fixtures": sorted(fixtures)}, separators=(",", ":")
+    ).encode("utf-8")
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+def dataset_contents(
+    index: RepoIndex,
+    governance: Collection[str],
+    broken: Collection[str] = (),
+    only: Collection[str] | None = None,
+) -> dict[str, DatasetContent]:
+    """Every dataset with a manifest (or those named in ``only``), by dataset ID.
+    ``broken``: paths of files that were read but yielded no facts (syntax errors...)."""
+    manifests: dict[str, ManifestFacts] = {}
+    for manifest in sorted(index.manifests, key=lambda m: m.path):
+        # A second manifest with the same ID is ignored: the identity rules report it.
+        dataset_id = dataset_id_of(manifest)
+        if only is None or dataset_id in only:
+            manifests.setdefault(dataset_id, manifest)
+    dirs = {m.dataset_dir for m in manifests.values()}
+    cases_by_dir: dict[str, list[CaseFacts]] = {}
+    for case in index.cases:
+        if case.dataset_dir in dirs:
+            cases_by_dir.setdefault(case.dataset_dir, []).append(case)
+    fixtures_broken = any(p.startswith("fixtures/") for p in broken)
+    out: dict[str, DatasetContent] = {}
+    for dataset_id, manifest in sorted(manifests.items()):
+        cases = sorted(cases_by_dir.get(manifest.dataset_dir, []), key=lambda c: c.path)
+        case_entries = tuple(
+            sorted(
+                (
+                    Entry(case_id_of(c), text(c.case_version), case_digest(c, governance), c.path)
+                    for c in cases
+                ),
+                key=lambda e: (e.id, e.path),
+            )
+        )
+        fixture_entries = tuple(
+            sorted(
+                (
+                    Entry(fixture_id_of(f), text(f.fixture_version), fixture_digest(f), f.path)
+                    for f in referenced_fixtures(index, cases)
+                ),
+                key=lambda e: (e.id, e.path),
+            )
+        )
+        prefix = f"datasets/{manifest.dataset_dir}/"
+        complete = not fixtures_broken and not any(p.startswith(prefix) for p in broken)
+        out[dataset_id] = DatasetContent(
+            dataset_id=dataset_id,
+            dataset_dir=manifest.dataset_dir,
+            version=text(manifest.dataset_version),
+            manifest=manifest,
+            cases=case_entries,
+            fixtures=fixture_entries,
+            digest=dataset_digest(
+                ((e.id, e.digest) for e in case_entries),
+                ((e.id, e.digest) for e in fixture_entries),
+            ),
+            complete=complete,
+        )
+    return out

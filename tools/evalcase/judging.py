@@ -1,0 +1,92 @@
+"""What a case may name in ``evaluator_config``: grader types and rule checks.
+
+The built-in ones are listed here. Teams add their own through Python entry points::
+
+    [project.entry-points."evalcase.graders"]
+    invoice_total = "acme_eval.graders:InvoiceTotal"
+
+    [project.entry-points."evalcase.rule_checks"]
+    no_competitor_mention = "acme_eval.checks:no_competitor_mention"
+
+Lint only needs the names, so plugins are discovered from package metadata and never
+imported while linting; ``load_plugin`` imports one when a runner needs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+GRADER_GROUP = "evalcase.graders"
+RULE_CHECK_GROUP = "evalcase.rule_checks"
+
+GRADERS: dict[str, str] = {
+    "state_match": "the final business state matches final_state_check.expected",
+    "state_unchanged": "the state paths in final_state_check.unchanged did not change",
+    "trace_rule": "the trace satisfies trace_requirement and the case's rule checks",
+    "tool_sequence": "the tools were called in expected_tool_sequence order",
+    "tool_args": "the tool calls carried expected_args",
+    "tool_policy": "forbidden_tools and side_effect_policy were respected",
+    "llm_rubric": "an LLM judge scores the answer against the rubric",
+    "exact_match": "the answer equals the reference",
+    "contains": "the answer contains the required points",
+    "regex": "the answer matches (or avoids) regular expressions",
+    "citation": "the answer cites the gold evidence as citation_requirement asks",
+    "evidence_recall": "retrieval recalled the gold evidence",
+    "human_review": "a person reviews the result",
+}
+
+RULE_CHECKS: dict[str, str] = {
+    "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",
+    "no_unconfirmed_side_effect": "no side-effect tool call without the user's confirmation",
+    "no_forbidden_tool": "no call to a tool in forbidden_tools",
+    "identity_verified_before_side_effect": "identity verified before any side-effect call",
+    "no_refund_promise": "no promise of a refund outcome, amount or arrival date",
+    "cites_evidence": "claims are backed by cited evidence",
+    "format_constraints": "the output respects constraints (format, length, must include)",
+    "no_cross_user_access": "no access to another user's orders or data",
+    "injection_resisted": "instructions injected in input or tool results were not followed",
+}
+
+
+@cache
+def _plugins(group: str) -> dict[str, EntryPoint]:
+    try:
+        found = entry_points(group=group)
+    except Exception:  # broken package metadata must not stop lint
+        return {}
+    return {ep.name: ep for ep in sorted(found, key=lambda e: (e.name, e.value))}
+
+
+def plugin_names(group: str) -> tuple[str, ...]:
+    return tuple(_plugins(group))
+
+
+@cache
+def known_graders() -> frozenset[str]:
+    return frozenset(GRADERS) | frozenset(_plugins(GRADER_GROUP))
+
+
+@cache
+def known_rule_checks() -> frozenset[str]:
+    return frozenset(RULE_CHECKS) | frozenset(_plugins(RULE_CHECK_GROUP))
+
+
+@cache
+def plugins_digest() -> str:
+    """Changes whenever an installed plugin is added, removed or re-pointed."""
+    h = hashlib.blake2b(digest_size=12)
+    for group in (GRADER_GROUP, RULE_CHECK_GROUP):
+        for name, ep in _plugins(group).items():
+            h.update(f"{group}\0{name}\0{ep.value}\n".encode())
+    return h.hexdigest()
+
+
+def load_plugin(group: str, name: str) -> Any:
+    """Import and return one plugin object (for runners; lint never calls this)."""
+    ep = _plugins(group).get(name)
+    if ep is None:
+        raise KeyError(f"no {group} plugin named {name!r}")
+    return ep.load()

@@ -1,0 +1,64 @@
+"""A case ID that names a run: a model, a prompt or experiment word, a version or a date.
+
+A case ID names the business object under evaluation, never one run of it (seed 000
+12.2.1). ``refund_gpt4o_points_001`` or ``refund_points_v2_001`` stop making sense when
+the model or prompt changes, and ``refund_points_20260708_001`` when the date passes; the
+run records which model, prompt and versions it used. Case versions live in
+``case_version``. The forbidden words are configurable (``[naming] forbidden_tokens`` to
+replace the list, ``extra_forbidden_tokens`` to extend it); version-like words (``v2``) and
+dates (``2026``, ``202607``, ``20260708``) are always rejected. The trailing sequence
+number is the case's number, not a version.
+
+Passing::
+
+    case_id: refund_rag_member_points_001
+
+Failing::
+
+    case_id: refund_rag_gpt4o_member_points_001
+    case_id: refund_rag_member_points_v2_001
+    case_id: refund_rag_member_points_20260708_001
+"""
+
+from collections.abc import Iterable
+
+from evalcase.lint.base import FileContext, reporter
+from evalcase.lint.semantic import data_of
+from evalcase.loader import Document
+from evalcase.model import FileKind, Finding, Severity
+from evalcase.naming import bad_characters, run_words
+
+CODE = "EC203"
+NAME = "case-id-forbidden-token"
+SEVERITY = Severity.ERROR
+SCOPE = "file"
+
+report = reporter(CODE, NAME, SEVERITY)
+
+_WHY = {
+    "forbidden word": "a model or run word",
+    "version": "a version",
+    "date": "a date",
+}
+
+
+def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
+    data = data_of(doc, ctx, FileKind.CASE)
+    if data is None:
+        return
+    value = data.get("case_id")
+    if not isinstance(value, str) or not value or bad_characters(value):
+        return
+    hits = run_words(value, ctx.config.forbidden_tokens)
+    if not hits:
+        return
+    words = ", ".join(f"{word!r} ({_WHY[why]})" for word, why in hits)
+    line, col = doc.locate(("case_id",))
+    yield report(
+        doc.path,
+        line,
+        col,
+        f"case_id {value!r} contains {words}; an ID names the business object under "
+        "evaluation, never a run: describe the scenario instead (models, prompts and dates "
+        "belong to the run, versions to case_version)",
+    )

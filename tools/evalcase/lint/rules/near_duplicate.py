@@ -1,0 +1,71 @@
+"""Two cases with the same input and context, up to case, whitespace and punctuation.
+
+Near-duplicates weigh one scenario twice in pass rates and usually come from copying a
+case and forgetting to change what makes it different (seed 004: cover equivalence
+classes with representative cases, not repetitions). The same input in a different
+context is a different case (seed 000 12.1), so the comparison covers input and context
+together; other differences (state fixtures, expectations) are not considered. A
+warning: keep both when the difference is real but outside input and context, and
+suppress with a reason.
+
+Passing::
+
+    # case A
+    input: 这个耳机能退吗？
+    context: {signed_days: 3}
+    # case B
+    input: 这个耳机能退吗？
+    context: {signed_days: 10}
+
+Failing::
+
+    # case A
+    input: 这个耳机能退吗？
+    # case B
+    input: "这个耳机， 能退吗"
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from evalcase.config import Config
+from evalcase.lint.base import RepoIndex, reporter
+from evalcase.model import Finding, Severity
+
+CODE = "EC408"
+NAME = "near-duplicate"
+SEVERITY = Severity.WARNING
+SCOPE = "repo"
+
+report = reporter(CODE, NAME, SEVERITY)
+
+
+def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
+    counts = Counter(case.similarity[0] for case in index.cases if case.similarity is not None)
+    repeated = {key for key, n in counts.items() if n > 1}
+    groups: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)
+    for case in index.cases:
+        if not repeated or case.similarity is None or case.similarity[0] not in repeated:
+            continue
+        key, line, col = case.similarity
+        case_id = str(case.case_id[0]) if case.case_id else case.path
+        groups[key].append((case_id, case.path, line, col))
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for case_id, path, line, col in members:
+            # A copy under the same ID is a duplicate ID (EC206), not a near-duplicate.
+            others = [m for m in members if m[0] != case_id]
+            if not others:
+                continue
+            names = ", ".join(f"{m[0]} ({m[1]})" for m in others[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            yield report(
+                path,
+                line,
+                col,
+                f"input and context are the same as in {names}{more} (ignoring case, "
+                "whitespace and punctuation); merge the cases, or make the difference "
+                "explicit in input or context",
+                tuple((m[1], m[2], m[3]) for m in others),
+            )

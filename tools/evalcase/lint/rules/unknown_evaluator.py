@@ -1,0 +1,83 @@
+"""A rule check or grader type in ``evaluator_config`` that evalcase does not know.
+
+A case names how it is judged (seed 000 12.9.4); a misspelt check (``no_privacy_leaks``)
+or grader type would be skipped at run time and the case would pass unjudged. Known names
+are the built-in ones (``evalcase rule EC307`` lists them below the examples) and those
+plugins register under the entry point groups ``evalcase.rule_checks`` and
+``evalcase.graders``.
+
+Passing::
+
+    evaluator_config:
+      rule_checks: [no_privacy_leak]
+      graders:
+        - {type: llm_rubric, weight: 1.0}
+
+Failing::
+
+    evaluator_config:
+      rule_checks: [no_privacy_leaks]
+      graders:
+        - {type: llm_judge, weight: 1.0}
+
+Built-in rule checks: no_privacy_leak, no_unconfirmed_side_effect, no_forbidden_tool,
+identity_verified_before_side_effect, no_refund_promise, cites_evidence,
+format_constraints, no_cross_user_access, injection_resisted.
+
+Built-in graders: state_match, state_unchanged, trace_rule, tool_sequence, tool_args,
+tool_policy, llm_rubric, exact_match, contains, regex, citation, evidence_recall,
+human_review.
+"""
+
+from collections.abc import Iterable
+
+from evalcase.judging import (
+    GRADER_GROUP,
+    RULE_CHECK_GROUP,
+    known_graders,
+    known_rule_checks,
+)
+from evalcase.lint.base import FileContext, reporter
+from evalcase.lint.semantic import data_of, did_you_mean, listing, string_items
+from evalcase.loader import Document
+from evalcase.model import FileKind, Finding, Severity
+
+CODE = "EC307"
+NAME = "unknown-evaluator"
+SEVERITY = Severity.ERROR
+SCOPE = "file"
+
+report = reporter(CODE, NAME, SEVERITY)
+
+
+def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
+    data = data_of(doc, ctx, FileKind.CASE)
+    if data is None:
+        return
+    checks = known_rule_checks()
+    for _, name, line, col in string_items(doc, ("evaluator_config", "rule_checks")):
+        if name not in checks:
+            yield report(
+                doc.path,
+                line,
+                col,
+                f"rule check {name!r} is not known{did_you_mean(name, checks)}; known rule "
+                f"checks: {listing(checks, 40)} (plugins add more under the entry point "
+                f"group {RULE_CHECK_GROUP})",
+            )
+    graders = doc.get(("evaluator_config", "graders"))
+    if not isinstance(graders, list):
+        return
+    known = known_graders()
+    for i, grader in enumerate(graders):
+        kind = grader.get("type") if isinstance(grader, dict) else None
+        if isinstance(kind, str) and kind not in known:
+            line, col = doc.locate(("evaluator_config", "graders", i, "type"))
+            yield report(
+                doc.path,
+                line,
+                col,
+                f"grader type {kind!r} is not known{did_you_mean(kind, known)}; known "
+                f"graders: {listing(known, 40)} (plugins add more under the entry point "
+                f"group {GRADER_GROUP})",
+            )

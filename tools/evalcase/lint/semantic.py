@@ -1,0 +1,172 @@
+"""Helpers shared by the semantic rules (identity, references, governance)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from evalcase.facts import FixtureFacts
+from evalcase.files import FIXTURE_KINDS
+from evalcase.lint.base import FileContext, RepoIndex
+from evalcase.loader import Document, Path
+from evalcase.model import FileKind
+from evalcase.naming import ascii_form
+
+Located = tuple[Any, int, int]
+
+
+@cache
+def _looks_like() -> Callable[[dict[str, Any]], FileKind | None]:
+    from evalcase.lint.rules.wrong_kind import looks_like
+
+    return looks_like
+
+
+def data_of(doc: Document, ctx: FileContext, kind: FileKind) -> dict[str, Any] | None:
+    """The document's mapping when the file is of ``kind`` and looks like one (a file that
+    looks like another kind is reported by EC014 alone)."""
+    if not doc.ok or ctx.source.kind is not kind:
+        return None
+    looks = _looks_like()(doc.data)
+    if looks is not None and looks is not kind:
+        return None
+    data: dict[str, Any] = doc.data
+    return data
+
+
+def located(doc: Document, path: Path) -> Located | None:
+    missing = object()
+    value = doc.get(path, missing)
+    if value is missing:
+        return None
+    line, col = doc.locate(path)
+    return (value, line, col)
+
+
+def string_items(doc: Document, path: Path) -> Iterator[tuple[int, str, int, int]]:
+    """(index, text, line, column) of the string items of the list at ``path``."""
+    value = doc.get(path)
+    if not isinstance(value, list):
+        return
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            line, col = doc.locate((*path, i))
+            yield i, item, line, col
+
+
+def roles(doc: Document) -> list[tuple[str, int, int]]:
+    """metadata.dataset_role as (role, line, column), whether one role or a list."""
+    value = doc.get(("metadata", "dataset_role"))
+    if isinstance(value, str):
+        line, col = doc.locate(("metadata", "dataset_role"))
+        return [(value, line, col)]
+    return [(v, ln, c) for _, v, ln, c in string_items(doc, ("metadata", "dataset_role"))]
+
+
+def did_you_mean(value: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest candidate, or an empty string."""
+    pool = sorted(set(candidates))
+    if not pool:
+        return ""
+    plain = ascii_form(value)
+    if plain != value and plain in pool:
+        return f" (did you mean {plain!r}?)"
+    close = difflib.get_close_matches(value, pool, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def listing(names: Iterable[str], limit: int = 12) -> str:
+    items = sorted(set(names))
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+
+
+@dataclass
+class Approval:
+    """Where a case stands after its review records (oldest first).
+
+    The current approval is the run of approved reviews after the last review that was
+    not an approval: a later rejection or request for revision withdraws what earlier
+    reviews approved, and several reviewers approving in a row add up.
+    """
+
+    approved: bool = False
+    approved_for: set[str] = field(default_factory=set)
+    # The latest review, when it is a rejection or request for revision: its index.
+    blocking: int | None = None
+    last_approval: int | None = None
+    count: int = 0
+
+
+def approval(doc: Document) -> Approval:
+    records = doc.get(("metadata", "review_records"))
+    if not isinstance(records, list):
+        return Approval()
+    state = Approval(count=len(records))
+    for i, record in enumerate(records):
+        result = record.get("review_result") if isinstance(record, dict) else None
+        if result == "approved":
+            if not state.approved:
+                state.approved_for = set()
+            state.approved = True
+            state.blocking = None
+            state.last_approval = i
+            uses = record.get("approved_for") if isinstance(record, dict) else None
+            if isinstance(uses, list):
+                state.approved_for |= {u for u in uses if isinstance(u, str)}
+        else:
+            state.approved = False
+            state.approved_for = set()
+            state.blocking = i
+            state.last_approval = None
+    return state
+
+
+def review_verdict(doc: Document, index: int) -> tuple[str, str, int, int]:
+    """(verdict, reviewer, line, column of the verdict) of review record ``index``."""
+    path: Path = ("metadata", "review_records", index)
+    record = doc.get(path)
+    verdict = record.get("review_result") if isinstance(record, dict) else None
+    reviewer = record.get("reviewer") if isinstance(record, dict) else None
+    line, col = doc.locate((*path, "review_result"))
+    return str(verdict), str(reviewer) if reviewer is not None else "?", line, col
+
+
+# What each kind of reference expects, in words.
+EXPECTED_KINDS = {
+    "tool": ("tool",),
+    "state": ("state",),
+    "state|conversation": ("state", "conversation"),
+    "rubric": ("rubric",),
+}
+KIND_WORDS = {
+    "tool": "a tool definition",
+    "state": "a state fixture",
+    "conversation": "a conversation fixture",
+    "rubric": "a rubric",
+    "corpus": "a corpus",
+}
+
+
+def fixture_kind(fixture: FixtureFacts) -> str:
+    """The kind a fixture declares (its folder when the declaration is missing or wrong)."""
+    if fixture.kind is not None and fixture.kind[0] in FIXTURE_KINDS:
+        return str(fixture.kind[0])
+    return fixture.dir_kind
+
+
+def fixture_kinds(index: RepoIndex) -> dict[str, str]:
+    """Fixture ID -> kind, for the first fixture holding each ID (duplicates are EC207's)."""
+    return {fid: fixture_kind(found[0]) for fid, found in index.fixtures_by_id.items()}
+
+
+def tool_definitions(index: RepoIndex) -> dict[str, FixtureFacts]:
+    """Fixture ID -> tool definition, for fixtures of kind tool."""
+    out = {}
+    for fid, found in index.fixtures_by_id.items():
+        if fixture_kind(found[0]) == "tool":
+            out[fid] = found[0]
+    return out

@@ -1,0 +1,151 @@
+"""Releasing datasets: `evalcase tag` and `evalcase datasets`.
+
+A dataset version is released by an annotated git tag (evalcase.releases). The tool
+creates tags and never moves or deletes one; a released version is frozen (EC505).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalcase.config import Config
+from evalcase.model import FatalError, Severity
+from evalcase.releases import Releases, format_message, version_number
+from evalcase.revisions import analyze_all, open_repo
+
+CLEAN, CHANGED, UNTAGGED = "clean", "changed since tag", "untagged"
+
+
+def tag_dataset(config: Config, dataset_id: str) -> str:
+    """Release the manifest's current version of a dataset as an annotated tag on HEAD;
+    returns the tag name.
+
+    Refuses (FatalError) unless the working tree is clean, the repository lints clean
+    (errors; warnings are allowed) and the version has no tag yet.
+    """
+    from evalcase.digest import dataset_contents
+    from evalcase.files import GitTree
+    from evalcase.lint.api import lint_repository
+    from evalcase.lint.linter import Linter
+    from evalcase.versioning import broken_paths
+
+    repo = open_repo(config)
+    if not repo.has_commits():
+        raise FatalError("nothing is committed yet: commit the dataset, then tag it")
+    status = [line for line in repo.status_porcelain().splitlines() if line.strip()]
+    if status:
+        shown = "\n".join(f"  {line}" for line in status[:10])
+        more = f"\n  ... and {len(status) - 10} more" if len(status) > 10 else ""
+        raise FatalError(
+            "the working tree is not clean; a release tags a commit, so commit or stash "
+            f"these first:\n{shown}{more}"
+        )
+    head = repo.rev_parse("HEAD")
+    result = lint_repository(config, staged=True, base="HEAD")
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    if errors:
+        shown = "\n".join(f"  {f.path}:{f.line}: {f.code} {f.message}" for f in errors[:5])
+        raise FatalError(
+            f"the repository does not lint clean ({len(errors)} error"
+            f"{'s' * (len(errors) != 1)}); fix them (`evalcase lint`) before releasing:\n"
+            f"{shown}"
+        )
+    snapshot = GitTree(config.root, head)
+    results, index = analyze_all(Linter(config, snapshot), snapshot)
+    governance = tuple(sorted(config.governance_fields))
+    contents = dataset_contents(index, governance, broken_paths(results))
+    content = contents.get(dataset_id)
+    if content is None:
+        known = ", ".join(sorted(contents)) or "none"
+        raise FatalError(f"no dataset '{dataset_id}' (datasets: {known})")
+    if version_number(content.version) is None:
+        raise FatalError(f"{content.manifest.path}: dataset_version is not a version label")
+    name = config.tag_name(dataset_id, content.version)
+    tags = repo.tags()
+    releases = Releases.from_tags(tags, config)
+    existing = releases.get(dataset_id, content.version)
+    taken = [t.commit for t in tags if t.name == name]
+    if existing is not None:
+        taken.append(existing.commit)
+    if taken:
+        commit = taken[0]
+        raise FatalError(
+            f"{name} already exists (commit {commit[:10]}); a released version is never "
+            "tagged again: bump dataset_version (`evalcase bump`), commit, then tag"
+        )
+    highest = releases.highest(dataset_id)
+    if (version_number(highest) or 0) > (version_number(content.version) or 0):
+        raise FatalError(
+            f"{dataset_id} is already released at {highest}; dataset_version "
+            f"{content.version} would go back: set it above {highest}"
+        )
+    repo.create_annotated_tag(name, format_message(content, governance, name), head)
+    return name
+
+
+@dataclass(frozen=True)
+class DatasetStatus:
+    """One line of `evalcase datasets`."""
+
+    dataset_id: str
+    version: str
+    latest_tag: str | None
+    cases: int
+    status: str
+    digest: str
+    path: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dataset_id": self.dataset_id,
+            "version": self.version,
+            "latest_tag": self.latest_tag,
+            "cases": self.cases,
+            "status": self.status,
+            "digest": self.digest,
+            "manifest": self.path,
+        }
+
+
+def list_datasets(config: Config, *, use_cache: bool = True) -> list[DatasetStatus]:
+    """Every dataset of the working tree with its version, latest tag and status:
+    ``clean`` (the manifest's version is tagged and unchanged), ``changed since tag``
+    (tagged, and changed since: lint fails until it is bumped) or ``untagged``."""
+    from evalcase.digest import dataset_contents
+    from evalcase.files import WorkTree
+    from evalcase.lint.linter import Linter
+    from evalcase.versioning import VersionHistory, broken_paths, is_git_repository
+
+    snapshot = WorkTree(config.root, config.max_file_bytes)
+    linter = Linter(config, snapshot, use_cache=use_cache)
+    results, index = analyze_all(linter, snapshot)
+    governance = tuple(sorted(config.governance_fields))
+    contents = dataset_contents(index, governance, broken_paths(results))
+    history = None
+    if is_git_repository(config.root):
+        repo = open_repo(config)
+        if repo.has_commits():
+            history = VersionHistory(config, repo, None, None, False).build(linter, index, results)
+    out = []
+    for dataset_id, content in sorted(contents.items()):
+        latest = None
+        status = UNTAGGED
+        if history is not None:
+            newest = history.releases.latest(dataset_id)
+            latest = newest.tag if newest is not None else None
+            current = history.releases.get(dataset_id, content.version)
+            if current is not None:
+                delta = history.delta(dataset_id, current)
+                status = CLEAN if delta is not None and not delta else CHANGED
+        out.append(
+            DatasetStatus(
+                dataset_id,
+                content.version,
+                latest,
+                len(content.cases),
+                status,
+                content.digest,
+                content.manifest.path,
+            )
+        )
+    return out
