@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evalcase.config import load_config
@@ -49,13 +50,25 @@ def test_a_shared_fixture_changes_every_dataset_that_references_it(repo: Path) -
     assert after["workout_plan_edit_set"] == before["workout_plan_edit_set"]
 
 
+def _digests(fields: dict[str, str]) -> str:
+    return json.dumps(fields)
+
+
 def test_digests_are_stable_functions_of_field_digests() -> None:
     from evalcase.facts import CaseFacts, FixtureFacts
 
-    a = CaseFacts("a.yaml", "d", field_digests={"input": "1", "title": "2", "case_id": "3"})
-    b = CaseFacts("b.yaml", "d", field_digests={"input": "1", "title": "X", "case_id": "Y"})
+    a = CaseFacts(
+        "a.yaml", "d", field_digest_text=_digests({"input": "1", "title": "2", "case_id": "3"})
+    )
+    b = CaseFacts(
+        "b.yaml", "d", field_digest_text=_digests({"input": "1", "title": "X", "case_id": "Y"})
+    )
     assert case_digest(a, GOVERNANCE) == case_digest(b, GOVERNANCE)
     assert case_digest(a, ()) != case_digest(b, ())
-    f1 = FixtureFacts("f.yaml", "state", field_digests={"data": "1", "fixture_version": "v1"})
-    f2 = FixtureFacts("f.yaml", "state", field_digests={"data": "1", "fixture_version": "v2"})
+    f1 = FixtureFacts(
+        "f.yaml", "state", field_digest_text=_digests({"data": "1", "fixture_version": "v1"})
+    )
+    f2 = FixtureFacts(
+        "f.yaml", "state", field_digest_text=_digests({"data": "1", "fixture_version": "v2"})
+    )
     assert fixture_digest(f1) == fixture_digest(f2)

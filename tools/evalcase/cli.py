@@ -5,6 +5,7 @@ Exit status: 0 no errors (warnings allowed), 1 at least one error, 2 usage or fa
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -72,6 +73,11 @@ root_option = click.option(
 @click.version_option(__version__, prog_name="evalcase")
 def main() -> None:
     """evalcase: a git-native repository of evaluation cases, with a linter and a runner."""
+    # A command is a short-lived process that builds many small containers (parsed cases,
+    # cached facts) and no reference cycles worth collecting: the cyclic collector's
+    # passes over them cost a third of a warm lint run. Reference counting still frees
+    # everything as usual.
+    gc.disable()
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -127,7 +127,16 @@ def load_config(root: Path) -> Config:
 
 
 def _validate(raw: dict[str, Any], source: str) -> None:
-    from evalcase.schemas import validator_for
+    if not raw:
+        return
+    from evalcase.schemas import fast_validator_for, validator_for
+
+    fast = fast_validator_for("config")
+    try:
+        if fast is not None and fast.is_valid(raw):
+            return
+    except Exception:  # e.g. TOML dates, which JSON has not: the full validator explains
+        pass
 
     errors = sorted(validator_for("config").iter_errors(raw), key=lambda e: list(e.path))
     if errors:

@@ -12,19 +12,21 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from evalcase.model import FileKind
 
 ROOTS = ("datasets", "fixtures")
+_ROOT_PREFIXES = tuple(f"{root}/" for root in ROOTS)
 YAML_SUFFIXES = (".yaml", ".yml")
 FIXTURE_KINDS = ("state", "tool", "corpus", "rubric", "conversation")
 
 
-@dataclass(frozen=True, order=True)
-class SourceFile:
+class SourceFile(NamedTuple):
+    """One candidate file. A named tuple: a repository lists tens of thousands of them on
+    every run, and tuples are several times cheaper to build than frozen dataclasses."""
+
     path: str  # repository-relative, '/'-separated
     kind: FileKind
     # datasets/<dataset_dir>/... for cases and manifests; fixtures/<group>/... for fixtures
@@ -37,6 +39,10 @@ class SourceFile:
     def stem(self) -> str:
         name = self.path.rsplit("/", 1)[-1]
         return name.rsplit(".", 1)[0]
+
+
+def _by_path(source: SourceFile) -> str:
+    return source.path
 
 
 def classify(path: str) -> tuple[FileKind, str]:
@@ -58,10 +64,8 @@ def classify(path: str) -> tuple[FileKind, str]:
 
 def is_candidate(path: str) -> bool:
     """Files evalcase looks at: YAML under datasets/ or fixtures/, hidden files excepted."""
-    parts = path.split("/")
-    if parts[0] not in ROOTS or any(p.startswith(".") for p in parts):
-        return False
-    return path.endswith(YAML_SUFFIXES)
+    # String tests, not a split: this runs for every file of the repository on every run.
+    return path.endswith(YAML_SUFFIXES) and path.startswith(_ROOT_PREFIXES) and "/." not in path
 
 
 def blob_id(data: bytes) -> str:
@@ -90,7 +94,7 @@ class WorkTree:
 
     def files(self) -> list[SourceFile]:
         if self._files is None:
-            self._files = sorted(self._walk())
+            self._files = sorted(self._walk(), key=_by_path)
         return self._files
 
     def _walk(self) -> Iterable[SourceFile]:
@@ -168,7 +172,7 @@ class GitTree:
                     pass
                 kind, group = classify(path)
                 out.append(SourceFile(path, kind, group, blob, symlink=symlink, size=size))
-            self._files = sorted(out)
+            self._files = sorted(out, key=_by_path)
         return self._files
 
     def read(self, paths: Iterable[str]) -> dict[str, bytes]:

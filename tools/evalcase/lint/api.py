@@ -50,7 +50,7 @@ def lint_repository(
     if paths is None:
         return linter.run()
     only = filter_to(snapshot.files(), resolve_paths(root, paths, cwd or Path.cwd()))
-    result = linter.run()
+    result = linter.run(focus=only)
     result.findings = [f for f in result.findings if _reported(f, only, staged)]
     return result
 

@@ -89,6 +89,40 @@ class RepoIndex:
     corpora_by_version: dict[str, list[FixtureFacts]] = field(default_factory=dict)
     knowledge_bases: dict[str, list[FixtureFacts]] = field(default_factory=dict)
     manifests_by_dir: dict[str, ManifestFacts] = field(default_factory=dict)
+    # Paths whose findings will be reported (pre-commit passes a few); None for all.
+    focus: frozenset[str] | None = None
+    _checked: list[CaseFacts] | None = field(default=None, repr=False)
+
+    def checked_cases(self) -> list[CaseFacts]:
+        """The cases a per-case repo rule must check: those whose findings are reported.
+
+        Rules that compare cases with each other (duplicates) still read ``cases``.
+        """
+        if self.focus is None:
+            return self.cases
+        if self._checked is not None:
+            return self._checked
+        focus = self.focus
+        # A fixture in focus is checked through the cases that use it (a tool's broken
+        # parameter schema is found while checking expected_args).
+        targets: set[str] = set()
+        for fixture in self.fixtures:
+            if fixture.path in focus:
+                targets.update(
+                    str(v)
+                    for v in (
+                        fixture.fixture_id[0] if fixture.fixture_id else None,
+                        fixture.corpus_version,
+                        fixture.knowledge_base,
+                    )
+                    if v is not None
+                )
+        self._checked = [
+            case
+            for case in self.cases
+            if case.path in focus or (targets and any(ref[2] in targets for ref in case.refs))
+        ]
+        return self._checked
 
     def add(self, facts: CaseFacts | FixtureFacts | ManifestFacts) -> None:
         if isinstance(facts, CaseFacts):

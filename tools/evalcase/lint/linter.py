@@ -56,9 +56,9 @@ class FileResult:
     def from_raw(cls, raw: tuple[Any, ...]) -> FileResult:
         findings, facts, sups = raw
         return cls(
-            tuple(Finding.from_raw(f) for f in findings),
+            tuple(map(Finding.from_raw, findings)) if findings else (),
             None if facts is None else from_raw(facts),
-            tuple(Suppression(*s) for s in sups),
+            tuple(Suppression(*s) for s in sups) if sups else (),
         )
 
 
@@ -256,11 +256,16 @@ class Linter:
             return _analyze_chunk(work, self.config)
         return out
 
-    def run(self, only: Iterable[str] | None = None) -> LintResult:
+    def run(
+        self, only: Iterable[str] | None = None, *, focus: Iterable[str] | None = None
+    ) -> LintResult:
+        """Lint every file. ``only``: keep findings on these paths. ``focus``: per-case
+        repo rules need only check these paths (the caller reports nothing else)."""
         sources = self.snapshot.files()
         only_set = None if only is None else set(only)
+        focus_set = only_set if focus is None else set(focus)
         cache = self.cache()
-        run_key = self._run_key(sources)
+        run_key = self._run_key(sources, focus_set)
         if cache is not None and run_key is not None:
             stored = cache.get_run(run_key)
             if stored is not None:
@@ -271,7 +276,7 @@ class Linter:
                     pass
         self.analysed = 0
         results = self.analyze_files(sources)
-        index = RepoIndex()
+        index = RepoIndex(focus=None if focus_set is None else frozenset(focus_set))
         findings: list[Finding] = []
         source_rules = _source_rules()
         for source in sources:
@@ -299,9 +304,12 @@ class Linter:
             index=index,
         )
 
-    def _run_key(self, sources: Sequence[SourceFile]) -> str | None:
+    def _run_key(self, sources: Sequence[SourceFile], only: set[str] | None) -> str | None:
         h = hashlib.blake2b(digest_size=20)
         h.update(self.namespace.encode())
+        # A run that reports on some files checks only those in per-case repo rules, so
+        # its findings stand for that selection only.
+        h.update(repr(sorted(only) if only is not None else None).encode())
         # Some repo findings depend on the date (EC405: a retention period that has ended).
         h.update(_today().encode())
         if self.history is not None:

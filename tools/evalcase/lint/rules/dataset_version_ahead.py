@@ -39,7 +39,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             if number is not None:
                 current[folder] = (number, str(manifest.dataset_version[0]))
     numbers: dict[object, int | None] = {}
-    for case in index.cases:
+    for case in index.checked_cases():
         if case.dataset_version is None:
             continue
         limit = current.get(case.dataset_dir)

@@ -146,7 +146,7 @@ def _explain(error: Any) -> str:
 
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     tools: dict[str, _Tool | None] = {}
-    for case in index.cases:
+    for case in index.checked_cases():
         for tool_name, args, tool_line, tool_col, arg_locs in case.expected_args:
             if not isinstance(args, dict):
                 continue

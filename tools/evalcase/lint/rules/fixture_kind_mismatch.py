@@ -46,7 +46,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     }
     fine[CORPUS_VERSION] = set(index.corpora_by_version)
     fine[KNOWLEDGE_BASE] = set(index.knowledge_bases)
-    for case in index.cases:
+    for case in index.checked_cases():
         for ref in case.refs:
             ok = fine.get(ref[1])
             if ok is not None and ref[2] in ok:

@@ -39,7 +39,7 @@ report = reporter(CODE, NAME, SEVERITY)
 
 
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
-    for case in index.cases:
+    for case in index.checked_cases():
         if not case.gold_evidence:
             continue
         version = next((r[2] for r in case.refs if r[1] == CORPUS_VERSION), None)

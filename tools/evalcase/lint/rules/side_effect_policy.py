@@ -46,7 +46,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     tools = tool_definitions(index)
     effects = {name: tool.side_effect for name, tool in tools.items()}
     changes_state = {name for name, effect in effects.items() if effect}
-    for case in index.cases:
+    for case in index.checked_cases():
         offered = [r for r in case.refs if r[2] in changes_state and r[0] in _OFFERED]
         policies = [r for r in case.refs if r[0] == _POLICY]
         if not offered and not policies:

@@ -53,7 +53,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         CORPUS_VERSION: set(index.corpora_by_version) | set(known),
         KNOWLEDGE_BASE: set(index.knowledge_bases),
     }
-    for case in index.cases:
+    for case in index.checked_cases():
         for ref in case.refs:
             if ref[2] in fine.get(ref[1], known):
                 continue

@@ -54,7 +54,7 @@ def today() -> str:
 
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     now = today()
-    for case in index.cases:
+    for case in index.checked_cases():
         if case.usage_status is not None:
             status, line, col = case.usage_status
             if status != ALLOWED:
