@@ -12,7 +12,7 @@ processes, several runs each, and prints medians:
    files (cache warm from a run at REF, as on a developer machine or a CI cache);
 5. ``check-jsonschema`` with the same case schema on the same case files (the reference:
    schema validation only);
-6. peak memory (the whole process tree) of 1 and 4.
+6. peak memory (the whole process tree, proportional set size) of 1 and 4.
 
 Usage (from the repository root, with evalcase and check-jsonschema installed)::
 
@@ -104,26 +104,32 @@ class Sample:
     output: str
 
 
-def _tree_rss_kb(root_pid: int) -> int:
-    """Resident memory of a process and all its descendants, from /proc."""
+def _tree_memory_kb(root_pid: int) -> int:
+    """Proportional memory (PSS) of a process and all its descendants, from /proc.
+
+    PSS splits pages shared between processes (a forked worker shares its parent's) among
+    them, so the sum is what the tree really holds; summing RSS would count shared pages
+    once per process.
+    """
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/status") as f:
-                status = f.read()
-        except OSError:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        ppid = int(re.search(r"^PPid:\s+(\d+)", status, re.M).group(1))  # type: ignore[union-attr]
-        m = re.search(r"^VmRSS:\s+(\d+)", status, re.M)
-        rss[int(entry)] = int(m.group(1)) if m else 0
         children.setdefault(ppid, []).append(int(entry))
     total, stack = 0, [root_pid]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                m = re.search(r"^Pss:\s+(\d+)", f.read(), re.M)
+                total += int(m.group(1)) if m else 0
+        except OSError:
+            pass
         stack.extend(children.get(pid, []))
     return total
 
@@ -139,7 +145,7 @@ def measure(cmd: list[str], cwd: Path, track_memory: bool = False) -> Sample:
     def poll() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
+            peak = max(peak, _tree_memory_kb(proc.pid))
             stop.wait(0.02)
 
     poller = threading.Thread(target=poll, daemon=True) if track_memory else None

@@ -94,7 +94,13 @@ def fields_digest(fields: Mapping[str, str]) -> str:
     return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()
 
 
+def governance_key(governance: Collection[str]) -> str:
+    return ",".join(sorted(governance))
+
+
 def case_digest(facts: CaseFacts, governance: Collection[str]) -> str:
+    if facts.content_digest and facts.content_governance == governance_key(governance):
+        return facts.content_digest
     return fields_digest(case_content(facts, governance))
 
 

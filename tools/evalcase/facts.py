@@ -85,6 +85,10 @@ class CaseFacts(_FieldDigests):
     usage_status: Located | None = None
     allowed_uses: Located | None = None
     retention_until: Located | None = None
+    # The content digest under the configured governance fields (which ones, comma
+    # separated), computed once with the file: every run needs it for every case.
+    content_governance: str = ""
+    content_digest: str = ""
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))

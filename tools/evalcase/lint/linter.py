@@ -119,7 +119,16 @@ def analyze(source: SourceFile, raw: bytes, config: Config) -> FileResult:
             if looks is None or looks is kind:
                 findings += schemas.validate(doc, kind.value)
                 if kind is FileKind.CASE:
+                    from dataclasses import replace
+
+                    from evalcase.digest import case_digest, governance_key
+
                     facts = case_facts(doc, source.group)
+                    facts = replace(
+                        facts,
+                        content_governance=governance_key(config.governance_fields),
+                        content_digest=case_digest(facts, config.governance_fields),
+                    )
                 elif kind is FileKind.FIXTURE:
                     facts = fixture_facts(doc, source.group)
                 else:
