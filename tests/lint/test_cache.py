@@ -113,3 +113,24 @@ def test_a_failing_file_never_passes_through_the_cache(example_repo: Path) -> No
     assert run(example_repo, cache=True)[0] == []
     case.write_text(bad, "utf-8")
     assert run(example_repo, cache=True)[0] == first
+
+
+def test_a_cache_committed_to_the_repository_is_never_trusted(example_repo: Path) -> None:
+    """A pull request could force-add a crafted cache; lint must not read it."""
+    from tests.helpers import commit_all, git, init_repo
+
+    case = example_repo / CASE
+    bad = case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7")
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    clean, _, _ = run(example_repo, cache=True)  # the cache now says: no findings
+    assert clean == []
+    case.write_text(bad, "utf-8")
+    expected, _, _ = run(example_repo, cache=False)
+    assert any(f.code == "EC104" for f in expected)
+    # Whatever a committed cache holds, it is ignored: findings come from the files.
+    git(example_repo, "add", "-f", ".evalcase_cache")
+    git(example_repo, "commit", "-q", "-m", "force-add the cache")
+    findings, hit, _ = run(example_repo, cache=True)
+    assert not hit
+    assert findings == expected

@@ -164,6 +164,11 @@ class Repo:
         out = self.git.ls_files("--others", "-z", "--", *roots, strip_newline_in_stdout=False)
         return [p for p in out.split("\0") if p]
 
+    def tracks_any(self, path: str) -> bool:
+        """Whether git tracks any file at or under ``path`` (in the index)."""
+        out = self.git.ls_files("-z", "--", path, strip_newline_in_stdout=False)
+        return bool(out.strip("\0"))
+
     def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:
         """Create an annotated tag; never moves an existing one (git refuses without -f)."""
         import git

@@ -46,6 +46,10 @@ def lint_repository(
     else:
         snapshot = WorkTree(root, config.max_file_bytes)
     history = versioning.history_for(config, base=base, staged=staged) if is_git else None
+    if use_cache and is_git and _cache_is_committed(config):
+        # A cache that came with the checkout was written by whoever committed it, not by
+        # this machine: it could make bad files pass. Lint without it.
+        use_cache = False
     linter = Linter(config, snapshot, use_cache=use_cache, jobs=jobs, history=history)
     if paths is None:
         return linter.run()
@@ -64,3 +68,13 @@ def _reported(finding: Finding, only: set[str], staged: bool) -> bool:
     if rule is None or rule.scope != "history":
         return False
     return staged or any(path in only for path, _, _ in finding.related)
+
+
+def _cache_is_committed(config: Config) -> bool:
+    from evalcase import gitio
+
+    repo = gitio.Repo(config.root)
+    try:
+        return repo.tracks_any(config.cache_dir)
+    finally:
+        repo.close()
