@@ -181,3 +181,10 @@ def test_paths_narrow_the_report_not_the_context(example_repo: Path) -> None:
     sub = run_cli("lint", "--no-cache", "cases/refund_eligibility_001.yaml",
                   cwd=example_repo / "datasets/refund_regression_set")  # fmt: skip
     assert sub.returncode == 1 and CASE in sub.stdout
+
+
+def test_graders_lists_what_evaluator_config_may_name() -> None:
+    proc = run_cli("graders", cwd=REPO_ROOT)
+    assert proc.returncode == 0
+    assert re.search(r"^  state_match\s+\S", proc.stdout, re.M)
+    assert re.search(r"^  no_privacy_leak\s+\S", proc.stdout, re.M)

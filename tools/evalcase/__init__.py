@@ -1,3 +1,3 @@
-"""evalcase: a git-native repository of evaluation cases, with a linter and a runner."""
+"""evalcase: a git-native repository of evaluation cases, and the linter that guards it."""
 
 __version__ = "0.1.0"

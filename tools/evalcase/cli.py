@@ -72,7 +72,7 @@ root_option = click.option(
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalcase")
 def main() -> None:
-    """evalcase: a git-native repository of evaluation cases, with a linter and a runner."""
+    """evalcase: a git-native repository of evaluation cases, and the linter that guards it."""
     # A command is a short-lived process that builds many small containers (parsed cases,
     # cached facts) and no reference cycles worth collecting: the cyclic collector's
     # passes over them cost a third of a warm lint run. Reference counting still frees
@@ -184,6 +184,25 @@ def rules_command() -> None:
 
     for code, rule in RULES.items():
         click.echo(f"{code}  {rule.name:<28} {rule.severity!s:<8} {rule.summary}")
+
+
+@main.command("graders")
+def graders_command() -> None:
+    """List the grader types and rule checks evaluator_config may name (plugins included)."""
+    from evalcase import judging
+
+    sections = (
+        ("graders (evaluator_config.graders[].type)", judging.GRADERS, judging.GRADER_GROUP),
+        ("rule checks (evaluator_config.rule_checks)", judging.RULE_CHECKS,
+         judging.RULE_CHECK_GROUP),
+    )  # fmt: skip
+    for title, builtin, group in sections:
+        click.echo(f"{title}:")
+        for name, description in builtin.items():
+            click.echo(f"  {name:<38} {description}")
+        for name in judging.plugin_names(group):
+            if name not in builtin:
+                click.echo(f"  {name:<38} (plugin, entry point group {group})")
 
 
 @main.command("rule")
