@@ -192,6 +192,12 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         refs.extend((field_name, kind, str(v), ln, c) for v, ln, c in items)
 
     add("environment.tools", TOOL, _strings(doc, ("environment", "tools")))
+    faults = doc.get(("environment", "faults"))
+    if isinstance(faults, list):
+        for i in range(len(faults)):
+            fault_tool = _string(doc, ("environment", "faults", i, "tool"))
+            if fault_tool is not None:
+                add("environment.faults.tool", TOOL, [fault_tool])
     add("available_tools", TOOL, _strings(doc, ("available_tools",)))
     add("expected_tool_sequence", TOOL, _strings(doc, ("expected_tool_sequence",)))
     add("forbidden_tools", TOOL, _strings(doc, ("forbidden_tools",)))

@@ -446,6 +446,12 @@ def _layout_digest() -> str:
 
     parts = [",".join(sorted(RULES))]
     parts += [",".join(f.name for f in fields(c)) for c in (CaseFacts, FixtureFacts, ManifestFacts)]
+    # evalcase's own code: a changed rule or loader in a checkout without a version bump
+    # must not reuse results. Sizes and times of the package's files cost one stat each.
+    package = Path(__file__).resolve().parents[1]
+    for source in sorted(package.rglob("*.py")):
+        info = source.stat()
+        parts.append(f"{source.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 

@@ -1,9 +1,10 @@
-"""An expected call, expected arguments or a side-effect policy for a tool not offered.
+"""An expected call, expected arguments, a side-effect policy or a fault for a tool not offered.
 
 The agent can only call the tools a case makes available (``available_tools`` and
 ``environment.tools``). Expecting a call to any other tool makes the case impossible to
-pass, and a policy for a tool that is not offered governs nothing: both are usually a
-typo or a tool removed from the list but not from the expectations.
+pass, and a policy or an injected fault (``environment.faults``) for a tool that is not
+offered does nothing: each is usually a typo or a tool removed from the list but not from
+the expectations.
 
 ``forbidden_tools`` is deliberately not checked here: forbidding a tool that is not
 offered is legitimate (the case stays meaningful if the tool list grows, and the
@@ -72,3 +73,9 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         if isinstance(tool, str) and tool not in offered:
             line, col = doc.locate(path)
             yield report(doc.path, line, col, problem("side_effect_policy governs", tool))
+    faults = doc.get(("environment", "faults"))
+    for i in range(len(faults) if isinstance(faults, list) else 0):
+        tool = doc.get(("environment", "faults", i, "tool"))
+        if isinstance(tool, str) and tool not in offered:
+            line, col = doc.locate(("environment", "faults", i, "tool"))
+            yield report(doc.path, line, col, problem("environment.faults injects into", tool))
