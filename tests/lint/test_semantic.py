@@ -261,19 +261,15 @@ def synthetic_index(n: int) -> RepoIndex:
     return index
 
 
-def test_repo_rules_stay_fast_at_ten_thousand_cases() -> None:
-    """The budget is 0.3 s for every repository rule together on 10,000 cases; this
-    guard allows for a loaded machine and catches anything worse than linear."""
+def test_repo_rules_find_nothing_in_a_consistent_repository_of_ten_thousand_cases() -> None:
+    """Cross-file rules at scale: no false positives among 10,000 consistent cases.
+    (Their speed is measured by benchmarks/lint_bench.py, not here.)"""
     index = synthetic_index(10_000)
     config = Config(root=REPO_ROOT)
     repo_rules = [r for r in RULES.values() if r.scope == "repo" and r.code[2] in "234"]
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        for rule in repo_rules:
-            assert list(rule.module.check(index, config)) == []
-        best = min(best, time.process_time() - start)
-    assert best < 1.0, f"repository rules took {best:.2f} s on 10,000 cases"
+    assert repo_rules
+    for rule in repo_rules:
+        assert list(rule.module.check(index, config)) == [], rule.code
 
 
 def test_the_example_repository_satisfies_every_semantic_rule(example_repo: Path) -> None:

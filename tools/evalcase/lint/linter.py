@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
@@ -37,9 +37,11 @@ _INVALID = "EC901"
 _PARALLEL_THRESHOLD = 200
 
 
-@dataclass(frozen=True)
-class FileResult:
-    """Everything lint learns from one file's content; cached by content."""
+class FileResult(NamedTuple):
+    """Everything lint learns from one file's content; cached by content.
+
+    A named tuple: one is rebuilt from the cache for every file on every run.
+    """
 
     findings: tuple[Finding, ...]
     facts: Facts | None
