@@ -398,7 +398,12 @@ class _Builder:
 
         doc = self.doc
         pos = self._pos
+        # Without odd line breaks (the usual case) libyaml's marks need no mapping: the
+        # per-value call to _pos is skipped, as is the per-event call to _count.
+        plain = self.breaks is None
+        positions = doc.positions
         max_depth = self.limits.max_depth
+        max_nodes = self.limits.max_nodes
         # Each frame: [container, path, pending key (or _NO_KEY), key position, seen keys,
         #              nodes at start, anchor, start mark, levels of its deepest child]
         stack: list[list[Any]] = []
@@ -420,7 +425,7 @@ class _Builder:
             if isinstance(container, list):
                 path = (*frame[1], len(container))
                 container.append(value)
-                doc.positions[path] = pos(mark)
+                positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
                 return
             key = frame[2]
             if key is _NO_KEY:
@@ -431,14 +436,16 @@ class _Builder:
                 return
             path = (*frame[1], key)
             container[key] = value
-            doc.positions[path] = pos(mark)
+            positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
             doc.key_positions[path] = frame[3]
 
         while parser.check_event():
             event = parser.get_event()
             cls = event.__class__
             if cls is ev.ScalarEvent:
-                self._count(1, event.start_mark)
+                self.nodes += 1
+                if self.nodes > max_nodes:
+                    self._count(0, event.start_mark)
                 value = self._scalar(event)
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1, 0)
