@@ -36,6 +36,13 @@ def fatal_errors(func: F) -> F:
             sys.exit(EXIT_FATAL)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
+        except ModuleNotFoundError as exc:
+            click.echo(
+                f"evalcase: error: the module '{exc.name}' is not installed; install evalcase "
+                "with its dependencies (pip install evalcase, or pip install -e . here)",
+                err=True,
+            )
+            sys.exit(EXIT_FATAL)
         except Exception as exc:
             if os.environ.get("EVALCASE_DEBUG"):
                 raise
