@@ -20,11 +20,11 @@ dataset_id. The history rules (EC5xx, ``SCOPE = "history"``) read a :class:`Hist
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from evalcase.config import Config
 from evalcase.digest import (
@@ -334,6 +334,20 @@ class History:
         return self._pairs(self.index.manifests, previous)
 
     # --- releases ----------------------------------------------------------------------
+    def versioned_pairs(self) -> Iterator[tuple[bool, Pair[Any]]]:
+        """(is a manifest, pair) for every case, fixture and manifest present on both sides
+        with a readable version: what the version-direction rules (EC502, EC503) compare."""
+        groups: list[tuple[bool, list[Pair[Any]]]] = [
+            (False, list(self.cases)),
+            (False, list(self.fixtures)),
+            (True, list(self.manifests)),
+        ]
+        for is_manifest, pairs in groups:
+            for pair in pairs:
+                if pair.current is None or pair.old_number is None or pair.new_number is None:
+                    continue
+                yield is_manifest, pair
+
     def release_maps(
         self, release: Release
     ) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None:

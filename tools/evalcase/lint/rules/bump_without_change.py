@@ -20,14 +20,14 @@ Failing::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
 from evalcase.versioning import located_version, names, position, version_field
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History, Pair
+    from evalcase.versioning import History
 
 CODE = "EC503"
 NAME = "bump-without-change"
@@ -52,32 +52,26 @@ def _dataset_unchanged(history: History, dataset_id: str, base_version: str) -> 
 
 
 def check(history: History) -> Iterator[Finding]:
-    groups: list[tuple[bool, list[Pair[Any]]]] = [
-        (False, list(history.cases)),
-        (False, list(history.fixtures)),
-        (True, list(history.manifests)),
-    ]
-    for is_manifest, pairs in groups:
-        for pair in pairs:
-            current = pair.current
-            if current is None or pair.old_number is None or pair.new_number is None:
+    for is_manifest, pair in history.versioned_pairs():
+        current = pair.current
+        assert current is not None and pair.old_number is not None
+        assert pair.new_number is not None
+        if pair.new_number <= pair.old_number or pair.content_changed:
+            continue
+        if is_manifest:
+            if not _dataset_unchanged(history, pair.id, pair.old_version):
                 continue
-            if pair.new_number <= pair.old_number or pair.content_changed:
-                continue
-            if is_manifest:
-                if not _dataset_unchanged(history, pair.id, pair.old_version):
-                    continue
-                what = "no case, referenced fixture or manifest field changed"
-            elif pair.other_fields:
-                what = f"only governance fields changed ({names(pair.other_fields, 6)})"
-            else:
-                what = "its content did not change"
-            line, column = position(located_version(current))
-            yield report(
-                current.path,
-                line,
-                column,
-                f"{version_field(current)} bumped from {pair.old_version} at "
-                f"{history.base_name} to {pair.new_version} but {what}; keep "
-                f"{pair.old_version} unless the bump is deliberate",
-            )
+            what = "no case, referenced fixture or manifest field changed"
+        elif pair.other_fields:
+            what = f"only governance fields changed ({names(pair.other_fields, 6)})"
+        else:
+            what = "its content did not change"
+        line, column = position(located_version(current))
+        yield report(
+            current.path,
+            line,
+            column,
+            f"{version_field(current)} bumped from {pair.old_version} at "
+            f"{history.base_name} to {pair.new_version} but {what}; keep "
+            f"{pair.old_version} unless the bump is deliberate",
+        )

@@ -16,14 +16,14 @@ Failing::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
 from evalcase.versioning import located_version, position, version_field
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History, Pair
+    from evalcase.versioning import History
 
 CODE = "EC502"
 NAME = "version-decreased"
@@ -34,28 +34,22 @@ report = reporter(CODE, NAME, SEVERITY)
 
 
 def check(history: History) -> Iterator[Finding]:
-    groups: list[tuple[bool, list[Pair[Any]]]] = [
-        (False, list(history.cases)),
-        (False, list(history.fixtures)),
-        (True, list(history.manifests)),
-    ]
-    for is_manifest, pairs in groups:
-        for pair in pairs:
-            current = pair.current
-            if current is None or pair.old_number is None or pair.new_number is None:
-                continue
-            if pair.new_number >= pair.old_number:
-                continue
-            if is_manifest:
-                target = history.dataset_target(pair.id) or pair.old_version
-            else:
-                target = pair.target_version() or pair.old_version
-            line, column = position(located_version(current))
-            yield report(
-                current.path,
-                line,
-                column,
-                f"{version_field(current)} went down from {pair.old_version} at "
-                f"{history.base_name} to {pair.new_version}; versions never decrease: set "
-                f"it to {target}",
-            )
+    for is_manifest, pair in history.versioned_pairs():
+        current = pair.current
+        assert current is not None and pair.old_number is not None
+        assert pair.new_number is not None
+        if pair.new_number >= pair.old_number:
+            continue
+        if is_manifest:
+            target = history.dataset_target(pair.id) or pair.old_version
+        else:
+            target = pair.target_version() or pair.old_version
+        line, column = position(located_version(current))
+        yield report(
+            current.path,
+            line,
+            column,
+            f"{version_field(current)} went down from {pair.old_version} at "
+            f"{history.base_name} to {pair.new_version}; versions never decrease: set "
+            f"it to {target}",
+        )
