@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -63,37 +64,50 @@ def test_identical_findings_through_edits_deletes_renames_and_config(example_rep
     assert any(f.code == "EC005" for f in tight)
 
 
-@pytest.mark.parametrize("name", ["runs.cache", "files.cache"])
-@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "directory"])
-def test_a_damaged_cache_is_ignored_and_rebuilt(example_repo: Path, damage: str, name: str) -> None:
+@pytest.mark.parametrize(
+    "damage", ["truncate", "flip", "flip-early", "garbage", "empty", "foreign", "directory"]
+)
+def test_a_damaged_store_is_ignored_and_rebuilt(example_repo: Path, damage: str) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
     expected, _, _ = run(example_repo, cache=False)
     assert expected
     run(example_repo, cache=True)
-    cache_file = example_repo / ".evalcase_cache" / name
-    blob = cache_file.read_bytes()
+    store = example_repo / ".evalcase_cache" / "lint.sqlite"
+    blob = store.read_bytes()
     if damage == "truncate":
-        cache_file.write_bytes(blob[: len(blob) // 2])
+        store.write_bytes(blob[: len(blob) // 2])
     elif damage == "flip":
-        cache_file.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+        store.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+    elif damage == "flip-early":
+        # Inside the first data pages (past the 100-byte header): rows or b-tree cells.
+        middle = 4096 + 200
+        store.write_bytes(blob[:middle] + bytes(b ^ 0x5A for b in blob[middle:middle + 64])
+                          + blob[middle + 64:])  # fmt: skip
     elif damage == "garbage":
-        cache_file.write_bytes(b"\x00" * 1000)
+        store.write_bytes(b"\x00" * 1000)
     elif damage == "empty":
-        cache_file.write_bytes(b"")
+        store.write_bytes(b"")
+    elif damage == "foreign":
+        # A valid SQLite database written by something else (or another evalcase).
+        store.unlink()
+        db = sqlite3.connect(store)
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("INSERT INTO meta VALUES ('schema', 'evalcase-lint-store-1')")
+        db.execute("INSERT INTO meta VALUES ('namespace', 'someone else')")
+        db.commit()
+        db.close()
     else:
-        cache_file.unlink()
-        cache_file.mkdir()
-    findings, hit, _ = run(example_repo, cache=True)
-    assert not hit or name == "files.cache"  # a whole-run entry does not need files.cache
+        store.unlink()
+        store.mkdir()
+    findings, _hit, _ = run(example_repo, cache=True)
     assert findings == expected
-    if name == "files.cache":
-        # Force the per-file path: a change elsewhere invalidates the whole-run entry.
-        (example_repo / "fixtures/state/extra_note.yaml").write_text("x: 1\n", "utf-8")
-        findings, hit, _ = run(example_repo, cache=True)
-        assert not hit
-        assert [f for f in findings if f.path != "fixtures/state/extra_note.yaml"] == expected
-        (example_repo / "fixtures/state/extra_note.yaml").unlink()
+    # The per-file path: a change elsewhere invalidates the whole-run entry.
+    (example_repo / "fixtures/state/extra_note.yaml").write_text("x: 1\n", "utf-8")
+    findings, hit, _ = run(example_repo, cache=True)
+    assert not hit
+    assert [f for f in findings if f.path != "fixtures/state/extra_note.yaml"] == expected
+    (example_repo / "fixtures/state/extra_note.yaml").unlink()
     if damage != "directory":
         # Rebuilt: after one more full run, runs are hits again, with the same findings.
         run(example_repo, cache=True)

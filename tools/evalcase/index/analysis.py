@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from evalcase.config import Config
 from evalcase.files import Snapshot, SourceFile, classify, looks_like
 from evalcase.index.facts import (
+    CaseFacts,
     Facts,
     case_facts,
     fixture_facts,
@@ -25,12 +26,16 @@ from evalcase.index.facts import (
     manifest_facts,
     to_raw,
 )
+from evalcase.index.refs import referenced_keys
 from evalcase.index.repo import RepoIndex
+from evalcase.index.store import ref_key
 from evalcase.loader import Limits, capped, load
 from evalcase.model import FileKind, Finding, Severity
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 _PARALLEL_THRESHOLD = 200
+# Files read and analysed at a time (bounds the contents held in memory).
+_CHUNK = 500
 # Reported when a file is too large or too deep to analyse (documented by lint's rule
 # modules EC005 file-too-large and EC006 resource-limit).
 TOO_LARGE = ("EC005", "file-too-large", Severity.ERROR)
@@ -148,6 +153,33 @@ def analyze(
     return FileResult(tuple(sorted(set(findings))), facts, sups)
 
 
+def _rows(chunk: list[SourceFile], raws: list[Any]) -> Iterator[tuple[Any, ...]]:
+    """Store rows of analysed files, with the columns repository-wide lookups use."""
+    for source, raw in zip(chunk, raws, strict=True):
+        facts = raw[1]
+        kind, case_id, similarity, keys = "", None, None, []
+        if facts is not None:
+            kind = facts[0]
+            if kind == "case":
+                case = from_raw(facts)
+                assert isinstance(case, CaseFacts)
+                if case.case_id is not None and isinstance(case.case_id[0], str):
+                    case_id = case.case_id[0]
+                if case.similarity is not None:
+                    similarity = case.similarity[0]
+                keys = [ref_key(k, v) for k, v in referenced_keys(case.refs)]
+        yield (source.path, source.blob, kind, case_id, similarity, keys, raw)
+
+
+def _pool(jobs: int) -> Any:
+    try:
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=jobs)
+    except (OSError, RuntimeError, ImportError):
+        return None  # no process pool on this platform or sandbox: do the work here
+
+
 def _analyze_chunk(
     chunk: list[tuple[SourceFile, bytes]], config: Config, checks: Checks
 ) -> list[Any]:
@@ -208,27 +240,30 @@ class Analyzer:
 
     def cache(self) -> Any:
         if self._cache is None and self.use_cache:
-            from evalcase.index.cache import Cache
+            from evalcase.index.store import Store
 
-            self._cache = Cache(self.config.root / self.config.cache_dir, self.namespace)
+            self._cache = Store(self.config.root / self.config.cache_dir, self.namespace)
         return self._cache
 
     def analyze_files(
         self, sources: Sequence[SourceFile], snapshot: Snapshot | None = None
     ) -> dict[str, FileResult]:
-        """Results for the given files, from the cache where possible. ``snapshot``: read
+        """Results for the given files, from the store where possible. ``snapshot``: read
         them from another view (a base commit, a release) than the analyzer's own."""
-        cache = self.cache()
+        store = self.cache()
         results: dict[str, FileResult] = {}
-        missing: list[SourceFile] = []
+        pending: list[SourceFile] = []
         for source in sources:
             if source.symlink:
                 results[source.path] = FileResult((), None, ())
-                continue
-            if source.size > self.config.max_file_bytes:
+            elif source.size > self.config.max_file_bytes:
                 results[source.path] = _too_large_result(source, self.config)
-                continue
-            raw = cache.get_file(self._key(source)) if cache is not None else None
+            else:
+                pending.append(source)
+        stored = store.get_results([(s.path, s.blob) for s in pending]) if store else {}
+        missing: list[SourceFile] = []
+        for source in pending:
+            raw = stored.get((source.path, source.blob))
             if raw is not None:
                 try:
                     results[source.path] = FileResult.from_raw(raw)
@@ -236,42 +271,53 @@ class Analyzer:
                 except (TypeError, ValueError, KeyError, IndexError):
                     pass  # a malformed entry is recomputed, never trusted
             missing.append(source)
-        if missing:
-            contents = (snapshot or self.snapshot).read(s.path for s in missing)
-            work = [(s, contents.get(s.path, b"")) for s in missing]
-            for source, raw_result in zip(missing, self._run(work), strict=True):
-                results[source.path] = FileResult.from_raw(raw_result)
-                if cache is not None:
-                    cache.put_file(self._key(source), raw_result)
+        for source, raw_result in self.compute(missing, snapshot or self.snapshot):
+            results[source.path] = FileResult.from_raw(raw_result)
         if snapshot is None:
             self.analysed = len(missing)
         return results
 
-    def _key(self, source: SourceFile) -> str:
-        return f"{source.path}\0{source.blob}"
-
-    def _run(self, work: list[tuple[SourceFile, bytes]]) -> list[Any]:
+    def compute(
+        self, sources: Sequence[SourceFile], snapshot: Snapshot
+    ) -> Iterator[tuple[SourceFile, Any]]:
+        """Analyse files (in worker processes when there are many), storing each result;
+        contents are read a chunk at a time, so memory does not grow with the repository."""
+        store = self.cache()
         jobs = self.jobs or (os.cpu_count() or 1)
-        if jobs <= 1 or len(work) < _PARALLEL_THRESHOLD:
-            return _analyze_chunk(work, self.config, self.checks)
-        from concurrent.futures import ProcessPoolExecutor
+        parallel = jobs > 1 and len(sources) >= _PARALLEL_THRESHOLD
+        size = min(_CHUNK, max(16, len(sources) // (jobs * 4))) if parallel else _CHUNK
+        chunks = [list(sources[i : i + size]) for i in range(0, len(sources), size)]
 
-        size = max(16, len(work) // (jobs * 4))
-        chunks = [work[i : i + size] for i in range(0, len(work), size)]
-        out: list[Any] = []
-        try:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for part in pool.map(
-                    _analyze_chunk,
-                    chunks,
-                    [self.config] * len(chunks),
-                    [self.checks] * len(chunks),
-                ):
-                    out.extend(part)
-        except (OSError, RuntimeError):
-            # No process pool on this platform or sandbox: do the work here.
-            return _analyze_chunk(work, self.config, self.checks)
-        return out
+        def work(chunk: list[SourceFile]) -> list[tuple[SourceFile, bytes]]:
+            contents = snapshot.read(s.path for s in chunk)
+            return [(s, contents.get(s.path, b"")) for s in chunk]
+
+        def finish(chunk: list[SourceFile], raws: list[Any]) -> list[tuple[SourceFile, Any]]:
+            if store is not None:
+                store.put_results(_rows(chunk, raws))
+            return list(zip(chunk, raws, strict=True))
+
+        pool = _pool(jobs) if parallel else None
+        if pool is None:
+            for chunk in chunks:
+                yield from finish(chunk, _analyze_chunk(work(chunk), self.config, self.checks))
+            return
+        from collections import deque
+
+        with pool:
+            queue: deque[tuple[list[SourceFile], Any]] = deque()
+            for chunk in chunks:
+                queue.append(
+                    (chunk, pool.submit(_analyze_chunk, work(chunk), self.config, self.checks))
+                )
+                # A few chunks in flight keep both cores busy without holding every
+                # file's content at once.
+                while len(queue) > jobs * 2:
+                    done, future = queue.popleft()
+                    yield from finish(done, future.result())
+            while queue:
+                done, future = queue.popleft()
+                yield from finish(done, future.result())
 
     def save(self) -> None:
         cache = self.cache()
