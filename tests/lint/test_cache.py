@@ -148,3 +148,124 @@ def test_a_cache_committed_to_the_repository_is_never_trusted(example_repo: Path
     findings, hit, _ = run(example_repo, cache=True)
     assert not hit
     assert findings == expected
+
+
+# --- the store in a git repository: the commit tree plus what differs from it ---------
+
+DUP = "datasets/refund_regression_set/cases/refund_eligibility_002.yaml"
+
+
+def staged(repo: Path, paths: list[str], *, cache: bool) -> tuple[list[Finding], bool, int]:
+    result = lint_repository(
+        load_config(repo), paths=paths, cwd=repo, staged=True, use_cache=cache, jobs=1
+    )
+    return result.findings, result.cache_hit, result.files_checked
+
+
+def hook_agrees(repo: Path, paths: list[str]) -> list[Finding]:
+    """What the hook reports through the store equals what it reports without one."""
+    cached, _hit, n = staged(repo, paths, cache=True)
+    uncached, _hit2, n2 = staged(repo, paths, cache=False)
+    assert cached == uncached
+    assert n == n2
+    return cached
+
+
+def test_commit_hook_through_the_store_matches_an_uncached_run(example_repo: Path) -> None:
+    from tests.helpers import commit_all, git, init_repo
+
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    assert same_with_and_without_cache(example_repo) == []  # the store's tree is HEAD
+    case = example_repo / CASE
+    text = case.read_text("utf-8")
+    # A governance-only change (title), committed: the next run syncs the tree.
+    case.write_text(text.replace("title: ", "title: (retitled) ", 1), "utf-8")
+    git(example_repo, "add", CASE)
+    assert hook_agrees(example_repo, [CASE]) == []
+    git(example_repo, "commit", "-q", "-m", "retitle")
+    # A new case that copies another one's ID and input: both duplicate rules answer
+    # from the store's case ID and fingerprint indexes, for the new file.
+    dup = example_repo / DUP
+    dup.write_text(text.replace("title: ", "title: (copy) ", 1), "utf-8")
+    git(example_repo, "add", DUP)
+    found = hook_agrees(example_repo, [DUP])
+    assert "EC206" in {f.code for f in found}, found
+    # Reported on the other file too when that one is what the hook was given.
+    assert "EC206" in {f.code for f in hook_agrees(example_repo, [CASE])}
+    # A broken case and a content change without a version bump (history, EC501).
+    case.write_text(text.replace("risk_level: P1", "risk_level: P7"), "utf-8")
+    git(example_repo, "add", CASE)
+    found = hook_agrees(example_repo, [CASE, DUP])
+    assert {"EC104", "EC206"} <= {f.code for f in found}, found
+    git(example_repo, "commit", "-q", "-m", "break")
+    # A fixture edit: the cases using it are checked through it (a full run).
+    fixture = next(p for p in sorted((example_repo / "fixtures/tool").glob("*.yaml")))
+    rel = fixture.relative_to(example_repo).as_posix()
+    fixture.write_text(fixture.read_text("utf-8") + "unexpected_field: 1\n", "utf-8")
+    git(example_repo, "add", rel)
+    assert "EC102" in {f.code for f in hook_agrees(example_repo, [rel])}
+    # Deleting and renaming, staged.
+    git(example_repo, "rm", "-q", DUP)
+    hook_agrees(example_repo, [CASE])
+    git(example_repo, "mv", CASE, CASE.replace("_001", "_009"))
+    hook_agrees(example_repo, [CASE.replace("_001", "_009")])
+    git(example_repo, "commit", "-q", "-m", "more")
+    # History moved on without the hook (a commit made elsewhere, a reset): the tree is
+    # synced from git, whatever the store last saw.
+    git(example_repo, "reset", "-q", "--hard", "HEAD~2")
+    same_with_and_without_cache(example_repo)
+    hook_agrees(example_repo, [CASE])
+
+
+def test_the_hook_loads_only_what_the_change_touches(example_repo: Path) -> None:
+    """Work not repeated: the hook analyses the one staged file, and loads a bounded set
+    of other files from the store (not every case)."""
+    from evalcase.lint import linter as linter_module
+    from tests.helpers import commit_all, git, init_repo
+
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    run(example_repo, cache=True)
+    case = example_repo / CASE
+    case.write_text(case.read_text("utf-8").replace("title: ", "title: (x) ", 1), "utf-8")
+    git(example_repo, "add", CASE)
+    seen: dict[str, int] = {}
+    original = linter_module.Linter._partial
+
+    def spy(self: linter_module.Linter, state: object, focus: set[str]) -> object:
+        sources, results = original(self, state, focus)  # type: ignore[arg-type]
+        seen["sources"], seen["results"] = len(sources), len(results)
+        seen["analysed"] = self.analysed
+        return sources, results
+
+    linter_module.Linter._partial = spy  # type: ignore[assignment,method-assign]
+    try:
+        result = lint_repository(
+            load_config(example_repo), paths=[CASE], cwd=example_repo, staged=True, jobs=1
+        )
+    finally:
+        linter_module.Linter._partial = original  # type: ignore[method-assign]
+    cases = len(list(example_repo.glob("datasets/*/cases/*.yaml")))
+    fixtures = len(list(example_repo.glob("fixtures/*/*.yaml")))
+    manifests = len(list(example_repo.glob("datasets/*/dataset.yaml")))
+    assert seen["sources"] == 1 and seen["analysed"] == 1
+    # The staged case, every fixture and manifest: no other case.
+    assert seen["results"] == 1 + fixtures + manifests < cases + fixtures + manifests
+    assert result.findings == []
+
+
+def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Path) -> None:
+    from tests.helpers import commit_all, init_repo
+
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    same_with_and_without_cache(example_repo)
+    case = example_repo / CASE
+    case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
+    (example_repo / DUP).write_text(case.read_text("utf-8"), "utf-8")  # untracked copy
+    found = same_with_and_without_cache(example_repo)
+    assert {"EC104", "EC206"} <= {f.code for f in found}
+    (example_repo / DUP).unlink()
+    case.unlink()
+    same_with_and_without_cache(example_repo)

@@ -137,6 +137,32 @@ class Repo:
         out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
         return parse_raw_diff(out)
 
+    def diff_index(self, rev: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
+        """What differs between commit ``rev`` and the index (cached) or the work tree,
+        without rename detection, in one ``git diff-index``. For work-tree files git has
+        not hashed (their index stat data is stale) the new blob is ``NULL_BLOB``."""
+        args = ["--raw", "-z", "--no-abbrev", "--no-renames"]
+        if cached:
+            args.append("--cached")
+        out = self.git.diff_index(*args, rev, "--", *paths, strip_newline_in_stdout=False)
+        return parse_raw_diff(out)
+
+    def diff_tree(self, old: str, new: str, paths: Sequence[str]) -> list[Change]:
+        """What differs between two commits, without rename detection, in one call."""
+        args = ["-r", "--raw", "-z", "--no-abbrev", "--no-renames"]
+        out = self.git.diff_tree(*args, old, new, "--", *paths, strip_newline_in_stdout=False)
+        return parse_raw_diff(out)
+
+    def is_commit(self, rev: str) -> bool:
+        """Whether ``rev`` names a commit this repository has (e.g. after a gc)."""
+        import git
+
+        try:
+            self.git.cat_file("-e", f"{rev}^{{commit}}")
+            return True
+        except git.GitCommandError:
+            return False
+
     def tags(self, pattern: str = "") -> list[Tag]:
         """Annotated and lightweight tags with the commit they point at and their message,
         from one for-each-ref call. No pattern: every tag, including names with slashes."""

@@ -24,6 +24,7 @@ callers answer by linting without the store.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import sqlite3
 import zlib
@@ -140,15 +141,11 @@ class Store:
     def _fail(self) -> None:
         self.broken = True
         if self._db is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            except sqlite3.Error:
-                pass
             self._db = None
-        try:
+        with contextlib.suppress(OSError):
             self._remove()
-        except OSError:
-            pass
 
     def _guard(self, exc: BaseException) -> StoreError:
         self._fail()
@@ -188,7 +185,7 @@ class Store:
         try:
             db = self.db()
             rows = []
-            refs = []
+            refs: list[tuple[str, str, str]] = []
             for path, blob, kind, case_id, similarity, keys, value in items:
                 raw = marshal.dumps(value)
                 rows.append((path, blob, kind, case_id, similarity, zlib.crc32(raw), raw))
@@ -239,6 +236,19 @@ class Store:
 
     def tree_entries(self) -> list[tuple[str, str, str]]:
         return [(str(p), str(b), str(m)) for p, b, m in self._all("SELECT * FROM tree")]
+
+    def tree_entries_in(self, paths: Iterable[str]) -> list[tuple[str, str, str]]:
+        wanted = sorted(set(paths))
+        out: list[tuple[str, str, str]] = []
+        for i in range(0, len(wanted), _BATCH):
+            part = wanted[i : i + _BATCH]
+            marks = ",".join("?" * len(part))
+            rows = self._all(f"SELECT * FROM tree WHERE path IN ({marks})", part)
+            out.extend((str(p), str(b), str(m)) for p, b, m in rows)
+        return out
+
+    def tree_paths_in(self, paths: Iterable[str]) -> list[str]:
+        return [p for p, _b, _m in self.tree_entries_in(paths)]
 
     def tree_missing(self) -> list[tuple[str, str, str]]:
         """Tree files without a stored result: what a sync must analyse."""
@@ -308,8 +318,7 @@ class Store:
                 (key, now, zlib.crc32(raw), raw),
             )
             db.execute(
-                "DELETE FROM runs WHERE key NOT IN"
-                " (SELECT key FROM runs ORDER BY at DESC LIMIT ?)",
+                "DELETE FROM runs WHERE key NOT IN (SELECT key FROM runs ORDER BY at DESC LIMIT ?)",
                 (RUNS_KEPT,),
             )
             self._dirty = True
@@ -332,10 +341,8 @@ class Store:
 
     def close(self) -> None:
         if self._db is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            except sqlite3.Error:
-                pass
             self._db = None
 
     # --- helpers -----------------------------------------------------------------------
@@ -359,4 +366,3 @@ def _decode(crc: Any, raw: Any) -> Any:
         return marshal.loads(raw)
     except (EOFError, ValueError, TypeError):
         return None
-

@@ -50,7 +50,15 @@ def lint_repository(
         # A cache that came with the checkout was written by whoever committed it, not by
         # this machine: it could make bad files pass. Lint without it.
         use_cache = False
-    linter = Linter(config, snapshot, use_cache=use_cache, jobs=jobs, history=history)
+    linter = Linter(
+        config,
+        snapshot,
+        use_cache=use_cache,
+        jobs=jobs,
+        history=history,
+        git_state=use_cache and is_git,
+        staged=staged,
+    )
     if paths is None:
         return linter.run()
     only = filter_to(snapshot.files(), resolve_paths(root, paths, cwd or Path.cwd()))

@@ -10,6 +10,12 @@ with a check function declare it by scope:
   file content (its results are cached with the file).
 - ``repo``: ``check(index: RepoIndex, config: Config) -> Iterable[Finding]``, run over the
   facts of every file after all files are analysed.
+  A repo rule declares ``CASE_LOOKUPS``, which cases it reads: ``()`` when only
+  ``index.checked_cases()`` (with every fixture and manifest), ``("case_id",)`` or
+  ``("similarity",)`` when also the cases sharing a checked case's ID or input
+  fingerprint (duplicates). A commit hook then loads just those from the store's indexes
+  (evalcase.lint.linter, partial runs). A rule without ``CASE_LOOKUPS`` gets every case
+  on every run: correct, but the hook then costs what the repository holds.
 - ``history``: ``check(history: History) -> Iterable[Finding]``, run in a git repository:
   ``History`` (evalcase.versioning.history) compares the facts with a base revision, when there
   is one, and with the release tags.

@@ -7,10 +7,10 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
@@ -29,7 +29,10 @@ from evalcase.lint.rules import RULES
 from evalcase.model import Finding, Severity
 
 if TYPE_CHECKING:
+    from evalcase.gitio import Change
+    from evalcase.index.state import TreeState
     from evalcase.versioning.history import History
+    from evalcase.versioning.tags import Releases
 
 __all__ = ["FileResult", "LintResult", "Linter", "analyze", "analyzer", "limits_of"]
 
@@ -44,6 +47,15 @@ class HistoryCheck(Protocol):
     def key(self) -> str:
         """Identifies everything the history findings depend on besides the files; ""
         disables the whole-run cache."""
+        ...
+
+    def releases(self) -> Releases:
+        """The release tags (a partial run needs none to compare with)."""
+        ...
+
+    def known_changes(self, commit: str, staged: bool, changes: list[Change]) -> None:
+        """What differs between ``commit`` and the index (staged) or work tree, already
+        asked of git: reused when the base is that commit."""
         ...
 
     def build(
@@ -115,8 +127,16 @@ class Linter:
         use_cache: bool = True,
         jobs: int | None = None,
         history: HistoryCheck | None = None,
+        git_state: bool = False,
+        staged: bool = False,
     ) -> None:
+        """``git_state``: in a git repository, list the files as the store's commit tree
+        plus what differs from it (evalcase.index.state) instead of reading ``snapshot``
+        whole; ``staged``: the differences are those of the git index (else the work
+        tree's). ``snapshot`` is still what is linted when the store cannot be used."""
         self.config = config
+        self.git_state = git_state
+        self.staged = staged
         self.snapshot = snapshot
         self.use_cache = use_cache
         self.history = history
@@ -145,29 +165,134 @@ class Linter:
     ) -> LintResult:
         """Lint every file. ``only``: keep findings on these paths. ``focus``: per-case
         repo rules need only check these paths (the caller reports nothing else)."""
-        sources = self.snapshot.files()
         only_set = None if only is None else set(only)
         focus_set = only_set if focus is None else set(focus)
+        if self.git_state:
+            from evalcase.index.state import prepare
+            from evalcase.index.store import StoreError
+
+            try:
+                state = prepare(self.config, self.analyzer, staged=self.staged)
+                if state is not None:
+                    return self._run_state(state, only_set, focus_set)
+            except StoreError:
+                pass
+            if self.analyzer.use_cache:
+                # The store failed part-way: lint again without it.
+                self.analyzer = analyzer(self.config, self.snapshot, use_cache=False,
+                                         jobs=self.jobs)  # fmt: skip
+        return self._run_snapshot(only_set, focus_set)
+
+    def _run_snapshot(self, only_set: set[str] | None, focus_set: set[str] | None) -> LintResult:
+        sources = self.snapshot.files()
         cache = self.analyzer.cache()
-        run_key = self._run_key(sources, focus_set)
+        run_key = self._run_key(_sources_key(sources), focus_set)
         if cache is not None and run_key is not None:
-            stored = cache.get_run(run_key)
-            if stored is not None:
-                try:
-                    cached = [Finding.from_raw(f) for f in stored]
-                    return LintResult(_only(cached, only_set), len(sources), 0, cache_hit=True)
-                except (TypeError, ValueError):
-                    pass
+            hit = _stored_run(cache, run_key, only_set, len(sources))
+            if hit is not None:
+                return hit
         self.analyzer.analysed = 0
         results = self.analyze_files(sources)
+        return self._check(sources, results, only_set, focus_set, run_key, len(sources))
+
+    def _run_state(
+        self, state: TreeState, only_set: set[str] | None, focus_set: set[str] | None
+    ) -> LintResult:
+        """Lint the store's tree plus the changed files (evalcase.index.state)."""
+        store = state.store
+        count = state.count()
+        run_key = self._run_key(state.key(), focus_set)
+        if run_key is not None:
+            hit = _stored_run(store, run_key, only_set, count)
+            if hit is not None:
+                return hit
+        if self.history is not None:
+            self.history.known_changes(state.commit, state.staged, state.head_changes)
+        self.analyzer.analysed = 0
+        self.analyzer.snapshot = state
+        if focus_set is not None and self._partial_ok(state):
+            sources, results = self._partial(state, focus_set)
+        else:
+            sources = state.files()
+            results = self.analyze_files(sources)
+        return self._check(
+            sources, results, only_set, focus_set, run_key, count, extra=state.results_of
+        )
+
+    def _partial_ok(self, state: TreeState) -> bool:
+        """Whether findings on the focus can come from the changed and focused files plus
+        what the repo rules look up: every repo rule says which other cases it reads, and
+        the history rules need no whole-dataset digest (no release tags, only cases
+        changed)."""
+        for rule in RULES.values():
+            if rule.scope == "repo" and getattr(rule.module, "CASE_LOOKUPS", None) is None:
+                return False
+        if any(not _is_case(path) for path in state.changed):
+            return False
+        return self.history is None or not self.history.releases().all
+
+    def _partial(
+        self, state: TreeState, focus: set[str]
+    ) -> tuple[list[SourceFile], dict[str, FileResult]]:
+        """The changed and focused files, every fixture and manifest, and the cases the
+        repo rules look up for them, from the store's indexes."""
+        from evalcase.index.facts import CaseFacts, FixtureFacts
+        from evalcase.index.repo import provided
+        from evalcase.index.store import ref_key
+
+        wanted = {s.path: s for s in state.changed_sources()}
+        wanted.update((s.path, s) for s in state.sources(focus))
+        sources = sorted(wanted.values())
+        results = self.analyze_files(sources)
+        old = {p: FileResult.from_raw(r) for p, _b, r in state.store.tree_results_in(
+            "path", state.changed)}  # fmt: skip
+        lookups = {c for r in RULES.values() if r.scope == "repo"
+                   for c in getattr(r.module, "CASE_LOOKUPS", ())}  # fmt: skip
+        ids: set[str] = set()
+        fingerprints: set[str] = set()
+        keys: set[str] = set()
+        for result in (*results.values(), *old.values()):
+            facts = result.facts
+            if isinstance(facts, CaseFacts):
+                if facts.case_id is not None and isinstance(facts.case_id[0], str):
+                    ids.add(facts.case_id[0])
+                if facts.similarity is not None and "similarity" in lookups:
+                    fingerprints.add(facts.similarity[0])
+            elif isinstance(facts, FixtureFacts):
+                keys.update(ref_key(k, v) for k, v in provided(facts))
+        store = state.store
+        rows = [
+            *store.tree_results("WHERE r.kind != 'case'"),
+            *store.tree_results_in("case_id", ids),
+            *store.tree_results_in("similarity", fingerprints),
+            *store.tree_users(keys),
+        ]
+        for path, _blob, raw in rows:
+            if path not in state.changed and path not in results:
+                results[path] = FileResult.from_raw(raw)
+        return sources, results
+
+    def _check(
+        self,
+        sources: Sequence[SourceFile],
+        results: dict[str, FileResult],
+        only_set: set[str] | None,
+        focus_set: set[str] | None,
+        run_key: str | None,
+        count: int,
+        extra: Callable[[Iterable[str]], dict[str, FileResult]] | None = None,
+    ) -> LintResult:
+        cache = self.analyzer.cache()
         index = RepoIndex(focus=None if focus_set is None else frozenset(focus_set))
         findings: list[Finding] = []
         source_rules = _source_rules()
         for source in sources:
             for rule in source_rules:
                 findings.extend(rule.module.check_source(source, self.config))
-            result = results[source.path]
-            findings.extend(result.findings)
+        for path in sorted(results):
+            result = results[path]
+            if focus_set is None or path in focus_set:
+                findings.extend(result.findings)
             if result.facts is not None:
                 index.add(result.facts)
         for rule in RULES.values():
@@ -178,6 +303,11 @@ class Linter:
             for rule in RULES.values():
                 if rule.scope == "history":
                     findings.extend(rule.module.check(history))
+        if extra is not None:
+            # Suppressions of files the partial run did not load, for findings on them.
+            unseen = {f.path for f in findings} - set(results)
+            if unseen:
+                results = {**results, **extra(unseen)}
         findings = self._finish(findings, results)
         if cache is not None:
             if run_key is not None:
@@ -185,13 +315,13 @@ class Linter:
             cache.save()
         return LintResult(
             _only(findings, only_set),
-            len(sources),
+            count,
             self.analysed,
             results=results,
             index=index,
         )
 
-    def _run_key(self, sources: Sequence[SourceFile], only: set[str] | None) -> str | None:
+    def _run_key(self, files_key: str, only: set[str] | None) -> str | None:
         h = hashlib.blake2b(digest_size=20)
         h.update(self.namespace.encode())
         # A run that reports on some files checks only those in per-case repo rules, so
@@ -204,8 +334,7 @@ class Linter:
             if not key:
                 return None
             h.update(key.encode())
-        for source in sources:
-            h.update(f"{source.path}\0{source.blob}\0{int(source.symlink)}\n".encode())
+        h.update(files_key.encode())
         return h.hexdigest()
 
     def _finish(self, findings: list[Finding], results: dict[str, FileResult]) -> list[Finding]:
@@ -337,6 +466,31 @@ def _today() -> str:
     from evalcase.lint.rules.usage_rights import today
 
     return today()
+
+
+def _sources_key(sources: Sequence[SourceFile]) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for source in sources:
+        h.update(f"{source.path}\0{source.blob}\0{int(source.symlink)}\n".encode())
+    return h.hexdigest()
+
+
+def _stored_run(cache: Any, run_key: str, only: set[str] | None, count: int) -> LintResult | None:
+    stored = cache.get_run(run_key)
+    if stored is None:
+        return None
+    try:
+        cached = [Finding.from_raw(f) for f in stored]
+    except (TypeError, ValueError):
+        return None
+    return LintResult(_only(cached, only), count, 0, cache_hit=True)
+
+
+def _is_case(path: str) -> bool:
+    from evalcase.files import classify
+    from evalcase.model import FileKind
+
+    return classify(path)[0] is FileKind.CASE
 
 
 def _only(findings: list[Finding], only: set[str] | None) -> list[Finding]:

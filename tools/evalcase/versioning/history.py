@@ -509,6 +509,14 @@ class VersionHistory:
     base_label: str | None
     staged: bool
     _releases: Releases | None = field(default=None, repr=False)
+    _known: tuple[str, bool, list[gitio.Change]] | None = field(default=None, repr=False)
+
+    def known_changes(self, commit: str, staged: bool, changes: list[gitio.Change]) -> None:
+        """Changes from ``commit`` the caller already asked git for (lint's run state):
+        when that commit is the base, the comparison reuses them instead of diffing again.
+        (Without rename detection: a rename is a deletion and an addition, which names the
+        same old and new files.)"""
+        self._known = (commit, staged, changes)
 
     def releases(self) -> Releases:
         if self._releases is None:
@@ -540,7 +548,10 @@ class VersionHistory:
             return History(
                 self.config, index, self.releases(), broken=broken, contents_at=contents_at
             )
-        changes = self.repo.diff_raw(self.base, cached=self.staged, paths=ROOTS)
+        if self._known is not None and self._known[:2] == (self.base, self.staged):
+            changes = self._known[2]
+        else:
+            changes = self.repo.diff_raw(self.base, cached=self.staged, paths=ROOTS)
         new_paths: set[str] = set()
         old_sources: list[SourceFile] = []
         for change in changes:

@@ -31,6 +31,9 @@ CODE = "EC206"
 NAME = "duplicate-case-id"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Besides the checked cases, this rule reads the cases sharing their case_id
+# (see evalcase.lint.base).
+CASE_LOOKUPS = ("case_id",)
 
 report = reporter(CODE, NAME, SEVERITY)
 

@@ -30,6 +30,8 @@ CODE = "EC302"
 NAME = "fixture-kind-mismatch"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Reads only the checked cases, fixtures and manifests (see evalcase.lint.base).
+CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 

@@ -37,6 +37,9 @@ CODE = "EC408"
 NAME = "near-duplicate"
 SEVERITY = Severity.WARNING
 SCOPE = "repo"
+# Besides the checked cases, this rule reads the cases sharing their input
+# fingerprint (see evalcase.lint.base).
+CASE_LOOKUPS = ("similarity",)
 
 report = reporter(CODE, NAME, SEVERITY)
 
