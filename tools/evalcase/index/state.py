@@ -174,6 +174,7 @@ def _sync(repo: gitio.Repo, store: Store, analyzer: Analyzer, head: str) -> None
                     blob = change.new_blob if keep else None
                     changes.append((change.path, blob, change.new_mode))
             store.set_tree(head, None, changes)
+            missing = store.tree_missing([path for path, blob, _mode in changes if blob])
         else:
             entries = [
                 (path, blob, mode)
@@ -181,7 +182,9 @@ def _sync(repo: gitio.Repo, store: Store, analyzer: Analyzer, head: str) -> None
                 if listed(path, mode)
             ]
             store.set_tree(head, entries)
-    missing = store.tree_missing()
+            missing = store.tree_missing()
+    else:
+        missing = []
     if missing:
         from evalcase.files import GitTree
 

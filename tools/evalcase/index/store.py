@@ -250,15 +250,23 @@ class Store:
     def tree_paths_in(self, paths: Iterable[str]) -> list[str]:
         return [p for p, _b, _m in self.tree_entries_in(paths)]
 
-    def tree_missing(self) -> list[tuple[str, str, str]]:
-        """Tree files without a stored result: what a sync must analyse."""
-        return [
-            (str(p), str(b), str(m))
-            for p, b, m in self._all(
-                "SELECT t.path, t.blob, t.mode FROM tree t LEFT JOIN results r"
-                " ON r.path = t.path AND r.blob = t.blob WHERE r.path IS NULL"
-            )
-        ]
+    def tree_missing(self, paths: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """Tree files (all, or those at ``paths``) without a stored result: what a sync
+        must analyse."""
+        sql = (
+            "SELECT t.path, t.blob, t.mode FROM tree t LEFT JOIN results r"
+            " ON r.path = t.path AND r.blob = t.blob WHERE r.path IS NULL"
+        )
+        if paths is None:
+            return [(str(p), str(b), str(m)) for p, b, m in self._all(sql)]
+        out: list[tuple[str, str, str]] = []
+        wanted = sorted(set(paths))
+        for i in range(0, len(wanted), _BATCH):
+            part = wanted[i : i + _BATCH]
+            marks = ",".join("?" * len(part))
+            rows = self._all(f"{sql} AND t.path IN ({marks})", part)
+            out.extend((str(p), str(b), str(m)) for p, b, m in rows)
+        return out
 
     def tree_results(self, where: str = "", params: Sequence[Any] = ()) -> Iterator[
             tuple[str, str, Any]]:  # fmt: skip

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalcase.config import Config
 from evalcase.files import GitTree, Snapshot, WorkTree
-from evalcase.lint.linter import Linter, LintResult, filter_to, resolve_paths
+from evalcase.lint.linter import Linter, LintResult, resolve_paths
 from evalcase.model import FatalError, Finding
 
 
@@ -61,7 +61,7 @@ def lint_repository(
     )
     if paths is None:
         return linter.run()
-    only = filter_to(snapshot.files(), resolve_paths(root, paths, cwd or Path.cwd()))
+    only = linter.select(resolve_paths(root, paths, cwd or Path.cwd()))
     result = linter.run(focus=only)
     result.findings = [f for f in result.findings if _reported(f, only, staged)]
     return result

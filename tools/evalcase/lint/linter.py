@@ -135,6 +135,7 @@ class Linter:
         whole; ``staged``: the differences are those of the git index (else the work
         tree's). ``snapshot`` is still what is linted when the store cannot be used."""
         self.config = config
+        self._state: TreeState | None = None
         self.git_state = git_state
         self.staged = staged
         self.snapshot = snapshot
@@ -160,6 +161,24 @@ class Linter:
         """Results for the given files through the per-file cache (see Analyzer)."""
         return self.analyzer.analyze_files(sources, snapshot)
 
+    def select(self, wanted: set[str]) -> set[str]:
+        """The run's files at or under the ``wanted`` repository-relative paths. Named
+        files are looked up one by one in the store's tree (a hook names a few of them);
+        a folder needs the listing."""
+        if self.git_state:
+            from evalcase.index.state import prepare
+            from evalcase.index.store import StoreError
+
+            try:
+                self._state = prepare(self.config, self.analyzer, staged=self.staged)
+                if self._state is not None:
+                    if all(_is_file_path(w) for w in wanted):
+                        return {s.path for s in self._state.sources(wanted)}
+                    return filter_to(self._state.files(), wanted)
+            except StoreError:
+                self._state = None
+        return filter_to(self.snapshot.files(), wanted)
+
     def run(
         self, only: Iterable[str] | None = None, *, focus: Iterable[str] | None = None
     ) -> LintResult:
@@ -172,7 +191,7 @@ class Linter:
             from evalcase.index.store import StoreError
 
             try:
-                state = prepare(self.config, self.analyzer, staged=self.staged)
+                state = self._state or prepare(self.config, self.analyzer, staged=self.staged)
                 if state is not None:
                     return self._run_state(state, only_set, focus_set)
             except StoreError:
@@ -205,6 +224,7 @@ class Linter:
         if run_key is not None:
             hit = _stored_run(store, run_key, only_set, count)
             if hit is not None:
+                store.save()  # keep the tree synced to HEAD
                 return hit
         if self.history is not None:
             self.history.known_changes(state.commit, state.staged, state.head_changes)
@@ -484,6 +504,14 @@ def _stored_run(cache: Any, run_key: str, only: set[str] | None, count: int) -> 
     except (TypeError, ValueError):
         return None
     return LintResult(_only(cached, only), count, 0, cache_hit=True)
+
+
+def _is_file_path(path: str) -> bool:
+    """A path naming a YAML file (not a folder: those hold no dots in evalcase's layout
+    only by convention, so a folder named like a file falls back to the listing)."""
+    from evalcase.files import is_candidate
+
+    return is_candidate(path)
 
 
 def _is_case(path: str) -> bool:
