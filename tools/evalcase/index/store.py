@@ -275,7 +275,7 @@ class Store:
             "SELECT r.path, r.blob, r.crc, r.raw FROM tree t JOIN results r"
             f" ON r.path = t.path AND r.blob = t.blob {where}"
         )
-        for path, blob, crc, raw in self._all(sql, params):
+        for path, blob, crc, raw in self._iter(sql, params):
             value = _decode(crc, raw)
             if value is None:
                 raise self._guard(ValueError(f"damaged entry for {path}"))
@@ -357,6 +357,18 @@ class Store:
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
             return self.db().execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise self._guard(exc) from exc
+
+    def _iter(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+        """Rows one at a time: a whole tree's results are never all in memory as rows."""
+        try:
+            cursor = self.db().execute(sql, params)
+            while True:
+                rows = cursor.fetchmany(256)
+                if not rows:
+                    return
+                yield from rows
         except sqlite3.Error as exc:
             raise self._guard(exc) from exc
 

@@ -234,10 +234,22 @@ class Linter:
             sources, results = self._partial(state, focus_set)
         else:
             sources = state.files()
-            results = self.analyze_files(sources)
+            results = self._load_all(state, sources)
         return self._check(
             sources, results, only_set, focus_set, run_key, count, extra=state.results_of
         )
+
+    def _load_all(self, state: TreeState, sources: list[SourceFile]) -> dict[str, FileResult]:
+        """Every file's result: the tree's streamed from the store (decoded one at a
+        time, never all as rows), the changed files' through the analyzer."""
+        results: dict[str, FileResult] = {}
+        wanted = {s.path for s in sources if s.path not in state.changed}
+        for path, _blob, raw in state.store.tree_results():
+            if path in wanted:
+                results[path] = FileResult.from_raw(raw)
+        rest = [s for s in sources if s.path not in results]
+        results.update(self.analyze_files(rest))
+        return results
 
     def _partial_ok(self, state: TreeState) -> bool:
         """Whether findings on the focus can come from the changed and focused files plus
