@@ -298,26 +298,32 @@ class Analyzer:
             return list(zip(chunk, raws, strict=True))
 
         pool = _pool(jobs) if parallel else None
-        if pool is None:
-            for chunk in chunks:
-                yield from finish(chunk, _analyze_chunk(work(chunk), self.config, self.checks))
-            return
-        from collections import deque
+        finished = 0
+        if pool is not None:
+            from collections import deque
 
-        with pool:
-            queue: deque[tuple[list[SourceFile], Any]] = deque()
-            for chunk in chunks:
-                queue.append(
-                    (chunk, pool.submit(_analyze_chunk, work(chunk), self.config, self.checks))
-                )
-                # A few chunks in flight keep both cores busy without holding every
-                # file's content at once.
-                while len(queue) > jobs * 2:
-                    done, future = queue.popleft()
-                    yield from finish(done, future.result())
-            while queue:
-                done, future = queue.popleft()
-                yield from finish(done, future.result())
+            try:
+                with pool:
+                    queue: deque[tuple[list[SourceFile], Any]] = deque()
+                    for chunk in chunks:
+                        queue.append((chunk, pool.submit(
+                            _analyze_chunk, work(chunk), self.config, self.checks)))  # fmt: skip
+                        # A few chunks in flight keep every core busy without holding
+                        # every file's content at once.
+                        while len(queue) > jobs * 2:
+                            done, future = queue.popleft()
+                            raws = future.result()
+                            finished += 1
+                            yield from finish(done, raws)
+                    while queue:
+                        done, future = queue.popleft()
+                        raws = future.result()
+                        finished += 1
+                        yield from finish(done, raws)
+            except (OSError, RuntimeError):
+                pass  # no working process pool here (a sandbox): do the rest in this process
+        for chunk in chunks[finished:]:
+            yield from finish(chunk, _analyze_chunk(work(chunk), self.config, self.checks))
 
     def save(self) -> None:
         cache = self.cache()

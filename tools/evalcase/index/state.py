@@ -186,15 +186,30 @@ def _sync(repo: gitio.Repo, store: Store, analyzer: Analyzer, head: str) -> None
     else:
         missing = []
     if missing:
-        from evalcase.files import GitTree
-
         sources = [_source(path, blob, mode) for path, blob, mode in missing]
         links = [s for s in sources if s.symlink]
         if links:
             store.put_results((s.path, s.blob, "", None, None, (), ((), None, ())) for s in links)
         files = [s for s in sources if not s.symlink]
-        for _result in analyzer.compute(files, GitTree(repo.root, head)):
+        for _result in analyzer.compute(files, _Blobs(repo, files)):
             pass  # stored as computed
+
+
+class _Blobs:
+    """A Snapshot of given files read by blob id (no listing of the commit)."""
+
+    def __init__(self, repo: gitio.Repo, sources: list[SourceFile]) -> None:
+        self.repo = repo
+        self.sources = sources
+        self.blobs = {s.path: s.blob for s in sources}
+
+    def files(self) -> list[SourceFile]:
+        return self.sources
+
+    def read(self, paths: Iterable[str]) -> dict[str, bytes]:
+        wanted = {p: self.blobs[p] for p in paths if p in self.blobs}
+        data = self.repo.read_blobs(wanted.values())
+        return {p: data[b] for p, b in wanted.items() if b in data}
 
 
 def _changes(
