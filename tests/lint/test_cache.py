@@ -269,3 +269,16 @@ def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Pa
     (example_repo / DUP).unlink()
     case.unlink()
     same_with_and_without_cache(example_repo)
+
+
+def test_every_repo_rule_says_which_cases_it_reads() -> None:
+    """A repo rule without CASE_LOOKUPS makes every commit hook load every case (correct,
+    but the hook then costs what the repository holds)."""
+    from evalcase.lint.rules import RULES
+
+    for rule in RULES.values():
+        if rule.scope != "repo":
+            continue
+        lookups = getattr(rule.module, "CASE_LOOKUPS", None)
+        assert isinstance(lookups, tuple), f"{rule.code} declares no CASE_LOOKUPS"
+        assert set(lookups) <= {"case_id", "similarity"}, (rule.code, lookups)
