@@ -36,7 +36,13 @@ CASE_LOOKUPS: tuple[str, ...] = ()
 report = reporter(CODE, NAME, SEVERITY)
 
 _DERIVED = frozenset(
-    {"expected_tool_sequence", "expected_args", "side_effect_policy.tool", "tool_schema"}
+    {
+        "expected_tool_sequence",
+        "expected_calls.tool",
+        "expected_args",
+        "side_effect_policy.tool",
+        "tool_schema",
+    }
 )
 
 
