@@ -29,6 +29,8 @@ CODE = "EC601"
 NAME = "cel-syntax"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Reads only the checked cases, fixtures and manifests (see evalcase.lint.base).
+CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 

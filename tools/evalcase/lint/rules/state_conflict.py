@@ -28,6 +28,8 @@ CODE = "EC604"
 NAME = "state-conflict"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Reads only the checked cases, fixtures and manifests (see evalcase.lint.base).
+CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 

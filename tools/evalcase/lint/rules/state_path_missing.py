@@ -32,6 +32,8 @@ CODE = "EC603"
 NAME = "state-path-missing"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Reads only the checked cases, fixtures and manifests (see evalcase.lint.base).
+CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 

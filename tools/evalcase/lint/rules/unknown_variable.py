@@ -31,6 +31,8 @@ CODE = "EC602"
 NAME = "unknown-variable"
 SEVERITY = Severity.ERROR
 SCOPE = "repo"
+# Reads only the checked cases, fixtures and manifests (see evalcase.lint.base).
+CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 
