@@ -51,6 +51,7 @@ class Config:
     base_branch: str = "main"
     default_agent: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)
+    grade: dict[str, Any] = field(default_factory=dict)
     source: str = "defaults"
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -121,6 +122,7 @@ def load_config(root: Path) -> Config:
         base_branch=versioning.get("base_branch", "main"),
         default_agent=run.get("default_agent"),
         agents=dict(run.get("agents", {})),
+        grade=dict(raw.get("grade", {})),
         source=source,
         raw=raw,
     )

@@ -19,24 +19,17 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from evalcase.grade.graders import GRADERS as _REGISTRY
+from evalcase.grade.graders import RENAMED as _RENAMED
+
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
 
-GRADERS: dict[str, str] = {
-    "state_match": "the final business state matches final_state_check.expected",
-    "state_unchanged": "the state paths in final_state_check.unchanged did not change",
-    "trace_rule": "the trace satisfies trace_requirement and the case's rule checks",
-    "tool_sequence": "the tools were called in expected_tool_sequence order",
-    "tool_args": "the tool calls carried expected_args",
-    "tool_policy": "forbidden_tools and side_effect_policy were respected",
-    "llm_rubric": "an LLM judge scores the answer against the rubric",
-    "exact_match": "the answer equals the reference",
-    "contains": "the answer contains the required points",
-    "regex": "the answer matches (or avoids) regular expressions",
-    "citation": "the answer cites the gold evidence as citation_requirement asks",
-    "evidence_recall": "retrieval recalled the gold evidence",
-    "human_review": "a person reviews the result",
-}
+# The grader registry's names and summaries (evalcase.grade.graders imports no grader).
+GRADERS: dict[str, str] = dict(_REGISTRY)
+
+# Old names still accepted in cases, and the grader that replaced each (contract section 8).
+DEPRECATED_GRADERS: dict[str, str] = dict(_RENAMED)
 
 RULE_CHECKS: dict[str, str] = {
     "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",
@@ -66,7 +59,7 @@ def plugin_names(group: str) -> tuple[str, ...]:
 
 @cache
 def known_graders() -> frozenset[str]:
-    return frozenset(GRADERS) | frozenset(_plugins(GRADER_GROUP))
+    return frozenset(GRADERS) | frozenset(DEPRECATED_GRADERS) | frozenset(_plugins(GRADER_GROUP))
 
 
 @cache

@@ -75,8 +75,10 @@ def find_run(root: Path, run_id: str) -> Path:
         return direct.resolve()
     found = sorted((root / "outputs").glob(f"*/{run_id}/attempts.jsonl"))
     if not found:
-        raise FatalError(f"no run '{run_id}' under {root / 'outputs'} (expected "
-                         f"outputs/<commit>/{run_id}/attempts.jsonl)")  # fmt: skip
+        raise FatalError(
+            f"no run '{run_id}' under {root / 'outputs'} (expected "
+            f"outputs/<commit>/{run_id}/attempts.jsonl)"
+        )
     if len(found) > 1:
         raise FatalError(
             f"run id '{run_id}' is ambiguous: " + ", ".join(str(f.parent) for f in found)
@@ -107,8 +109,12 @@ def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:
                 str(line.get("case_version")),
                 int(line.get("attempt") or 0),
             )
-            out[key] = HumanVerdict(str(line["verdict"]), str(line.get("reviewer", "")),
-                                    str(line.get("reviewed_at", "")), str(line.get("reason", "")))  # fmt: skip
+            out[key] = HumanVerdict(
+                str(line["verdict"]),
+                str(line.get("reviewer", "")),
+                str(line.get("reviewed_at", "")),
+                str(line.get("reason", "")),
+            )
     return out
 
 
@@ -131,7 +137,7 @@ class GradedRun:
 
 def figures(
     metas: Mapping[tuple[str, str], CaseMeta], results: Sequence[AttemptResult]
-) -> list[CaseFigures]:  # noqa: E501
+) -> list[CaseFigures]:
     by_case: dict[tuple[str, str], list[AttemptResult]] = defaultdict(list)
     for r in results:
         by_case[(r.case_id, r.case_version)].append(r)
@@ -139,9 +145,14 @@ def figures(
     for key in sorted(by_case):
         attempts = sorted(by_case[key], key=lambda r: r.attempt)
         meta = metas.get(key) or CaseMeta(*key)
-        out.append(CaseFigures(meta, tuple(a.verdict for a in attempts),
-                               tuple(a.score for a in attempts),
-                               tuple(a.failure_class for a in attempts if a.failure_class)))  # fmt: skip
+        out.append(
+            CaseFigures(
+                meta,
+                tuple(a.verdict for a in attempts),
+                tuple(a.score for a in attempts),
+                tuple(a.failure_class for a in attempts if a.failure_class),
+            )
+        )
     return out
 
 
@@ -160,12 +171,28 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
     for attempt in record.attempts:
         case = dataset.cases.get(str(attempt.get("case_id")))
         if case is None:
-            results.append(AttemptResult(
-                str(attempt.get("case_id")), str(attempt.get("case_version")),
-                int(attempt.get("attempt") or 1), "error", 0.0, "grader_error",
-                (GraderResult("(none)", "0", 1.0, True, error(
-                    f"case {attempt.get('case_id')} is not in {dataset.dataset_id} at this commit")),),
-            ))  # fmt: skip
+            results.append(
+                AttemptResult(
+                    str(attempt.get("case_id")),
+                    str(attempt.get("case_version")),
+                    int(attempt.get("attempt") or 1),
+                    "error",
+                    0.0,
+                    "grader_error",
+                    (
+                        GraderResult(
+                            "(none)",
+                            "0",
+                            1.0,
+                            True,
+                            error(
+                                f"case {attempt.get('case_id')} is not in "
+                                f"{dataset.dataset_id} at this commit"
+                            ),
+                        ),
+                    ),
+                )
+            )
             continue
         results.append(grade_attempt(case.spec, attempt, ctx))
     lines = [line for r in results for line in grade_lines(r)]
@@ -174,5 +201,14 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
     calib = calibration(lines)
     gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
     versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}
-    return GradedRun(record, dataset, tuple(results), tuple(lines), tuple(cases), tuple(gates),
-                     tuple(calib), usage(record.attempts), dict(sorted(versions.items())))  # fmt: skip
+    return GradedRun(
+        record,
+        dataset,
+        tuple(results),
+        tuple(lines),
+        tuple(cases),
+        tuple(gates),
+        tuple(calib),
+        usage(record.attempts),
+        dict(sorted(versions.items())),
+    )

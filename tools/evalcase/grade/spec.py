@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.grade.graders import RENAMED
+
 
 @dataclass(frozen=True)
 class GraderConfig:
@@ -81,16 +83,6 @@ def options_of(spec: Any, name: str) -> Mapping[str, Any]:
     config = grader_config(spec, name)
     return config.options if config is not None else {}
 
-
-# Old grader names still accepted in cases (contract section 8) and what they became.
-RENAMED = {
-    "state_unchanged": "state_match",
-    "tool_sequence": "tool_calls",
-    "tool_args": "tool_calls",
-    "contains": "must_include",
-    "evidence_recall": "evidence_recall_at_k",
-    "human_review": "human",
-}
 
 _TEXT_FIELDS = (
     "reference",

@@ -22,13 +22,20 @@ def risk_rank(level: str) -> int:
 def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]:
     record = graded.record
     run = record.run
-    dataset = run.get("dataset") if isinstance(run.get("dataset"), Mapping) else {}
+    raw_dataset = run.get("dataset")
+    dataset: Mapping[str, Any] = raw_dataset if isinstance(raw_dataset, Mapping) else {}
     agent = run.get("agent")
-    judges = sorted({(ln["judge"]["model"], ln["judge"]["prompt_version"], ln["judge"]["rubric"])
-                     for ln in graded.lines if ln.get("judge")})  # fmt: skip
+    judges = sorted(
+        {
+            (ln["judge"]["model"], ln["judge"]["prompt_version"], ln["judge"]["rubric"])
+            for ln in graded.lines
+            if ln.get("judge")
+        }
+    )
     summary = rates(graded.cases)
-    summary["status_counts"] = dict(sorted(Counter(c.status for c in graded.cases
-                                                   if not c.meta.observation).items()))  # fmt: skip
+    summary["status_counts"] = dict(
+        sorted(Counter(c.status for c in graded.cases if not c.meta.observation).items())
+    )
     summary["observation_cases"] = sum(1 for c in graded.cases if c.meta.observation)
     summary["gates_passed"] = graded.gates_passed
     summary["gates"] = dict(sorted(Counter(g.verdict for g in graded.gates).items()))
@@ -86,7 +93,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
                 "reasons": by_attempt.get((c.meta.case_id, c.meta.case_version), []),
             }
             for c in failing
-        ],  # fmt: skip
+        ],
         "usage": dict(graded.usage),
         "calibration": list(graded.calibration),
         "attempts": [
@@ -99,5 +106,5 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
                 "failure_class": r.failure_class,
             }
             for r in graded.results
-        ],  # fmt: skip
+        ],
     }

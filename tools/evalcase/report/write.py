@@ -28,8 +28,11 @@ MD_CASE_LIMIT = 25
 
 def secret_values(environ: Mapping[str, str]) -> list[str]:
     """Values of environment variables whose names say they are secrets."""
-    return sorted({v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8},
-                  key=len, reverse=True)  # fmt: skip
+    return sorted(
+        {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8},
+        key=len,
+        reverse=True,
+    )
 
 
 def scrub(text: str, secrets: list[str]) -> str:
@@ -84,20 +87,27 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
         case_id, number = str(attempt.get("case_id")), int(attempt.get("attempt") or 1)
         if case_id not in failing:
             continue
-        out.setdefault(case_id, []).append({
-            "attempt": number,
-            "verdict": verdicts.get((case_id, number), "error"),
-            "error": attempt.get("error"),
-            "grades": lines.get((case_id, number), []),
-            "messages": [m for m in attempt.get("messages") or () if isinstance(m, dict)],
-            "calls": [c for c in attempt.get("calls") or () if isinstance(c, dict)],
-            "state_diff": [d for d in attempt.get("state_diff") or () if isinstance(d, dict)],
-        })  # fmt: skip
+        out.setdefault(case_id, []).append(
+            {
+                "attempt": number,
+                "verdict": verdicts.get((case_id, number), "error"),
+                "error": attempt.get("error"),
+                "grades": lines.get((case_id, number), []),
+                "messages": [m for m in attempt.get("messages") or () if isinstance(m, dict)],
+                "calls": [c for c in attempt.get("calls") or () if isinstance(c, dict)],
+                "state_diff": [d for d in attempt.get("state_diff") or () if isinstance(d, dict)],
+            }
+        )
     return out
 
 
-def write_report(graded: GradedRun, reports_root: Path, *, redact: bool = False,
-                 environ: Mapping[str, str] | None = None) -> Path:  # fmt: skip
+def write_report(
+    graded: GradedRun,
+    reports_root: Path,
+    *,
+    redact: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
     """Render and write the four files; returns the report directory."""
     environ = os.environ if environ is None else environ
     secrets = secret_values(environ)

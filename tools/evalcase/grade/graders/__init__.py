@@ -35,6 +35,16 @@ GRADERS: dict[str, str] = {
 
 NAMES: frozenset[str] = frozenset(GRADERS)
 
+# Old names still accepted in cases (contract section 8) and what they became.
+RENAMED: dict[str, str] = {
+    "state_unchanged": "state_match",
+    "tool_sequence": "tool_calls",
+    "tool_args": "tool_calls",
+    "contains": "must_include",
+    "evidence_recall": "evidence_recall_at_k",
+    "human_review": "human",
+}
+
 
 @dataclass(frozen=True)
 class LoadedGrader:
