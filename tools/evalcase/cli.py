@@ -385,3 +385,8 @@ def bump_command(
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+from evalcase.commands.grade import COMMANDS as _GRADE_COMMANDS  # noqa: E402
+
+for _command in _GRADE_COMMANDS:
+    main.add_command(_command)
