@@ -49,12 +49,17 @@ def grade_and_report(
     commit = record.run.get("commit")
     # A run of a dirty work tree was graded against the work tree; re-grading uses the same.
     at = None if record.run.get("dirty") or not isinstance(commit, str) else commit
-    try:
-        dataset = load_dataset(config, dataset_id, at)
-    except FatalError:
-        if at is None:
-            raise
-        dataset = load_dataset(config, dataset_id, None)
+    if at is not None:
+        from evalcase.versioning.revisions import open_repo
+
+        try:
+            at = open_repo(config).rev_parse(at)
+        except FatalError as exc:
+            raise FatalError(
+                f"{run_dir}: the run's commit {at} is not in this repository ({exc}); "
+                "grade it where it was run"
+            ) from exc
+    dataset = load_dataset(config, dataset_id, at)
     graded = grade_run(record, dataset, context_from(config, environ))
     if redact is None:
         redact = bool(config.grade.get("redact", False))
