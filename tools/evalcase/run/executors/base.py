@@ -37,7 +37,7 @@ class AttemptJob:
     seed: int = 0
     attempt: int = 1
     timeout_s: float = 60.0
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def key(self) -> tuple[str, int]:
