@@ -30,6 +30,26 @@ DEFAULT_FORBIDDEN_TOKENS = (
 DEFAULT_GOVERNANCE_FIELDS = ("title", "metadata")
 
 
+# Sections that cannot change a lint finding, hashed apart from the lint cache key.
+NON_LINT_SECTIONS = frozenset({"run", "grade", "report"})
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The [run] section: how `evalcase run` starts agents and paces attempts."""
+
+    default_agent: str | None = None
+    agents: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    repeat: int = 1
+    max_steps: int = 64
+    max_reply_bytes: int = 1_000_000
+    outputs_dir: str = "outputs"
+    executor: str = "local"
+    judge: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path
@@ -52,13 +72,22 @@ class Config:
     default_agent: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)
     grade: dict[str, Any] = field(default_factory=dict)
+    run: RunConfig = field(default_factory=lambda: RunConfig())
     source: str = "defaults"
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        """Changes whenever any setting that can change findings changes."""
-        blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
+        """Changes whenever any setting that can change findings changes: every section but
+        those that only steer runs, grading and reports (so a [run] change never makes the
+        next lint cold)."""
+        lint_relevant = {k: v for k, v in self.raw.items() if k not in NON_LINT_SECTIONS}
+        blob = json.dumps(lint_relevant, sort_keys=True, default=str).encode()
+        return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+    def section_digest(self, name: str) -> str:
+        """The digest of one section alone."""
+        blob = json.dumps(self.raw.get(name, {}), sort_keys=True, default=str).encode()
         return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
     def tag_name(self, dataset_id: str, dataset_version: str) -> str:
@@ -123,6 +152,18 @@ def load_config(root: Path) -> Config:
         default_agent=run.get("default_agent"),
         agents=dict(run.get("agents", {})),
         grade=dict(raw.get("grade", {})),
+        run=RunConfig(
+            default_agent=run.get("default_agent"),
+            agents=dict(run.get("agents", {})),
+            concurrency=run.get("concurrency", 4),
+            timeout_s=float(run.get("timeout_s", 120.0)),
+            repeat=run.get("repeat", 1),
+            max_steps=run.get("max_steps", 64),
+            max_reply_bytes=run.get("max_reply_bytes", 1_000_000),
+            outputs_dir=run.get("outputs_dir", "outputs"),
+            executor=run.get("executor", "local"),
+            judge=dict(run.get("judge", {})),
+        ),
         source=source,
         raw=raw,
     )

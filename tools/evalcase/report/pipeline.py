@@ -22,9 +22,9 @@ class Outcome:
 
 
 def context_from(config: Config, environ: Mapping[str, str]) -> GradeContext:
-    judge = judge_config_from(
-        config.grade.get("judge", {}) or {}, environ, config.root / config.cache_dir
-    )
+    # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
+    settings = config.grade.get("judge") or config.run.judge or {}
+    judge = judge_config_from(settings, environ, config.root / config.cache_dir)
     return GradeContext(judge=judge, environ=environ)
 
 

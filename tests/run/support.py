@@ -1,0 +1,71 @@
+"""Building views, specs and jobs for runner tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalcase.run.executors import AttemptJob, Limits
+from evalcase.run.spec import AgentView, EnvSpec, Fault, Permission, ToolBehaviour, ToolCard
+
+DEFAULT_LIMITS = Limits()
+ORDER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string", "pattern": "^ORDER_[0-9]+$"}},
+    "required": ["order_id"],
+    "additionalProperties": False,
+}
+
+
+def tool(
+    name: str, *, side_effect: bool = False, schema: dict[str, Any] | None = None, **kw: Any
+) -> ToolBehaviour:
+    return ToolBehaviour(
+        name=name, side_effect=side_effect, parameters=schema or ORDER_SCHEMA, **kw
+    )
+
+
+def view(
+    *turns: str,
+    tools: tuple[ToolBehaviour, ...] = (),
+    context: dict[str, Any] | None = None,
+    key: str = "k1",
+) -> AgentView:
+    cards = tuple(ToolCard(t.name, f"the {t.name} tool", t.parameters) for t in tools)
+    return AgentView(key, None, (), turns, context or {}, cards, {})
+
+
+def job(
+    v: AgentView,
+    tools: tuple[ToolBehaviour, ...] = (),
+    *,
+    state: dict[str, Any] | None = None,
+    faults: tuple[Fault, ...] = (),
+    permissions: tuple[Permission, ...] = (),
+    confirmations: tuple[int, ...] = (),
+    agent: str = "py:tests.run.agents:scripted",
+    attempt: int = 1,
+    timeout: float = 10.0,
+    limits: Limits = DEFAULT_LIMITS,
+    case_id: str = "case_1",
+    **env: Any,
+) -> AttemptJob:
+    spec = EnvSpec(
+        initial_state=state or {},
+        tools={t.name: t for t in tools},
+        faults=faults,
+        permissions=permissions,
+        confirmations=confirmations,
+        **env,
+    )
+    return AttemptJob(
+        case_id,
+        "v1",
+        v,
+        spec,
+        agent,
+        {},
+        seed=attempt,
+        attempt=attempt,
+        timeout_s=timeout,
+        limits=limits,
+    )
