@@ -24,8 +24,10 @@ def subset_match(expected: Any, actual: Any) -> bool:
         if not isinstance(actual, Mapping):
             return False
         return all(k in actual and subset_match(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
     if isinstance(expected, float | int) and isinstance(actual, float | int):
-        return abs(float(expected) - float(actual)) < 1e-9 and not isinstance(actual, bool)
+        return abs(float(expected) - float(actual)) < 1e-9
     return bool(expected == actual)
 
 
