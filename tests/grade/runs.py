@@ -26,8 +26,10 @@ def refund_repo(tmp: Path) -> tuple[Path, str]:
 
 def check_008(good: bool, n: int = 1) -> dict[str, Any]:
     """tool_refund_check_008: look the order up, check eligibility, never submit."""
-    calls = [call(1, "order_lookup", {"order_id": "ORDER_123"}),
-             call(2, "refund_eligibility_check", {"order_id": "ORDER_123"})]  # fmt: skip
+    calls = [
+        call(1, "order_lookup", {"order_id": "ORDER_123"}),
+        call(2, "refund_eligibility_check", {"order_id": "ORDER_123"}),
+    ]
     if not good:
         calls.append(call(3, "refund_submit", {"order_id": "ORDER_123"}, side_effect=True))
     text = (
@@ -35,9 +37,14 @@ def check_008(good: bool, n: int = 1) -> dict[str, Any]:
         if good
         else "已为您提交退款，保证今天到账。"
     )
-    return attempt(text, calls=calls, case_id="tool_refund_check_008", attempt=n,
-                   latency_ms=100 * n, usage={"prompt_tokens": 50, "completion_tokens": 10 * n,
-                                              "cost": 0.001})  # fmt: skip
+    return attempt(
+        text,
+        calls=calls,
+        case_id="tool_refund_check_008",
+        attempt=n,
+        latency_ms=100 * n,
+        usage={"prompt_tokens": 50, "completion_tokens": 10 * n, "cost": 0.001},
+    )
 
 
 def duplicate_003(good: bool, n: int = 1) -> dict[str, Any]:
@@ -45,9 +52,14 @@ def duplicate_003(good: bool, n: int = 1) -> dict[str, Any]:
     calls = [call(1, "refund_status_lookup", {"order_id": "ORDER_6002"})]
     if not good:
         calls.append(call(2, "refund_submit", {"order_id": "ORDER_6002"}, side_effect=True))
-    return attempt("退款已在审核中，无需重复提交。", calls=calls,
-                   case_id="agent_refund_duplicate_submit_003", case_version="v2", attempt=n,
-                   latency_ms=200)  # fmt: skip
+    return attempt(
+        "退款已在审核中，无需重复提交。",
+        calls=calls,
+        case_id="agent_refund_duplicate_submit_003",
+        case_version="v2",
+        attempt=n,
+        latency_ms=200,
+    )
 
 
 def gift_observation(n: int = 1) -> dict[str, Any]:
@@ -55,18 +67,31 @@ def gift_observation(n: int = 1) -> dict[str, Any]:
 
 
 def crashed(case_id: str, kind: str, n: int = 1, version: str = "v1") -> dict[str, Any]:
-    return attempt(None, case_id=case_id, case_version=version, attempt=n, status="error",
-                   error={"kind": kind, "message": f"{kind} in test"})  # fmt: skip
+    return attempt(
+        None,
+        case_id=case_id,
+        case_version=version,
+        attempt=n,
+        status="error",
+        error={"kind": kind, "message": f"{kind} in test"},
+    )
 
 
-def write_run(repo: Path, commit: str, run_id: str, attempts: list[dict[str, Any]],
-              **run: Any) -> Path:  # fmt: skip
+def write_run(
+    repo: Path, commit: str, run_id: str, attempts: list[dict[str, Any]], **run: Any
+) -> Path:
     run_dir = repo / "outputs" / commit / run_id
     run_dir.mkdir(parents=True)
-    meta = {"run_id": run_id, "commit": commit, "dirty": False,
-            "dataset": {"id": DATASET, "version": "v1", "digest": None},
-            "agent": {"spec": "cmd:python examples/refund_agent", "name": "refund_agent"},
-            "started_at": "2026-07-08T10:00:00Z", "ended_at": "2026-07-08T10:01:00Z", **run}  # fmt: skip
+    meta = {
+        "run_id": run_id,
+        "commit": commit,
+        "dirty": False,
+        "dataset": {"id": DATASET, "version": "v1", "digest": None},
+        "agent": {"spec": "cmd:python examples/refund_agent", "name": "refund_agent"},
+        "started_at": "2026-07-08T10:00:00Z",
+        "ended_at": "2026-07-08T10:01:00Z",
+        **run,
+    }
     (run_dir / "run.json").write_text(json.dumps(meta, ensure_ascii=False), "utf-8")
     lines = []
     for a in attempts:

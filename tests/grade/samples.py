@@ -19,27 +19,47 @@ class Sample(NamedTuple):
 
 
 SUBMITTED = with_status(INITIAL, "ORDER_6001", "refund_submitted")
-FSC = {"expected": {"orders.ORDER_6001.refund_status": "refund_submitted"},
-       "unchanged": ["session", "users"]}  # fmt: skip
-CALLS = {"order": "in_order", "calls": [
-    {"tool": "refund_eligibility_check", "args": {"order_id": "ORDER_6001"}},
-    {"tool": "refund_submit", "args": {"order_id": "ORDER_6001", "user_confirmed": True}}]}  # fmt: skip
+FSC = {
+    "expected": {"orders.ORDER_6001.refund_status": "refund_submitted"},
+    "unchanged": ["session", "users"],
+}
+CALLS = {
+    "order": "in_order",
+    "calls": [
+        {"tool": "refund_eligibility_check", "args": {"order_id": "ORDER_6001"}},
+        {"tool": "refund_submit", "args": {"order_id": "ORDER_6001", "user_confirmed": True}},
+    ],
+}
 POLICY = {
     "tool": "refund_submit",
     "precondition": ["session.user_authenticated", {"args.user_confirmed": True}],
     "confirmation_required": True,
     "idempotency_key": ["order_id"],
-    "allowed_state_transition": [{"path": "orders.{args.order_id}.refund_status",
-                                  "from": ["not_started"], "to": ["refund_submitted"]}],
+    "allowed_state_transition": [
+        {
+            "path": "orders.{args.order_id}.refund_status",
+            "from": ["not_started"],
+            "to": ["refund_submitted"],
+        }
+    ],
     "audit_requirement": ["operator", "timestamp", "tool_args", "user_confirmation"],
-}  # fmt: skip
+}
 UNVERIFIED = {**INITIAL, "session": {**INITIAL["session"], "user_authenticated": False}}
 GOLD = [{"doc_id": "refund_policy_audio_003", "passage_id": "p12", "required": True}]
-RETRIEVED = [{"doc_id": "refund_policy_general_001", "passage_id": "p02", "step": 1},
-             {"doc_id": "refund_policy_audio_003", "passage_id": "p12", "step": 1,
-              "effective_from": "2026-07-01"}]  # fmt: skip
-RUBRIC = {"fixture_id": "refund_service_quality_v1", "fixture_version": "v1",
-          "data": {"dimensions": [{"name": "accuracy", "scale": {"min": 1, "max": 5}}]}}  # fmt: skip
+RETRIEVED = [
+    {"doc_id": "refund_policy_general_001", "passage_id": "p02", "step": 1},
+    {
+        "doc_id": "refund_policy_audio_003",
+        "passage_id": "p12",
+        "step": 1,
+        "effective_from": "2026-07-01",
+    },
+]
+RUBRIC = {
+    "fixture_id": "refund_service_quality_v1",
+    "fixture_version": "v1",
+    "data": {"dimensions": [{"name": "accuracy", "scale": {"min": 1, "max": 5}}]},
+}
 
 
 def g(name: str, **options: Any) -> dict[str, Any]:
@@ -256,7 +276,8 @@ SAMPLES: dict[str, list[Sample]] = {
                 **g("trace_rule"),
                 "trace_requirement": {
                     "rules": [
-                        "!calls.exists(c, c.tool == 'refund_submit') || initial.session.user_authenticated"
+                        "!calls.exists(c, c.tool == 'refund_submit')"
+                        " || initial.session.user_authenticated"
                     ]
                 },
                 "evaluator_config": {

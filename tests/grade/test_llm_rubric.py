@@ -16,22 +16,33 @@ from tests.grade.judge_server import Script, judge_server, scores
 pytest.importorskip("openai")
 
 RUBRIC = {
-    "fixture_id": "refund_service_quality_v1", "fixture_version": "v1",
-    "data": {"pass_threshold": 0.75, "judge_instructions": "只依据期望行为评分。",
-             "dimensions": [
-                 {"name": "policy_correctness", "scale": {"min": 1, "max": 5}, "weight": 0.6},
-                 {"name": "no_overpromise", "scale": {"min": 1, "max": 5}, "weight": 0.4}]},
-}  # fmt: skip
-SPEC = judge_spec_from_case({
-    "case_id": "refund_sample_001", "case_version": "v1", "rubric": RUBRIC,
-    "expected_behavior": ["说明审核时效"], "evaluator_config": {"graders": [{"type": "llm_rubric"}]},
-})  # fmt: skip
+    "fixture_id": "refund_service_quality_v1",
+    "fixture_version": "v1",
+    "data": {
+        "pass_threshold": 0.75,
+        "judge_instructions": "只依据期望行为评分。",
+        "dimensions": [
+            {"name": "policy_correctness", "scale": {"min": 1, "max": 5}, "weight": 0.6},
+            {"name": "no_overpromise", "scale": {"min": 1, "max": 5}, "weight": 0.4},
+        ],
+    },
+}
+SPEC = judge_spec_from_case(
+    {
+        "case_id": "refund_sample_001",
+        "case_version": "v1",
+        "rubric": RUBRIC,
+        "expected_behavior": ["说明审核时效"],
+        "evaluator_config": {"graders": [{"type": "llm_rubric"}]},
+    }
+)
 KEY = "sk-test-judge-key-do-not-write-0123456789"
 
 
 def ctx(url: str, cache: Path | None = None) -> GradeContext:
-    config = JudgeConfig(base_url=url, model="judge-test", max_retries=2, timeout_s=10,
-                         cache_dir=cache)  # fmt: skip
+    config = JudgeConfig(
+        base_url=url, model="judge-test", max_retries=2, timeout_s=10, cache_dir=cache
+    )
     return GradeContext(judge=config, environ={"EVALCASE_JUDGE_API_KEY": KEY})
 
 
@@ -61,8 +72,13 @@ def test_low_scores_fail() -> None:
 
 
 def test_429_then_success_is_retried() -> None:
-    script = Script([(429, "rate limited"), (503, "busy"),
-                     (200, scores(policy_correctness=5, no_overpromise=5))])  # fmt: skip
+    script = Script(
+        [
+            (429, "rate limited"),
+            (503, "busy"),
+            (200, scores(policy_correctness=5, no_overpromise=5)),
+        ]
+    )
     with judge_server(script) as url:
         grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url))
     assert grade.verdict == "pass", grade.reason

@@ -14,8 +14,13 @@ from jsonschema import Draft202012Validator
 
 from evalcase.loader import load
 from tests.grade.runs import (
-    check_008, crashed, duplicate_003, gift_observation, refund_repo, write_run,
-)  # fmt: skip
+    check_008,
+    crashed,
+    duplicate_003,
+    gift_observation,
+    refund_repo,
+    write_run,
+)
 from tests.helpers import REPO_ROOT, run_cli
 
 SCHEMA = json.loads((REPO_ROOT / "schemas" / "report.schema.json").read_text("utf-8"))
@@ -66,9 +71,11 @@ def _attempt_verdict(lines: list[dict[str, Any]]) -> tuple[str, float]:
 def _rates(cases: list[dict[str, Any]]) -> dict[str, Any]:
     counted = [c for c in cases if not c["observation"]]
     out: dict[str, Any] = {"cases": len(counted), "attempts": sum(len(c["v"]) for c in counted)}
-    for name, f in (("pass@1", lambda v: v.count("pass") / len(v)),
-                    ("pass@k", lambda v: float("pass" in v)),
-                    ("pass^k", lambda v: float(all(x == "pass" for x in v)))):  # fmt: skip
+    for name, f in (
+        ("pass@1", lambda v: v.count("pass") / len(v)),
+        ("pass@k", lambda v: float("pass" in v)),
+        ("pass^k", lambda v: float(all(x == "pass" for x in v))),
+    ):
         out[name] = round(sum(f(c["v"]) for c in counted) / len(counted), 6) if counted else None
     return out
 
@@ -81,8 +88,11 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
     by_attempt: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for line in lines:
         by_attempt[(line["case_id"], line["attempt"])].append(line)
-    status_error = {(a["case_id"], a["attempt"]): a["error"]["kind"]
-                    for a in run_attempts if a["status"] == "error"}  # fmt: skip
+    status_error = {
+        (a["case_id"], a["attempt"]): a["error"]["kind"]
+        for a in run_attempts
+        if a["status"] == "error"
+    }
 
     # attempts: verdicts and scores
     verdicts: dict[tuple[str, int], str] = {}
@@ -119,10 +129,15 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
     assert report["summary"]["observation_cases"] == sum(c["observation"] for c in cases)
 
     # slices
-    fields = {"risk_level": lambda m: [m["risk_level"]], "case_type": lambda m: m["case_types"],
-              "ability_tag": lambda m: m["ability_tags"], "scenario": lambda m: [m["scenario"]],
-              "tool": lambda m: m["tools"], "dataset_role": lambda m: m["dataset_roles"],
-              "failure_class": lambda m: m["failure_classes"]}  # fmt: skip
+    fields = {
+        "risk_level": lambda m: [m["risk_level"]],
+        "case_type": lambda m: m["case_types"],
+        "ability_tag": lambda m: m["ability_tags"],
+        "scenario": lambda m: [m["scenario"]],
+        "tool": lambda m: m["tools"],
+        "dataset_role": lambda m: m["dataset_roles"],
+        "failure_class": lambda m: m["failure_classes"],
+    }
     for key, values_of in fields.items():
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for c in cases:
@@ -146,10 +161,18 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
             members = [c for c in members if c["meta"]["risk_level"] in gate["risk_levels"]]
         if "suite" in gate:
             suite = suites[gate["suite"]]
-            checks = [("tags", "tags"), ("dataset_roles", "dataset_roles"),
-                      ("risk_levels", "risk_level"), ("case_types", "case_types")]  # fmt: skip
+            checks = [
+                ("tags", "tags"),
+                ("dataset_roles", "dataset_roles"),
+                ("risk_levels", "risk_level"),
+                ("case_types", "case_types"),
+            ]
 
-            def member(m: dict[str, Any]) -> bool:
+            def member(
+                m: dict[str, Any],
+                suite: dict[str, Any] = suite,
+                checks: list[tuple[str, str]] = checks,
+            ) -> bool:
                 for k, f in checks:
                     if k in suite:
                         have = m[f] if isinstance(m[f], list) else [m[f]]
@@ -174,8 +197,13 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
 
     # failing cases ordered by risk, then id
     failing = [c for c in cases if c["meta"]["status"] != "pass"]
-    order = sorted(failing, key=lambda c: ({"P0": 0, "P1": 1, "P2": 2, "P3": 3}.get(
-        c["meta"]["risk_level"], 9), c["id"]))  # fmt: skip
+    order = sorted(
+        failing,
+        key=lambda c: (
+            {"P0": 0, "P1": 1, "P2": 2, "P3": 3}.get(c["meta"]["risk_level"], 9),
+            c["id"],
+        ),
+    )
     assert [c["case_id"] for c in report["failing_cases"]] == [c["id"] for c in order]
 
     # usage

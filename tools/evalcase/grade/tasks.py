@@ -40,8 +40,8 @@ def grading_case(case: Mapping[str, Any], fixtures: Mapping[str, Any], digest: s
 def load_dataset(config: Config, dataset_id: str, commit: str | None) -> GradingDataset:
     """The dataset as it was at ``commit`` (the work tree when None)."""
     from evalcase.index.analysis import limits_of
-    from evalcase.loader import load
     from evalcase.index.resolve import FixtureCatalog, resolve_case
+    from evalcase.loader import load
     from evalcase.versioning.revisions import Revision, read_dataset
 
     revision = Revision(f"{dataset_id}@{commit or 'WORKTREE'}", dataset_id, commit)
