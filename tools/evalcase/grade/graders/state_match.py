@@ -13,8 +13,9 @@ Passing: the attempt's ``final_state`` has ``refund_status: refund_submitted`` a
 other paths are as required. Failing: the reason names the first differing path and the
 call (trace step) that last changed it, e.g. ``orders.ORDER_6001.refund_status is
 'not_started', expected 'refund_submitted'``. Like tau-bench, only named fields are
-compared: a mapping in ``expected`` checks its own keys, not extra keys in the state. No final_state_check, or an
-attempt without a recorded final state, is an error, never a pass.
+compared: a mapping in ``expected`` checks its own keys, not extra keys in the state.
+No final_state_check, or an attempt without a recorded final state, is an error, never a
+pass.
 """
 
 from __future__ import annotations
