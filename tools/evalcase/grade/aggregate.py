@@ -119,27 +119,32 @@ class CaseFigures:
     def passes(self) -> int:
         return sum(1 for v in self.verdicts if v == "pass")
 
-    def metric(self, name: str) -> float:
+    def metric(self, name: str, *, optimistic: bool = False) -> float:
+        """pass@1, pass@k or pass^k; ``optimistic`` counts undecided attempts as passes
+        (what the figure could still become once pending and erroring attempts resolve)."""
         if not self.n:
             return 0.0
+        passes = self.passes
+        if optimistic:
+            passes += sum(1 for v in self.verdicts if v in ("pending", "error"))
         if name == "pass@1":
-            return self.passes / self.n
+            return passes / self.n
         if name == "pass@k":
-            return 1.0 if self.passes else 0.0
+            return 1.0 if passes else 0.0
         if name == "pass^k":
-            return 1.0 if self.passes == self.n else 0.0
+            return 1.0 if passes == self.n else 0.0
         raise KeyError(name)
 
     @property
     def status(self) -> str:
-        """pass (every attempt), fail (one failed), else error / pending / flaky."""
+        """pass (every attempt), fail (none passed), flaky (some did), else error / pending."""
         if self.n and self.passes == self.n:
             return "pass"
+        if "fail" in self.verdicts:
+            return "flaky" if self.passes else "fail"
         if "error" in self.verdicts:
             return "error"
-        if "pending" in self.verdicts:
-            return "pending"
-        return "flaky" if self.passes else "fail"
+        return "pending"
 
     def to_dict(self) -> dict[str, Any]:
         return {

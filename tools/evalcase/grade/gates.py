@@ -129,10 +129,10 @@ def evaluate(
             len(selected),
             failing,
         )
-    unsure = [c for c in selected if c.status in ("pending", "error")]
-    optimistic = (sum(1.0 if c in unsure else c.metric(metric) for c in selected)) / len(selected)
+    unsure = [c for c in selected if c.metric(metric, optimistic=True) > c.metric(metric)]
+    optimistic = sum(c.metric(metric, optimistic=True) for c in selected) / len(selected)
     if unsure and optimistic + 1e-9 >= float(minimum):
-        verdict = "error" if any(c.status == "error" for c in unsure) else "pending"
+        verdict = "error" if any("error" in c.verdicts for c in unsure) else "pending"
         return result(
             verdict,
             f"{metric} {value:.2%} < {float(minimum):.2%}, but "
