@@ -68,7 +68,7 @@ def _config(root: str | None) -> Any:
     return load_config(_root(root))
 
 
-root_option = click.option(
+root_option: Callable[[F], F] = click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True),
     default=None,
@@ -381,6 +381,10 @@ def bump_command(
         click.echo(f"{edit.path}: {edit.field} {edit.old} -> {edit.new} ({edit.reason})")
     verb = "would bump" if dry_run else "bumped"
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
+
+
+main.add_command(__import__("evalcase.commands.run", fromlist=["run"]).run)
+main.add_command(__import__("evalcase.commands.run", fromlist=["runs"]).runs)
 
 
 if __name__ == "__main__":  # pragma: no cover
