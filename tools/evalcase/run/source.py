@@ -25,7 +25,7 @@ class Loaded:
 def load(config: Config, spec: str, *, allow_dirty: bool, revision: str | None = None) -> Loaded:
     """Read ``DATASET[@REF]``. ``revision`` forces a commit (used by --resume)."""
     from evalcase import gitio
-    from evalcase.revisions import WORKTREE, open_repo, parse_spec
+    from evalcase.versioning.revisions import WORKTREE, open_repo, parse_spec
 
     repo = open_repo(config)
     try:
