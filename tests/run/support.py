@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.run.executors import AttemptJob, Limits
@@ -69,3 +70,20 @@ def job(
         timeout_s=timeout,
         limits=limits,
     )
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """Task-shaped value (case identity + view + environment) for driver tests."""
+
+    case_id: str
+    case_version: str
+    agent: AgentView
+    env: EnvSpec
+    meta: dict[str, Any] = field(default_factory=dict)
+    digest: str = "digest-1"
+    fixture_versions: dict[str, str] = field(default_factory=dict)
+
+
+def task_of(j: AttemptJob, **kw: Any) -> RunTask:
+    return RunTask(j.case_id, j.case_version, j.agent, j.env, **kw)

@@ -68,7 +68,7 @@ def _config(root: str | None) -> Any:
     return load_config(_root(root))
 
 
-root_option = click.option(
+root_option: Callable[[F], F] = click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True),
     default=None,
@@ -384,10 +384,11 @@ def bump_command(
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
 
 
+main.add_command(__import__("evalcase.commands.run", fromlist=["run"]).run)
+main.add_command(__import__("evalcase.commands.run", fromlist=["runs"]).runs)
+for _command in __import__("evalcase.commands.grade", fromlist=["COMMANDS"]).COMMANDS:
+    main.add_command(_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
-
-from evalcase.commands.grade import COMMANDS as _GRADE_COMMANDS  # noqa: E402
-
-for _command in _GRADE_COMMANDS:
-    main.add_command(_command)

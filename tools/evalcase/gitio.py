@@ -159,6 +159,16 @@ class Repo:
     def status_porcelain(self) -> str:
         return str(self.git.status("--porcelain", "--untracked-files=all"))
 
+    def dirty_paths(self, roots: Sequence[str]) -> list[str]:
+        """Paths with uncommitted changes: tracked files anywhere, untracked (not ignored)
+        files under ``roots``. What makes a run's commit not describe its inputs."""
+        tracked = str(self.git.status("--porcelain", "-z", "--untracked-files=no"))
+        out = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3]
+        if roots:
+            extra = self.git.ls_files("--others", "--exclude-standard", "-z", "--", *roots)
+            out += [p for p in str(extra).split("\0") if p]
+        return out
+
     def untracked(self, roots: Sequence[str]) -> list[str]:
         """Files under roots that git does not track (ignored ones included), in one call."""
         out = self.git.ls_files("--others", "-z", "--", *roots, strip_newline_in_stdout=False)
