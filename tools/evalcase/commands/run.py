@@ -14,6 +14,8 @@ import click
 
 from evalcase.cli import EXIT_FATAL, _config, fatal_errors, root_option
 
+EXIT_GATES = 1
+
 
 class RichProgress:
     """done, errors so far, elapsed, rate, ETA, on a terminal."""
@@ -179,6 +181,19 @@ def _progress(label: str, mode: str) -> Any:
     show_default=True,
     help="Progress display.",
 )
+@click.option(
+    "--grade/--no-grade",
+    "grade",
+    default=True,
+    show_default=True,
+    help="Grade the run and write reports/<commit>/<run_id>/ (exit 1 when a gate fails).",
+)
+@click.option(
+    "--redact/--no-redact",
+    default=None,
+    help="Mask personal data in what is written to outputs/ and reports/ (after grading, so "
+    "leaks are still caught). Default: [grade] redact.",
+)
 @root_option
 @fatal_errors
 def run(
@@ -195,6 +210,8 @@ def run(
     seed: int,
     outputs_dir: str | None,
     progress: str,
+    grade: bool,
+    redact: bool | None,
     root: str | None,
 ) -> None:
     """Run DATASET[@vN|@REV] against an agent and write outputs/<commit>/<run_id>/.
@@ -203,7 +220,8 @@ def run(
     permissions apply, and every call, result and state change is recorded. Agent
     failures (crash, hang, garbage, oversized replies, unknown tools) are recorded as the
     attempt's error and the run goes on. Exit status: 0 when the run completed (whatever
-    the agent did), 2 on a usage or fatal error."""
+    the agent did) and every release gate passed, 1 when a gate did not pass, 2 on a usage
+    or fatal error. With --no-grade only the run is written (grade it with evalcase grade)."""
     # Runs are long and build many reference cycles (threads, sockets, subprocesses):
     # the lint-only speed setting of switching the cyclic collector off does not apply.
     gc.enable()
@@ -284,6 +302,17 @@ def run(
     )
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
+    if grade:
+        from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
+
+        if redact is None:
+            redact = bool(config.grade.get("redact", False))
+        outcome = grade_and_report(config, result.path, redact=redact)
+        if redact:
+            redact_outputs(result.path)
+        click.echo("\n".join(summary_lines(outcome)))
+        if not outcome.graded.gates_passed:
+            sys.exit(EXIT_GATES)
 
 
 @click.command("runs")
