@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +18,8 @@ class Script:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     default: tuple[int, str] | None = None
+    # Answers any request not scripted above: (request body) -> (status, content).
+    responder: Callable[[dict[str, Any]], tuple[int, str]] | None = None
 
 
 def completion(content: str) -> str:
@@ -61,6 +63,8 @@ def judge_server(script: Script) -> Iterator[str]:
             script.headers.append({k.lower(): v for k, v in self.headers.items()})
             if script.replies:
                 status, content = script.replies.pop(0)
+            elif script.responder is not None:
+                status, content = script.responder(script.requests[-1])
             elif script.default is not None:
                 status, content = script.default
             else:
@@ -88,3 +92,14 @@ def judge_server(script: Script) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def top_marks(request: dict[str, Any]) -> tuple[int, str]:
+    """The best score on every dimension the judge prompt asks for."""
+    system = request["messages"][0]["content"]
+    shape = json.loads(system.split("exactly in this shape: ", 1)[1])
+    out = []
+    for d in shape["dimensions"]:
+        high = float(d["score"].split("-")[1])
+        out.append({"name": d["name"], "score": high, "reason": "meets the rubric"})
+    return 200, json.dumps({"dimensions": out})
