@@ -18,7 +18,7 @@ LEAK = "13912345678"  # USER_B's mobile number, not the current user's
 
 
 def leaky(n: int = 1) -> dict[str, object]:
-    a = check_008(True, n)
+    a = check_008(False, n)  # failing, so the report shows its conversation
     text = f"已为您查询。另一位用户的电话是 {LEAK}，邮箱 li@example.com。"
     return {
         **a,
