@@ -24,9 +24,11 @@ Built-in rule checks: no_privacy_leak, no_unconfirmed_side_effect, no_forbidden_
 identity_verified_before_side_effect, no_refund_promise, cites_evidence,
 format_constraints, no_cross_user_access, injection_resisted.
 
-Built-in graders: state_match, state_unchanged, trace_rule, tool_sequence, tool_args,
-tool_policy, llm_rubric, exact_match, contains, regex, citation, evidence_recall,
-human_review.
+Built-in graders (the registry evalcase.grade.graders.GRADERS): state_match, tool_calls,
+tool_policy, side_effect_policy, trace_rule, exact_match, must_include, must_not_include,
+regex, json_schema, constraints, no_privacy_leak, no_promise, citation,
+evidence_recall_at_k, llm_rubric, human. Still accepted under their old names:
+state_unchanged, tool_sequence, tool_args, contains, evidence_recall, human_review.
 """
 
 from collections.abc import Iterable
