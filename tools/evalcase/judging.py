@@ -25,11 +25,12 @@ from evalcase.grade.graders import RENAMED as _RENAMED
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
 
-# The grader registry's names and summaries (evalcase.grade.graders imports no grader).
+# The grader registry's names and summaries (evalcase.grade.graders imports no grader, so
+# lint stays fast).
 GRADERS: dict[str, str] = dict(_REGISTRY)
 
-# Old names still accepted in cases, and the grader that replaced each (contract section 8).
-DEPRECATED_GRADERS: dict[str, str] = dict(_RENAMED)
+# Older grader names and what replaced them (lint names the new one).
+RENAMED_GRADERS: dict[str, str] = dict(_RENAMED)
 
 RULE_CHECKS: dict[str, str] = {
     "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",
@@ -59,7 +60,7 @@ def plugin_names(group: str) -> tuple[str, ...]:
 
 @cache
 def known_graders() -> frozenset[str]:
-    return frozenset(GRADERS) | frozenset(DEPRECATED_GRADERS) | frozenset(_plugins(GRADER_GROUP))
+    return frozenset(GRADERS) | frozenset(_plugins(GRADER_GROUP))
 
 
 @cache

@@ -17,7 +17,7 @@ from typing import Any
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import load
 from evalcase.grade.model import Attempt, Grade, Verdict, error
-from evalcase.grade.spec import GraderConfig, JudgeSpec, grader_config
+from evalcase.grade.spec import JudgeSpec, grader_configs
 
 ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter"})
 TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
@@ -43,17 +43,8 @@ class AttemptResult:
     results: tuple[GraderResult, ...]
 
 
-def _configs(spec: JudgeSpec) -> list[GraderConfig]:
-    out = []
-    for raw in spec.graders:
-        config = grader_config(spec, str(getattr(raw, "type", None) or raw))
-        if config is not None:
-            out.append(config)
-    return out
-
-
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
-    configs = _configs(spec)
+    configs = grader_configs(spec)
     if not configs:
         return [
             GraderResult(

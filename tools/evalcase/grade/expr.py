@@ -1,7 +1,7 @@
 """CEL evaluation and dotted state paths for graders.
 
-One place for both so that graders never depend on the CEL library directly: when the
-contract's ``contract.cel`` lands this module delegates to it.
+One place for both so that graders never depend on the CEL library directly: evaluation is
+the contract's (``contract.cel``), the same as the runner's.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 MISSING: Any = object()
@@ -23,37 +22,21 @@ class CelFailure:
     message: str
 
 
-def _message(exc: BaseException) -> str:
-    text = str(exc.args[0]) if exc.args else str(exc)
-    # celpy puts its whole activation into the message; the first clause is the useful part.
-    text = text.split(" (in activation", 1)[0].strip("(\"' ")
-    return text[:200]
-
-
-@lru_cache(maxsize=512)
-def _program(expression: str) -> Any:
-    import celpy
-
-    env = celpy.Environment()
-    return env.program(env.compile(expression))
-
-
 def evaluate(expression: str, variables: Mapping[str, Any]) -> Any | CelFailure:
-    """The value of ``expression`` (Python data), or a ``CelFailure``."""
-    import celpy
+    """The value of ``expression`` (plain Python data), or a ``CelFailure``."""
+    from evalcase.contract import cel
 
-    try:
-        program = _program(expression)
-    except Exception as exc:  # compile errors of untrusted rule text are values
-        return CelFailure(expression, f"does not compile: {_message(exc)}")
-    try:
-        activation = {k: celpy.json_to_cel(_jsonable(v)) for k, v in variables.items()}  # type: ignore[attr-defined]
-        value = program.evaluate(activation)
-    except Exception as exc:
-        return CelFailure(expression, _message(exc))
-    if isinstance(value, Exception):
-        return CelFailure(expression, _message(value))
-    return _plain(value)
+    compiled = cel.compile(expression)
+    if isinstance(compiled, cel.CelError):
+        return CelFailure(
+            expression,
+            f"does not compile (line {compiled.line}, column {compiled.column}): "
+            f"{compiled.message}",
+        )
+    value = cel.evaluate(compiled, variables)
+    if isinstance(value, cel.EvalError | cel.CelError):
+        return CelFailure(expression, value.message)
+    return value
 
 
 def check(expression: str, variables: Mapping[str, Any]) -> bool | CelFailure:
@@ -71,40 +54,10 @@ def sugar(condition: Any) -> str | None:
     if isinstance(condition, str):
         return condition
     if isinstance(condition, Mapping) and condition:
-        import json
+        from evalcase.contract.build import condition_text
 
-        parts = [
-            f"{path} == {json.dumps(value, ensure_ascii=False)}"
-            for path, value in condition.items()
-        ]
-        return " && ".join(parts)
+        return " && ".join(condition_text(condition))
     return None
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _plain(value: Any) -> Any:
-    import celpy
-
-    if isinstance(value, celpy.celtypes.BoolType):
-        return bool(value)
-    if isinstance(value, celpy.celtypes.IntType | celpy.celtypes.UintType):
-        return int(value)
-    if isinstance(value, celpy.celtypes.DoubleType):
-        return float(value)
-    if isinstance(value, celpy.celtypes.StringType):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 _SEGMENT = re.compile(r"\{[^}]*\}|[^.]+")

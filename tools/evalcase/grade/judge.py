@@ -42,8 +42,8 @@ class Verdict:
 
 
 def rubric_id(rubric: Any) -> str:
-    ident = field_of(rubric, "fixture_id") or field_of(rubric, "rubric_id") or "inline"
-    version = field_of(rubric, "fixture_version") or field_of(rubric, "version") or "v1"
+    ident = field_of(rubric, "id") or field_of(rubric, "fixture_id") or "inline"
+    version = field_of(rubric, "version") or field_of(rubric, "fixture_version") or "v1"
     return f"{ident}@{version}"
 
 
@@ -51,6 +51,9 @@ def dimensions(rubric: Any) -> list[Dimension]:
     raw = field_of(rubric, "dimensions") or field_of(field_of(rubric, "data"), "dimensions")
     out = []
     for d in as_list(raw):
+        if isinstance(d, str):  # an inline rubric may list dimension names only
+            out.append(Dimension(d, "", 1.0, 5.0, 1.0))
+            continue
         scale = field_of(d, "scale") or {}
         out.append(
             Dimension(

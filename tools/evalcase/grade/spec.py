@@ -1,10 +1,9 @@
-"""The judge's view of a case (execution contract section 2, ``JudgeSpec``).
+"""The judge's view of a case: the contract's ``JudgeSpec`` (contract/task.py), plus the
+grader configuration as grading uses it (old names mapped, ``hard`` read from options).
 
-Graders read only this and the attempt record. Until the contract package provides its own
-``JudgeSpec`` this module defines a field-compatible one and builds it from a case as written
-(``judge_spec_from_case``), converting the older field forms the contract still accepts
-(``expected_tool_sequence`` + ``expected_args``, ``final_state_check.type: state_unchanged``).
-Sub-structures are read with ``field_of`` so that either mappings or frozen objects work.
+``judge_spec_from_case`` builds a ``JudgeSpec`` from the judge fields of a case document
+with the contract's own converters; grader samples and tests use it for cases that are
+only judge fields (the runner's tasks come from ``contract.build.build_task``).
 """
 
 from __future__ import annotations
@@ -13,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract import build
+from evalcase.contract.task import GraderConfig as ContractGraderConfig
+from evalcase.contract.task import JudgeSpec, Rubric
 from evalcase.grade.graders import RENAMED
+
+__all__ = ["GraderConfig", "JudgeSpec", "as_list", "field_of", "judge_spec_from_case"]
 
 
 @dataclass(frozen=True)
@@ -22,28 +26,6 @@ class GraderConfig:
     weight: float = 1.0
     hard: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    case_id: str
-    case_version: str = "v1"
-    risk_level: str = ""
-    case_types: tuple[str, ...] = ()
-    expected_calls: Mapping[str, Any] | None = None
-    forbidden_tools: tuple[str, ...] = ()
-    required_tools: tuple[str, ...] = ()
-    side_effect_policies: tuple[Mapping[str, Any], ...] = ()
-    final_state_check: Mapping[str, Any] | None = None
-    graders: tuple[GraderConfig, ...] = ()
-    rule_checks: tuple[str, ...] = ()
-    rubric: Mapping[str, Any] | None = None
-    judge: Mapping[str, Any] = field(default_factory=dict)
-    pass_k: int | None = None
-    text: Mapping[str, Any] = field(default_factory=dict)
-    rag: Mapping[str, Any] = field(default_factory=dict)
-    trace_rules: tuple[str, ...] = ()
-    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 def field_of(obj: Any, name: str, default: Any = None) -> Any:
@@ -65,18 +47,32 @@ def as_list(value: Any) -> list[Any]:
     return [value]
 
 
-def grader_config(spec: Any, name: str) -> GraderConfig | None:
-    for config in field_of(spec, "graders", ()) or ():
-        if field_of(config, "type") == name:
-            if isinstance(config, GraderConfig):
-                return config
-            return GraderConfig(
-                type=name,
-                weight=float(field_of(config, "weight", 1.0) or 1.0),
-                hard=bool(field_of(config, "hard", True)),
-                options=dict(field_of(config, "options", {}) or {}),
+def grader_configs(spec: Any) -> list[GraderConfig]:
+    """The case's graders under their current names; ``tool_sequence`` + ``tool_args``
+    (both now ``tool_calls``) become one grader with the summed weight."""
+    out: dict[str, GraderConfig] = {}
+    for raw in field_of(spec, "graders", ()) or ():
+        kind = field_of(raw, "type")
+        if not isinstance(kind, str) or not kind:
+            continue
+        name = RENAMED.get(kind, kind)
+        options = dict(field_of(raw, "options", {}) or {})
+        weight = field_of(raw, "weight")
+        weight = float(weight) if isinstance(weight, int | float) else 1.0
+        hard = field_of(raw, "hard")
+        hard = bool(options.pop("hard", True)) if hard is None else bool(hard)
+        if name in out:
+            old = out[name]
+            out[name] = GraderConfig(
+                name, old.weight + weight, old.hard and hard, {**old.options, **options}
             )
-    return None
+        else:
+            out[name] = GraderConfig(name, weight, hard, options)
+    return list(out.values())
+
+
+def grader_config(spec: Any, name: str) -> GraderConfig | None:
+    return next((c for c in grader_configs(spec) if c.type == name), None)
 
 
 def options_of(spec: Any, name: str) -> Mapping[str, Any]:
@@ -84,101 +80,54 @@ def options_of(spec: Any, name: str) -> Mapping[str, Any]:
     return config.options if config is not None else {}
 
 
-_TEXT_FIELDS = (
-    "reference",
-    "constraints",
-    "expected_behavior",
-    "negative_behavior",
-    "success_criteria",
-    "failure_criteria",
-    "must_include",
-    "must_not_include",
-    "regex",
-    "json_schema",
-    "promise_phrases",
-    "expected_output",
-    "exact_match",
-    "reference_answer",
-    "output_schema",
-)
-_RAG_FIELDS = ("gold_evidence", "citation_requirement", "evaluation_metrics", "effective_at")
+_TEXT = (*build._JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_schema",
+         "output_schema", "promise_phrases", "expected_output")  # fmt: skip
 
 
-def _expected_calls(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    calls = case.get("expected_calls")
-    if isinstance(calls, Mapping):
-        return calls
-    if isinstance(calls, list):
-        return {"order": "in_order", "calls": calls}
-    sequence = case.get("expected_tool_sequence")
-    if isinstance(sequence, list):
-        args = case.get("expected_args") or {}
-        return {
-            "order": "in_order",
-            "calls": [
-                {"tool": tool, "args": dict(args.get(tool, {}) or {})}
-                for tool in sequence
-                if isinstance(tool, str)
-            ],
-        }
-    return None
-
-
-def _graders(case: Mapping[str, Any]) -> tuple[GraderConfig, ...]:
-    config = case.get("evaluator_config") or {}
-    out: dict[str, GraderConfig] = {}
-    for raw in config.get("graders") or ():
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
-            continue
-        name = str(RENAMED.get(raw["type"], raw["type"]))
-        options = {k: v for k, v in raw.items() if k not in ("type", "weight", "hard")}
-        options.update(raw.get("options") or {})
-        weight = float(raw.get("weight", 1.0) or 0.0)
-        if name in out:  # tool_sequence + tool_args both became tool_calls: one grader
-            old = out[name]
-            out[name] = GraderConfig(
-                name, old.weight + weight, old.hard, {**old.options, **options}
-            )
-        else:
-            out[name] = GraderConfig(name, weight, bool(raw.get("hard", True)), options)
-    return tuple(out.values())
-
-
-def judge_spec_from_case(
-    case: Mapping[str, Any], rubric: Mapping[str, Any] | None = None
-) -> JudgeSpec:
-    """Build the judge's view from a case document as written (plain data)."""
-    config = case.get("evaluator_config") or {}
-    metadata = case.get("metadata") or {}
-    policies = case.get("side_effect_policy")
-    fsc = case.get("final_state_check")
-    trace_req = case.get("trace_requirement") or {}
-    text = {k: case[k] for k in _TEXT_FIELDS if k in case}
-    rag = {k: case[k] for k in _RAG_FIELDS if k in case}
-    environment = case.get("environment") or {}
-    if "effective_at" in environment:
-        rag.setdefault("effective_at", environment["effective_at"])
-    if isinstance(case.get("rubric"), Mapping) and rubric is None:
+def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSpec:
+    """A ``JudgeSpec`` from the judge fields of a case document (plain data)."""
+    evaluator = case.get("evaluator_config") or {}
+    graders = tuple(
+        ContractGraderConfig(
+            str(g.get("type")),
+            float(g["weight"]) if isinstance(g.get("weight"), int | float) else None,
+            {k: v for k, v in g.items() if k not in ("type", "weight")},
+        )
+        for g in evaluator.get("graders") or ()
+        if isinstance(g, Mapping)
+    )
+    if rubric is None and isinstance(case.get("rubric"), Mapping):
         rubric = case["rubric"]
-    elif rubric is None and isinstance(case.get("rubric"), str):
-        rubric = {"rubric_id": case["rubric"]}
+    if isinstance(rubric, Mapping):
+        rubric = Rubric(rubric.get("fixture_id"), rubric.get("fixture_version"),
+                        dict(rubric.get("data") or rubric))  # fmt: skip
+    rag = {k: case[k] for k in build._RAG if k in case}
+    effective_at = (case.get("environment") or {}).get("effective_at")
+    if effective_at:
+        rag["effective_at"] = effective_at
+    trace = case.get("trace_requirement") or {}
+    calls = build.expected_calls(case)
+    required = tuple(as_list(case.get("required_tools")))
+    if not required and calls is not None and calls.any_of:  # as build_task derives them
+        common = set.intersection(*[{c.tool for c in plan.calls} for plan in calls.any_of])
+        required = tuple(dict.fromkeys(c.tool for c in calls.any_of[0].calls if c.tool in common))
     return JudgeSpec(
         case_id=str(case.get("case_id", "")),
         case_version=str(case.get("case_version", "v1")),
         risk_level=str(case.get("risk_level", "")),
         case_types=tuple(as_list(case.get("case_types"))),
-        expected_calls=_expected_calls(case),
+        expected_calls=calls,
         forbidden_tools=tuple(as_list(case.get("forbidden_tools"))),
-        required_tools=tuple(as_list(case.get("required_tools"))),
-        side_effect_policies=tuple(p for p in as_list(policies) if isinstance(p, Mapping)),
-        final_state_check=fsc if isinstance(fsc, Mapping) else None,
-        graders=_graders(case),
-        rule_checks=tuple(as_list(config.get("rule_checks"))),
-        rubric=rubric,
-        judge=dict(config.get("judge") or {}),
-        pass_k=config.get("pass_k"),
-        text=text,
+        required_tools=required,
+        side_effect_policies=build.side_effect_policies(case.get("side_effect_policy")),
+        final_state_check=build.final_state_check(case.get("final_state_check")),
+        graders=graders,
+        rule_checks=tuple(as_list(evaluator.get("rule_checks"))),
+        rubric=rubric if isinstance(rubric, Rubric) else None,
+        judge=dict(evaluator.get("judge") or {}),
+        pass_k=evaluator.get("pass_k"),
+        text={k: case[k] for k in _TEXT if k in case},
         rag=rag,
-        trace_rules=tuple(r for r in as_list(trace_req.get("rules")) if isinstance(r, str)),
-        raw={**case, "metadata": metadata},
+        trace_rules=tuple(r for r in as_list(trace.get("rules")) if isinstance(r, str)),
+        raw=dict(case),
     )

@@ -50,7 +50,8 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     if answer is None:
         return error("the attempt has no output to check")
     retrieved = [r for r in attempt.get("retrieved") or () if isinstance(r, Mapping)]
-    when = rag.get("effective_at")
+    environment = (field_of(spec, "raw", {}) or {}).get("environment") or {}
+    when = rag.get("effective_at") or environment.get("effective_at") or attempt.get("effective_at")
     citations = cited(answer)
     for doc_id, passage_id in citations:
         hits = [

@@ -107,7 +107,8 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
     variables = state_variables(
         final, initial=initial, calls=calls(attempt), output=output(attempt)
     )
-    for rule in as_list(field_of(fsc, "assert")):
+    rules = as_list(field_of(fsc, "asserts")) or as_list(field_of(fsc, "assert"))
+    for rule in rules:
         made += 1
         ok = check(str(rule), variables)
         if isinstance(ok, CelFailure):
@@ -122,18 +123,24 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     fsc = field_of(spec, "final_state_check")
     if not fsc:
         return error("the case has no final_state_check: nothing to compare")
-    alternatives = as_list(field_of(fsc, "any_of"))
-    if not alternatives:
-        result, made = check_one(fsc, attempt)
-        if made == 0 and result.verdict != "error":
-            return error("final_state_check names no expected, unchanged, absent or assert")
-        return result
+    alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
     reasons = []
+    checked = 0
     for i, alternative in enumerate(alternatives):
         result, made = check_one(alternative, attempt)
-        if result.verdict == "pass" and made:
-            return passed(f"final state matches alternative {i + 1}: {result.reason}")
         if result.verdict == "error":
             return result
-        reasons.append(f"alternative {i + 1}: {result.reason}")
-    return failed("; ".join(reasons))
+        if not made:
+            continue
+        checked += 1
+        if result.verdict == "pass":
+            prefix = f"alternative {i + 1}: " if len(alternatives) > 1 else ""
+            return passed(prefix + result.reason)
+        reasons.append((i, result))
+    if not checked:
+        return error("final_state_check names no expected, unchanged, absent or assert")
+    if len(alternatives) == 1:
+        return reasons[0][1]
+    return failed(
+        "; ".join(f"alternative {i + 1}: {r.reason}" for i, r in reasons), *reasons[0][1].evidence
+    )

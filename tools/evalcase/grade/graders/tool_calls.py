@@ -47,6 +47,14 @@ def _closest(want: Any, made: list[Mapping[str, Any]]) -> str:
 def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list[Evidence]]:
     order = str(field_of(expected, "order", "in_order") or "in_order")
     wanted = as_list(field_of(expected, "calls"))
+    if not wanted:
+        if made:
+            return (
+                False,
+                f"no call expected, but the agent called {made[0].get('tool')}",
+                [Evidence(made[0].get("step"), "calls.0")],
+            )
+        return True, "no call expected and none made", []
     if order == "exact":
         for i, want in enumerate(wanted):
             if i >= len(made) or not _matches(want, made[i]):
@@ -107,18 +115,9 @@ def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list
 
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
     expected = field_of(spec, "expected_calls")
-    alternatives = as_list(field_of(expected, "any_of")) if expected else []
-    if not expected or (not alternatives and not as_list(field_of(expected, "calls"))):
-        if expected is not None and field_of(expected, "calls") == []:
-            alternatives = []
-            made = calls(attempt)
-            if made:
-                return failed(
-                    f"no calls expected, but the agent called {made[0].get('tool')}",
-                    Evidence(made[0].get("step"), "calls.0"),
-                )
-            return passed("no calls expected and none made")
+    if expected is None:
         return error("the case has no expected_calls: nothing to compare")
+    alternatives = as_list(field_of(expected, "any_of"))
     made = [c for c in calls(attempt) if c.get("valid", True) is not False]
     reasons = []
     for i, alternative in enumerate(alternatives or [expected]):
