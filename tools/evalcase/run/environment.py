@@ -35,8 +35,6 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import jsonschema
-
 from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import EnvSpec, Fault, Passage, ToolBehaviour
@@ -77,6 +75,22 @@ def state_diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]
     if before != after:
         return [{"path": prefix, "before": before, "after": after, "op": "set"}]
     return []
+
+
+_STATE_TEXT: dict[int, tuple[Any, str]] = {}
+
+
+def _state_text(state: Mapping[str, Any]) -> str:
+    """The initial state as JSON text, once per spec: every attempt parses its own fresh
+    copy from it (the C parser beats a recursive copy by far)."""
+    hit = _STATE_TEXT.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    text = json.dumps(state, ensure_ascii=False, default=str)
+    if len(_STATE_TEXT) > 4096:
+        _STATE_TEXT.clear()
+    _STATE_TEXT[id(state)] = (state, text)
+    return text
 
 
 class ToolError(Exception):
@@ -142,8 +156,9 @@ class Environment:
         self.spec = spec
         self.recorder = recorder
         self.operator = operator
-        self.initial_state: dict[str, Any] = copy_json(spec.initial_state)
-        self.state: dict[str, Any] = copy_json(spec.initial_state)
+        text = _state_text(spec.initial_state)
+        self.initial_state: dict[str, Any] = json.loads(text)
+        self.state: dict[str, Any] = json.loads(text)
         self.calls: list[dict[str, Any]] = []
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
@@ -232,14 +247,12 @@ class Environment:
             return f"arguments are not valid JSON: {raw[:200]!r}"
         if not isinstance(args, dict):
             return "arguments must be a JSON object"
-        schema = behaviour.parameters or {"type": "object"}
-        error = jsonschema.exceptions.best_match(
-            _validator(json.dumps(schema, sort_keys=True)).iter_errors(args)
-        )
-        if error is None:
+        validator = _validator(behaviour.parameters or {"type": "object"})
+        if validator is None or validator.is_valid(args):
             return None
-        where = ".".join(str(p) for p in error.absolute_path)
-        return f"{where}: {error.message}" if where else error.message
+        error = next(iter(validator.iter_errors(args)))
+        where = ".".join(str(p) for p in error.instance_path)
+        return f"{where}: {error.message}" if where else str(error.message)
 
     def _permission(
         self, tool: str, variables: Mapping[str, Any]
@@ -513,14 +526,18 @@ def _overlay(base: Any, data: Any) -> Any:
 _validators: dict[str, Any] = {}
 
 
-def _validator(schema_text: str) -> Any:
-    validator = _validators.get(schema_text)
-    if validator is None:
-        schema = json.loads(schema_text)
-        cls = jsonschema.validators.validator_for(schema)
-        validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        _validators[schema_text] = validator
-    return validator
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """A compiled validator per parameter schema (the Rust one: cheap to import and run).
+    A schema that does not compile validates nothing; lint reports it."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    if key not in _validators:
+        import jsonschema_rs
+
+        try:
+            _validators[key] = jsonschema_rs.validator_for(json.loads(key))
+        except Exception:
+            _validators[key] = None
+    return _validators[key]
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
