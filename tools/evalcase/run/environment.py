@@ -37,7 +37,7 @@ from typing import Any
 
 from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
 from evalcase.run.protocol import AgentFault
-from evalcase.run.spec import EnvSpec, Fault, Passage, ToolBehaviour
+from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
 
 RESERVED = frozenset({"args", "call", "calls", "state", "initial", "trace", "output"})
 FAULT_MESSAGES = {
@@ -93,7 +93,7 @@ def _state_text(state: Mapping[str, Any]) -> str:
     return text
 
 
-class ToolError(Exception):
+class HandlerError(Exception):
     """Raised by a tool ``handler`` to answer with an error instead of a result."""
 
     def __init__(self, code: str, message: str = "") -> None:
@@ -265,12 +265,7 @@ class Environment:
             except ExprError:
                 allowed = False  # a policy that cannot be evaluated never grants access
             if not allowed:
-                error = {
-                    "code": "permission_denied",
-                    "message": "permission denied",
-                    **dict(permission.error),
-                }
-                return permission.name, error
+                return permission.name, _error(permission.error, "permission denied")
         return None
 
     def _fault(self, tool: str, args: Any, call: Mapping[str, Any]) -> Fault | None:
@@ -279,19 +274,11 @@ class Environment:
             if fault.tool != tool:
                 continue
             when = fault.when
-            if when is None or when == "every":
+            if when.every or n in when.calls or (when.first is not None and n <= when.first):
                 return fault
-            if isinstance(when, Mapping):
-                if "call" in when and n == int(when["call"]):
-                    return fault
-                if "calls" in when and n in {int(x) for x in when["calls"]}:
-                    return fault
-                if "first" in when and n <= int(when["first"]):
-                    return fault
-                continue
-            if isinstance(when, str):
+            if when.condition:
                 try:
-                    if truthy(when, {"args": args, "call": dict(call)}):
+                    if truthy(when.condition, {"args": args, "call": dict(call)}):
                         return fault
                 except ExprError:
                     continue
@@ -351,9 +338,9 @@ class Environment:
 
     def _match(
         self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
-    ) -> Mapping[str, Any] | None:
+    ) -> Response | None:
         for entry in behaviour.responses:
-            when = entry.get("when")
+            when = entry.when
             if when is None:
                 return entry
             if isinstance(when, Mapping):
@@ -364,27 +351,23 @@ class Environment:
         return behaviour.default
 
     def _answer(
-        self, entry: Mapping[str, Any], record: dict[str, Any], variables: Mapping[str, Any]
+        self, entry: Response, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
-        if "error" in entry:
-            error = entry["error"]
-            record["error"] = (
-                {"code": error, "message": error} if isinstance(error, str) else dict(error)
-            )
+        if entry.error is not None:
+            record["error"] = _error(entry.error, entry.error.code)
             return
-        if "result_from" in entry:
-            record["result"] = copy_json(evaluate(str(entry["result_from"]), variables))
+        if entry.result_from:
+            record["result"] = copy_json(evaluate(entry.result_from, variables))
         else:
-            record["result"] = copy_json(entry.get("result"))
-        for op in _ops(entry.get("state_change")):
-            value = (
-                evaluate(op["value_from"], variables)
-                if "value_from" in op
-                else op.get("value", op.get("by"))
-            )
-            record["changes"].append(self.change(op["op"], op["path"], value, variables))
-        if entry.get("latency_ms") is not None:
-            record["latency_ms"] = entry["latency_ms"]
+            record["result"] = copy_json(entry.result)
+        for op in entry.state_change:
+            if op.value_from:
+                value = evaluate(op.value_from, variables)
+            else:
+                value = op.by if op.op == "increment" else op.value
+            record["changes"].append(self.change(op.op, op.path, value, variables))
+        if entry.latency_ms is not None:
+            record["latency_ms"] = entry.latency_ms
 
     def _run_handler(self, ref: str, record: dict[str, Any], variables: Mapping[str, Any]) -> None:
         module_name, _, attr = ref.partition(":")
@@ -396,7 +379,7 @@ class Environment:
         handle = StateHandle(self, variables)
         try:
             record["result"] = copy_json(func(copy_json(record["args"]), handle))
-        except ToolError as exc:
+        except HandlerError as exc:
             record["error"] = {"code": exc.code, "message": exc.message or exc.code}
         except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
             record["error"] = {
@@ -482,25 +465,8 @@ def _holds(when: str, variables: Mapping[str, Any]) -> bool:
         return False
 
 
-def _ops(spec: Any) -> list[dict[str, Any]]:
-    """``state_change`` as a list of ``{op, path, value|value_from|by}``."""
-    if not spec:
-        return []
-    if isinstance(spec, Mapping):
-        return [{"op": "set", "path": str(k), "value": v} for k, v in spec.items()]
-    out = []
-    for item in spec:
-        for op in ("set", "append", "increment", "delete"):
-            if op in item:
-                entry = {"op": op, "path": str(item[op])}
-                for key in ("value", "value_from", "by"):
-                    if key in item:
-                        entry[key] = item[key]
-                out.append(entry)
-                break
-        else:
-            raise ExprError(f"state_change entry without an operation: {dict(item)!r}")
-    return out
+def _error(error: ToolError, fallback: str) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message or fallback}
 
 
 def _subset(actual: Any, expected: Any) -> bool:
