@@ -77,6 +77,17 @@ def crashed(case_id: str, kind: str, n: int = 1, version: str = "v1") -> dict[st
     )
 
 
+def case_version(repo: Path, case_id: str) -> str:
+    """The case's version as the repository has it (cases are bumped as the contract moves)."""
+    from evalcase.loader import load
+
+    path = repo / "datasets" / DATASET / "cases" / f"{case_id}.yaml"
+    if not path.is_file():
+        return "v1"
+    data = load(str(path), path.read_bytes()).data
+    return str(data.get("case_version", "v1")) if isinstance(data, dict) else "v1"
+
+
 def write_run(
     repo: Path, commit: str, run_id: str, attempts: list[dict[str, Any]], **run: Any
 ) -> Path:
@@ -96,6 +107,8 @@ def write_run(
     lines = []
     for a in attempts:
         a = {k: v for k, v in a.items() if k != "n"}
+        if not a.pop("keep_version", False):
+            a["case_version"] = case_version(repo, str(a["case_id"]))
         lines.append(json.dumps(a, ensure_ascii=False) + "\n")
     (run_dir / "attempts.jsonl").write_text("".join(lines), "utf-8")
     return run_dir

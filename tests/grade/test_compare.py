@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from tests.grade.judge_server import Script, judge_server, top_marks
-from tests.grade.runs import check_008, crashed, duplicate_003, refund_repo, write_run
+from tests.grade.runs import (
+    case_version,
+    check_008,
+    crashed,
+    duplicate_003,
+    refund_repo,
+    write_run,
+)
 from tests.helpers import commit_all, run_cli
 
 
@@ -43,7 +50,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )
     # The dataset changes: one case gets a new version.
     case = repo / "datasets/refund_regression_set/cases/tool_refund_check_008.yaml"
-    text = case.read_text("utf-8").replace("case_version: v1", "case_version: v2", 1)
+    old = case_version(repo, "tool_refund_check_008")
+    new = f"v{int(old[1:]) + 1}"
+    text = case.read_text("utf-8").replace(f"case_version: {old}", f"case_version: {new}", 1)
     case.write_text(text.replace("帮我看看这个订单能不能退", "帮我看看这个订单还能不能退"), "utf-8")
     changed = commit_all(repo, "tool_refund_check_008 v2")
     write_run(

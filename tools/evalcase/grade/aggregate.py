@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcase.grade.spec import as_list
-
 SLICE_KEYS = (
     "risk_level",
     "case_type",
@@ -77,31 +75,6 @@ class CaseMeta:
             tuple(raw.get("tags", ())),
             raw.get("digest", ""),
         )
-
-
-def case_meta_from_case(case: Mapping[str, Any], digest: str = "") -> CaseMeta:
-    metadata = case.get("metadata") or {}
-    tools = [str(t) for t in as_list(case.get("available_tools")) if isinstance(t, str)]
-    for call in as_list(
-        (case.get("expected_calls") or {}).get("calls")
-        if isinstance(case.get("expected_calls"), Mapping)
-        else None
-    ):
-        if isinstance(call, Mapping) and call.get("tool") not in tools:
-            tools.append(str(call.get("tool")))
-    return CaseMeta(
-        case_id=str(case.get("case_id", "")),
-        case_version=str(case.get("case_version", "v1")),
-        title=str(case.get("title", "")),
-        risk_level=str(case.get("risk_level", "")),
-        case_types=tuple(str(t) for t in as_list(case.get("case_types"))),
-        ability_tags=tuple(str(t) for t in as_list(case.get("ability_tags"))),
-        scenario=str(case.get("scenario", "")),
-        tools=tuple(tools),
-        dataset_roles=tuple(str(r) for r in as_list(metadata.get("dataset_role"))),
-        tags=tuple(str(t) for t in as_list(metadata.get("tags"))),
-        digest=digest,
-    )
 
 
 @dataclass(frozen=True)

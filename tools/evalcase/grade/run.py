@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +144,10 @@ def figures(
     out = []
     for key in sorted(by_case):
         attempts = sorted(by_case[key], key=lambda r: r.attempt)
-        meta = metas.get(key) or CaseMeta(*key)
+        meta = metas.get(key)
+        if meta is None:  # graded against another version of the case: keep its slices
+            same = next((m for k, m in metas.items() if k[0] == key[0]), None)
+            meta = replace(same, case_version=key[1]) if same else CaseMeta(*key)
         out.append(
             CaseFigures(
                 meta,
@@ -154,6 +157,11 @@ def figures(
             )
         )
     return out
+
+
+def _problems(dataset: GradingDataset, case_id: str) -> str:
+    found = [f"{path}: {why}" for path, why in dataset.problems.items() if case_id in path]
+    return f" (its case file could not be built: {'; '.join(found)})" if found else ""
 
 
 def judged_by(lines: Sequence[Mapping[str, Any]]) -> dict[str, set[tuple[str, str]]]:
@@ -188,6 +196,7 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
                             error(
                                 f"case {attempt.get('case_id')} is not in "
                                 f"{dataset.dataset_id} at this commit"
+                                + _problems(dataset, str(attempt.get("case_id")))
                             ),
                         ),
                     ),

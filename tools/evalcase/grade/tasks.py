@@ -1,6 +1,6 @@
 """What grading needs of a dataset at a revision: the manifest (suites, gates) and, per
-case, its ``JudgeSpec`` and reporting metadata. Read from git (no checkout) or the work tree.
-"""
+case, its ``JudgeSpec`` and reporting metadata, from the contract's ``load_dataset`` (git
+revision without a checkout, or the work tree)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.config import Config
-from evalcase.grade.aggregate import CaseMeta, case_meta_from_case
-from evalcase.grade.spec import JudgeSpec, judge_spec_from_case
-from evalcase.model import FatalError
+from evalcase.contract.task import JudgeSpec, Task
+from evalcase.grade.aggregate import CaseMeta
+from evalcase.grade.spec import as_list
 
 
 @dataclass(frozen=True)
@@ -27,43 +27,37 @@ class GradingDataset:
     digest: str
     manifest: Mapping[str, Any]
     cases: Mapping[str, GradingCase] = field(default_factory=dict)
+    # case file -> why its task could not be built (attempts of it grade as errors)
+    problems: Mapping[str, str] = field(default_factory=dict)
 
 
-def grading_case(case: Mapping[str, Any], fixtures: Mapping[str, Any], digest: str) -> GradingCase:
-    rubric = None
-    name = case.get("rubric") or (case.get("evaluator_config") or {}).get("judge", {}).get("rubric")
-    if isinstance(name, str) and isinstance(fixtures.get(name), Mapping):
-        rubric = fixtures[name]
-    return GradingCase(judge_spec_from_case(case, rubric), case_meta_from_case(case, digest))
+def case_meta(task: Task) -> CaseMeta:
+    meta = task.meta
+    tools = [card.name for card in task.agent.tools]
+    return CaseMeta(
+        case_id=task.case_id,
+        case_version=task.case_version,
+        title=str(meta.get("title", "")),
+        risk_level=str(meta.get("risk_level") or task.judge.risk_level),
+        case_types=tuple(str(t) for t in as_list(meta.get("case_types"))),
+        ability_tags=tuple(str(t) for t in as_list(meta.get("ability_tags"))),
+        scenario=str(meta.get("scenario", "")),
+        tools=tuple(dict.fromkeys(tools)),
+        dataset_roles=tuple(str(r) for r in as_list(meta.get("dataset_role"))),
+        tags=tuple(str(t) for t in as_list(meta.get("tags"))),
+        digest=task.digest,
+    )
 
 
 def load_dataset(config: Config, dataset_id: str, commit: str | None) -> GradingDataset:
     """The dataset as it was at ``commit`` (the work tree when None)."""
-    from evalcase.index.analysis import limits_of
-    from evalcase.index.resolve import FixtureCatalog, resolve_case
-    from evalcase.loader import load
-    from evalcase.versioning.revisions import Revision, read_dataset
+    from evalcase.index.dataset import load_dataset as load
 
-    revision = Revision(f"{dataset_id}@{commit or 'WORKTREE'}", dataset_id, commit)
-    view = read_dataset(config, revision)
-    content = view.content
-    manifest_paths = [str(content.manifest.path)]
-    paths = [e.path for e in content.cases] + [e.path for e in content.fixtures] + manifest_paths
-    raw = view.snapshot.read(paths)
-    limits = limits_of(config)
-
-    def data_of(path: str) -> dict[str, Any]:
-        doc = load(path, raw.get(path, b""), limits)
-        if not isinstance(doc.data, dict):
-            raise FatalError(f"{revision.label}: {path} cannot be read; run `evalcase lint`")
-        return doc.data
-
-    manifest_path = next((p for p in manifest_paths if raw.get(p)), None)
-    manifest = data_of(manifest_path) if manifest_path else {}
-    catalog = FixtureCatalog.of({e.id: data_of(e.path) for e in content.fixtures})
-    cases = {}
-    for entry in content.cases:
-        resolved = resolve_case(data_of(entry.path), catalog)
-        case = resolved["case"]
-        cases[entry.id] = grading_case(case, resolved.get("fixtures") or {}, entry.digest)
-    return GradingDataset(content.dataset_id, content.version, content.digest, manifest, cases)
+    dataset = load(config.root, dataset_id, revision=commit, config=config)
+    problems = {
+        path: "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in found)
+        for path, found in dataset.problems.items()
+    }
+    cases = {t.case_id: GradingCase(t.judge, case_meta(t)) for t in dataset.tasks}
+    return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
+                          dataset.manifest, cases, problems)  # fmt: skip
