@@ -1,7 +1,7 @@
 """Cited passages exist, were retrieved and are in force.
 
-The answer cites as ``[doc_id#passage_id]`` (or ``[passage_id]`` / ``【p12】`` when the
-passage id is unambiguous). Every citation must name a passage the agent actually retrieved
+The answer cites as ``doc_id#passage_id`` (bare, or in brackets), or ``[p12]`` / ``【p12】``
+when the passage id is unambiguous. Every citation must name a passage the agent actually retrieved
 in this attempt (the runner's ``retrieved`` records) that is effective on the case's
 ``effective_at`` (when the retrieval record carries ``effective_from`` / ``effective_to``);
 when the case has ``citation_requirement``, every ``gold_evidence`` entry marked
@@ -24,13 +24,18 @@ from evalcase.grade.spec import JudgeSpec, as_list, field_of
 
 NAME = "citation"
 VERSION = "1"
+BARE = re.compile(
+    r"(?<![A-Za-z0-9_.\-])([A-Za-z][A-Za-z0-9_.\-]*)#([A-Za-z]?[0-9]+)(?![A-Za-z0-9_])"
+)
 CITE = re.compile(
     r"[\[【]\s*(?:([A-Za-z0-9_.\-]+)\s*[#:/]\s*)?([A-Za-z]?[0-9]+|[A-Za-z0-9_]+)\s*[\]】]"
 )
 
 
 def cited(answer: str) -> list[tuple[str | None, str]]:
-    return [(m.group(1), m.group(2)) for m in CITE.finditer(answer)]
+    found = [(m.group(1), m.group(2)) for m in CITE.finditer(answer)]
+    found += [(m.group(1), m.group(2)) for m in BARE.finditer(answer)]
+    return list(dict.fromkeys(found))
 
 
 def _in_force(record: Mapping[str, Any], when: str | None) -> bool:
