@@ -149,7 +149,8 @@ def _check_call(
         # The environment cannot know the policy's key fields (they are the judge's), so a
         # key is recorded when the audited arguments carry every field of it.
         key_fields = _key_fields(field_of(policy, "idempotency_key"))
-        audited = audit.get("tool_args") if isinstance(audit.get("tool_args"), Mapping) else {}
+        raw_args = audit.get("tool_args")
+        audited: Mapping[str, Any] = raw_args if isinstance(raw_args, Mapping) else {}
         derivable = bool(key_fields) and all(audited.get(k) is not None for k in key_fields)
         missing = [
             f
