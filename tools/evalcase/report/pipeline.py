@@ -84,7 +84,8 @@ def summary_lines(outcome: Outcome) -> list[str]:
     ]
     statuses: dict[str, list[str]] = {}
     for case in outcome.graded.cases:
-        statuses.setdefault(case.status, []).append(case.meta.case_id)
+        shown = case.meta.case_id + (" (observation)" if case.meta.observation else "")
+        statuses.setdefault(case.status, []).append(shown)
     for status in ("pass", "fail", "flaky", "error", "pending"):
         ids = statuses.get(status, [])
         if ids:
