@@ -24,6 +24,8 @@ from evalcase.report.build import build_report
 FILES = ("grades.jsonl", "report.json", "report.md", "report.html")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 MD_CASE_LIMIT = 25
+# Non-passing attempts shown in full per failing case in report.html.
+DETAIL_ATTEMPTS = 3
 
 
 def secret_values(environ: Mapping[str, str]) -> list[str]:
@@ -85,12 +87,16 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
     out: dict[str, list[dict[str, Any]]] = {}
     for attempt in graded.record.attempts:
         case_id, number = str(attempt.get("case_id")), int(attempt.get("attempt") or 1)
-        if case_id not in failing:
+        verdict = verdicts.get((case_id, number), "error")
+        if case_id not in failing or verdict == "pass":
             continue
-        out.setdefault(case_id, []).append(
+        shown = out.setdefault(case_id, [])
+        if len(shown) >= DETAIL_ATTEMPTS:  # the rest are in grades.jsonl and attempts.jsonl
+            continue
+        shown.append(
             {
                 "attempt": number,
-                "verdict": verdicts.get((case_id, number), "error"),
+                "verdict": verdict,
                 "error": attempt.get("error"),
                 "grades": lines.get((case_id, number), []),
                 "messages": [m for m in attempt.get("messages") or () if isinstance(m, dict)],
