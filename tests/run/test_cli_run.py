@@ -41,7 +41,7 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> None:
-    proc = run_cli("run", "refund_regression_set", "--repeat", "2", cwd=repo)
+    proc = run_cli("run", "--no-grade", "refund_regression_set", "--repeat", "2", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     head = git(repo, "rev-parse", "HEAD").strip()
     run_dir = _run_dir(proc.stdout, repo)
@@ -106,7 +106,7 @@ def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
     record_to = tmp_path / "requests.jsonl"
     for dataset_id in DATASETS:
         proc = run_cli(
-            "run", dataset_id, "--agent", "py:tests.run.recording_agent:agent",
+            "run", "--no-grade", dataset_id, "--agent", "py:tests.run.recording_agent:agent",
             cwd=repo, env={"EVALCASE_RECORD_TO": str(record_to)},
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
@@ -185,6 +185,7 @@ def test_runs_keep_the_cyclic_collector_on(repo: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
     proc = run_cli(
         "run",
+        "--no-grade",
         "refund_regression_set",
         "--select",
         "tool_refund_check_*",
@@ -204,11 +205,12 @@ def test_dirty_tree_refused_then_recorded_with_allow_dirty(repo: Path) -> None:
         original.replace("帮我看看这个订单能不能退", "帮我看看这个订单还能不能退"), "utf-8"
     )
     try:
-        refused = run_cli("run", "refund_regression_set", cwd=repo)
+        refused = run_cli("run", "--no-grade", "refund_regression_set", cwd=repo)
         assert refused.returncode == 2 and "uncommitted changes" in refused.stderr
         assert "tool_refund_check_008.yaml" in refused.stderr
         allowed = run_cli(
             "run",
+            "--no-grade",
             "refund_regression_set",
             "--allow-dirty",
             "--select",
@@ -233,7 +235,7 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
     second = commit_all(repo, "reword")
     try:
         for spec in ("refund_regression_set@v1", f"refund_regression_set@{first[:12]}"):
-            proc = run_cli("run", spec, "--select", "tool_refund_check_*", cwd=repo)
+            proc = run_cli("run", "--no-grade", spec, "--select", "tool_refund_check_*", cwd=repo)
             assert proc.returncode == 0, proc.stderr
             run_dir = _run_dir(proc.stdout, repo)
             assert run_dir.parent.name == first
@@ -246,11 +248,11 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
 
 
 def test_bad_selection_and_unknown_agent_are_clear_errors(repo: Path) -> None:
-    proc = run_cli("run", "refund_regression_set", "--suite", "nightly", cwd=repo)
+    proc = run_cli("run", "--no-grade", "refund_regression_set", "--suite", "nightly", cwd=repo)
     assert proc.returncode == 2 and "no suite 'nightly'" in proc.stderr
-    proc = run_cli("run", "refund_regression_set", "--agent", "gibberish", cwd=repo)
+    proc = run_cli("run", "--no-grade", "refund_regression_set", "--agent", "gibberish", cwd=repo)
     assert proc.returncode == 2 and "neither a [run.agents] name nor a spec" in proc.stderr
-    proc = run_cli("run", "no_such_set", cwd=repo)
+    proc = run_cli("run", "--no-grade", "no_such_set", cwd=repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
@@ -259,7 +261,7 @@ def test_the_identity_policy_refuses_before_verification_and_allows_after(
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
     proc = run_cli(
-        "run", "refund_regression_set", "--select", "agent_refund_account_change_002",
+        "run", "--no-grade", "refund_regression_set", "--select", "agent_refund_account_change_002",
         "--agent", "py:tests.run.agents:account_prober", cwd=repo,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -287,11 +289,11 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
         "utf-8",
     )
     try:
-        refused = run_cli("run", "refund_regression_set", "--allow-dirty", cwd=repo)
+        refused = run_cli("run", "--no-grade", "refund_regression_set", "--allow-dirty", cwd=repo)
         assert refused.returncode == 2 and "cannot be run" in refused.stderr
         assert f"{name}.yaml" in refused.stderr and "--skip-invalid" in refused.stderr
         skipped = run_cli(
-            "run", "refund_regression_set", "--allow-dirty", "--skip-invalid",
+            "run", "--no-grade", "refund_regression_set", "--allow-dirty", "--skip-invalid",
             "--select", "agent_refund_*", cwd=repo,
         )  # fmt: skip
         assert skipped.returncode == 0, skipped.stderr
