@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalcase.index.dataset import load_dataset
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
 
 DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
 
@@ -302,3 +307,48 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
         assert name not in meta["cases"] and meta["cases"]
     finally:
         case.write_text(original, "utf-8")
+
+
+def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Path) -> None:
+    slow = f"cmd:{sys.executable} {Path(__file__).parent / 'cmd_agents' / 'slow.py'}"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    before = (
+        set((repo / "outputs" / head).glob("*")) if (repo / "outputs" / head).exists() else set()
+    )
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalcase", "run", "refund_regression_set", "--repeat", "2",
+         "--concurrency", "2", "--agent", slow, "--progress", "none"],
+        cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    attempts: Path | None = None
+    while time.monotonic() < deadline:
+        new = (
+            set((repo / "outputs" / head).glob("*")) - before
+            if (repo / "outputs" / head).exists()
+            else set()
+        )
+        if new:
+            attempts = next(iter(new)) / "attempts.jsonl"
+            if attempts.exists() and attempts.read_bytes().count(b"\n") >= 6:
+                break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert attempts is not None
+    done_before = attempts.read_bytes().count(b"\n")
+    assert 6 <= done_before < 64, "the kill must land mid-run"
+    run_id = attempts.parent.name
+    resumed = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"64 attempts ({64 - done_before} new)" in resumed.stdout
+    keys = [(r["case_id"], r["attempt"]) for r in _records(attempts.parent)]
+    case_ids = {t.case_id for t in load_dataset(repo, "refund_regression_set").tasks}
+    assert len(keys) == len(set(keys)) == 64
+    assert set(keys) == {(c, a) for c in case_ids for a in (1, 2)}
+    meta = json.loads((attempts.parent / "run.json").read_text("utf-8"))
+    assert meta["status"] == "completed" and len(meta["resumed_at"]) == 1
+    again = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    assert again.returncode == 0 and "(0 new)" in again.stdout
