@@ -341,7 +341,7 @@ def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Pat
     done_before = attempts.read_bytes().count(b"\n")
     assert 6 <= done_before < 64, "the kill must land mid-run"
     run_id = attempts.parent.name
-    resumed = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    resumed = run_cli("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
     assert resumed.returncode == 0, resumed.stderr
     assert f"64 attempts ({64 - done_before} new)" in resumed.stdout
     keys = [(r["case_id"], r["attempt"]) for r in _records(attempts.parent)]
@@ -350,5 +350,5 @@ def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Pat
     assert set(keys) == {(c, a) for c in case_ids for a in (1, 2)}
     meta = json.loads((attempts.parent / "run.json").read_text("utf-8"))
     assert meta["status"] == "completed" and len(meta["resumed_at"]) == 1
-    again = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    again = run_cli("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
     assert again.returncode == 0 and "(0 new)" in again.stdout
