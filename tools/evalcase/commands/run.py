@@ -163,6 +163,11 @@ def _progress(label: str, mode: str) -> Any:
 )
 @click.option("--executor", default=None, help="Where attempts run: local or ray.")
 @click.option(
+    "--ray-address",
+    default=None,
+    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
+)
+@click.option(
     "--seed", type=int, default=0, show_default=True, help="Base of the per-attempt seeds."
 )
 @click.option(
@@ -192,6 +197,7 @@ def run(
     allow_dirty: bool,
     resume_id: str | None,
     executor: str | None,
+    ray_address: str | None,
     seed: int,
     outputs_dir: str | None,
     progress: str,
@@ -240,7 +246,10 @@ def run(
         label = f"{resume_id} (resume)"
         result = driver.resume(
             folder, loaded.source, loaded.tasks, agent_options,
-            get_executor(meta["options"].get("executor", "local")), _progress(label, progress),
+            get_executor(
+                executor or meta["options"].get("executor", "local"), rc.ray, ray_address
+            ),
+            _progress(label, progress),
         )  # fmt: skip
     else:
         if not dataset:
@@ -271,7 +280,7 @@ def run(
             src,
             tasks,
             options,
-            get_executor(options.executor),
+            get_executor(options.executor, rc.ray, ray_address),
             _progress(label, progress),
         )
     try:
