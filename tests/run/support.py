@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract.build import response, trigger
 from evalcase.run.executors import AttemptJob, Limits
 from evalcase.run.spec import AgentView, EnvSpec, Fault, Permission, ToolBehaviour, ToolCard
 
@@ -18,11 +19,31 @@ ORDER_SCHEMA: dict[str, Any] = {
 
 
 def tool(
-    name: str, *, side_effect: bool = False, schema: dict[str, Any] | None = None, **kw: Any
+    name: str,
+    *,
+    side_effect: bool = False,
+    schema: dict[str, Any] | None = None,
+    responses: tuple[dict[str, Any], ...] = (),
+    default: dict[str, Any] | None = None,
+    handler: str | None = None,
 ) -> ToolBehaviour:
+    """A tool behaviour written as in a fixture's ``data`` (sugar included)."""
     return ToolBehaviour(
-        name=name, side_effect=side_effect, parameters=schema or ORDER_SCHEMA, **kw
+        name=name,
+        side_effect=side_effect,
+        parameters=schema or ORDER_SCHEMA,
+        responses=tuple(response(r) for r in responses),
+        default=None if default is None else response(default),
+        handler=handler,
+        latency_ms=None,
     )
+
+
+def fault(tool: str, kind: Any, when: Any = "every", **kw: Any) -> Fault:
+    """A fault written as in a case (``when`` sugar included)."""
+    found = trigger(when)
+    assert found is not None, when
+    return Fault(tool, kind, found, **kw)
 
 
 def view(
@@ -56,6 +77,8 @@ def job(
         faults=faults,
         permissions=permissions,
         confirmations=confirmations,
+        corpora=env.pop("corpora", ()),
+        effective_at=env.pop("effective_at", None),
         **env,
     )
     return AttemptJob(

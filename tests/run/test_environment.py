@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from evalcase.run.runner import run_attempt
-from evalcase.run.spec import Corpus, Fault, Passage, Permission
-from tests.run.support import job, tool, view
+from evalcase.run.spec import Corpus, Fault, Passage, Permission, ToolError
+from tests.run.support import fault, job, tool, view
 
 ACCOUNT_SCHEMA = {
     "type": "object",
@@ -49,7 +49,7 @@ POLICY = Permission(
     "account_change_requires_identity",
     ("account_change_request",),
     "session.user_authenticated == true",
-    {"code": "permission_denied", "message": "verify identity first"},
+    ToolError("permission_denied", "verify identity first"),
 )
 STATE = {
     "session": {"user_authenticated": False, "current_user_id": "USER_A"},
@@ -121,7 +121,7 @@ def _two_submits(*faults: Fault) -> dict[str, Any]:
 
 
 def test_timeout_applied_changes_state_but_the_agent_sees_a_timeout() -> None:
-    record = _two_submits(Fault("refund_submit", "timeout", {"call": 1}, applied=True))
+    record = _two_submits(fault("refund_submit", "timeout", {"call": 1}, applied=True))
     first, second = record["calls"]
     assert (
         first["fault"] == "timeout"
@@ -138,7 +138,7 @@ def test_timeout_applied_changes_state_but_the_agent_sees_a_timeout() -> None:
 
 
 def test_timeout_not_applied_changes_nothing() -> None:
-    record = _two_submits(Fault("refund_submit", "timeout", {"call": 1}))
+    record = _two_submits(fault("refund_submit", "timeout", {"call": 1}))
     assert record["calls"][0]["changes"] == [] and record["calls"][0]["audit"]["executed"] is False
 
 
@@ -146,17 +146,17 @@ def test_timeout_not_applied_changes_nothing() -> None:
     ("fault", "first", "second"),
     [
         (
-            Fault("refund_submit", "rate_limited", {"first": 1}, retry_after_ms=2000),
+            fault("refund_submit", "rate_limited", {"first": 1}, retry_after_ms=2000),
             "rate_limited",
             None,
         ),
         (
-            Fault("refund_submit", "error", "every", code="upstream_5xx", message="bad gateway"),
+            fault("refund_submit", "error", "every", code="upstream_5xx", message="bad gateway"),
             "upstream_5xx",
             "upstream_5xx",
         ),
-        (Fault("refund_submit", "permission_denied", {"calls": [2]}), None, "permission_denied"),
-        (Fault("refund_submit", "timeout", "call.n == 2"), None, "timeout"),
+        (fault("refund_submit", "permission_denied", {"calls": [2]}), None, "permission_denied"),
+        (fault("refund_submit", "timeout", "call.n == 2"), None, "timeout"),
     ],
 )
 def test_fault_schedules(fault: Fault, first: str | None, second: str | None) -> None:
@@ -172,9 +172,9 @@ def test_fault_schedules(fault: Fault, first: str | None, second: str | None) ->
 def test_dirty_empty_and_slow_results() -> None:
     calls = [[("refund_status", {"order_id": "ORDER_1"})] * 3]
     faults = (
-        Fault("refund_status", "dirty_data", {"call": 1}, data={"refund": "??", "extra": 1}),
-        Fault("refund_status", "empty_result", {"call": 2}),
-        Fault("refund_status", "slow", {"call": 3}, latency_ms=9000),
+        fault("refund_status", "dirty_data", {"call": 1}, data={"refund": "??", "extra": 1}),
+        fault("refund_status", "empty_result", {"call": 2}),
+        fault("refund_status", "slow", {"call": 3}, latency_ms=9000),
     )
     record = attempt(calls, (STATUS,), state=ORDERS, faults=faults)
     dirty, empty, slow = record["calls"]
@@ -224,20 +224,22 @@ def test_state_ops_and_cel_segments() -> None:
 def test_builtin_retrieval_honours_effective_at() -> None:
     corpus = Corpus(
         "policy",
+        "policy_v1",
+        "refund_policy",
         (
             Passage(
-                "p01",
                 "general",
+                "p01",
                 "七天无理由退货：签收后 7 天内可申请退货",
                 effective_date="2026-07-01",
             ),
             Passage(
-                "p07",
                 "member",
+                "p07",
                 "自 2026-09-01 起积分按比例退回，七天无理由退货规则不变",
                 effective_date="2026-09-01",
             ),
-            Passage("p09", "shipping", "物流时效说明", effective_date="2026-01-01"),
+            Passage("shipping", "p09", "物流时效说明", effective_date="2026-01-01"),
         ),
     )
     search = tool(

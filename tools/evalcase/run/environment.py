@@ -35,11 +35,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import jsonschema
-
 from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
 from evalcase.run.protocol import AgentFault
-from evalcase.run.spec import EnvSpec, Fault, Passage, ToolBehaviour
+from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
 
 RESERVED = frozenset({"args", "call", "calls", "state", "initial", "trace", "output"})
 FAULT_MESSAGES = {
@@ -79,7 +77,23 @@ def state_diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]
     return []
 
 
-class ToolError(Exception):
+_STATE_TEXT: dict[int, tuple[Any, str]] = {}
+
+
+def _state_text(state: Mapping[str, Any]) -> str:
+    """The initial state as JSON text, once per spec: every attempt parses its own fresh
+    copy from it (the C parser beats a recursive copy by far)."""
+    hit = _STATE_TEXT.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    text = json.dumps(state, ensure_ascii=False, default=str)
+    if len(_STATE_TEXT) > 4096:
+        _STATE_TEXT.clear()
+    _STATE_TEXT[id(state)] = (state, text)
+    return text
+
+
+class HandlerError(Exception):
     """Raised by a tool ``handler`` to answer with an error instead of a result."""
 
     def __init__(self, code: str, message: str = "") -> None:
@@ -142,8 +156,9 @@ class Environment:
         self.spec = spec
         self.recorder = recorder
         self.operator = operator
-        self.initial_state: dict[str, Any] = copy_json(spec.initial_state)
-        self.state: dict[str, Any] = copy_json(spec.initial_state)
+        text = _state_text(spec.initial_state)
+        self.initial_state: dict[str, Any] = json.loads(text)
+        self.state: dict[str, Any] = json.loads(text)
         self.calls: list[dict[str, Any]] = []
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
@@ -232,14 +247,12 @@ class Environment:
             return f"arguments are not valid JSON: {raw[:200]!r}"
         if not isinstance(args, dict):
             return "arguments must be a JSON object"
-        schema = behaviour.parameters or {"type": "object"}
-        error = jsonschema.exceptions.best_match(
-            _validator(json.dumps(schema, sort_keys=True)).iter_errors(args)
-        )
-        if error is None:
+        validator = _validator(behaviour.parameters or {"type": "object"})
+        if validator is None or validator.is_valid(args):
             return None
-        where = ".".join(str(p) for p in error.absolute_path)
-        return f"{where}: {error.message}" if where else error.message
+        error = next(iter(validator.iter_errors(args)))
+        where = ".".join(str(p) for p in error.instance_path)
+        return f"{where}: {error.message}" if where else str(error.message)
 
     def _permission(
         self, tool: str, variables: Mapping[str, Any]
@@ -252,12 +265,7 @@ class Environment:
             except ExprError:
                 allowed = False  # a policy that cannot be evaluated never grants access
             if not allowed:
-                error = {
-                    "code": "permission_denied",
-                    "message": "permission denied",
-                    **dict(permission.error),
-                }
-                return permission.name, error
+                return permission.name, _error(permission.error, "permission denied")
         return None
 
     def _fault(self, tool: str, args: Any, call: Mapping[str, Any]) -> Fault | None:
@@ -266,19 +274,11 @@ class Environment:
             if fault.tool != tool:
                 continue
             when = fault.when
-            if when is None or when == "every":
+            if when.every or n in when.calls or (when.first is not None and n <= when.first):
                 return fault
-            if isinstance(when, Mapping):
-                if "call" in when and n == int(when["call"]):
-                    return fault
-                if "calls" in when and n in {int(x) for x in when["calls"]}:
-                    return fault
-                if "first" in when and n <= int(when["first"]):
-                    return fault
-                continue
-            if isinstance(when, str):
+            if when.condition:
                 try:
-                    if truthy(when, {"args": args, "call": dict(call)}):
+                    if truthy(when.condition, {"args": args, "call": dict(call)}):
                         return fault
                 except ExprError:
                     continue
@@ -338,9 +338,9 @@ class Environment:
 
     def _match(
         self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
-    ) -> Mapping[str, Any] | None:
+    ) -> Response | None:
         for entry in behaviour.responses:
-            when = entry.get("when")
+            when = entry.when
             if when is None:
                 return entry
             if isinstance(when, Mapping):
@@ -351,27 +351,23 @@ class Environment:
         return behaviour.default
 
     def _answer(
-        self, entry: Mapping[str, Any], record: dict[str, Any], variables: Mapping[str, Any]
+        self, entry: Response, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
-        if "error" in entry:
-            error = entry["error"]
-            record["error"] = (
-                {"code": error, "message": error} if isinstance(error, str) else dict(error)
-            )
+        if entry.error is not None:
+            record["error"] = _error(entry.error, entry.error.code)
             return
-        if "result_from" in entry:
-            record["result"] = copy_json(evaluate(str(entry["result_from"]), variables))
+        if entry.result_from:
+            record["result"] = copy_json(evaluate(entry.result_from, variables))
         else:
-            record["result"] = copy_json(entry.get("result"))
-        for op in _ops(entry.get("state_change")):
-            value = (
-                evaluate(op["value_from"], variables)
-                if "value_from" in op
-                else op.get("value", op.get("by"))
-            )
-            record["changes"].append(self.change(op["op"], op["path"], value, variables))
-        if entry.get("latency_ms") is not None:
-            record["latency_ms"] = entry["latency_ms"]
+            record["result"] = copy_json(entry.result)
+        for op in entry.state_change:
+            if op.value_from:
+                value = evaluate(op.value_from, variables)
+            else:
+                value = op.by if op.op == "increment" else op.value
+            record["changes"].append(self.change(op.op, op.path, value, variables))
+        if entry.latency_ms is not None:
+            record["latency_ms"] = entry.latency_ms
 
     def _run_handler(self, ref: str, record: dict[str, Any], variables: Mapping[str, Any]) -> None:
         module_name, _, attr = ref.partition(":")
@@ -383,7 +379,7 @@ class Environment:
         handle = StateHandle(self, variables)
         try:
             record["result"] = copy_json(func(copy_json(record["args"]), handle))
-        except ToolError as exc:
+        except HandlerError as exc:
             record["error"] = {"code": exc.code, "message": exc.message or exc.code}
         except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
             record["error"] = {
@@ -469,25 +465,8 @@ def _holds(when: str, variables: Mapping[str, Any]) -> bool:
         return False
 
 
-def _ops(spec: Any) -> list[dict[str, Any]]:
-    """``state_change`` as a list of ``{op, path, value|value_from|by}``."""
-    if not spec:
-        return []
-    if isinstance(spec, Mapping):
-        return [{"op": "set", "path": str(k), "value": v} for k, v in spec.items()]
-    out = []
-    for item in spec:
-        for op in ("set", "append", "increment", "delete"):
-            if op in item:
-                entry = {"op": op, "path": str(item[op])}
-                for key in ("value", "value_from", "by"):
-                    if key in item:
-                        entry[key] = item[key]
-                out.append(entry)
-                break
-        else:
-            raise ExprError(f"state_change entry without an operation: {dict(item)!r}")
-    return out
+def _error(error: ToolError, fallback: str) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message or fallback}
 
 
 def _subset(actual: Any, expected: Any) -> bool:
@@ -513,14 +492,18 @@ def _overlay(base: Any, data: Any) -> Any:
 _validators: dict[str, Any] = {}
 
 
-def _validator(schema_text: str) -> Any:
-    validator = _validators.get(schema_text)
-    if validator is None:
-        schema = json.loads(schema_text)
-        cls = jsonschema.validators.validator_for(schema)
-        validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        _validators[schema_text] = validator
-    return validator
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """A compiled validator per parameter schema (the Rust one: cheap to import and run).
+    A schema that does not compile validates nothing; lint reports it."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    if key not in _validators:
+        import jsonschema_rs
+
+        try:
+            _validators[key] = jsonschema_rs.validator_for(json.loads(key))
+        except Exception:
+            _validators[key] = None
+    return _validators[key]
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")

@@ -58,16 +58,30 @@ def load(config: Config, spec: str, *, allow_dirty: bool, revision: str | None =
 def _read(
     config: Config, dataset_id: str, at: str | None, commit: str, dirty: bool, label: str
 ) -> Loaded:
-    from evalcase.index.dataset import load_dataset  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from evalcase.index.dataset import load_dataset
 
-    dataset = load_dataset(config.root if at is None else at, dataset_id)
+    dataset = load_dataset(config.root, dataset_id, revision=at, config=config)
+    if dataset.problems:
+        lines = [
+            f"  {path}: {problem}"
+            for path, problems in sorted(dataset.problems.items())
+            for problem in problems
+        ]
+        raise FatalError(
+            f"{len(dataset.problems)} case(s) of {dataset_id} cannot be run; "
+            "fix them (evalcase lint shows where):\n" + "\n".join(lines[:20])
+        )
+    if not dataset.tasks:
+        raise FatalError(f"dataset {dataset_id} has no case to run")
     source = Source(
         dataset_id=dataset_id,
-        dataset_version=str(dataset.dataset_version),
-        dataset_digest=str(dataset.digest),
+        dataset_version=dataset.version,
+        dataset_digest=dataset.digest,
         commit=commit,
         dirty=dirty,
         revision=label,
     )
-    suites = dict(getattr(dataset, "suites", {}) or {})
-    return Loaded(source, dataset, tuple(dataset.tasks), suites, getattr(dataset, "agent", None))
+    manifest = dataset.manifest
+    suites = dict(manifest.get("suites") or {})
+    agent = manifest.get("agent")
+    return Loaded(source, dataset, dataset.tasks, suites, agent if isinstance(agent, str) else None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from functools import cache
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from evalcase.run.protocol import AgentFault
@@ -44,6 +43,8 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 @cache
 def _plugins() -> dict[str, Any]:
+    from importlib.metadata import entry_points  # slow to import: only for unknown schemes
+
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
@@ -52,6 +53,7 @@ def known_schemes() -> list[str]:
 
 
 def opener(scheme: str) -> Opener:
+    """The ``open`` of a scheme's adapter (built-in first, then entry-point plugins)."""
     module = ADAPTERS.get(scheme)
     if module is not None:
         found: Opener = importlib.import_module(module).open

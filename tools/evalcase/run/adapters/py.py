@@ -12,7 +12,6 @@ Failing: the function raises (recorded as ``agent_exit`` with the exception).
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import sys
@@ -51,6 +50,8 @@ class PySession:
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
         remaining = deadline - time.monotonic()
         if self.is_async:
+            import asyncio
+
             try:
                 result = asyncio.run(asyncio.wait_for(self.func(dict(request)), remaining))
             except TimeoutError:
