@@ -193,15 +193,18 @@ def _check_resources(ray: Any, options: Mapping[str, Any]) -> None:
 
 
 def _failure(ray: Any, exc: BaseException, retries: int) -> str:
-    tries = "once" if retries == 1 else f"{retries} times"
+    if retries == 0:
+        again = "it was not retried ([run.ray] max_retries = 0)"
+    else:
+        again = "Ray ran it again " + ("once" if retries == 1 else f"{retries} times")
+        again += " and lost that worker too"
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     name = type(exc).__name__
     if isinstance(exc, ray.exceptions.RayTaskError):
         # run_attempt records every agent fault itself; an exception here is a bug.
         return f"the attempt crashed on its Ray worker: {name}: {first}"[:2000]
     return (
-        f"the Ray worker running this attempt was lost ({name}: {first}); "
-        f"retried {tries} on another worker, then given up"
+        f"the Ray worker running this attempt was lost ({name}: {first}); {again}"
     )[:2000]
 
 
