@@ -97,7 +97,8 @@ def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     proc = _cli(
-        tmp_path, "run", "crm_safety_set", "--allow-dirty", "--executor", "ray",
+        tmp_path, "run", "crm_safety_set", "--allow-dirty", "--agent", "refund_agent",
+        "--executor", "ray",
         env={"RAY_ADDRESS": ""},
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
