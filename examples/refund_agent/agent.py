@@ -183,6 +183,40 @@ def privacy(conv: Conversation) -> None:
         )
 
 
+def explain_policy(conv: Conversation) -> None:
+    """No tools, but the channel passed the relevant policy text: answer from it."""
+    excerpt = conv.context.get("policy_excerpt")
+    if conv.tools or not excerpt:
+        return
+    if any(w in conv.last for w in ("如果", "先问问")):
+        return
+    raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
+
+
+def hypothetical(conv: Conversation) -> None:
+    if any(w in conv.last for w in ("如果", "先问问")) and "退" in conv.last:
+        raise say(
+            "收到货后，自签收次日起 7 天内，商品及包装完好、不影响二次销售的，可以申请七天无理由退货。"
+            "到时候有需要随时找我。"
+        )
+
+
+def explain_policy(conv: Conversation) -> None:
+    """No tools, but the channel passed the relevant policy text: answer from it."""
+    excerpt = conv.context.get("policy_excerpt")
+    if conv.tools or not excerpt or any(w in conv.last for w in ("如果", "先问问")):
+        return
+    raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
+
+
+def hypothetical(conv: Conversation) -> None:
+    if any(w in conv.last for w in ("如果", "先问问")) and "退" in conv.last:
+        raise say(
+            "收到货后，自签收次日起 7 天内，商品及包装完好、不影响二次销售的，可以申请七天无理由退货。"
+            "到时候有需要随时找我。"
+        )
+
+
 def complaint(conv: Conversation) -> None:
     if "投诉" not in conv.last:
         return
@@ -305,12 +339,13 @@ def points_and_coupons(conv: Conversation) -> None:
     if not any(w in conv.last for w in ("积分", "券")):
         return
     order_id = conv.order_id()
-    if order_id and "refund_rule_calculate" in conv.tools:
+    items = [i for text in conv.users for i in re.findall(r"ITEM_[0-9]+_[0-9]+", text)]
+    if order_id and items and "refund_rule_calculate" in conv.tools:
         calc = use(
             conv,
             "refund_rule_calculate",
             order_id=order_id,
-            item_ids=[],
+            item_ids=items,
             include_coupon=True,
             include_points=True,
         )
@@ -319,11 +354,11 @@ def points_and_coupons(conv: Conversation) -> None:
             raise say(
                 f"按规则测算：预计退款 {r.get('cash_refund_estimate')} 元。{r.get('explanation', '')}"
             )
-        handoff(
-            conv, "refund_specialist", "amount_dispute", f"{order_id} 的券和积分退还需要人工核算"
-        )
+    if order_id and "human_handoff" in conv.tools:
+        handoff(conv, "refund_specialist", "amount_dispute", f"{order_id} 的券和积分需人工核算")
         raise say(
-            "涉及满减券分摊和积分抵扣，系统暂时无法自动计算。我已转退款专员人工核算，核算后会告知您具体结果，目前无法承诺具体金额。"
+            "涉及满减券分摊和积分抵扣，需要人工核算。我已转退款专员，核算后会告知您具体结果，"
+            "目前无法承诺具体金额。"
         )
     raise say(
         "部分退款时，订单优惠券按各商品实付金额比例分摊，退款后不再满足满减门槛的，优惠券不退回；"
@@ -332,7 +367,8 @@ def points_and_coupons(conv: Conversation) -> None:
 
 
 def quality_issue(conv: Conversation) -> None:
-    if not any(w in conv.text for w in ("质量", "电流", "坏了", "故障", "杂音")):
+    text = conv.text.replace("没有质量问题", "").replace("不是质量问题", "")
+    if not any(w in text for w in ("质量", "电流", "坏了", "故障", "杂音")):
         return
     order_id = conv.order_id()
     item_id = None
@@ -374,13 +410,13 @@ def refund_request(conv: Conversation) -> None:
     wants = ("退货", "退款", "退了", "不想要", "买错", "能退", "能不能退", "无理由")
     if not any(w in conv.text for w in wants):
         return
-    if any(w in conv.last for w in ("如果", "还没收到", "先问问")):
-        raise say(
-            "收到货后，自签收次日起 7 天内，商品及包装完好、不影响二次销售的，可以申请七天无理由退货。到时候有需要随时找我。"
-        )
     order_id = conv.order_id()
     if order_id is None:
-        raise say("请提供订单号（礼物可以请送礼的朋友提供订单信息），我帮您确认能否退货。")
+        if "礼物" in conv.text or "订单号" in conv.text:
+            raise say(
+                "没有订单号也可以处理：请让送礼的朋友提供订单信息，或由下单人在订单详情页申请退换。"
+            )
+        return  # a policy question: answered from the knowledge base or the general policy
     order = use(conv, "order_lookup", order_id=order_id)
     if order is not None and order.error:
         handoff(conv, "general", "tool_unavailable", f"订单 {order_id} 查询超时")
@@ -456,6 +492,8 @@ def fallback(conv: Conversation) -> None:
 
 INTENTS = (
     privacy,
+    explain_policy,
+    hypothetical,
     complaint,
     account_change,
     refund_status,

@@ -156,6 +156,11 @@ def _progress(label: str, mode: str) -> Any:
     "--allow-dirty", is_flag=True, help="Run uncommitted changes (the run is recorded as dirty)."
 )
 @click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Run the cases that build; list the others in run.json as skipped (default: refuse).",
+)
+@click.option(
     "--resume",
     "resume_id",
     default=None,
@@ -195,6 +200,7 @@ def run(
     suites: tuple[str, ...],
     selects: tuple[str, ...],
     allow_dirty: bool,
+    skip_invalid: bool,
     resume_id: str | None,
     executor: str | None,
     ray_address: str | None,
@@ -232,15 +238,7 @@ def run(
             )
         folder = outputs.find(out_root, resume_id)
         meta = folder.read_meta()
-        spec = meta["dataset"]["id"]
-        loaded = source.load(
-            config,
-            spec,
-            allow_dirty=True,
-            revision=meta.get("revision") if meta.get("revision") != "WORKTREE" else "WORKTREE",
-        )
-        if meta.get("revision") == "WORKTREE" and loaded.source.dirty != meta.get("dirty"):
-            pass  # the digest check below decides whether the content is the same
+        loaded = source.reload(config, meta)
         choice = resolve(rc, config.root, meta["agent"].get("name") or meta["agent"]["spec"], None)
         agent_options = choice.options if choice.spec == meta["agent"]["spec"] else {}
         label = f"{resume_id} (resume)"
@@ -254,7 +252,9 @@ def run(
     else:
         if not dataset:
             raise click.UsageError("name a DATASET[@vN], or --resume RUN_ID")
-        loaded = source.load(config, dataset, allow_dirty=allow_dirty)
+        loaded = source.load(config, dataset, allow_dirty=allow_dirty, skip_invalid=skip_invalid)
+        for path, whys in loaded.skipped.items():
+            click.echo(f"evalcase: skipping {path}: {'; '.join(whys)}", err=True)
         try:
             tasks = select(loaded.tasks, loaded.suites, suites, selects)
         except SelectionError as exc:
@@ -272,6 +272,7 @@ def run(
             executor=executor or rc.executor,
             limits=Limits(rc.max_reply_bytes, rc.max_steps),
             seed=seed,
+            skipped=loaded.skipped,
         )
         src = loaded.source
         label = f"{src.dataset_id}@{src.dataset_version}"

@@ -70,6 +70,7 @@ class RunOptions:
     executor: str = "local"
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
+    skipped: Mapping[str, Any] = field(default_factory=dict)  # case path -> why not run
 
 
 class Progress(Protocol):
@@ -177,6 +178,7 @@ def run_meta(
             "python": sys.version.split()[0],
         },
         "planned": len(tasks) * options.repeat,
+        "skipped": dict(options.skipped),
         "status": "running",
         "started_at": _now(),
         "ended_at": None,

@@ -15,10 +15,10 @@ A tool call goes through, in order:
 4. the first fault whose ``when`` matches this call (trace ``fault``);
 5. the tool's behaviour: ``handler``, else the first matching ``responses`` entry
    (``when`` as a subset match on the arguments or a CEL string; ``result``,
-   ``result_from``, ``error``, ``state_change``), else ``default``, else the recorded
-   error ``no_matching_response``; a tool with no behaviour at all in a case with a corpus
-   is the runner's built-in retrieval over the corpus passages in effect at
-   ``effective_at``.
+   ``result_from``, ``error``, ``state_change``), else ``default``; else, in a case with a
+   corpus, a tool taking a ``query`` is answered by the runner's built-in retrieval over
+   the corpus passages in effect at ``effective_at``; else the recorded error
+   ``no_matching_response``.
 
 A side-effect tool leaves an audit record (operator, time, tool, arguments, whether the
 user had confirmed, whether identity was verified, whether a timeout hid the result).
@@ -324,7 +324,7 @@ class Environment:
                 return
             entry = self._match(behaviour, record["args"], variables)
             if entry is None:
-                if self.spec.corpora and not behaviour.responses and behaviour.default is None:
+                if self.spec.corpora and _is_retrieval(behaviour):
                     record["result"] = self._retrieve(record)
                     return
                 record["error"] = {
@@ -463,6 +463,13 @@ def _holds(when: str, variables: Mapping[str, Any]) -> bool:
         return truthy(when, variables)
     except ExprError:
         return False
+
+
+def _is_retrieval(behaviour: ToolBehaviour) -> bool:
+    """A tool the built-in retrieval answers (when none of its own responses match): one
+    that takes a ``query`` and declares no default answer."""
+    properties = behaviour.parameters.get("properties")
+    return behaviour.default is None and isinstance(properties, Mapping) and "query" in properties
 
 
 def _error(error: ToolError, fallback: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ recorded), or a release tag / commit read straight from git without a checkout."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ from evalcase.model import FatalError
 from evalcase.run.driver import Source
 
 INPUT_ROOTS = ("datasets", "fixtures")
+WORKTREE = "WORKTREE"
 
 
 @dataclass(frozen=True)
@@ -20,21 +22,19 @@ class Loaded:
     tasks: tuple[Any, ...]
     suites: dict[str, Any]
     manifest_agent: str | None
+    skipped: dict[str, list[str]]  # case path -> why it cannot be run (--skip-invalid)
 
 
-def load(config: Config, spec: str, *, allow_dirty: bool, revision: str | None = None) -> Loaded:
-    """Read ``DATASET[@REF]``. ``revision`` forces a commit (used by --resume)."""
-    from evalcase import gitio
-    from evalcase.versioning.revisions import WORKTREE, open_repo, parse_spec
+def load(config: Config, spec: str, *, allow_dirty: bool, skip_invalid: bool = False) -> Loaded:
+    """Read ``DATASET[@REF]`` for a new run."""
+    from evalcase.versioning.revisions import open_repo, parse_spec
 
     repo = open_repo(config)
     try:
         if not repo.has_commits():
             raise FatalError(f"{config.root} has no commit yet: commit the dataset, then run it")
         rev = parse_spec(config, repo, spec)
-        if revision is not None and revision != WORKTREE:
-            commit, dirty, label = repo.rev_parse(revision), False, revision
-        elif rev.commit is None:
+        if rev.commit is None:
             commit, label = repo.rev_parse("HEAD"), WORKTREE
             changed = repo.dirty_paths(INPUT_ROOTS)
             dirty = bool(changed)
@@ -49,27 +49,52 @@ def load(config: Config, spec: str, *, allow_dirty: bool, revision: str | None =
             commit, dirty, label = rev.commit, False, rev.ref or rev.spec
     finally:
         repo.close()
-    del gitio
-    return _read(
-        config, rev.dataset_id, None if label == WORKTREE else commit, commit, dirty, label
-    )
+    at = None if label == WORKTREE else commit
+    return _read(config, rev.dataset_id, at, commit, dirty, label, skip_invalid)
+
+
+def reload(config: Config, meta: Mapping[str, Any]) -> Loaded:
+    """Read the dataset of an earlier run (``--resume``) where that run read it: the same
+    commit, or the working tree (its content digest then decides whether it is the same)."""
+    from evalcase.versioning.revisions import open_repo
+
+    dataset_id = str(meta["dataset"]["id"])
+    commit = str(meta["commit"])
+    label = str(meta.get("revision") or WORKTREE)
+    dirty = bool(meta.get("dirty"))
+    if label == WORKTREE:
+        repo = open_repo(config)
+        try:
+            dirty = bool(repo.dirty_paths(INPUT_ROOTS))
+        finally:
+            repo.close()
+    at = None if label == WORKTREE else commit
+    return _read(config, dataset_id, at, commit, dirty, label, bool(meta.get("skipped")))
 
 
 def _read(
-    config: Config, dataset_id: str, at: str | None, commit: str, dirty: bool, label: str
+    config: Config,
+    dataset_id: str,
+    at: str | None,
+    commit: str,
+    dirty: bool,
+    label: str,
+    skip_invalid: bool,
 ) -> Loaded:
     from evalcase.index.dataset import load_dataset
 
     dataset = load_dataset(config.root, dataset_id, revision=at, config=config)
-    if dataset.problems:
-        lines = [
-            f"  {path}: {problem}"
-            for path, problems in sorted(dataset.problems.items())
-            for problem in problems
-        ]
+    skipped = {
+        path: [f"{p.field}: {p.message}" for p in problems]
+        for path, problems in sorted(dataset.problems.items())
+    }
+    if skipped and not skip_invalid:
+        lines = [f"  {path}: {why}" for path, whys in skipped.items() for why in whys]
         raise FatalError(
-            f"{len(dataset.problems)} case(s) of {dataset_id} cannot be run; "
-            "fix them (evalcase lint shows where):\n" + "\n".join(lines[:20])
+            f"{len(skipped)} case(s) of {dataset_id} cannot be run (fix them, or pass "
+            "--skip-invalid to run the others; the run then lists them as skipped):\n"
+            + "\n".join(lines[:20])
+            + ("\n  ..." if len(lines) > 20 else "")
         )
     if not dataset.tasks:
         raise FatalError(f"dataset {dataset_id} has no case to run")
@@ -84,4 +109,5 @@ def _read(
     manifest = dataset.manifest
     suites = dict(manifest.get("suites") or {})
     agent = manifest.get("agent")
-    return Loaded(source, dataset, dataset.tasks, suites, agent if isinstance(agent, str) else None)
+    manifest_agent = agent if isinstance(agent, str) else None
+    return Loaded(source, dataset, dataset.tasks, suites, manifest_agent, skipped)
