@@ -203,9 +203,7 @@ def _failure(ray: Any, exc: BaseException, retries: int) -> str:
     if isinstance(exc, ray.exceptions.RayTaskError):
         # run_attempt records every agent fault itself; an exception here is a bug.
         return f"the attempt crashed on its Ray worker: {name}: {first}"[:2000]
-    return (
-        f"the Ray worker running this attempt was lost ({name}: {first}); {again}"
-    )[:2000]
+    return (f"the Ray worker running this attempt was lost ({name}: {first}); {again}")[:2000]
 
 
 class RayExecutor:
