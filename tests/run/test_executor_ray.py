@@ -106,6 +106,13 @@ def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_ray_address_with_the_local_executor_is_a_usage_error(tmp_path: Path) -> None:
+    proc = _cli(
+        tmp_path, "run", "crm_safety_set", "--executor", "local", "--ray-address", "127.0.0.1:1"
+    )
+    assert proc.returncode == 2 and "--ray-address goes with --executor ray" in proc.stderr
+
+
 # --- on a local cluster: a head and two worker nodes on 127.0.0.1 -------------------
 
 

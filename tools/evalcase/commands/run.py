@@ -227,6 +227,10 @@ def run(
 
     config = _config(root)
     rc = config.run
+    if ray_address and executor not in (None, "ray"):
+        raise click.UsageError("--ray-address goes with --executor ray")
+    if ray_address:
+        executor = "ray"
     out_root = Path(outputs_dir or rc.outputs_dir)
     if not out_root.is_absolute():
         out_root = config.root / out_root

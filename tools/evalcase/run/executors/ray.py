@@ -245,8 +245,9 @@ class RayExecutor:
         except Exception as exc:
             raise FatalError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
 
-    def _probe(self, ray: Any) -> None:
-        ref = ray.remote(_probe).options(num_cpus=0, max_retries=1).remote()
+    def _probe(self, ray: Any, options: Mapping[str, Any]) -> None:
+        # With the attempts' own resources, so it lands where attempts will run.
+        ref = ray.remote(_probe).options(**options).remote()
         ready, _ = ray.wait([ref], timeout=PROBE_TIMEOUT_S)
         if not ready:
             ray.cancel(ref, force=True)
@@ -284,7 +285,7 @@ class RayExecutor:
         try:
             if self.settings.check_resources:
                 _check_resources(ray, options)
-            self._probe(ray)
+            self._probe(ray, options)
             yield from self._schedule(ray, first, source, max(1, concurrency), options)
         finally:
             ray.shutdown()
