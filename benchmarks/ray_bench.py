@@ -10,9 +10,9 @@ the cluster), on:
 3. a Ray cluster on 127.0.0.1 (a head and two worker nodes with 1 CPU each, all on this
    machine: Ray adds no cores here, only its costs), ``cmd:`` agent;
 4. the same Ray cluster, ``py:`` agent (computing in the Ray worker processes);
-5. the same runs with no computation, which gives the per-attempt overhead of each
-   executor (wall time x slots / attempts), and a run of one attempt on Ray, which gives
-   its fixed cost per run (connect, probe, first worker).
+5. runs with no computation, of N and N/10 attempts, on each: the slope between the two
+   is the per-attempt overhead of the executor (seconds of a slot), the intercept its
+   fixed cost per run (for Ray: connecting, the probe, starting worker processes).
 
 It prints each wall time with the load average around it (figures from a shared, loaded
 machine are comparable only within one invocation) and where Ray starts to pay off: the
@@ -97,40 +97,49 @@ def main() -> None:
         f"# {n} attempts x {w:g} ms CPU, concurrency {c}; {os.cpu_count()} cores, "
         f"{platform.python_version()}, load {load()} at start"
     )
+    small = max(2, n // 10)
+    plan = (("work", n, w), ("no-op", n, 0.0), ("no-op small", small, 0.0))
     rows: dict[tuple[str, str, str], float] = {}
-    local = get_executor("local")
-    for kind in kinds:
-        for label, work in (("work", w), ("no-op", 0.0)):
-            before = load()
-            rows[("local", kind, label)] = wall = timed(local, kind, n, work, c)
-            print(f"local pool  {kind:<3} {label:<5} {wall:8.2f} s   load {before} -> {load()}")
+
+    def measure(where: str, executor: Executor) -> None:
+        for kind in kinds:
+            for label, count, work in plan:
+                before = load()
+                rows[(where, kind, label)] = wall = timed(executor, kind, count, work, c)
+                print(
+                    f"{where:<6} {kind:<3} {label:<11} {count:>4} attempts {wall:8.2f} s"
+                    f"   load {before} -> {load()}"
+                )
+
+    measure("pool", get_executor("local"))
     started = time.perf_counter()
     with local_cluster(workers=SLOTS, cpus=1) as cluster:
         print(f"# local Ray cluster up in {time.perf_counter() - started:.1f} s")
-        ray_executor = get_executor("ray", {}, cluster.address)
-        fixed = timed(ray_executor, kinds[0], 1, 0.0, 1)
-        print(f"ray         one no-op attempt (fixed cost of a run): {fixed:.2f} s")
-        for kind in kinds:
-            for label, work in (("work", w), ("no-op", 0.0)):
-                before = load()
-                rows[("ray", kind, label)] = wall = timed(ray_executor, kind, n, work, c)
-                print(f"ray cluster {kind:<3} {label:<5} {wall:8.2f} s   load {before} -> {load()}")
+        measure("ray", get_executor("ray", {}, cluster.address))
     print()
-    print("| agent | local pool | Ray (2 local workers) | per-attempt overhead, pool / Ray |")
-    print("|---|---|---|---|")
+    print(
+        "| agent | pool | Ray (2 local 1-CPU workers) "
+        "| overhead per attempt, pool / Ray | fixed cost per run, pool / Ray |"
+    )
+    print("|---|---|---|---|---|")
+    cost: dict[tuple[str, str], tuple[float, float]] = {}
     for kind in kinds:
-        # Overhead of one attempt on one slot: a no-op run's wall time spread over the
-        # slots, less (for Ray) the fixed cost of a run.
-        o_local = rows[("local", kind, "no-op")] * c / n
-        o_ray = max(0.0, rows[("ray", kind, "no-op")] - fixed) * c / n
+        for where in ("pool", "ray"):
+            # Two no-op runs of different sizes: the slope is the per-attempt overhead
+            # (seconds of a slot), the intercept the fixed cost of a run.
+            big, little = rows[(where, kind, "no-op")], rows[(where, kind, "no-op small")]
+            per = max(0.0, (big - little) * c / (n - small))
+            cost[(where, kind)] = (per, max(0.0, little - small * per / c))
+        (op, fp), (orr, fr) = cost[("pool", kind)], cost[("ray", kind)]
         print(
-            f"| {kind}: | {rows[('local', kind, 'work')]:.1f} s "
+            f"| {kind}: | {rows[('pool', kind, 'work')]:.1f} s "
             f"| {rows[('ray', kind, 'work')]:.1f} s "
-            f"| {o_local * 1000:.0f} ms / {o_ray * 1000:.0f} ms |"
+            f"| {op * 1000:.0f} ms / {orr * 1000:.0f} ms | {fp:.2f} s / {fr:.2f} s |"
         )
-    print(f"\nRay's fixed cost per run (connect, probe, first workers): {fixed:.1f} s")
+    print()
     for kind in kinds:
-        pool_wall = rows[("local", kind, "work")]
+        pool_wall = rows[("pool", kind, "work")]
+        fixed = cost[("ray", kind)][1]
         per_ray = max(1e-9, rows[("ray", kind, "work")] - fixed) * c / n  # s of a slot
         # On W cores: fixed + n * per_ray / W < pool_wall <=> W > n * per_ray / (pool_wall - fixed)
         if pool_wall <= fixed:

@@ -312,7 +312,11 @@ class RayExecutor:
                     upcoming = next(source, None)
                 if not pending:
                     return
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=stall_s)
+                refs = list(pending)
+                ready, _ = ray.wait(refs, num_returns=1, timeout=stall_s)
+                if ready and len(refs) > 1:  # take every finished one in one round
+                    more, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+                    ready = more or ready
                 if not ready:
                     raise FatalError(
                         f"no attempt finished on the Ray cluster for {stall_s:g} s (no free "
