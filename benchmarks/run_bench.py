@@ -53,21 +53,14 @@ class BenchTask:
 
 def _task(i: int) -> BenchTask:
     """A realistic case: a system prompt, two tools, a small state."""
+    from evalcase.contract.build import response
     from evalcase.run.spec import AgentView, EnvSpec, ToolBehaviour, ToolCard
 
     schema = {"type": "object", "properties": {"order_id": {"type": "string"}}}
-    lookup = ToolBehaviour(
-        "order_lookup",
-        False,
-        schema,
-        ({"when": {"order_id": "O1"}, "result": {"status": "signed"}},),
-    )
-    submit = ToolBehaviour(
-        "refund_submit",
-        True,
-        schema,
-        ({"result": {"ok": True}, "state_change": {"o.O1.r": "done"}},),
-    )
+    found = response({"when": {"order_id": "O1"}, "result": {"status": "signed"}})
+    done = response({"result": {"ok": True}, "state_change": {"o.O1.r": "done"}})
+    lookup = ToolBehaviour("order_lookup", False, schema, (found,), None, None, None)
+    submit = ToolBehaviour("refund_submit", True, schema, (done,), None, None, None)
     view = AgentView(
         attempt_key=f"key{i}",
         system="You are a customer-service agent.",
@@ -80,6 +73,11 @@ def _task(i: int) -> BenchTask:
     env = EnvSpec(
         initial_state={"o": {"O1": {"r": "none", "items": [{"id": "I1", "price": 99}]}}},
         tools={"order_lookup": lookup, "refund_submit": submit},
+        faults=(),
+        permissions=(),
+        corpora=(),
+        confirmations=(),
+        effective_at=None,
     )
     return BenchTask(f"case_{i:05d}", "v1", view, env, digest=f"d{i}")
 
@@ -182,43 +180,44 @@ def main() -> None:
         return
 
     big = 200 if args.quick else 1000
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     null = "py:bench_agents:null"
     ours_small, ours_big = spawn("ours", "100", null, "1"), spawn("ours", str(big), null, "1")
     per, start = line_fit(ours_small, ours_big)
-    print(
-        f"evalcase null agent : 100 -> {ours_small['wall_s']:.2f} s, {big} -> {ours_big['wall_s']:.2f} s"
-        f" | per attempt {per * 1000:.2f} ms, start-up {start:.2f} s"
-    )
+    show = f"100 -> {ours_small['wall_s']:.2f} s, {big} -> {ours_big['wall_s']:.2f} s"
+    print(f"evalcase null agent : {show} | per attempt {per * 1000:.2f} ms, start-up {start:.2f} s")
     if not args.quick:
         try:
             import inspect_ai  # noqa: F401
 
             ins_small, ins_big = spawn("inspect", "100"), spawn("inspect", str(big))
             iper, istart = line_fit(ins_small, ins_big)
+            show = f"100 -> {ins_small['wall_s']:.2f} s, {big} -> {ins_big['wall_s']:.2f} s"
             print(
-                f"Inspect AI instant  : 100 -> {ins_small['wall_s']:.2f} s, {big} -> {ins_big['wall_s']:.2f} s"
-                f" | per sample {iper * 1000:.2f} ms, start-up {istart:.2f} s"
+                f"Inspect AI instant  : {show} | per sample {iper * 1000:.2f} ms, "
+                f"start-up {istart:.2f} s"
             )
-            print(
-                f"  ratio per attempt : evalcase/Inspect = {per / iper:.3f} (goal < 0.1); start-up goal < 1 s"
-            )
+            print(f"  ratio per attempt : evalcase/Inspect = {per / iper:.3f} (goal < 0.1)")
         except ImportError:
             print("Inspect AI          : not installed (pip install inspect-ai)")
     cmd = f"cmd:{sys.executable} {BENCH / 'bench_agents.py'}"
     c = spawn("ours", str(big), cmd, "2")
     print(
-        f"cmd: agent, conc. 2 : {big} attempts {c['wall_s']:.2f} s | {c['run_s'] / big * 1000:.2f} ms per attempt (process start included)"
+        f"cmd: agent, conc. 2 : {big} attempts {c['wall_s']:.2f} s | "
+        f"{c['run_s'] / big * 1000:.2f} ms per attempt (agent process start included)"
     )
     s = spawn("ours", str(big), "py:bench_agents:slow50", "16")
     ideal = big * 0.05 / 16
+    over = 100 * (s["run_s"] / ideal - 1)
     print(
-        f"50 ms agent, conc 16: {big} attempts in {s['run_s']:.2f} s, ideal {ideal:.2f} s -> {100 * (s['run_s'] / ideal - 1):.1f}% over (goal <= 25%)"
+        f"50 ms agent, conc 16: {big} attempts in {s['run_s']:.2f} s, ideal {ideal:.2f} s "
+        f"-> {over:.1f}% over (goal <= 25%)"
     )
     m1 = ours_big if big == 1000 else spawn("ours", "1000", null, "1")
-    m10 = spawn("ours", "10000", null, "1") if not args.quick else spawn("ours", "2000", null, "1")
+    m10 = spawn("ours", "10000" if not args.quick else "2000", null, "1")
     print(
-        f"peak memory (RSS)   : 1,000 attempts {m1['maxrss_mb']:.0f} MB, {m10['attempts']:,} attempts {m10['maxrss_mb']:.0f} MB"
+        f"peak memory (RSS)   : {m1['attempts']:,} attempts {m1['maxrss_mb']:.0f} MB, "
+        f"{m10['attempts']:,} attempts {m10['maxrss_mb']:.0f} MB"
     )
 
 

@@ -86,3 +86,28 @@ def loops(request: dict[str, Any]) -> dict[str, Any]:
         "content": None,
         "tool_calls": [_call(f"l{n}", "order_lookup", order_id="ORDER_1")],
     }
+
+
+def account_prober(request: dict[str, Any]) -> dict[str, Any]:
+    """Probes the identity policy of an account-change case: asks for the change at once,
+    verifies identity with the code the user gives, then asks again."""
+    messages = request["messages"]
+    turn = sum(1 for m in messages if m["role"] == "user") - 1
+    if messages[-1]["role"] == "tool":
+        return {"role": "assistant", "content": f"turn {turn}: {messages[-1]['content']}"}
+    order_id = request["context"]["order_id"]
+    change = {"order_id": order_id, "refund_id": "REFUND_" + order_id.split("_")[1],
+              "target_account_type": "bank_card", "user_confirmed": True}  # fmt: skip
+    if turn == 1:
+        code = "".join(ch for ch in messages[-1]["content"] if ch.isdigit())
+        args: dict[str, Any] = {"user_id": "USER_A", "method": "sms_code", "code": code}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("v1", "identity_verify", **args)],
+        }
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call(f"a{turn}", "account_change_request", **change)],
+    }

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalcase.index.dataset import load_dataset
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
 
 DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
 
@@ -41,7 +46,7 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> None:
-    proc = run_cli("run", "refund_regression_set", "--skip-invalid", "--repeat", "2", cwd=repo)
+    proc = run_cli("run", "refund_regression_set", "--repeat", "2", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     head = git(repo, "rev-parse", "HEAD").strip()
     run_dir = _run_dir(proc.stdout, repo)
@@ -50,7 +55,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     dataset = load_dataset(repo, "refund_regression_set")
     runnable = {t.case_id for t in dataset.tasks}
     assert set(meta["cases"]) == runnable
-    assert set(meta["skipped"]) == set(dataset.problems)
+    assert meta["skipped"] == {} and not dataset.problems and len(runnable) == 32
     assert (
         meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.0"
     )
@@ -77,6 +82,15 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     } in [
         {k: d[k] for k in ("path", "before", "after", "op")} for d in timeout["state_diff"]
     ] or any(d["path"] == "orders.ORDER_6001.refund_status" for d in timeout["state_diff"])
+    # the injected timeout reached the agent as the tool's answer
+    answers = [m for m in timeout["messages"] if m["role"] == "tool"]
+    first_submit = next(m for m in answers if m["tool_call_id"] == submits[0]["id"])
+    assert json.loads(first_submit["content"])["error"]["code"] == "timeout"
+    # the example agent's known weakness: it skips identity verification, the policy refuses
+    skipped = by_case["agent_refund_account_change_002"]
+    assert [c["denied_by"] for c in skipped["calls"] if c["tool"] == "account_change_request"] == [
+        "account_change_requires_identity"
+    ]
     limited = by_case["refund_status_rate_limited_001"]
     assert [(c["tool"], c["fault"]) for c in limited["calls"]][:2] == [
         ("refund_status_lookup", "rate_limited"),
@@ -97,7 +111,7 @@ def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
     record_to = tmp_path / "requests.jsonl"
     for dataset_id in DATASETS:
         proc = run_cli(
-            "run", dataset_id, "--skip-invalid", "--agent", "py:tests.run.recording_agent:agent",
+            "run", dataset_id, "--agent", "py:tests.run.recording_agent:agent",
             cwd=repo, env={"EVALCASE_RECORD_TO": str(record_to)},
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
@@ -177,7 +191,6 @@ def test_runs_keep_the_cyclic_collector_on(repo: Path, monkeypatch: pytest.Monke
     proc = run_cli(
         "run",
         "refund_regression_set",
-        "--skip-invalid",
         "--select",
         "tool_refund_check_*",
         "--agent",
@@ -196,13 +209,12 @@ def test_dirty_tree_refused_then_recorded_with_allow_dirty(repo: Path) -> None:
         original.replace("帮我看看这个订单能不能退", "帮我看看这个订单还能不能退"), "utf-8"
     )
     try:
-        refused = run_cli("run", "refund_regression_set", "--skip-invalid", cwd=repo)
+        refused = run_cli("run", "refund_regression_set", cwd=repo)
         assert refused.returncode == 2 and "uncommitted changes" in refused.stderr
         assert "tool_refund_check_008.yaml" in refused.stderr
         allowed = run_cli(
             "run",
             "refund_regression_set",
-            "--skip-invalid",
             "--allow-dirty",
             "--select",
             "tool_refund_check_*",
@@ -226,9 +238,7 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
     second = commit_all(repo, "reword")
     try:
         for spec in ("refund_regression_set@v1", f"refund_regression_set@{first[:12]}"):
-            proc = run_cli(
-                "run", spec, "--skip-invalid", "--select", "tool_refund_check_*", cwd=repo
-            )
+            proc = run_cli("run", spec, "--select", "tool_refund_check_*", cwd=repo)
             assert proc.returncode == 0, proc.stderr
             run_dir = _run_dir(proc.stdout, repo)
             assert run_dir.parent.name == first
@@ -241,11 +251,102 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
 
 
 def test_bad_selection_and_unknown_agent_are_clear_errors(repo: Path) -> None:
-    proc = run_cli("run", "refund_regression_set", "--skip-invalid", "--suite", "nightly", cwd=repo)
+    proc = run_cli("run", "refund_regression_set", "--suite", "nightly", cwd=repo)
     assert proc.returncode == 2 and "no suite 'nightly'" in proc.stderr
-    proc = run_cli(
-        "run", "refund_regression_set", "--skip-invalid", "--agent", "gibberish", cwd=repo
-    )
+    proc = run_cli("run", "refund_regression_set", "--agent", "gibberish", cwd=repo)
     assert proc.returncode == 2 and "neither a [run.agents] name nor a spec" in proc.stderr
     proc = run_cli("run", "no_such_set", cwd=repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_the_identity_policy_refuses_before_verification_and_allows_after(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
+    proc = run_cli(
+        "run", "refund_regression_set", "--select", "agent_refund_account_change_002",
+        "--agent", "py:tests.run.agents:account_prober", cwd=repo,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (record,) = _records(_run_dir(proc.stdout, repo))
+    calls = [(c["tool"], c["denied_by"], (c["error"] or {}).get("code")) for c in record["calls"]]
+    assert calls == [
+        ("account_change_request", "account_change_requires_identity", "permission_denied"),
+        ("identity_verify", None, None),
+        ("account_change_request", None, None),
+    ]
+    refused, verified, allowed = record["calls"]
+    assert refused["changes"] == [] and refused["audit"]["executed"] is False
+    assert verified["changes"][0]["path"] == "session.user_authenticated"
+    assert allowed["user_confirmed"] is True and allowed["audit"]["identity_verification_result"]
+    assert {d["path"] for d in record["state_diff"]} >= {"session.user_authenticated"}
+
+
+def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> None:
+    name = "agent_refund_account_change_002"
+    case = repo / "datasets" / "refund_regression_set" / "cases" / f"{name}.yaml"
+    original = case.read_text("utf-8")
+    policy = original[original.index("  permissions:\n") : original.index("interaction:")]
+    case.write_text(
+        original.replace(policy, "  permissions: {account_change_requires_identity: true}\n"),
+        "utf-8",
+    )
+    try:
+        refused = run_cli("run", "refund_regression_set", "--allow-dirty", cwd=repo)
+        assert refused.returncode == 2 and "cannot be run" in refused.stderr
+        assert f"{name}.yaml" in refused.stderr and "--skip-invalid" in refused.stderr
+        skipped = run_cli(
+            "run", "refund_regression_set", "--allow-dirty", "--skip-invalid",
+            "--select", "agent_refund_*", cwd=repo,
+        )  # fmt: skip
+        assert skipped.returncode == 0, skipped.stderr
+        meta = json.loads((_run_dir(skipped.stdout, repo) / "run.json").read_text("utf-8"))
+        assert list(meta["skipped"]) == [f"datasets/refund_regression_set/cases/{name}.yaml"]
+        assert name not in meta["cases"] and meta["cases"]
+    finally:
+        case.write_text(original, "utf-8")
+
+
+def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Path) -> None:
+    slow = f"cmd:{sys.executable} {Path(__file__).parent / 'cmd_agents' / 'slow.py'}"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    before = (
+        set((repo / "outputs" / head).glob("*")) if (repo / "outputs" / head).exists() else set()
+    )
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalcase", "run", "refund_regression_set", "--repeat", "2",
+         "--concurrency", "2", "--agent", slow, "--progress", "none"],
+        cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    attempts: Path | None = None
+    while time.monotonic() < deadline:
+        new = (
+            set((repo / "outputs" / head).glob("*")) - before
+            if (repo / "outputs" / head).exists()
+            else set()
+        )
+        if new:
+            attempts = next(iter(new)) / "attempts.jsonl"
+            if attempts.exists() and attempts.read_bytes().count(b"\n") >= 6:
+                break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert attempts is not None
+    done_before = attempts.read_bytes().count(b"\n")
+    assert 6 <= done_before < 64, "the kill must land mid-run"
+    run_id = attempts.parent.name
+    resumed = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"64 attempts ({64 - done_before} new)" in resumed.stdout
+    keys = [(r["case_id"], r["attempt"]) for r in _records(attempts.parent)]
+    case_ids = {t.case_id for t in load_dataset(repo, "refund_regression_set").tasks}
+    assert len(keys) == len(set(keys)) == 64
+    assert set(keys) == {(c, a) for c in case_ids for a in (1, 2)}
+    meta = json.loads((attempts.parent / "run.json").read_text("utf-8"))
+    assert meta["status"] == "completed" and len(meta["resumed_at"]) == 1
+    again = run_cli("run", "--resume", run_id, "--progress", "none", cwd=repo)
+    assert again.returncode == 0 and "(0 new)" in again.stdout

@@ -236,3 +236,18 @@ def is_loaded() -> bool:
     import sys
 
     return "cel_expr_python" in sys.modules
+
+
+# The variables each context offers (docs/contract.md "How a case runs"). Contexts marked
+# in STATE_CONTEXTS also offer every top-level key of the state document (``orders``,
+# ``session``...); a reserved name wins over a state key of the same name.
+CONTEXT_VARIABLES: dict[str, frozenset[str]] = {
+    "tool": frozenset({"args", "call", "state"}),
+    "fault": frozenset({"args", "call"}),
+    "permission": frozenset({"args", "call", "calls", "state"}),
+    "precondition": frozenset({"args", "call", "calls", "state"}),
+    "assert": frozenset({"state", "initial", "calls", "output"}),
+    "trace": frozenset({"trace", "calls", "output", "state", "initial"}),
+}
+STATE_CONTEXTS = frozenset({"tool", "permission", "precondition", "assert"})
+RESERVED = frozenset().union(*CONTEXT_VARIABLES.values())
