@@ -13,7 +13,7 @@ user runs it. Measured:
    protocol prescribes), concurrency 2 (this machine's cores).
 4. ``slow50``: an agent taking 50 ms per reply, 1,000 attempts at concurrency 16, against
    the ideal wall time 1,000 x 50 ms / 16.
-5. peak resident memory (this process, from getrusage) of the null run at 1,000 and
+5. peak resident memory (the child's VmHWM) of the null run at 1,000 and
    10,000 attempts: flat means the runner keeps no per-attempt state.
 
 Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
@@ -105,7 +105,7 @@ def child_ours(n: int, agent: str, concurrency: int, out: str) -> dict[str, Any]
     return {
         "attempts": result.attempts,
         "run_s": elapsed,
-        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "maxrss_mb": _rss_mb(),
     }
 
 
@@ -135,8 +135,21 @@ def child_inspect(n: int, out: str) -> dict[str, Any]:
     return {
         "attempts": n,
         "run_s": elapsed,
-        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "maxrss_mb": _rss_mb(),
     }
+
+
+def _rss_mb() -> float:
+    """Peak resident memory of this process image. VmHWM, not getrusage's ru_maxrss: Linux
+    carries ru_maxrss across exec, so a child forked from a big parent (this script after
+    importing Inspect AI) would report the parent's size."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def spawn(*args: str) -> dict[str, Any]:
