@@ -48,6 +48,8 @@ class RunConfig:
     outputs_dir: str = "outputs"
     executor: str = "local"
     judge: dict[str, Any] = field(default_factory=dict)
+    # [run.ray]: cluster address and per-attempt resources for --executor ray.
+    ray: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,7 @@ def load_config(root: Path) -> Config:
             outputs_dir=run.get("outputs_dir", "outputs"),
             executor=run.get("executor", "local"),
             judge=dict(run.get("judge", {})),
+            ray=dict(run.get("ray", {})),
         ),
         source=source,
         raw=raw,

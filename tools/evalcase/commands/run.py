@@ -170,6 +170,11 @@ def _progress(label: str, mode: str) -> Any:
 )
 @click.option("--executor", default=None, help="Where attempts run: local or ray.")
 @click.option(
+    "--ray-address",
+    default=None,
+    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
+)
+@click.option(
     "--seed", type=int, default=0, show_default=True, help="Base of the per-attempt seeds."
 )
 @click.option(
@@ -213,6 +218,7 @@ def run(
     skip_invalid: bool,
     resume_id: str | None,
     executor: str | None,
+    ray_address: str | None,
     seed: int,
     outputs_dir: str | None,
     progress: str,
@@ -239,6 +245,10 @@ def run(
 
     config = _config(root)
     rc = config.run
+    if ray_address and executor not in (None, "ray"):
+        raise click.UsageError("--ray-address goes with --executor ray")
+    if ray_address:
+        executor = "ray"
     out_root = Path(outputs_dir or rc.outputs_dir)
     if not out_root.is_absolute():
         out_root = config.root / out_root
@@ -256,7 +266,10 @@ def run(
         label = f"{resume_id} (resume)"
         result = driver.resume(
             folder, loaded.source, loaded.tasks, agent_options,
-            get_executor(meta["options"].get("executor", "local")), _progress(label, progress),
+            get_executor(
+                executor or meta["options"].get("executor", "local"), rc.ray, ray_address
+            ),
+            _progress(label, progress),
         )  # fmt: skip
     else:
         if not dataset:
@@ -290,7 +303,7 @@ def run(
             src,
             tasks,
             options,
-            get_executor(options.executor),
+            get_executor(options.executor, rc.ray, ray_address),
             _progress(label, progress),
         )
     try:

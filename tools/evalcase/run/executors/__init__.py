@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from evalcase.model import FatalError
 from evalcase.run.executors.base import AttemptJob, Executor, Limits
@@ -10,26 +11,32 @@ from evalcase.run.executors.base import AttemptJob, Executor, Limits
 __all__ = ["EXECUTORS", "AttemptJob", "Executor", "Limits", "get_executor"]
 
 
-def _local() -> Executor:
+def _local(config: Mapping[str, Any], address: str | None) -> Executor:
     from evalcase.run.executors.local import LocalExecutor
 
     return LocalExecutor()
 
 
-def _ray() -> Executor:
-    try:
-        from evalcase.run.executors.ray import RayExecutor  # type: ignore[import-not-found,import-untyped,unused-ignore]
-    except ModuleNotFoundError as exc:
-        raise FatalError(f"the ray executor is not available here: {exc}") from exc
-    executor: Executor = RayExecutor()
+def _ray(config: Mapping[str, Any], address: str | None) -> Executor:
+    from evalcase.run.executors.ray import RayExecutor, RaySettings
+
+    executor = RayExecutor(RaySettings.from_config(config, address))
+    executor.preflight()  # before the run folder exists: a missing extra or address
     return executor
 
 
-EXECUTORS: dict[str, Callable[[], Executor]] = {"local": _local, "ray": _ray}
+# name -> factory(its config section, e.g. [run.ray]; the --ray-address given, if any)
+EXECUTORS: dict[str, Callable[[Mapping[str, Any], str | None], Executor]] = {
+    "local": _local,
+    "ray": _ray,
+}
 
 
-def get_executor(name: str) -> Executor:
+def get_executor(
+    name: str, config: Mapping[str, Any] | None = None, address: str | None = None
+) -> Executor:
+    """The executor ``name``, set up from its config section (``[run.ray]`` for ray)."""
     factory = EXECUTORS.get(name)
     if factory is None:
         raise FatalError(f"unknown executor {name!r}; known: {', '.join(sorted(EXECUTORS))}")
-    return factory()
+    return factory(config or {}, address)
