@@ -23,14 +23,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_OK, EXIT_FINDINGS, EXIT_FATAL = 0, 1, 2
 
 
+def quiet_broken_pipe(status: int = EXIT_OK) -> None:
+    """The reader closed the pipe early (``evalcase rules | head -1``): normal use, so
+    leave without a message. Standard output is pointed at /dev/null so that the
+    interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(status)
+
+
 def fatal_errors(func: F) -> F:
     """Turn FatalError into a message and exit 2; anything unexpected too, without a
-    traceback unless EVALCASE_DEBUG is set."""
+    traceback unless EVALCASE_DEBUG is set. A closed output pipe ends the command quietly."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            quiet_broken_pipe()
         except FatalError as exc:
             click.echo(f"evalcase: error: {exc}", err=True)
             sys.exit(EXIT_FATAL)
@@ -56,30 +70,59 @@ def fatal_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _given_root(root: str | None) -> str | None:
+    """``--root`` after the subcommand wins; otherwise the one given before it."""
+    if root:
+        return root
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if isinstance(ctx.obj, dict) and ctx.obj.get("root"):
+            return str(ctx.obj["root"])
+        ctx = ctx.parent
+    return None
+
+
 def _root(root: str | None) -> Path:
     from evalcase.config import find_root
 
-    return Path(root).resolve() if root else find_root(Path.cwd())
+    given = _given_root(root)
+    return Path(given).resolve() if given else find_root(Path.cwd())
 
 
 def _config(root: str | None) -> Any:
     from evalcase.config import load_config
 
-    return load_config(_root(root))
+    given = _given_root(root)
+    if given:
+        return load_config(Path(given).resolve())
+    return load_config(_root(None))
 
+
+ROOT_HELP = (
+    "The case repository (the folder holding datasets/ and fixtures/), or a folder whose "
+    "evalcase.toml names it. Default: found from the current folder (see docs/configuration.md)."
+)
 
 root_option = click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True),
     default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
+    metavar="DIR",
+    help=ROOT_HELP,
 )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalcase")
-def main() -> None:
-    """evalcase: a git-native repository of evaluation cases, and the linter that guards it."""
+@root_option
+@click.pass_context
+def main(ctx: click.Context, root: str | None) -> None:
+    """evalcase: a git-native repository of evaluation cases, and the linter that guards it.
+
+    --root DIR may come before or after the command."""
+    ctx.ensure_object(dict)
+    if root:
+        ctx.obj["root"] = root
     # A command is a short-lived process that builds many small containers (parsed cases,
     # cached facts) and no reference cycles worth collecting: the cyclic collector's
     # passes over them cost a third of a warm lint run. Reference counting still frees
@@ -117,6 +160,11 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "(its merge base with HEAD, as for a pull request).",
 )
 @click.option(
+    "--no-base",
+    is_flag=True,
+    help="Do not compare with a base revision (skips EC501-EC504; release checks still run).",
+)
+@click.option(
     "--staged",
     is_flag=True,
     help="Lint what is staged in the git index (the pre-commit hook mode); the base "
@@ -136,6 +184,7 @@ def lint(
     exit_zero: bool,
     no_cache: bool,
     base: str | None,
+    no_base: bool,
     staged: bool,
     jobs: int | None,
     root: str | None,
@@ -143,11 +192,12 @@ def lint(
     """Check cases, manifests and fixtures. With no PATHS, the whole repository.
 
     PATHS narrow what is reported; the whole repository is always the context (IDs,
-    fixtures, digests).
+    fixtures, digests). In a git repository the version bumps are checked against HEAD
+    (or [versioning] base_branch), as the commit hook checks them; --no-base skips that.
     """
     from dataclasses import replace
 
-    from evalcase.lint.api import lint_repository
+    from evalcase.lint.api import default_base, lint_repository
     from evalcase.reporters import ReportContext, get
     from evalcase.reporters.text import statistics as stats_table
 
@@ -157,6 +207,10 @@ def lint(
     if ignore:
         config = replace(config, ignore=config.ignore + _codes(ignore))
     _check_codes(config.select + config.ignore)
+    if no_base and base:
+        raise click.UsageError("--base and --no-base contradict each other")
+    if base is None and not staged and not no_base:
+        base = default_base(config)
     result = lint_repository(
         config,
         paths=list(paths) if paths else None,
@@ -169,11 +223,16 @@ def lint(
     if output_format is None:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     ctx = ReportContext(config.root, result.files_checked, __version__)
-    click.echo(get(output_format)(result.findings, ctx), nl=False)
-    if statistics:
-        click.echo(stats_table(result.findings), nl=False, err=output_format != "text")
-    if not exit_zero and result.worst is Severity.ERROR:
-        sys.exit(EXIT_FINDINGS)
+    status = EXIT_FINDINGS if not exit_zero and result.worst is Severity.ERROR else EXIT_OK
+    try:
+        click.echo(get(output_format)(result.findings, ctx), nl=False)
+        if statistics:
+            click.echo(stats_table(result.findings), nl=False, err=output_format != "text")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Output cut short (`evalcase lint | head`) does not turn errors into a pass.
+        quiet_broken_pipe(status)
+    sys.exit(status)
 
 
 def _check_codes(codes: tuple[str, ...]) -> None:
@@ -185,16 +244,23 @@ def _check_codes(codes: tuple[str, ...]) -> None:
 
 
 @main.command("rules")
-def rules_command() -> None:
-    """List every lint rule: code, name, default severity, summary."""
+@root_option
+@fatal_errors
+def rules_command(root: str | None) -> None:
+    """List every lint rule: code, name, severity, summary. The severity is the one in
+    force in the repository (its configuration may change a rule's default)."""
     from evalcase.lint.rules import RULES
 
+    config = _config(root)
     for code, rule in RULES.items():
-        click.echo(f"{code}  {rule.name:<28} {rule.severity!s:<8} {rule.summary}")
+        severity = config.severity.get(code, rule.severity)
+        click.echo(f"{code}  {rule.name:<28} {severity!s:<8} {rule.summary}")
 
 
 @main.command("graders")
-def graders_command() -> None:
+@root_option
+@fatal_errors
+def graders_command(root: str | None) -> None:
     """List the grader types and rule checks evaluator_config may name (plugins included)."""
     from evalcase import judging
 
@@ -214,8 +280,9 @@ def graders_command() -> None:
 
 @main.command("rule")
 @click.argument("code")
+@root_option
 @fatal_errors
-def rule_command(code: str) -> None:
+def rule_command(code: str, root: str | None) -> None:
     """Explain one rule (its documentation, with a passing and a failing example)."""
     from evalcase.lint.rules import RULES
 
@@ -223,8 +290,11 @@ def rule_command(code: str) -> None:
     rule = RULES.get(code) or next((r for r in RULES.values() if r.name == code.lower()), None)
     if rule is None:
         raise FatalError(f"no rule '{code}' (see `evalcase rules`)")
+    configured = _config(root).severity.get(rule.code)
+    here = f", here: {configured} ([lint] severity)" if configured is not None else ""
     click.echo(
-        f"{rule.code} {rule.name} (default severity: {rule.severity}, scope: {rule.scope})\n"
+        f"{rule.code} {rule.name} (default severity: {rule.severity}{here}, "
+        f"scope: {rule.scope})\n"
     )
     click.echo(rule.doc.strip())
     click.echo(
@@ -355,7 +425,8 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
     "--base",
     default=None,
     metavar="REF",
-    help="Compare with this revision (default: HEAD); a branch means its merge base.",
+    help="Compare with this revision (default: [versioning] base_branch, else HEAD); a "
+    "branch means its merge base.",
 )
 @click.option(
     "--staged", is_flag=True, help="Compare what is staged in the git index with the base."
@@ -372,8 +443,12 @@ def bump_command(
     manifest's version into changed cases. Edits in place, keeping comments, key order
     and quoting; running it again changes nothing."""
     from evalcase.bump import bump
+    from evalcase.lint.api import default_base
 
-    edits = bump(_config(root), base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
+    config = _config(root)
+    if base is None and not staged:
+        base = default_base(config)  # the same base as plain `evalcase lint`
+    edits = bump(config, base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
     if not edits:
         click.echo("nothing to bump")
         return
