@@ -199,7 +199,9 @@ def load_config(root: Path) -> Config:
         vocabularies[key] = tuple(dict.fromkeys(words))
         keys = [k for k in (key, f"extend_{key}") if k in naming]
         if keys:
-            sources[key] = f"{source} [naming] {' + '.join(keys)}"
+            file, _, table = source.partition(" [")
+            section = "[tool.evalcase.naming]" if table else "[naming]"
+            sources[key] = f"{file} {section} {' + '.join(keys)}"
     return Config(
         root=root,
         domains=vocabularies["domains"],
