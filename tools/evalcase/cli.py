@@ -211,6 +211,8 @@ def lint(
         raise click.UsageError("--base and --no-base contradict each other")
     if base is None and not staged and not no_base:
         base = default_base(config)
+    if staged and any(Path(p).name in ("evalcase.toml", "pyproject.toml") for p in paths):
+        paths = ()  # pre-commit passed a changed configuration: it concerns every file
     result = lint_repository(
         config,
         paths=list(paths) if paths else None,
@@ -222,10 +224,14 @@ def lint(
     )
     if output_format is None:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    ctx = ReportContext(config.root, result.files_checked, __version__)
+    display_root, findings = _as_git_paths(config.root, result.findings)
+    ctx = ReportContext(display_root, result.files_checked, __version__)
     status = EXIT_FINDINGS if not exit_zero and result.worst is Severity.ERROR else EXIT_OK
+    hint = _cli_hint(findings, config.root) if staged else ""
     try:
-        click.echo(get(output_format)(result.findings, ctx), nl=False)
+        click.echo(get(output_format)(findings, ctx), nl=False)
+        if hint:
+            click.echo(hint, err=True)
         if statistics:
             click.echo(stats_table(result.findings), nl=False, err=output_format != "text")
         sys.stdout.flush()
@@ -233,6 +239,51 @@ def lint(
         # Output cut short (`evalcase lint | head`) does not turn errors into a pass.
         quiet_broken_pipe(status)
     sys.exit(status)
+
+
+def _as_git_paths(root: Path, findings: list[Any]) -> tuple[Path, list[Any]]:
+    """Findings with paths relative to the top of the git repository when the cases live
+    in a subfolder of it (``evals/datasets/...``): the paths pre-commit, editors and
+    GitHub annotations use. Outside git, or at its top, paths stay as they are."""
+    from dataclasses import replace
+
+    from evalcase.gitio import find_top
+
+    top = find_top(root)
+    if top is None or top == root.resolve():
+        return root, findings
+    prefix = root.resolve().relative_to(top).as_posix() + "/"
+    moved = [
+        replace(
+            f,
+            path=prefix + f.path,
+            related=tuple((prefix + p, line, col) for p, line, col in f.related),
+        )
+        for f in findings
+    ]
+    return top, moved
+
+
+def _cli_hint(findings: list[Any], root: Path) -> str:
+    """Under a pre-commit hook built from the published hooks, evalcase lives in
+    pre-commit's own environment, not on the user's PATH: say how to run the
+    `evalcase bump` the findings ask for."""
+    if os.environ.get("PRE_COMMIT") != "1" or not any(
+        "evalcase bump" in f.message for f in findings
+    ):
+        return ""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser())
+    store = Path(os.environ.get("PRE_COMMIT_HOME") or cache / "pre-commit").resolve()
+    if not Path(sys.prefix).resolve().is_relative_to(store):
+        return ""  # a `language: system` hook: evalcase is installed where the user runs it
+    where = "" if root.resolve() == Path.cwd().resolve() else f" --root {os.path.relpath(root)}"
+    return (
+        "hint: this hook runs evalcase from pre-commit's own environment, which is not on "
+        "your PATH. Run the bump with that environment:\n"
+        f"    {sys.executable} -m evalcase bump{where}\n"
+        "or install the command line for good, at the rev: of your .pre-commit-config.yaml:\n"
+        '    pip install "evalcase @ git+<the repo: URL>@<rev>"'
+    )
 
 
 def _check_codes(codes: tuple[str, ...]) -> None:
@@ -293,8 +344,7 @@ def rule_command(code: str, root: str | None) -> None:
     configured = _config(root).severity.get(rule.code)
     here = f", here: {configured} ([lint] severity)" if configured is not None else ""
     click.echo(
-        f"{rule.code} {rule.name} (default severity: {rule.severity}{here}, "
-        f"scope: {rule.scope})\n"
+        f"{rule.code} {rule.name} (default severity: {rule.severity}{here}, scope: {rule.scope})\n"
     )
     click.echo(rule.doc.strip())
     click.echo(
@@ -317,7 +367,7 @@ def tag_command(dataset: str, root: str | None) -> None:
     manifest's version has no tag yet. The annotated tag records the case count, every
     case ID with its case_version, and the dataset digest. Tags are never moved.
     """
-    from evalcase.release import tag_dataset
+    from evalcase.actions import tag_dataset
 
     name = tag_dataset(_config(root), dataset)
     click.echo(f"created tag {name}")
@@ -338,7 +388,7 @@ def datasets_command(output_format: str, root: str | None) -> None:
     (clean, changed since tag, untagged)."""
     import json
 
-    from evalcase.release import list_datasets
+    from evalcase.actions import list_datasets
 
     rows = list_datasets(_config(root))
     if output_format == "json":
@@ -375,7 +425,8 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
     Each side is DATASET@vN (a release), DATASET@REV (any commit, branch or tag) or
     DATASET (the working tree); NEW may leave out the dataset (@HEAD).
     """
-    from evalcase.changelog import diff, render_json, render_markdown, render_text
+    from evalcase.actions import diff
+    from evalcase.versioning.changelog import render_json, render_markdown, render_text
 
     log = diff(_config(root), old, new, use_cache=not no_cache)
     render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
@@ -400,7 +451,7 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
-    from evalcase.export import export_dataset
+    from evalcase.actions import export_dataset
 
     result = export_dataset(_config(root), spec, use_cache=not no_cache)
     if result.digest_matches is False:
@@ -442,7 +493,7 @@ def bump_command(
     cases and fixtures, dataset_version of released datasets that changed, and the
     manifest's version into changed cases. Edits in place, keeping comments, key order
     and quoting; running it again changes nothing."""
-    from evalcase.bump import bump
+    from evalcase.actions import bump
     from evalcase.lint.api import default_base
 
     config = _config(root)

@@ -30,9 +30,9 @@ def lint_repository(
     that involve them are reported too (a changed fixture makes its datasets' manifests
     need a bump), and under ``staged`` all of them: they are about the commit as a whole
     (a deleted case shows up on files pre-commit did not pass).
-    ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning).
+    ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning.history).
     """
-    from evalcase import versioning
+    from evalcase.versioning import history as versioning
 
     root = config.root
     is_git = versioning.is_git_repository(root)
@@ -73,9 +73,9 @@ def default_base(config: Config) -> str | None:
     """What plain ``evalcase lint`` compares with in a git repository: the configured
     ``[versioning] base_branch`` (its merge base with HEAD), else HEAD, so that what lint
     accepts the commit hook accepts too. None outside git or before the first commit."""
-    from evalcase import gitio, versioning
+    from evalcase import gitio
 
-    if not versioning.is_git_repository(config.root):
+    if not gitio.Repo.is_repo(config.root):
         return None
     repo = gitio.Repo(config.root)
     try:
@@ -123,9 +123,8 @@ def find_case_folders(root: Path, depth: int = 3) -> list[str]:
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and d not in skip and level < depth
         )
-        if here != root and "datasets" in dirnames:
-            if any((here / "datasets").glob("*/dataset.yaml")):
-                out.append(here.relative_to(root).as_posix())
+        if here != root and any((here / "datasets").glob("*/dataset.yaml")):
+            out.append(here.relative_to(root).as_posix())
     return out
 
 

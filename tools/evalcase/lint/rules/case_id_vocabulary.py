@@ -46,7 +46,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     words, _ = case_id_parts(value)
     problems = []
     config = ctx.config
-    checks = (("domain", "domains", config.domains, 0), ("ability", "abilities", config.abilities, 1))
+    checks = (
+        ("domain", "domains", config.domains, 0),
+        ("ability", "abilities", config.abilities, 1),
+    )
     for what, key, vocabulary, index in checks:
         if not vocabulary or len(words) <= index or not words[index]:
             continue  # no vocabulary configured: any well-formed word
