@@ -253,3 +253,16 @@ def test_this_repository_keeps_its_vocabulary_in_its_own_configuration() -> None
     assert not hasattr(config, "DEFAULT_DOMAINS") and not hasattr(config, "DEFAULT_ABILITIES")
     own = tomllib.loads((REPO_ROOT / "evalcase.toml").read_text("utf-8"))
     assert "refund" in own["naming"]["domains"] and "eligibility" in own["naming"]["abilities"]
+
+
+def test_the_nearest_case_repository_is_found_from_inside_it(tmp_path: Path) -> None:
+    """A case repository nested in a configured one (a sample kept in tests/) is its own."""
+    outer = tmp_path / "outer"
+    shutil.copytree(BASE_REPO, outer / "tests" / "sample")
+    (outer / "evalcase.toml").write_text('[naming]\ndomains = ["shop"]\n')
+    (outer / "datasets").mkdir()
+    inner = outer / "tests" / "sample" / "datasets" / "sample_set"
+    proc = run_cli("lint", "--no-cache", cwd=inner)
+    assert proc.returncode == 0 and proc.stdout.startswith("All checks passed"), proc.stdout
+    # From the outer repository, its own (empty) datasets/ is what there is to check.
+    assert run_cli("lint", cwd=outer).returncode == 2

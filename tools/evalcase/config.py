@@ -121,16 +121,15 @@ def _is_git_top(folder: Path) -> bool:
 def find_root(start: Path) -> Path:
     """The case repository for a command run in ``start`` without ``--root``.
 
-    The nearest folder upwards with a configuration (evalcase.toml or [tool.evalcase])
-    decides: its own folder, or the one its ``root`` key names. Without any, the nearest
-    folder with ``datasets/``, then the nearest git repository, then ``start``.
+    The nearest folder upwards with a configuration (evalcase.toml or [tool.evalcase]) or
+    a ``datasets/`` folder decides: a configuration names its own folder, or the one its
+    ``root`` key names. Without either, the nearest git repository, then ``start``.
     """
     start = start.resolve()
     for candidate in (start, *start.parents):
         found = _config_in(candidate)
         if found is not None:
             return found.case_root
-    for candidate in (start, *start.parents):
         if (candidate / "datasets").is_dir():
             return candidate
     for candidate in (start, *start.parents):
