@@ -7,8 +7,8 @@ Where the case repository is (its *root*: the folder holding ``datasets/`` and
   key names (``root = "evals"`` at the top of a git repository whose cases live in
   ``evals/``);
 - with no ``--root``, the nearest folder upwards from the current one with a
-  configuration decides; without one, the nearest with ``datasets/``; then the nearest
-  git repository.
+  configuration or a ``datasets/`` folder decides; without either, the nearest git
+  repository.
 
 The ID vocabularies (domains, abilities) belong to the team: there is no built-in list.
 With none configured, any well-formed word is accepted.
