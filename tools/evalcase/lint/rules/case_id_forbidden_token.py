@@ -4,8 +4,9 @@ A case ID names the business object under evaluation, never one run of it (seed 
 12.2.1). ``refund_gpt4o_points_001`` or ``refund_points_v2_001`` stop making sense when
 the model or prompt changes, and ``refund_points_20260708_001`` when the date passes; the
 run records which model, prompt and versions it used. Case versions live in
-``case_version``. The forbidden words are configurable (``[naming] forbidden_tokens`` to
-replace the list, ``extra_forbidden_tokens`` to extend it); version-like words (``v2``) and
+``case_version``. The forbidden words are configurable (``[naming]
+extend_forbidden_tokens`` adds to the built-in list, ``forbidden_tokens`` replaces it);
+version-like words (``v2``) and
 dates (``2026``, ``202607``, ``20260708``) are always rejected. The trailing sequence
 number is the case's number, not a version.
 
