@@ -383,5 +383,10 @@ def bump_command(
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
 
 
+from evalcase.commands.authoring import COMMANDS as _AUTHORING  # noqa: E402
+
+for _command in _AUTHORING: main.add_command(_command)  # fmt: skip  # noqa: E701
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
