@@ -64,6 +64,16 @@ class Repo:
         except git.GitCommandError as exc:
             raise FatalError(f"unknown revision '{rev}'") from exc
 
+    def remote_url(self, name: str = "origin") -> str | None:
+        """The URL of a remote, or None when there is no such remote."""
+        import git
+
+        try:
+            url = self.git.remote("get-url", name)
+        except git.GitCommandError:
+            return None
+        return str(url).strip() or None
+
     def has_commits(self) -> bool:
         import git
 

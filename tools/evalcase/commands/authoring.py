@@ -55,4 +55,69 @@ def fmt_command(paths: tuple[str, ...], check: bool, root: str | None) -> None:
         sys.exit(EXIT_FINDINGS)
 
 
-COMMANDS = (fmt_command,)
+def _words(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w.strip() for v in values for w in v.split(",") if w.strip())
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    help="Business domain(s) of your case IDs, comma-separated (asked for when omitted "
+    "on a terminal; default: support).",
+)
+@click.option(
+    "--ability",
+    "abilities",
+    multiple=True,
+    help="Abilities under evaluation, comma-separated (asked for when omitted on a "
+    "terminal; default: order,refund,policy).",
+)
+@click.option("--owner", default="ai_eval_team", show_default=True, help="Owning team.")
+@click.option("--hooks-repo", default=None, help="Where pre-commit and CI take evalcase from.")
+@click.option("--hooks-rev", default=None, help="The commit or tag of --hooks-repo to pin.")
+@fatal_errors
+def init_command(
+    directory: str,
+    domains: tuple[str, ...],
+    abilities: tuple[str, ...],
+    owner: str,
+    hooks_repo: str | None,
+    hooks_rev: str | None,
+) -> None:
+    """Start a new repository of evaluation cases in DIRECTORY: layout, evalcase.toml
+    with your vocabularies, an example dataset, schemas with the editor mapping,
+    pre-commit hooks, a CI workflow and .gitignore. Overwrites nothing."""
+    from evalcase.authoring import init
+
+    interactive = sys.stdin.isatty()
+    if not domains:
+        domains = (
+            (click.prompt("Business domains (comma-separated)", default="support"),)
+            if interactive
+            else init.DEFAULT_DOMAINS
+        )
+    if not abilities:
+        abilities = (
+            (click.prompt("Abilities under evaluation", default="order,refund,policy"),)
+            if interactive
+            else init.DEFAULT_ABILITIES
+        )
+    hooks = init.default_hooks()
+    if hooks_repo or hooks_rev:
+        hooks = init.Hooks(hooks_repo or hooks.repo, hooks_rev or hooks.rev)
+    result = init.init_repository(
+        Path(directory), _words(domains), _words(abilities), owner, hooks
+    )
+    click.echo(f"created {len(result.files)} files in {result.root}")
+    click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
+    click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
+    click.echo(
+        "next: cd into it, `git init`, `pre-commit install`, then "
+        f"`evalcase new {result.dataset_id} --type tool --scenario <words>`"
+    )
+
+
+COMMANDS = (fmt_command, init_command)
