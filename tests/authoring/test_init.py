@@ -109,7 +109,7 @@ def test_the_ci_workflow_is_a_valid_github_workflow(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("domains", "message"),
-    [(("Shop",),  "'Shop' cannot be a case-ID domain"), ((), "at least one domain")],
+    [(("Shop",), "'Shop' cannot be a case-ID domain"), ((), "at least one domain")],
 )
 def test_bad_vocabulary_is_a_clear_error(domains: tuple[str, ...], message: str) -> None:
     with pytest.raises(FatalError, match=message):

@@ -147,6 +147,14 @@ class Repo:
         out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
         return parse_raw_diff(out)
 
+    def paths_in_history(self, roots: Sequence[str]) -> set[str]:
+        """Every path under ``roots`` that any commit of any ref ever added or changed,
+        deleted ones included (one ``git log`` call)."""
+        if not self.has_commits():
+            return set()
+        out = self.git.log("--all", "--format=", "--name-only", "--no-renames", "--", *roots)
+        return {line for line in str(out).splitlines() if line}
+
     def tags(self, pattern: str = "") -> list[Tag]:
         """Annotated and lightweight tags with the commit they point at and their message,
         from one for-each-ref call. No pattern: every tag, including names with slashes."""

@@ -108,9 +108,7 @@ def init_command(
     hooks = init.default_hooks()
     if hooks_repo or hooks_rev:
         hooks = init.Hooks(hooks_repo or hooks.repo, hooks_rev or hooks.rev)
-    result = init.init_repository(
-        Path(directory), _words(domains), _words(abilities), owner, hooks
-    )
+    result = init.init_repository(Path(directory), _words(domains), _words(abilities), owner, hooks)
     click.echo(f"created {len(result.files)} files in {result.root}")
     click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
     click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
@@ -120,4 +118,45 @@ def init_command(
     )
 
 
-COMMANDS = (fmt_command, init_command)
+@click.command("new")
+@click.argument("dataset")
+@click.option("--type", "case_types", default=None, help="Case types, e.g. tool,agent.")
+@click.option(
+    "--scenario",
+    default=None,
+    help="ID stem <domain>_<ability>_<words>, e.g. refund_account_change; evalcase adds "
+    "the next free number.",
+)
+@click.option(
+    "--from",
+    "from_case",
+    default=None,
+    metavar="CASE_ID",
+    help="Copy execution fields from this case (a draft: no approvals, no golden role).",
+)
+@root_option
+@fatal_errors
+def new_command(
+    dataset: str,
+    case_types: str | None,
+    scenario: str | None,
+    from_case: str | None,
+    root: str | None,
+) -> None:
+    """Write a new draft case with every required field of its types; what a person must
+    decide is a TODO: placeholder that lint reports until it is filled."""
+    from evalcase.authoring.new import new_case, parse_types
+    from evalcase.config import load_config
+
+    config = load_config(_root(root))
+    types = parse_types(case_types) if case_types else None
+    made = new_case(config, dataset, case_types=types, stem=scenario, from_case=from_case)
+    click.echo(f"wrote {made.path.relative_to(config.root).as_posix()}")
+    click.echo(
+        f"{made.placeholders} placeholder{'s' * (made.placeholders != 1)} to fill "
+        "(`evalcase lint` lists them by field, EC451)",
+        err=True,
+    )
+
+
+COMMANDS = (fmt_command, init_command, new_command)
