@@ -143,3 +143,15 @@ def test_broken_file_makes_fmt_fail_without_touching_it(tmp_path: Path) -> None:
     proc = run_cli("fmt", cwd=repo)
     assert proc.returncode == 1
     assert "fixtures/state/broken.yaml: left alone: EC002" in proc.stderr
+
+
+def test_the_order_groups_follow_the_contracts_field_classification() -> None:
+    from evalcase.authoring.fmt import EXECUTION, IDENTITY, JUDGING
+    from evalcase.contract import fields
+
+    # case_types and risk_level sit with the classification at the top, as in 12.3.
+    assert fields.EXECUTION_FIELDS - {"case_types"} <= set(EXECUTION)
+    assert fields.JUDGING_FIELDS - {"risk_level"} <= set(JUDGING)
+    assert set(IDENTITY) >= fields.IDENTITY_FIELDS
+    assert not set(EXECUTION) & fields.JUDGING_FIELDS
+    assert not set(JUDGING) & fields.EXECUTION_FIELDS

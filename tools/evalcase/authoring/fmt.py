@@ -45,14 +45,15 @@ IDENTITY = (
 )  # fmt: skip
 EXECUTION = (
     "input", "context", "environment", "goal", "user_goal", "business_scenario",
-    "user_journey", "initial_state", "state", "interaction", "available_tools", "tool_schema",
+    "initial_state", "state", "interaction", "available_tools", "tool_schema",
     "generation_config", "environment_requirements", "context_policy",
 )  # fmt: skip
 JUDGING = (
     "expected_calls", "expected_tool_sequence", "expected_args", "expected_result_usage",
     "required_tools", "forbidden_tools", "side_effect_policy", "success_criteria",
     "failure_criteria", "trace_requirement", "safety_constraints", "final_state_check",
-    "sop", "policy_constraints", "service_level", "business_success", "audit_requirement",
+    "user_journey", "sop", "policy_constraints", "service_level", "business_success",
+    "audit_requirement",
     "reference", "constraints", "gold_evidence", "citation_requirement",
     "evaluation_metrics", "expected_behavior", "negative_behavior", "rubric",
     "evaluator_config",

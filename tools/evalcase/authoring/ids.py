@@ -31,7 +31,7 @@ def used_case_ids(config: Config) -> set[str]:
             match = _CASE_FILE.match(path)
             if match:
                 used.add(match.group(1))
-        from evalcase.releases import Releases
+        from evalcase.versioning.tags import Releases
 
         for release in Releases.from_tags(repo.tags(), config).all:
             used.update(release.cases or {})
