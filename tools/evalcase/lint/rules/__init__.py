@@ -37,6 +37,7 @@ from evalcase.lint.rules import (
     observation_counted,
     owner_source_blank,
     path_escape,
+    personal_data,
     released_id_reused,
     resource_limit,
     schema_invalid_value,
@@ -113,6 +114,7 @@ _MODULES = (
     not_desensitized,
     near_duplicate,
     blank_behavior_item,
+    personal_data,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
