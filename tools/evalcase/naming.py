@@ -178,9 +178,11 @@ def run_words(case_id: str, forbidden: Iterable[str]) -> list[tuple[str, str]]:
         if not word:
             continue
         stem = word.rstrip("0123456789")
-        if word in single or (stem and stem != word and stem in single):
-            found.append((word, "forbidden word"))
-        elif _numbered_form(word, single):
+        if (
+            word in single
+            or (stem and stem != word and stem in single)
+            or _numbered_form(word, single)
+        ):
             found.append((word, "forbidden word"))
         elif _VERSION.match(word):
             found.append((word, "version"))

@@ -26,8 +26,8 @@ Failing::
 """
 
 import re
-from functools import cache
 from collections.abc import Iterable
+from functools import cache
 
 from evalcase.lint.base import FileContext, reporter
 from evalcase.loader import Document, iter_paths
