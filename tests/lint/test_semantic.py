@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from evalcase import judging, naming
 from evalcase.config import DEFAULT_FORBIDDEN_TOKENS, Config, load_config
-from evalcase.facts import CaseFacts, case_facts, fixture_facts, manifest_facts
 from evalcase.files import WorkTree
+from evalcase.index.facts import CaseFacts, case_facts, fixture_facts, manifest_facts
+from evalcase.index.repo import RepoIndex
 from evalcase.lint.api import lint_repository
-from evalcase.lint.base import RepoIndex
 from evalcase.lint.linter import Linter
 from evalcase.lint.rules import RULES, unknown_evaluator, usage_rights
 from evalcase.loader import load

@@ -127,7 +127,7 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
             target.write_bytes((sample.file.parent / sample.base).read_bytes())
         commit_all(repo, "base")
         for dataset in sample.tag:
-            from evalcase.versioning import tag_dataset
+            from evalcase.actions import tag_dataset
 
             tag_dataset(load_config(repo), dataset)
         if sample.remove:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalcase.bump import bump
+from evalcase.actions import bump, tag_dataset
 from evalcase.config import load_config
 from evalcase.loader import set_scalars
-from evalcase.release import tag_dataset
 from tests.helpers import git, run_cli
 from tests.versioning.conftest import (
     CASE,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from evalcase.changelog import diff, render_markdown
+from evalcase.actions import diff, tag_dataset
 from evalcase.config import load_config
 from evalcase.model import FatalError
-from evalcase.release import tag_dataset
+from evalcase.versioning.changelog import render_markdown
 from tests.helpers import commit_all, git, run_cli
 from tests.versioning.conftest import CASE, MANIFEST, REFUND, SHARED_FIXTURE, replace_in
 

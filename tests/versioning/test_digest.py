@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from evalcase.config import load_config
-from evalcase.digest import case_digest, dataset_contents, fixture_digest
 from evalcase.files import WorkTree
+from evalcase.index.analysis import analyze_all
+from evalcase.index.digest import case_digest, dataset_contents, fixture_digest
 from evalcase.lint.linter import Linter
-from evalcase.revisions import analyze_all
 from tests.versioning.conftest import CASE, CRM, REFUND, SHARED_FIXTURE, replace_in
 
 GOVERNANCE = ("metadata", "title")
@@ -55,7 +55,7 @@ def _digests(fields: dict[str, str]) -> str:
 
 
 def test_digests_are_stable_functions_of_field_digests() -> None:
-    from evalcase.facts import CaseFacts, FixtureFacts
+    from evalcase.index.facts import CaseFacts, FixtureFacts
 
     a = CaseFacts(
         "a.yaml", "d", field_digest_text=_digests({"input": "1", "title": "2", "case_id": "3"})

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalcase.actions import export_dataset, tag_dataset
 from evalcase.config import load_config
-from evalcase.export import export_dataset
-from evalcase.release import tag_dataset
 from tests.helpers import commit_all, git, run_cli
 from tests.versioning.conftest import CASE, MANIFEST, REFUND, replace_in
 

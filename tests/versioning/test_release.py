@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from evalcase.actions import tag_dataset
 from evalcase.config import load_config
 from evalcase.model import FatalError
-from evalcase.release import tag_dataset
-from evalcase.releases import parse_message
+from evalcase.versioning.tags import parse_message
 from tests.helpers import commit_all, git, run_cli
 from tests.versioning.conftest import (
     CASE,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalcase.config import Config
-from evalcase.digest import DatasetContent, Entry
-from evalcase.facts import ManifestFacts
 from evalcase.gitio import Tag
-from evalcase.releases import (
+from evalcase.index.digest import DatasetContent, Entry
+from evalcase.index.facts import ManifestFacts
+from evalcase.versioning.tags import (
     Releases,
     format_message,
     next_version,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalcase.resolve import FixtureCatalog, resolve_case
+from evalcase.index.resolve import FixtureCatalog, resolve_case
 
 FIXTURES = {
     "order_lookup": {

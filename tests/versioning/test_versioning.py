@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from evalcase.actions import tag_dataset
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.model import FatalError, Severity
-from evalcase.release import tag_dataset
 from tests.helpers import commit_all, git
 from tests.versioning.conftest import (
     CASE,

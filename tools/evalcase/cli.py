@@ -247,7 +247,7 @@ def tag_command(dataset: str, root: str | None) -> None:
     manifest's version has no tag yet. The annotated tag records the case count, every
     case ID with its case_version, and the dataset digest. Tags are never moved.
     """
-    from evalcase.release import tag_dataset
+    from evalcase.actions import tag_dataset
 
     name = tag_dataset(_config(root), dataset)
     click.echo(f"created tag {name}")
@@ -268,7 +268,7 @@ def datasets_command(output_format: str, root: str | None) -> None:
     (clean, changed since tag, untagged)."""
     import json
 
-    from evalcase.release import list_datasets
+    from evalcase.actions import list_datasets
 
     rows = list_datasets(_config(root))
     if output_format == "json":
@@ -305,7 +305,8 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
     Each side is DATASET@vN (a release), DATASET@REV (any commit, branch or tag) or
     DATASET (the working tree); NEW may leave out the dataset (@HEAD).
     """
-    from evalcase.changelog import diff, render_json, render_markdown, render_text
+    from evalcase.actions import diff
+    from evalcase.versioning.changelog import render_json, render_markdown, render_text
 
     log = diff(_config(root), old, new, use_cache=not no_cache)
     render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
@@ -330,7 +331,7 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
-    from evalcase.export import export_dataset
+    from evalcase.actions import export_dataset
 
     result = export_dataset(_config(root), spec, use_cache=not no_cache)
     if result.digest_matches is False:
@@ -371,7 +372,7 @@ def bump_command(
     cases and fixtures, dataset_version of released datasets that changed, and the
     manifest's version into changed cases. Edits in place, keeping comments, key order
     and quoting; running it again changes nothing."""
-    from evalcase.bump import bump
+    from evalcase.actions import bump
 
     edits = bump(_config(root), base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
     if not edits:

@@ -62,6 +62,17 @@ def classify(path: str) -> tuple[FileKind, str]:
     return FileKind.UNKNOWN, parts[1] if len(parts) > 2 else ""
 
 
+def looks_like(data: dict[str, object]) -> FileKind | None:
+    """The kind a document's content says it is (by its identity fields), if any."""
+    if "case_id" in data:
+        return FileKind.CASE
+    if "fixture_id" in data:
+        return FileKind.FIXTURE
+    if "dataset_id" in data and "dataset_version" in data and "expected_behavior" not in data:
+        return FileKind.MANIFEST
+    return None
+
+
 def is_candidate(path: str) -> bool:
     """Files evalcase looks at: YAML under datasets/ or fixtures/, hidden files excepted."""
     # String tests, not a split: this runs for every file of the repository on every run.

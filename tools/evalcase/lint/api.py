@@ -30,9 +30,9 @@ def lint_repository(
     that involve them are reported too (a changed fixture makes its datasets' manifests
     need a bump), and under ``staged`` all of them: they are about the commit as a whole
     (a deleted case shows up on files pre-commit did not pass).
-    ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning).
+    ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning.history).
     """
-    from evalcase import versioning
+    from evalcase.versioning import history as versioning
 
     root = config.root
     is_git = versioning.is_git_repository(root)

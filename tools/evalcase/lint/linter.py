@@ -1,81 +1,55 @@
-"""Lint orchestration: files -> per-file analysis (cached, parallel) -> repo rules ->
-history rules -> suppressions -> selection. Never prints, never exits."""
+"""Lint orchestration: files -> per-file analysis (evalcase.index.analysis: cached,
+parallel, with lint's file rules) -> repo rules -> history rules -> suppressions ->
+selection. Never prints, never exits."""
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
-from evalcase.facts import (
-    Facts,
-    case_facts,
-    fixture_facts,
-    from_raw,
-    manifest_facts,
-    to_raw,
-)
 from evalcase.files import Snapshot, SourceFile
-from evalcase.lint.base import FileContext, RepoIndex, Rule
+from evalcase.index.analysis import (
+    Analyzer,
+    Checks,
+    FileResult,
+    Suppression,
+    limits_of,
+)
+from evalcase.index.analysis import analyze as _analyze
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
-from evalcase.lint.rules import file_too_large as _too_large
-from evalcase.lint.rules import resource_limit as _resource_limit
-from evalcase.lint.suppressions import Suppression, scan
-from evalcase.loader import Limits, capped, load
-from evalcase.model import FileKind, Finding, Severity
+from evalcase.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from evalcase.versioning.history import History
+
+__all__ = ["FileResult", "LintResult", "Linter", "analyze", "analyzer", "limits_of"]
 
 _UNUSED = "EC900"
 _INVALID = "EC901"
-# Below this many files to analyse, starting worker processes costs more than it saves.
-_PARALLEL_THRESHOLD = 200
-
-
-class FileResult(NamedTuple):
-    """Everything lint learns from one file's content; cached by content.
-
-    A named tuple: one is rebuilt from the cache for every file on every run.
-    """
-
-    findings: tuple[Finding, ...]
-    facts: Facts | None
-    suppressions: tuple[Suppression, ...]
-
-    def to_raw(self) -> tuple[Any, ...]:
-        return (
-            tuple(f.to_raw() for f in self.findings),
-            None if self.facts is None else to_raw(self.facts),
-            tuple(s.to_raw() for s in self.suppressions),
-        )
-
-    @classmethod
-    def from_raw(cls, raw: tuple[Any, ...]) -> FileResult:
-        findings, facts, sups = raw
-        return cls(
-            tuple(map(Finding.from_raw, findings)) if findings else (),
-            None if facts is None else from_raw(facts),
-            tuple(Suppression(*s) for s in sups) if sups else (),
-        )
 
 
 class HistoryCheck(Protocol):
-    """Rules that compare the repository with git history (a base revision, release tags)."""
+    """Compares the repository with git history (a base revision, release tags); the
+    history rules (scope ``history``) then read the :class:`History` it builds."""
 
     def key(self) -> str:
         """Identifies everything the history findings depend on besides the files; ""
         disables the whole-run cache."""
         ...
 
-    def findings(
-        self, linter: Linter, index: RepoIndex, results: dict[str, FileResult]
-    ) -> list[Finding]:
-        """History findings; ``linter.analyze_files(sources, snapshot=...)`` reads other
+    def build(
+        self, analyzer: Analyzer, index: RepoIndex, results: dict[str, FileResult]
+    ) -> History:
+        """The comparison; ``analyzer.analyze_files(sources, snapshot=...)`` reads other
         revisions (the base, a release) through the same per-file cache."""
         ...
 
@@ -94,12 +68,10 @@ class LintResult:
         return max((f.severity for f in self.findings), default=None)
 
 
-def limits_of(config: Config) -> Limits:
-    return Limits(config.max_file_bytes, config.max_depth, config.max_nodes)
-
-
-def _file_rules() -> list[Rule]:
-    return [r for r in RULES.values() if r.scope == "file"]
+def file_checks() -> Checks:
+    """Lint's per-file rules and suppression scanning, run with each file's analysis."""
+    modules = tuple(r.module.__name__ for r in RULES.values() if r.scope == "file")
+    return Checks(modules, "evalcase.lint.suppressions:scan", ",".join(modules))
 
 
 def _source_rules() -> list[Rule]:
@@ -107,74 +79,31 @@ def _source_rules() -> list[Rule]:
 
 
 def analyze(source: SourceFile, raw: bytes, config: Config) -> FileResult:
-    """Everything about one file that depends only on its path and content."""
-    from evalcase import schemas
-    from evalcase.lint.rules import wrong_kind
-
-    doc = load(source.path, raw, limits_of(config))
-    findings = list(doc.findings)
-    facts: Facts | None = None
-    kind = source.kind
-    if doc.ok and kind is not FileKind.UNKNOWN:
-        try:
-            looks = wrong_kind.looks_like(doc.data)
-            if looks is None or looks is kind:
-                findings += schemas.validate(doc, kind.value)
-                if kind is FileKind.CASE:
-                    from dataclasses import replace
-
-                    from evalcase.digest import case_digest, governance_key
-
-                    facts = case_facts(doc, source.group)
-                    facts = replace(
-                        facts,
-                        content_governance=governance_key(config.governance_fields),
-                        content_digest=case_digest(facts, config.governance_fields),
-                    )
-                elif kind is FileKind.FIXTURE:
-                    facts = fixture_facts(doc, source.group)
-                else:
-                    facts = manifest_facts(doc, source.group)
-            ctx = FileContext(source, config)
-            for rule in _file_rules():
-                findings.extend(capped(rule.module.check(doc, ctx)))
-        except RecursionError:
-            # Only when [lint] max_depth is raised near Python's recursion limit: this
-            # file is reported, the others are still checked.
-            facts = None
-            findings.append(_too_deep(source, config))
-    return FileResult(tuple(sorted(set(findings))), facts, tuple(scan(doc.text)))
+    """Everything lint learns about one file from its path and content."""
+    return _analyze(source, raw, config, file_checks())
 
 
-def _analyze_chunk(chunk: list[tuple[SourceFile, bytes]], config: Config) -> list[Any]:
-    return [analyze(source, raw, config).to_raw() for source, raw in chunk]
+def namespace(config: Config) -> str:
+    """The per-file cache namespace of lint's analysis (code, schemas, config, plugins)."""
+    from evalcase.judging import plugins_digest
+    from evalcase.schemas import schemas_digest
+
+    return f"{__version__}:{schemas_digest()}:{config.digest}:{plugins_digest()}:{_layout_digest()}"
 
 
-def _too_deep(source: SourceFile, config: Config) -> Finding:
-    return Finding(
-        source.path,
-        1,
-        1,
-        _resource_limit.CODE,
-        _resource_limit.SEVERITY,
-        f"nesting too deep to check with [lint] max_depth = {config.max_depth} (Python's "
-        "recursion limit was reached); flatten the structure or lower max_depth",
-        _resource_limit.NAME,
+def analyzer(
+    config: Config, snapshot: Snapshot, *, use_cache: bool = True, jobs: int | None = None
+) -> Analyzer:
+    """The analyzer lint uses: versioning commands read revisions through it so that they
+    share lint's per-file cache."""
+    return Analyzer(
+        config,
+        snapshot,
+        checks=file_checks(),
+        namespace=namespace(config),
+        use_cache=use_cache,
+        jobs=jobs,
     )
-
-
-def _too_large_result(source: SourceFile, config: Config) -> FileResult:
-    finding = Finding(
-        source.path,
-        1,
-        1,
-        _too_large.CODE,
-        _too_large.SEVERITY,
-        f"file is {source.size:,} bytes, over the limit of {config.max_file_bytes:,}; split "
-        "it, move bulk data into a fixture, or raise [lint] max_file_bytes in evalcase.toml",
-        _too_large.NAME,
-    )
-    return FileResult((finding,), None, ())
 
 
 class Linter:
@@ -190,82 +119,26 @@ class Linter:
         self.config = config
         self.snapshot = snapshot
         self.use_cache = use_cache
-        self.jobs = config.jobs if jobs is None else jobs
         self.history = history
-        self._cache: Any = None
-        self.analysed = 0
+        self.analyzer = analyzer(config, snapshot, use_cache=use_cache, jobs=jobs)
+        self.jobs = self.analyzer.jobs
 
     @property
     def namespace(self) -> str:
-        from evalcase.judging import plugins_digest
-        from evalcase.schemas import schemas_digest
+        return self.analyzer.namespace
 
-        return (
-            f"{__version__}:{schemas_digest()}:{self.config.digest}:{plugins_digest()}"
-            f":{_layout_digest()}"
-        )
+    @property
+    def analysed(self) -> int:
+        return self.analyzer.analysed
 
-    def cache(self) -> Any:
-        if self._cache is None and self.use_cache:
-            from evalcase.lint.cache import Cache
-
-            self._cache = Cache(self.config.root / self.config.cache_dir, self.namespace)
-        return self._cache
+    def cache(self) -> object:
+        return self.analyzer.cache()
 
     def analyze_files(
         self, sources: Sequence[SourceFile], snapshot: Snapshot | None = None
     ) -> dict[str, FileResult]:
-        """Results for the given files, from the cache where possible. ``snapshot``: read
-        them from another view (a base commit, a release) than the one being linted."""
-        cache = self.cache()
-        results: dict[str, FileResult] = {}
-        missing: list[SourceFile] = []
-        for source in sources:
-            if source.symlink:
-                results[source.path] = FileResult((), None, ())
-                continue
-            if source.size > self.config.max_file_bytes:
-                results[source.path] = _too_large_result(source, self.config)
-                continue
-            raw = cache.get_file(self._key(source)) if cache is not None else None
-            if raw is not None:
-                try:
-                    results[source.path] = FileResult.from_raw(raw)
-                    continue
-                except (TypeError, ValueError, KeyError, IndexError):
-                    pass  # a malformed entry is recomputed, never trusted
-            missing.append(source)
-        if missing:
-            contents = (snapshot or self.snapshot).read(s.path for s in missing)
-            work = [(s, contents.get(s.path, b"")) for s in missing]
-            for source, raw_result in zip(missing, self._run(work), strict=True):
-                results[source.path] = FileResult.from_raw(raw_result)
-                if cache is not None:
-                    cache.put_file(self._key(source), raw_result)
-        if snapshot is None:
-            self.analysed = len(missing)
-        return results
-
-    def _key(self, source: SourceFile) -> str:
-        return f"{source.path}\0{source.blob}"
-
-    def _run(self, work: list[tuple[SourceFile, bytes]]) -> list[Any]:
-        jobs = self.jobs or (os.cpu_count() or 1)
-        if jobs <= 1 or len(work) < _PARALLEL_THRESHOLD:
-            return _analyze_chunk(work, self.config)
-        from concurrent.futures import ProcessPoolExecutor
-
-        size = max(16, len(work) // (jobs * 4))
-        chunks = [work[i : i + size] for i in range(0, len(work), size)]
-        out: list[Any] = []
-        try:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for part in pool.map(_analyze_chunk, chunks, [self.config] * len(chunks)):
-                    out.extend(part)
-        except (OSError, RuntimeError):
-            # No process pool on this platform or sandbox: do the work here.
-            return _analyze_chunk(work, self.config)
-        return out
+        """Results for the given files through the per-file cache (see Analyzer)."""
+        return self.analyzer.analyze_files(sources, snapshot)
 
     def run(
         self, only: Iterable[str] | None = None, *, focus: Iterable[str] | None = None
@@ -275,7 +148,7 @@ class Linter:
         sources = self.snapshot.files()
         only_set = None if only is None else set(only)
         focus_set = only_set if focus is None else set(focus)
-        cache = self.cache()
+        cache = self.analyzer.cache()
         run_key = self._run_key(sources, focus_set)
         if cache is not None and run_key is not None:
             stored = cache.get_run(run_key)
@@ -285,7 +158,7 @@ class Linter:
                     return LintResult(_only(cached, only_set), len(sources), 0, cache_hit=True)
                 except (TypeError, ValueError):
                     pass
-        self.analysed = 0
+        self.analyzer.analysed = 0
         results = self.analyze_files(sources)
         index = RepoIndex(focus=None if focus_set is None else frozenset(focus_set))
         findings: list[Finding] = []
@@ -301,7 +174,10 @@ class Linter:
             if rule.scope == "repo":
                 findings.extend(rule.module.check(index, self.config))
         if self.history is not None:
-            findings.extend(self.history.findings(self, index, results))
+            history = self.history.build(self.analyzer, index, results)
+            for rule in RULES.values():
+                if rule.scope == "history":
+                    findings.extend(rule.module.check(history))
         findings = self._finish(findings, results)
         if cache is not None:
             if run_key is not None:
@@ -444,7 +320,7 @@ def _layout_digest() -> str:
     cached by a build with other rules or facts are never reused."""
     from dataclasses import fields
 
-    from evalcase.facts import CaseFacts, FixtureFacts, ManifestFacts
+    from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
 
     parts = [",".join(sorted(RULES))]
     parts += [",".join(f.name for f in fields(c)) for c in (CaseFacts, FixtureFacts, ManifestFacts)]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from evalcase.facts import FixtureFacts
-from evalcase.files import FIXTURE_KINDS
-from evalcase.lint.base import FileContext, RepoIndex
+from evalcase.files import FIXTURE_KINDS, looks_like
+from evalcase.index.analysis import FileContext
+from evalcase.index.facts import FixtureFacts
+from evalcase.index.repo import RepoIndex
 from evalcase.loader import Document, Path
 from evalcase.model import FileKind
 from evalcase.naming import ascii_form
@@ -18,19 +18,12 @@ from evalcase.naming import ascii_form
 Located = tuple[Any, int, int]
 
 
-@cache
-def _looks_like() -> Callable[[dict[str, Any]], FileKind | None]:
-    from evalcase.lint.rules.wrong_kind import looks_like
-
-    return looks_like
-
-
 def data_of(doc: Document, ctx: FileContext, kind: FileKind) -> dict[str, Any] | None:
     """The document's mapping when the file is of ``kind`` and looks like one (a file that
     looks like another kind is reported by EC014 alone)."""
     if not doc.ok or ctx.source.kind is not kind:
         return None
-    looks = _looks_like()(doc.data)
+    looks = looks_like(doc.data)
     if looks is not None and looks is not kind:
         return None
     data: dict[str, Any] = doc.data

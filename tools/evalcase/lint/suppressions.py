@@ -13,25 +13,16 @@ are separated by commas. A reason after the codes is required.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from evalcase.index.analysis import Suppression
+
+__all__ = ["Suppression", "scan"]
 
 _PATTERN = re.compile(
     r"#\s*evalcase:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s-]*?)"
     r"(?:\s+(?P<reason>\S.*?))?\s*$"
 )
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{1,3}$")
-
-
-@dataclass(frozen=True)
-class Suppression:
-    line: int  # where the comment is
-    column: int
-    target_line: int  # 0 for the whole file
-    codes: tuple[str, ...]
-    reason: str
-
-    def to_raw(self) -> tuple[int, int, int, tuple[str, ...], str]:
-        return (self.line, self.column, self.target_line, self.codes, self.reason)
 
 
 def scan(text: str) -> list[Suppression]:

@@ -4,7 +4,7 @@ Compared with the base revision (``evalcase lint --base REF``; under pre-commit 
 staged content against HEAD). Results are recorded against a case ID and its
 case_version, so two different contracts under one version make old scores impossible
 to interpret (seed 000 12.2.1: expected behaviour changed -> new case_version). Which
-fields count is the contract split (evalcase.contract): every field except the identity
+fields count is the contract split (evalcase.contract.fields): every field except the identity
 fields and ``[versioning] governance_fields`` (default: title, metadata), whose changes
 need no bump. A renamed file is the same case when its case_id is the same.
 `evalcase bump` writes the bump.
@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
-from evalcase.releases import next_version
-from evalcase.versioning import names, position
+from evalcase.versioning.history import names, position
+from evalcase.versioning.tags import next_version
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History
+    from evalcase.versioning.history import History
 
 CODE = "EC501"
 NAME = "case-version-not-bumped"

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
-from evalcase.releases import next_version
-from evalcase.versioning import position
+from evalcase.versioning.history import position
+from evalcase.versioning.tags import next_version
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History
+    from evalcase.versioning.history import History
 
 CODE = "EC505"
 NAME = "dataset-version-not-bumped"

@@ -27,8 +27,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcase.config import Config
-from evalcase.facts import FixtureFacts
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.facts import FixtureFacts
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.lint.semantic import did_you_mean, fixture_kind, listing
 from evalcase.model import Finding, Severity
 

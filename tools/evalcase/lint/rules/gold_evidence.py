@@ -24,8 +24,9 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.facts import CORPUS_VERSION
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.facts import CORPUS_VERSION
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.lint.semantic import did_you_mean, listing
 from evalcase.model import Finding, Severity
 from evalcase.naming import iso_date

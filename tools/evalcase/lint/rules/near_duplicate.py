@@ -29,7 +29,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
 
 CODE = "EC408"

@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from evalcase.digest import case_digest, case_id_of
+from evalcase.index.digest import case_digest, case_id_of
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
-from evalcase.versioning import names, position
+from evalcase.versioning.history import names, position
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History
+    from evalcase.versioning.history import History
 
 CODE = "EC507"
 NAME = "released-id-reused"

@@ -27,7 +27,8 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.lint.semantic import tool_definitions
 from evalcase.model import Finding, Severity
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from evalcase.digest import case_id_of, text
+from evalcase.index.digest import case_id_of, text
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
-from evalcase.releases import version_number
-from evalcase.versioning import position
+from evalcase.versioning.history import position
+from evalcase.versioning.tags import version_number
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History
+    from evalcase.versioning.history import History
 
 CODE = "EC506"
 NAME = "stale-case-dataset-version"

@@ -26,8 +26,9 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.facts import CORPUS_VERSION, KNOWLEDGE_BASE
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.facts import CORPUS_VERSION, KNOWLEDGE_BASE
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.lint.semantic import EXPECTED_KINDS, did_you_mean, fixture_kinds, listing
 from evalcase.model import Finding, Severity
 from evalcase.naming import character_problems

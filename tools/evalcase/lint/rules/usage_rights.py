@@ -33,7 +33,8 @@ import datetime as dt
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.lint.base import RepoIndex, reporter
+from evalcase.index.repo import RepoIndex
+from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
 from evalcase.naming import iso_date
 

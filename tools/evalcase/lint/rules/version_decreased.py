@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
-from evalcase.versioning import located_version, position, version_field
+from evalcase.versioning.history import located_version, position, version_field
 
 if TYPE_CHECKING:
-    from evalcase.versioning import History
+    from evalcase.versioning.history import History
 
 CODE = "EC502"
 NAME = "version-decreased"

@@ -18,6 +18,7 @@ Failing::
 
 from collections.abc import Iterable
 
+from evalcase.files import looks_like
 from evalcase.lint.base import FileContext, reporter
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
@@ -39,16 +40,6 @@ _HOMES = {
     FileKind.FIXTURE: "fixtures/<kind>/<fixture_id>.yaml",
     FileKind.MANIFEST: "datasets/<dataset_id>/dataset.yaml",
 }
-
-
-def looks_like(data: dict[str, object]) -> FileKind | None:
-    if "case_id" in data:
-        return FileKind.CASE
-    if "fixture_id" in data:
-        return FileKind.FIXTURE
-    if "dataset_id" in data and "dataset_version" in data and "expected_behavior" not in data:
-        return FileKind.MANIFEST
-    return None
 
 
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:

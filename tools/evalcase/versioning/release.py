@@ -1,33 +1,39 @@
 """Releasing datasets: `evalcase tag` and `evalcase datasets`.
 
-A dataset version is released by an annotated git tag (evalcase.releases). The tool
+A dataset version is released by an annotated git tag (evalcase.versioning.tags). The tool
 creates tags and never moves or deletes one; a released version is frozen (EC505).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalcase.config import Config
-from evalcase.model import FatalError, Severity
-from evalcase.releases import Releases, format_message, version_number
-from evalcase.revisions import analyze_all, open_repo
+from evalcase.index.analysis import Analyzer, analyze_all, broken_paths
+from evalcase.model import FatalError, Finding, Severity
+from evalcase.versioning.revisions import open_repo
+from evalcase.versioning.tags import Releases, format_message, version_number
 
 CLEAN, CHANGED, UNTAGGED = "clean", "changed since tag", "untagged"
 
 
-def tag_dataset(config: Config, dataset_id: str) -> str:
+def tag_dataset(
+    config: Config,
+    dataset_id: str,
+    lint: Callable[[], Sequence[Finding]],
+    analyzer: Analyzer | None = None,
+) -> str:
     """Release the manifest's current version of a dataset as an annotated tag on HEAD;
-    returns the tag name.
+    returns the tag name. ``lint``: the findings of linting what is staged against HEAD
+    (evalcase.actions passes lint's); ``analyzer``: how files are read (default: facts
+    only, uncached).
 
     Refuses (FatalError) unless the working tree is clean, the repository lints clean
     (errors; warnings are allowed) and the version has no tag yet.
     """
-    from evalcase.digest import dataset_contents
     from evalcase.files import GitTree
-    from evalcase.lint.api import lint_repository
-    from evalcase.lint.linter import Linter
-    from evalcase.versioning import broken_paths
+    from evalcase.index.digest import dataset_contents
 
     repo = open_repo(config)
     if not repo.has_commits():
@@ -41,8 +47,7 @@ def tag_dataset(config: Config, dataset_id: str) -> str:
             f"these first:\n{shown}{more}"
         )
     head = repo.rev_parse("HEAD")
-    result = lint_repository(config, staged=True, base="HEAD")
-    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    errors = [f for f in lint() if f.severity is Severity.ERROR]
     if errors:
         shown = "\n".join(f"  {f.path}:{f.line}: {f.code} {f.message}" for f in errors[:5])
         raise FatalError(
@@ -51,7 +56,9 @@ def tag_dataset(config: Config, dataset_id: str) -> str:
             f"{shown}"
         )
     snapshot = GitTree(config.root, head)
-    results, index = analyze_all(Linter(config, snapshot), snapshot)
+    if analyzer is None:
+        analyzer = Analyzer(config, snapshot, use_cache=False)
+    results, index = analyze_all(analyzer, snapshot)
     governance = tuple(sorted(config.governance_fields))
     contents = dataset_contents(index, governance, broken_paths(results))
     content = contents.get(dataset_id)
@@ -107,25 +114,27 @@ class DatasetStatus:
         }
 
 
-def list_datasets(config: Config, *, use_cache: bool = True) -> list[DatasetStatus]:
+def list_datasets(config: Config, analyzer: Analyzer | None = None) -> list[DatasetStatus]:
     """Every dataset of the working tree with its version, latest tag and status:
     ``clean`` (the manifest's version is tagged and unchanged), ``changed since tag``
     (tagged, and changed since: lint fails until it is bumped) or ``untagged``."""
-    from evalcase.digest import dataset_contents
     from evalcase.files import WorkTree
-    from evalcase.lint.linter import Linter
-    from evalcase.versioning import VersionHistory, broken_paths, is_git_repository
+    from evalcase.index.digest import dataset_contents
+    from evalcase.versioning.history import VersionHistory, is_git_repository
 
     snapshot = WorkTree(config.root, config.max_file_bytes)
-    linter = Linter(config, snapshot, use_cache=use_cache)
-    results, index = analyze_all(linter, snapshot)
+    if analyzer is None:
+        analyzer = Analyzer(config, snapshot, use_cache=False)
+    results, index = analyze_all(analyzer, snapshot)
     governance = tuple(sorted(config.governance_fields))
     contents = dataset_contents(index, governance, broken_paths(results))
     history = None
     if is_git_repository(config.root):
         repo = open_repo(config)
         if repo.has_commits():
-            history = VersionHistory(config, repo, None, None, False).build(linter, index, results)
+            history = VersionHistory(config, repo, None, None, False).build(
+                analyzer, index, results
+            )
     out = []
     for dataset_id, content in sorted(contents.items()):
         latest = None

@@ -4,7 +4,7 @@
 added, removed and modified (old -> new case_version and which top-level fields changed,
 flagged when only governance fields did) and the referenced fixtures added, removed or
 changed. Either side may be a release, any commit, or the working tree (see
-evalcase.revisions); the second side may leave out the dataset (``@HEAD``). Renders as
+evalcase.versioning.revisions); the second side may leave out the dataset (``@HEAD``). Renders as
 text, as Markdown for a pull-request comment, or as JSON for tools.
 """
 
@@ -15,9 +15,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalcase.config import Config
-from evalcase.digest import FIXTURE_IDENTITY_FIELDS, text
-from evalcase.facts import CaseFacts, FixtureFacts
-from evalcase.revisions import DatasetView
+from evalcase.index.analysis import Analyzer
+from evalcase.index.digest import FIXTURE_IDENTITY_FIELDS, text
+from evalcase.index.facts import CaseFacts, FixtureFacts
+from evalcase.versioning.revisions import DatasetView
 
 _CASE_IGNORED = frozenset({"case_id", "case_version", "dataset_id", "dataset_version"})
 
@@ -73,18 +74,18 @@ class Changelog:
         return asdict(self)
 
 
-def diff(config: Config, spec_a: str, spec_b: str, *, use_cache: bool = True) -> Changelog:
+def diff(config: Config, spec_a: str, spec_b: str, analyzer: Analyzer | None = None) -> Changelog:
     """The changelog of a dataset from ``spec_a`` to ``spec_b``."""
-    from evalcase.revisions import open_repo, parse_spec, read_dataset
-    from evalcase.versioning import is_git_repository
+    from evalcase.versioning.history import is_git_repository
+    from evalcase.versioning.revisions import open_repo, parse_spec, read_dataset
 
     repo = open_repo(config) if is_git_repository(config.root) else None
     old_rev = parse_spec(config, repo, spec_a)
     if spec_b.startswith("@"):
         spec_b = old_rev.dataset_id + spec_b
     new_rev = parse_spec(config, repo, spec_b)
-    old = read_dataset(config, old_rev, use_cache=use_cache)
-    new = read_dataset(config, new_rev, use_cache=use_cache)
+    old = read_dataset(config, old_rev, analyzer=analyzer)
+    new = read_dataset(config, new_rev, analyzer=analyzer)
     return compare(old, new, tuple(sorted(config.governance_fields)))
 
 
@@ -133,7 +134,7 @@ def _changes(
 
 
 def compare(old: DatasetView, new: DatasetView, governance: tuple[str, ...]) -> Changelog:
-    from evalcase.digest import FIXTURE_GOVERNANCE_FIELDS
+    from evalcase.index.digest import FIXTURE_GOVERNANCE_FIELDS
 
     log = Changelog(old.content.dataset_id, _side(old), _side(new))
     log.added, log.removed, log.modified = _changes(

@@ -9,7 +9,7 @@ tag_format``). Its message is readable by people and parsed by evalcase::
 
     dataset: refund_regression_set
     version: v1
-    digest: 5f0c...                  (the dataset digest, see evalcase.digest)
+    digest: 5f0c...                  (the dataset digest, see evalcase.index.digest)
     governance: metadata,title       (case fields left out of content digests)
     case refund_eligibility_001 v3 9a41...     (case ID, case_version, content digest)
     fixture order_lookup v1 77d2...            (fixture ID, fixture_version, digest)
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 from evalcase import __version__
 from evalcase.config import Config
-from evalcase.digest import DatasetContent
 from evalcase.gitio import Tag
+from evalcase.index.digest import DatasetContent
 
 _VERSION = re.compile(r"v([1-9][0-9]{0,8})")
 

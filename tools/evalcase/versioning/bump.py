@@ -1,6 +1,6 @@
 """`evalcase bump`: write the version bumps lint asks for, in place.
 
-What it writes (the same comparison lint makes, evalcase.versioning):
+What it writes (the same comparison lint makes, evalcase.versioning.history):
 
 - case_version above the base's for every case whose execution or judging fields changed
   (EC501), fixture_version likewise for changed fixtures (EC504), and back up to the
@@ -18,11 +18,15 @@ other cases (EC507) and bumps without changes (EC503) need a person and are left
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evalcase.config import Config
-from evalcase.digest import text
+from evalcase.index.digest import text
 from evalcase.model import FatalError
-from evalcase.versioning import History
+from evalcase.versioning.history import History
+
+if TYPE_CHECKING:
+    from evalcase.index.analysis import Analyzer
 
 
 @dataclass(frozen=True, order=True)
@@ -87,18 +91,19 @@ def bump(
     base: str | None = None,
     staged: bool = False,
     dry_run: bool = False,
-    use_cache: bool = True,
+    analyzer: Analyzer | None = None,
 ) -> list[Edit]:
     """Plan the bumps against ``base`` (default HEAD) and write them to the working tree
     unless ``dry_run``. Under ``staged`` the comparison reads the git index (what is
-    about to be committed); the edits still go to the files on disk."""
+    about to be committed); the edits still go to the files on disk. ``analyzer``: how
+    files are read (default: facts only, uncached)."""
     from ruamel.yaml.error import YAMLError
 
     from evalcase.files import GitTree, Snapshot, WorkTree
-    from evalcase.lint.linter import Linter
+    from evalcase.index.analysis import Analyzer, analyze_all
     from evalcase.loader import set_scalars
-    from evalcase.revisions import analyze_all, open_repo
-    from evalcase.versioning import VersionHistory, resolve_base
+    from evalcase.versioning.history import VersionHistory, resolve_base
+    from evalcase.versioning.revisions import open_repo
 
     repo = open_repo(config)
     if not repo.has_commits():
@@ -108,9 +113,12 @@ def bump(
     snapshot: Snapshot = (
         GitTree(config.root, None) if staged else WorkTree(config.root, config.max_file_bytes)
     )
-    linter = Linter(config, snapshot, use_cache=use_cache)
-    results, index = analyze_all(linter, snapshot)
-    history = VersionHistory(config, repo, base_sha, base_ref, staged).build(linter, index, results)
+    if analyzer is None:
+        analyzer = Analyzer(config, snapshot, use_cache=False)
+    results, index = analyze_all(analyzer, snapshot)
+    history = VersionHistory(config, repo, base_sha, base_ref, staged).build(
+        analyzer, index, results
+    )
     edits = plan(history)
     if dry_run or not edits:
         return edits

@@ -22,16 +22,14 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from evalcase.contract import IDENTITY_FIELDS
-from evalcase.facts import (
-    CORPUS_VERSION,
-    KNOWLEDGE_BASE,
+from evalcase.contract.fields import IDENTITY_FIELDS
+from evalcase.index.facts import (
     CaseFacts,
     FixtureFacts,
     Located,
     ManifestFacts,
 )
-from evalcase.lint.base import RepoIndex
+from evalcase.index.repo import RepoIndex
 
 FIXTURE_IDENTITY_FIELDS = frozenset({"fixture_id", "fixture_version"})
 FIXTURE_GOVERNANCE_FIELDS = frozenset({"description", "source", "desensitized"})
@@ -114,22 +112,10 @@ def changed_fields(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str,
 
 
 def referenced_fixtures(index: RepoIndex, cases: Iterable[CaseFacts]) -> list[FixtureFacts]:
-    """Every fixture the cases reference, each once, in path order. Dangling references
-    are skipped (the reference rules report them)."""
-    found: dict[str, FixtureFacts] = {}
-    for case in cases:
-        for _field, kind, target, _line, _col in case.refs:
-            if kind == CORPUS_VERSION:
-                hits = index.corpora_by_version.get(target, [])
-            elif kind == KNOWLEDGE_BASE:
-                # Every corpus of the knowledge base: which one a run uses can depend on
-                # the case's effective date, so all of them are part of the dataset.
-                hits = index.knowledge_bases.get(target, [])
-            else:
-                hits = index.fixtures_by_id.get(target, [])
-            for fixture in hits:
-                found[fixture.path] = fixture
-    return [found[p] for p in sorted(found)]
+    """Every fixture the cases reference, each once, in path order (RepoIndex.resolve;
+    a knowledge base brings every corpus of it: which one a run uses can depend on the
+    case's effective date, so all of them are part of the dataset)."""
+    return index.referenced_fixtures(cases)
 
 
 @dataclass(frozen=True)

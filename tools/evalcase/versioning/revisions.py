@@ -8,7 +8,8 @@ A spec is ``DATASET@REF`` or ``DATASET``:
 - a release tag's full name (``refund_regression_set@v1``) also works as is.
 
 Files at a commit are read through one ``git cat-file --batch`` stream and analysed by
-the Linter, so their facts come from (and go to) the same per-file cache as lint's.
+the given Analyzer (evalcase.index.analysis); lint's (evalcase.lint.linter.analyzer)
+makes their facts come from (and go to) the same per-file cache as lint's.
 """
 
 from __future__ import annotations
@@ -17,16 +18,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalcase.config import Config
-from evalcase.digest import DatasetContent, dataset_contents, dataset_id_of
-from evalcase.facts import ManifestFacts
 from evalcase.files import GitTree, Snapshot, WorkTree
-from evalcase.lint.base import RepoIndex
+from evalcase.index.analysis import Analyzer, FileResult, broken_paths, index_of
+from evalcase.index.digest import DatasetContent, dataset_contents, dataset_id_of
+from evalcase.index.facts import ManifestFacts
+from evalcase.index.repo import RepoIndex
 from evalcase.model import FatalError, FileKind
-from evalcase.releases import Release, Releases, version_number
+from evalcase.versioning.tags import Release, Releases, version_number
 
 if TYPE_CHECKING:
     from evalcase import gitio
-    from evalcase.lint.linter import FileResult, Linter
 
 WORKTREE = "WORKTREE"
 
@@ -63,7 +64,7 @@ class DatasetView:
 
 def open_repo(config: Config) -> gitio.Repo:
     from evalcase import gitio
-    from evalcase.versioning import is_git_repository
+    from evalcase.versioning.history import is_git_repository
 
     if not is_git_repository(config.root):
         raise FatalError(f"{config.root} is not a git repository")
@@ -109,22 +110,21 @@ def read_dataset(
     config: Config,
     revision: Revision,
     *,
-    use_cache: bool = True,
+    analyzer: Analyzer | None = None,
     governance: tuple[str, ...] | None = None,
 ) -> DatasetView:
     """The dataset's manifest, cases and every fixture, analysed at the revision.
 
     ``governance``: fields left out of case digests (default: the configuration's; a
-    release's own list when checking its recorded digest).
+    release's own list when checking its recorded digest). ``analyzer``: how files are
+    analysed (default: facts only, uncached).
     """
-    from evalcase.lint.linter import Linter
-    from evalcase.versioning import broken_paths
-
     snapshot = snapshot_of(config, revision)
-    linter = Linter(config, snapshot, use_cache=use_cache, jobs=None)
+    if analyzer is None:
+        analyzer = Analyzer(config, snapshot, use_cache=False)
     files = snapshot.files()
     manifests = [f for f in files if f.kind is FileKind.MANIFEST]
-    results = linter.analyze_files(manifests)
+    results = analyzer.analyze_files(manifests, snapshot=snapshot)
     dirs = set()
     for source in manifests:
         facts = results[source.path].facts
@@ -137,26 +137,11 @@ def read_dataset(
         for f in files
         if f.kind is FileKind.FIXTURE or (f.kind is FileKind.CASE and f.group in dirs)
     ]
-    results.update(linter.analyze_files(wanted))
-    index = RepoIndex()
-    for path in sorted(results):
-        facts = results[path].facts
-        if facts is not None:
-            index.add(facts)
+    results.update(analyzer.analyze_files(wanted, snapshot=snapshot))
+    index = index_of(results)
     key = tuple(sorted(config.governance_fields if governance is None else governance))
     content = dataset_contents(index, key, broken_paths(results)).get(revision.dataset_id)
     if content is None:
         where = "the working tree" if revision.commit is None else revision.label
         raise FatalError(f"no dataset '{revision.dataset_id}' in {where}")
     return DatasetView(revision, content, index, results, snapshot)
-
-
-def analyze_all(linter: Linter, snapshot: Snapshot) -> tuple[dict[str, FileResult], RepoIndex]:
-    """Facts of every file of a snapshot, through the linter's cache."""
-    results = linter.analyze_files(snapshot.files(), snapshot=snapshot)
-    index = RepoIndex()
-    for path in sorted(results):
-        facts = results[path].facts
-        if facts is not None:
-            index.add(facts)
-    return results, index

@@ -2,7 +2,7 @@
 
 ``evalcase export refund_regression_set@v1`` reads the tagged commit through one
 ``git cat-file --batch`` stream (no checkout, the working tree is untouched) and writes
-one case a line with every fixture it references resolved (evalcase.resolve), so that a
+one case a line with every fixture it references resolved (evalcase.index.resolve), so that a
 run months later uses exactly what the release froze. Each line::
 
     {"dataset_id": ..., "dataset_version": "v1", "release": "refund_regression_set@v1",
@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.config import Config
+from evalcase.index.analysis import Analyzer
 from evalcase.model import FatalError
-from evalcase.revisions import Revision
+from evalcase.versioning.revisions import Revision
 
 
 @dataclass
@@ -38,20 +39,20 @@ class Export:
         )
 
 
-def export_dataset(config: Config, spec: str, *, use_cache: bool = True) -> Export:
+def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) -> Export:
     """Read ``spec`` (``DATASET@vN``, ``DATASET@REV`` or ``DATASET``) and resolve every
-    case; see evalcase.revisions for the spec."""
-    from evalcase.lint.linter import limits_of
+    case; see evalcase.versioning.revisions for the spec."""
+    from evalcase.index.analysis import limits_of
+    from evalcase.index.resolve import FixtureCatalog, resolve_case
     from evalcase.loader import load
-    from evalcase.resolve import FixtureCatalog, resolve_case
-    from evalcase.revisions import open_repo, parse_spec, read_dataset
-    from evalcase.versioning import is_git_repository
+    from evalcase.versioning.history import is_git_repository
+    from evalcase.versioning.revisions import open_repo, parse_spec, read_dataset
 
     repo = open_repo(config) if is_git_repository(config.root) else None
     revision = parse_spec(config, repo, spec)
     release = revision.release
     governance = release.governance if release is not None else None
-    view = read_dataset(config, revision, use_cache=use_cache, governance=governance)
+    view = read_dataset(config, revision, analyzer=analyzer, governance=governance)
     content = view.content
     if not content.complete:
         raise FatalError(

@@ -4,7 +4,7 @@ A case refers to fixtures by ID (state, tool definitions, conversations, rubrics
 corpora by ``environment_requirements.corpus_version`` or ``environment.knowledge_base``
 (every corpus of the knowledge base: which one applies can depend on the case's
 effective date). The reference fields are exactly the ones lint checks
-(evalcase.facts.case_facts), so a case that lints clean resolves completely.
+(evalcase.index.facts.case_facts), so a case that lints clean resolves completely.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcase.facts import CORPUS_VERSION, KNOWLEDGE_BASE, case_facts
+from evalcase.index import refs
+from evalcase.index.facts import case_facts
 from evalcase.loader import Document
 
 
@@ -43,11 +44,13 @@ class FixtureCatalog:
         return catalog
 
     def targets(self, kind: str, target: str) -> list[str]:
-        if kind == CORPUS_VERSION:
-            return self.corpora_by_version.get(target, [])
-        if kind == KNOWLEDGE_BASE:
-            return self.knowledge_bases.get(target, [])
-        return [target] if target in self.by_id else []
+        """Fixture IDs one reference resolves to (evalcase.index.refs)."""
+        tables = {
+            refs.FIXTURE_ID: {fixture_id: [fixture_id] for fixture_id in self.by_id},
+            refs.CORPUS_VERSION: self.corpora_by_version,
+            refs.KNOWLEDGE_BASE: self.knowledge_bases,
+        }
+        return refs.lookup(tables, kind, target)
 
 
 def referenced_ids(case: dict[str, Any], catalog: FixtureCatalog) -> tuple[list[str], list[str]]:

@@ -6,16 +6,16 @@ Two references, each optional:
   HEAD). A branch name stands for its merge base with HEAD, which is what a pull request
   is compared with. Changed paths and their old and new blob ids come from one
   ``git diff --raw -z`` (plus untracked files when linting the working tree); the base
-  side of each changed file is analysed by the same Linter, through the same per-file
+  side of each changed file is analysed by the same Analyzer, through the same per-file
   cache (keyed by path and blob id), from the base commit read in one cat-file stream.
   Files that did not change are the same at the base, so the base's full picture is
   the current facts with the changed files swapped for their base versions.
-- the **release tags** (``<dataset_id>@<dataset_version>``, see evalcase.releases), all
+- the **release tags** (``<dataset_id>@<dataset_version>``, see evalcase.versioning.tags), all
   read with one for-each-ref. They apply to every lint run in a git repository.
 
 Cases are identified across renames by case_id, fixtures by fixture_id, datasets by
 dataset_id. The history rules (EC5xx, ``SCOPE = "history"``) read a :class:`History`;
-``evalcase bump`` plans its edits from the same object (evalcase.bump).
+``evalcase bump`` plans its edits from the same object (evalcase.versioning.bump).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from evalcase.config import Config
-from evalcase.digest import (
+from evalcase.files import ROOTS, SourceFile, classify, is_candidate
+from evalcase.index.analysis import broken_paths
+from evalcase.index.digest import (
     DatasetContent,
     case_content,
     case_governance,
@@ -41,15 +43,14 @@ from evalcase.digest import (
     manifest_content,
     text,
 )
-from evalcase.facts import CaseFacts, FixtureFacts, Located, ManifestFacts
-from evalcase.files import ROOTS, SourceFile, classify, is_candidate
-from evalcase.lint.base import RepoIndex
-from evalcase.model import FatalError, FileKind, Finding
-from evalcase.releases import Release, Releases, next_version, version_number
+from evalcase.index.facts import CaseFacts, FixtureFacts, Located, ManifestFacts
+from evalcase.index.repo import RepoIndex
+from evalcase.model import FatalError
+from evalcase.versioning.tags import Release, Releases, next_version, version_number
 
 if TYPE_CHECKING:
     from evalcase import gitio
-    from evalcase.lint.linter import FileResult, Linter
+    from evalcase.index.analysis import Analyzer, FileResult
 
 F = TypeVar("F", CaseFacts, FixtureFacts, ManifestFacts)
 
@@ -81,13 +82,6 @@ def history_for(config: Config, *, base: str | None, staged: bool) -> VersionHis
         return None  # the first commit: no base to compare with, no tags yet
     base_sha = resolve_base(repo, base) if base else None
     return VersionHistory(config, repo, base_sha, base, staged)
-
-
-def tag_dataset(config: Config, dataset_id: str) -> str:
-    """Release a dataset (see evalcase.release.tag_dataset); returns the tag name."""
-    from evalcase.release import tag_dataset as release
-
-    return release(config, dataset_id)
 
 
 def located_version(facts: CaseFacts | FixtureFacts | ManifestFacts) -> Located | None:
@@ -506,7 +500,8 @@ def _split(
 
 @dataclass
 class VersionHistory:
-    """The HistoryCheck lint runs in a git repository (see evalcase.lint.linter)."""
+    """The HistoryCheck lint runs in a git repository (see evalcase.lint.linter); the
+    history rules read the :class:`History` it builds."""
 
     config: Config
     repo: gitio.Repo
@@ -523,19 +518,9 @@ class VersionHistory:
     def key(self) -> str:
         return f"history-1\0{self.base or '-'}\0{int(self.staged)}\0{self.releases().key}"
 
-    def findings(
-        self, linter: Linter, index: RepoIndex, results: dict[str, FileResult]
-    ) -> list[Finding]:
-        from evalcase.lint.rules import RULES
-
-        history = self.build(linter, index, results)
-        out: list[Finding] = []
-        for rule in RULES.values():
-            if rule.scope == "history":
-                out.extend(rule.module.check(history))
-        return out
-
-    def build(self, linter: Linter, index: RepoIndex, results: dict[str, FileResult]) -> History:
+    def build(
+        self, analyzer: Analyzer, index: RepoIndex, results: dict[str, FileResult]
+    ) -> History:
         """Compare the facts of one lint run with the base and the releases."""
         from evalcase.files import GitTree
 
@@ -543,7 +528,7 @@ class VersionHistory:
 
         def contents_at(commit: str) -> dict[str, DatasetContent]:
             snapshot = GitTree(self.config.root, commit)
-            at = linter.analyze_files(snapshot.files(), snapshot=snapshot)
+            at = analyzer.analyze_files(snapshot.files(), snapshot=snapshot)
             at_index = RepoIndex()
             for result in at.values():
                 if result.facts is not None:
@@ -576,7 +561,7 @@ class VersionHistory:
             new_paths.update(p for p in self.repo.untracked(ROOTS) if p in results)
         base_results: dict[str, FileResult] = {}
         if old_sources:
-            base_results = linter.analyze_files(
+            base_results = analyzer.analyze_files(
                 old_sources, snapshot=GitTree(self.config.root, self.base)
             )
         base_index = RepoIndex()
@@ -603,12 +588,3 @@ class VersionHistory:
             touched_old=frozenset(base_results),
             contents_at=contents_at,
         )
-
-
-def broken_paths(results: dict[str, FileResult]) -> frozenset[str]:
-    """Cases, manifests and fixtures that were read but yielded no facts."""
-    return frozenset(
-        path
-        for path, result in results.items()
-        if result.facts is None and classify(path)[0] is not FileKind.UNKNOWN
-    )

@@ -1,0 +1,1 @@
+"""The executable case contract: how fields are classified (``fields``)."""
