@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evalcase.contract.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
 from evalcase.loader import MAX_FINDINGS_PER_RULE, RESOURCE_LIMIT, Document, capped
 from evalcase.model import Finding, Severity
-from evalcase.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
 
 SCHEMA_FILES = {
     "case": "case.schema.json",

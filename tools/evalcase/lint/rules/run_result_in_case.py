@@ -6,7 +6,7 @@ The case defines the task; the run records what it resolved and what came out (s
 another model reads a stale result as if it were part of the task, and two runs can no
 longer be compared. Each finding says where the value belongs (run.json, attempts.jsonl,
 grades.jsonl). Fields checked: the top level and ``metadata`` of a case; the list is
-``evalcase.run_fields.RUN_FIELDS``. Team-specific notes go under an ``x-`` prefix.
+``evalcase.contract.run_fields.RUN_FIELDS``. Team-specific notes go under an ``x-`` prefix.
 
 Passing::
 
@@ -23,11 +23,11 @@ Failing::
 
 from collections.abc import Iterable
 
+from evalcase.contract.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
-from evalcase.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
 
 CODE = "EC106"
 NAME = "run-result-in-case"
