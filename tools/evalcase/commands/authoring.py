@@ -159,4 +159,80 @@ def new_command(
     )
 
 
-COMMANDS = (fmt_command, init_command, new_command)
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", required=True, help="The dataset the draft cases go into.")
+@click.option(
+    "--scenario",
+    default=None,
+    help="ID stem for the new cases (default: the dataset's usual <domain>_<ability> "
+    "with bad_case).",
+)
+@click.option("--type", "case_types", default=None, help="Case types of the drafts.")
+@click.option("--skip-invalid", is_flag=True, help="Import the good lines, list the others.")
+@click.option(
+    "--allow-personal-data",
+    is_flag=True,
+    help="Write even though personal data was found (lint will still report it).",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing.")
+@root_option
+@fatal_errors
+def import_command(
+    file: str,
+    dataset: str,
+    scenario: str | None,
+    case_types: str | None,
+    skip_invalid: bool,
+    allow_personal_data: bool,
+    dry_run: bool,
+    root: str | None,
+) -> None:
+    """Import production bad cases (seed 002 section 11 JSONL, or CSV with the same
+    columns) as draft observation cases with placeholders for their expectations."""
+    from evalcase.authoring.import_ import plan_import, write
+    from evalcase.authoring.new import parse_types
+    from evalcase.config import load_config
+
+    config = load_config(_root(root))
+    plan = plan_import(
+        config,
+        Path(file),
+        dataset,
+        stem=scenario,
+        case_types=parse_types(case_types) if case_types else (),
+        skip_invalid=skip_invalid,
+        allow_personal_data=allow_personal_data,
+    )
+    for problem in plan.invalid:
+        click.echo(f"{file}:{problem.line}: invalid: {problem.message}", err=True)
+    for found in plan.personal:
+        click.echo(
+            f"{file}:{found.line}: personal data ({found.kind}) in {found.field}: {found.masked}",
+            err=True,
+        )
+    for line, external, existing in plan.duplicates:
+        click.echo(f"{file}:{line}: skipped {external}: duplicate of {existing}")
+    blocked = plan.blocked
+    if blocked is not None:
+        hint = "--skip-invalid" if blocked == "an invalid line" else "--allow-personal-data"
+        click.echo(
+            f"nothing written: {blocked} (fix the file, or pass {hint})",
+            err=True,
+        )
+        sys.exit(EXIT_FINDINGS)
+    written = plan.planned if dry_run else write(plan)
+    for item in written:
+        rel = item.path.relative_to(config.root).as_posix()
+        click.echo(
+            f"{'would write' if dry_run else 'wrote'} {rel} (line {item.line}, {item.external_id})"
+        )
+    click.echo(
+        f"{len(written)} imported, {len(plan.duplicates)} duplicate(s) skipped, "
+        f"{len(plan.invalid)} invalid line(s) skipped; drafts with role observation: "
+        "fill their TODO: placeholders and have them reviewed",
+        err=True,
+    )
+
+
+COMMANDS = (fmt_command, init_command, new_command, import_command)
