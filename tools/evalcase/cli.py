@@ -316,6 +316,15 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @main.command("export")
 @click.argument("spec", metavar="DATASET@vN")
 @click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "inspect", "openai-evals", "promptfoo"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
+    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
@@ -325,13 +334,17 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
 @root_option
 @fatal_errors
-def export_command(spec: str, output: str | None, no_cache: bool, root: str | None) -> None:
-    """Write a dataset version as JSON Lines, one case a line with its fixtures resolved.
+def export_command(
+    spec: str, output_format: str, output: str | None, no_cache: bool, root: str | None
+) -> None:
+    """Write a dataset version for evalcase or another evaluation tool; a summary line
+    on standard error says what the format could not carry.
 
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
     from evalcase.actions import export_dataset
+    from evalcase.authoring.exports import render
 
     result = export_dataset(_config(root), spec, use_cache=not no_cache)
     if result.digest_matches is False:
@@ -341,14 +354,16 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
             "evalcase version or configuration?)",
             err=True,
         )
+    rendered = render(output_format, result.records)
     if output is None:
-        click.echo(result.jsonl(), nl=False)
+        click.echo(rendered.text, nl=False)
     else:
-        Path(output).write_text(result.jsonl(), "utf-8")
+        Path(output).write_text(rendered.text, "utf-8")
         click.echo(
             f"wrote {len(result.records)} cases of {result.revision.label} to {output}",
             err=True,
         )
+    click.echo(rendered.summary(output_format), err=True)
 
 
 @main.command("bump")
