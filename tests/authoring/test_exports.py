@@ -25,12 +25,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalcase.authoring.exports import FORMATS, describe, render, suffix
+from evalcase.authoring.exports import FORMATS, describe, export, suffix
 from evalcase.config import load_config
+from evalcase.contract.task import Task
+from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
 from evalcase.schemas import validator_for
-from evalcase.versioning.export import export_dataset
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
 
 DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
 CACHE = Path(os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests"))
@@ -41,11 +42,9 @@ TOOLS = Path(__file__).parent / "tools"
 
 @cache
 def _records(dataset: str) -> str:
-    from evalcase.actions import lint_analyzer
+    from evalcase.actions import export_dataset
 
-    config = load_config(REPO_ROOT)
-    recs = export_dataset(config, dataset, lint_analyzer(config, use_cache=False)).records
-    return json.dumps(recs, ensure_ascii=False)
+    return json.dumps(export_dataset(load_config(REPO_ROOT), dataset).records, ensure_ascii=False)
 
 
 def records(dataset: str) -> list[dict[str, Any]]:
@@ -53,22 +52,28 @@ def records(dataset: str) -> list[dict[str, Any]]:
     return list(json.loads(_records(dataset)))
 
 
+@cache
+def tasks(dataset: str) -> dict[str, Task]:
+    """The dataset's tasks that build, by case ID (what non-jsonl exports carry)."""
+    return {t.case_id: t for t in load_dataset(REPO_ROOT, dataset).tasks}
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Path]:
     out = tmp_path_factory.mktemp("exports")
     files = {}
+    config = load_config(REPO_ROOT)
     for dataset in DATASETS:
-        recs = records(dataset)
         for fmt in FORMATS:
             path = out / f"{dataset}-{fmt}{suffix(fmt)}"
-            path.write_text(render(fmt, recs).text, "utf-8")
+            path.write_text(export(config, dataset, fmt)[1].text, "utf-8")
             files[(dataset, fmt)] = path
     return files
 
 
-def answer_key(record: dict[str, Any]) -> list[str]:
-    case = record["case"]
-    return [t for f in ("expected_behavior", "negative_behavior") for t in case.get(f, [])]
+def answer_key(task: Task) -> list[str]:
+    text = task.judge.text
+    return [str(t) for f in ("expected_behavior", "negative_behavior") for t in text.get(f, [])]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -78,30 +83,32 @@ def test_inspect_loads_the_dataset_with_its_own_json_dataset(
     from inspect_ai.dataset import json_dataset
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
-    recs = {r["case_id"]: r for r in records(dataset)}
+    built = tasks(dataset)
     samples = list(json_dataset(str(exported[(dataset, "inspect")])))
-    assert [s.id for s in samples] == list(recs)
+    assert [s.id for s in samples] == [
+        r["case_id"] for r in records(dataset) if r["case_id"] in built
+    ]
+    assert samples
     for s in samples:
-        case = recs[s.id]["case"]
+        task = built[str(s.id)]
         assert isinstance(s.input, list) and s.input
         assert isinstance(s.input[-1], ChatMessageUser)
         assert all(isinstance(m, ChatMessageSystem | ChatMessageUser) or m.role == "assistant"
                    for m in s.input)  # fmt: skip
         assert s.metadata is not None
-        assert s.metadata["case_types"] == case.get("case_types", [])
-        assert s.metadata["risk_level"] == case["risk_level"]
-        assert s.metadata["tags"] == case["metadata"]["tags"]
+        assert s.metadata["case_types"] == list(task.judge.case_types)
+        assert s.metadata["risk_level"] == task.judge.risk_level
+        assert s.metadata["tags"] == list(task.meta.get("tags", []))
         assert s.target and isinstance(s.target, list)
         # The answer key is in the target, never where the solver reads.
         visible = json.dumps([m.model_dump() for m in s.input], ensure_ascii=False)
         visible += json.dumps(s.metadata, ensure_ascii=False)
-        given = json.dumps([case.get(f) for f in ("input", "context", "interaction")],
-                           ensure_ascii=False)  # fmt: skip
-        for text in answer_key(recs[s.id]):
+        given = json.dumps([task.agent.user_turns, dict(task.agent.context)], ensure_ascii=False)
+        for text in answer_key(task):
             # (unless the case's own input happens to contain the words)
             assert text not in visible or text in given, (s.id, text)
-        for text in case.get("expected_behavior", []):
-            if not case.get("reference"):
+        if "reference" not in task.judge.text:
+            for text in task.judge.text.get("expected_behavior", []):
                 assert text in s.target
 
 
@@ -158,8 +165,8 @@ def test_openai_evals_runs_its_includes_eval_over_the_samples(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    count = len(records(dataset))
-    assert report["loaded"] == count and report["matches"] == count
+    count = len(tasks(dataset))
+    assert count and report["loaded"] == count and report["matches"] == count
     for line in samples.read_text("utf-8").splitlines():
         sample = json.loads(line)
         assert sample["input"][-1]["role"] == "user" and sample["ideal"]
@@ -186,19 +193,42 @@ def test_jsonl_lines_are_the_section_11_shape_and_keep_the_full_record(
 
 
 def test_every_export_states_what_it_could_not_carry(tmp_path: Path) -> None:
+    dataset = "workout_plan_edit_set"
+    built = len(tasks(dataset))
     for fmt in FORMATS:
         out = tmp_path / f"x.{fmt}"
-        proc = run_cli("export", "workout_plan_edit_set", "--format", fmt, "-o", str(out),
-                       cwd=REPO_ROOT)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-        summary = proc.stderr.strip().splitlines()[-1]
-        assert summary.startswith(f"{fmt}: 13 cases exported; ")
+        proc = run_cli("export", dataset, "--format", fmt, "-o", str(out), cwd=REPO_ROOT)
+        summary = next(x for x in proc.stderr.splitlines() if x.startswith(f"{fmt}: "))
         if fmt == "jsonl":
-            assert summary.endswith("everything carried")
-        else:
-            assert "not carried: " in summary
-            assert "state (13 cases)" in summary and "final-state checks (13 cases)" in summary
+            assert proc.returncode == 0, proc.stderr
+            assert summary == f"{fmt}: 13 cases exported; everything carried"
+            continue
+        assert summary.startswith(f"{fmt}: {built} cases exported; ")
+        assert "not carried: " in summary
+        assert (
+            f"state ({built} cases)" in summary and f"final-state checks ({built} cases)" in summary
+        )
+        assert proc.returncode == (0 if built == 13 else 1)
         assert describe(fmt)
+
+
+def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    text = case.read_text("utf-8").replace(
+        "expected_behavior:",
+        "environment:\n  permissions: {identity_required: true}\nexpected_behavior:",
+    )
+    case.write_text(text, "utf-8")
+    proc = run_cli("export", "sample_set", "--format", "inspect", cwd=repo)
+    assert proc.returncode == 1
+    assert (
+        "inspect: 0 cases exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
+        in proc.stderr
+    )
+    assert "evalcase: error: refund_eligibility_001 not exported: a permission is" in proc.stderr
+    assert proc.stdout == ""
 
 
 def test_an_unknown_format_is_a_usage_error() -> None:
@@ -238,7 +268,7 @@ def test_promptfoo_accepts_the_tests_file_with_its_own_schemas(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report["tests"] == len(records(dataset))
+    assert report["tests"] == len(tasks(dataset))
     assert report["test_errors"] == [] and report["config_errors"] == []
     known = set(report["assertion_types"])
     for test in tests:

@@ -343,10 +343,9 @@ def export_command(
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
-    from evalcase.actions import export_dataset
-    from evalcase.authoring.exports import render
+    from evalcase.authoring.exports import export
 
-    result = export_dataset(_config(root), spec, use_cache=not no_cache)
+    result, rendered = export(_config(root), spec, output_format, use_cache=not no_cache)
     if result.digest_matches is False:
         click.echo(
             f"evalcase: warning: {result.revision.label} reads back with digest "
@@ -354,16 +353,19 @@ def export_command(
             "evalcase version or configuration?)",
             err=True,
         )
-    rendered = render(output_format, result.records)
     if output is None:
         click.echo(rendered.text, nl=False)
     else:
         Path(output).write_text(rendered.text, "utf-8")
         click.echo(
-            f"wrote {len(result.records)} cases of {result.revision.label} to {output}",
+            f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,
         )
     click.echo(rendered.summary(output_format), err=True)
+    for case_id, why in rendered.not_exported:
+        click.echo(f"evalcase: error: {case_id} not exported: {why}", err=True)
+    if rendered.not_exported:
+        sys.exit(EXIT_FINDINGS)
 
 
 @main.command("bump")

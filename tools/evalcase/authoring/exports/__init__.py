@@ -9,23 +9,31 @@ silently.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from evalcase.authoring.exports.view import ExportCase, from_record
+from evalcase.authoring.exports.view import ExportCase, from_record, from_task
+from evalcase.config import Config
+from evalcase.contract.task import Task
+from evalcase.versioning.export import Export
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """The exported text, and per thing not carried the IDs of the cases that had it."""
+    """The exported text, per thing not carried the IDs of the cases that had it, and
+    the cases not exported at all (their task does not build) with why."""
 
     text: str
     cases: int
     not_carried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    not_exported: tuple[tuple[str, str], ...] = ()
 
     def summary(self, name: str) -> str:
         head = f"{name}: {self.cases} case{'s' * (self.cases != 1)} exported"
+        if self.not_exported:
+            ids = ", ".join(case_id for case_id, _ in self.not_exported)
+            head += f"; NOT EXPORTED ({len(self.not_exported)}, fix them first): {ids}"
         if not self.not_carried:
             return head + "; everything carried"
         parts = [
@@ -62,12 +70,49 @@ def _registry() -> dict[str, ModuleType]:
 FORMATS = ("jsonl", "inspect", "openai-evals", "promptfoo")
 
 
-def render(fmt: str, records: Sequence[Mapping[str, Any]]) -> Rendered:
-    """Records of evalcase.versioning.export in format ``fmt``."""
+def render(
+    fmt: str, records: Sequence[Mapping[str, Any]], tasks: Sequence[Task] | None = None
+) -> Rendered:
+    """Records of evalcase.versioning.export in format ``fmt``; the tasks of those
+    records (evalcase.index.dataset) for every format but jsonl, which carries records."""
     module = _registry()[fmt]
-    cases = [from_record(r) for r in records]
-    result: Rendered = module.render(cases, records)
+    if fmt == "jsonl":
+        result: Rendered = module.render([from_record(r) for r in records], records)
+        return result
+    if tasks is None:
+        raise ValueError(f"the {fmt} export reads tasks")
+    by_id = {t.case_id: t for t in tasks}
+    kept = [r for r in records if r.get("case_id") in by_id]
+    result = module.render([from_task(by_id[str(r["case_id"])]) for r in kept], kept)
     return result
+
+
+def export(
+    config: Config, spec: str, fmt: str, *, use_cache: bool = True
+) -> tuple[Export, Rendered]:
+    """Read ``spec`` (DATASET, DATASET@vN, DATASET@REV) and render it as ``fmt``."""
+    from evalcase.actions import export_dataset
+
+    result = export_dataset(config, spec, use_cache=use_cache)
+    if fmt == "jsonl":
+        return result, render(fmt, result.records)
+    from evalcase.index.dataset import load_dataset
+
+    dataset = load_dataset(
+        config.root, result.dataset_id, revision=result.revision.commit, config=config
+    )
+    rendered = render(fmt, result.records, dataset.tasks)
+    built = {t.case_id for t in dataset.tasks}
+    reasons = {
+        path.rsplit("/", 1)[-1].removesuffix(".yaml"): "; ".join(p.message for p in problems)
+        for path, problems in dataset.problems.items()
+    }
+    missing = tuple(
+        (str(r["case_id"]), reasons.get(str(r["case_id"]), "its task does not build"))
+        for r in result.records
+        if r.get("case_id") not in built
+    )
+    return result, replace(rendered, not_exported=missing)
 
 
 def suffix(fmt: str) -> str:

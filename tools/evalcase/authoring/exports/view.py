@@ -1,10 +1,11 @@
 """What an export reads of a case: the agent-visible part, the answer key, and labels.
 
-Kept apart the way the execution contract keeps them (AgentView / JudgeSpec): an export
-writes the agent part where the target tool feeds the model, the answer key where it
-grades, and never mixes the two where the format allows keeping them apart. Built from
-a resolved export record (evalcase.versioning.export: the case plus the fixtures it
-references, read from a release tag or the working tree).
+Built from the case's :class:`~evalcase.contract.task.Task` (``from_task``): the
+agent part comes from its AgentView only, the answer key from its JudgeSpec only, labels
+from its meta. An export writes the agent part where the target tool feeds the model,
+the answer key where it grades, and never mixes the two where the format allows
+keeping them apart. ``from_record`` reads the same view from a resolved export record
+(the case plus its fixtures) for the jsonl format, which carries the record whole.
 
 ``environment`` names what a case needs from a simulated environment (state, tool
 behaviour, faults, permissions, retrieval corpora, final-state checks): formats that
@@ -17,14 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalcase.contract.task import Task, ToolCard
+
 RISK_WORDS = {"P0": "critical", "P1": "high", "P2": "medium", "P3": "low"}
-
-
-@dataclass(frozen=True)
-class ToolCard:
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -246,4 +242,65 @@ def from_record(record: Mapping[str, Any]) -> ExportCase:
         scenario=case.get("scenario") if isinstance(case.get("scenario"), str) else None,
         source=case.get("source") if isinstance(case.get("source"), str) else None,
         environment=_environment(case, tools),
+    )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return _texts(list(value) if isinstance(value, tuple) else value)
+
+
+def from_task(task: Task) -> ExportCase:
+    """The export view of a built task: AgentView, JudgeSpec and meta kept apart."""
+    agent, env, judge, meta = task.agent, task.env, task.judge, task.meta
+    text = mapping(dict(judge.text))
+    constraints = mapping(text.get("constraints"))
+    expected: list[str] = []
+    if judge.expected_calls is not None and judge.expected_calls.any_of:
+        expected = [c.tool for c in judge.expected_calls.any_of[0].calls]
+    expected += [t for t in judge.required_tools if t not in expected]
+    environment = []
+    for present, what in (
+        (bool(env.initial_state), "state"),
+        (bool(env.tools), "tool behaviour"),
+        (bool(env.faults), "tool faults"),
+        (bool(env.permissions), "permissions"),
+        (bool(env.corpora), "retrieval corpus"),
+        (judge.final_state_check is not None, "final-state checks"),
+        (bool(judge.side_effect_policies), "side-effect policies"),
+        (bool(judge.trace_rules), "trace rules"),
+    ):
+        if present:
+            environment.append(what)
+    reference = text.get("reference")
+    grader_types = {g.type for g in judge.graders}
+    rubric = judge.rubric
+    return ExportCase(
+        case_id=task.case_id,
+        case_version=task.case_version,
+        dataset_id=task.dataset_id,
+        dataset_version=str(meta.get("dataset_version", "")),
+        system=agent.system,
+        history=tuple((t.role, t.content) for t in agent.history),
+        user_turns=agent.user_turns,
+        context=dict(agent.context),
+        tools=agent.tools,
+        expected_behavior=_strings(text.get("expected_behavior")),
+        negative_behavior=_strings(text.get("negative_behavior")),
+        reference=_as_text(reference) if reference is not None else None,
+        must_include=_strings(text.get("must_include") or constraints.get("must_include")),
+        must_not_include=_strings(
+            text.get("must_not_include") or constraints.get("must_not_include")
+        ),
+        expects_json=constraints.get("format") == "json" or "json_schema" in grader_types,
+        expected_tools=tuple(expected),
+        forbidden_tools=judge.forbidden_tools,
+        rubric=dict(rubric.data) if rubric is not None else None,
+        rubric_id=rubric.id if rubric is not None else None,
+        risk_level=judge.risk_level or None,
+        case_types=judge.case_types,
+        tags=_strings(meta.get("tags")),
+        roles=_strings(meta.get("dataset_role")),
+        scenario=meta.get("scenario") if isinstance(meta.get("scenario"), str) else None,
+        source=meta.get("source") if isinstance(meta.get("source"), str) else None,
+        environment=tuple(environment),
     )
