@@ -235,4 +235,71 @@ def import_command(
     )
 
 
-COMMANDS = (fmt_command, init_command, new_command, import_command)
+@click.command("coverage")
+@click.argument("dataset")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "md", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File.")
+@root_option
+@fatal_errors
+def coverage_command(
+    dataset: str, output_format: str, output: str | None, root: str | None
+) -> None:
+    """The coverage matrix of DATASET: approved cases per cell of the manifest's coverage
+    dimensions, observation cases and drafts apart, required cells marked; exit 1 when
+    a required cell has no approved case."""
+    from evalcase.authoring.coverage import RENDERERS, compute
+    from evalcase.config import load_config
+
+    cov = compute(load_config(_root(root)), dataset)
+    text = RENDERERS[output_format](cov)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, "utf-8")
+        click.echo(f"wrote {output}", err=True)
+    if cov.gaps:
+        sys.exit(EXIT_FINDINGS)
+
+
+@click.command("stats")
+@click.argument("datasets", nargs=-1)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@root_option
+@fatal_errors
+def stats_command(datasets: tuple[str, ...], output_format: str, root: str | None) -> None:
+    """Cases per dataset, type, risk level, role, review status, owner and source (all
+    datasets, or those named)."""
+    from evalcase.authoring.stats import RENDERERS, collect
+    from evalcase.config import load_config
+    from evalcase.model import FatalError
+
+    config = load_config(_root(root))
+    known = {p.name for p in (config.root / "datasets").glob("*") if p.is_dir()}
+    unknown = [d for d in datasets if d not in known]
+    if unknown:
+        raise FatalError(f"no dataset {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    click.echo(RENDERERS[output_format](collect(config, datasets)), nl=False)
+
+
+COMMANDS = (
+    fmt_command,
+    init_command,
+    new_command,
+    import_command,
+    coverage_command,
+    stats_command,
+)

@@ -97,6 +97,8 @@ class CaseFacts(_FieldDigests):
     grouping_digest: str = ""
     # Where metadata.dataset_role is (for findings about the case's views).
     roles_at: tuple[int, int] | None = None
+    # metadata.review_status (coverage counts approved cases only).
+    review_status: str | None = None
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
@@ -143,6 +145,8 @@ class ManifestFacts(_FieldDigests):
     gates: tuple[tuple[str, int, int, str | None, int, int, tuple[str, ...] | None], ...] = ()
     # coverage.dimensions: dimension -> its classes; None when the manifest declares none.
     coverage: dict[str, list[str]] | None = None
+    # coverage.required: each required cell as ((dimension, class), ...) with its place.
+    coverage_required: tuple[tuple[tuple[tuple[str, str], ...], int, int], ...] = ()
 
 
 Facts = CaseFacts | FixtureFacts | ManifestFacts
@@ -355,6 +359,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         coverage=tuple(coverage),
         grouping_digest=grouping,
         roles_at=roles_at,
+        review_status=_review_status(metadata),
     )
 
 
@@ -409,6 +414,7 @@ def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
         suites=_suites(doc),
         gates=_gates(doc),
         coverage=_coverage(data),
+        coverage_required=_required_cells(doc),
     )
 
 
@@ -461,6 +467,25 @@ def _gates(
                 tuple(str(v) for v in levels) if isinstance(levels, list) else None,
             )
         )
+    return tuple(out)
+
+
+def _review_status(metadata: Any) -> str | None:
+    status = metadata.get("review_status") if isinstance(metadata, dict) else None
+    return status if isinstance(status, str) else None
+
+
+def _required_cells(
+    doc: Document,
+) -> tuple[tuple[tuple[tuple[str, str], ...], int, int], ...]:
+    cells = doc.get(("coverage", "required"))
+    if not isinstance(cells, list):
+        return ()
+    out = []
+    for i, cell in enumerate(cells):
+        if isinstance(cell, dict) and cell:
+            pairs = tuple(sorted((str(k), str(v)) for k, v in cell.items()))
+            out.append((pairs, *doc.locate(("coverage", "required", i))))
     return tuple(out)
 
 

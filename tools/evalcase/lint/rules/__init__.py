@@ -13,6 +13,7 @@ from evalcase.lint.rules import (
     case_id_vocabulary,
     case_version_not_bumped,
     corpus_claimed_twice,
+    coverage_required_cell,
     coverage_undeclared,
     dataset_id_mismatch,
     dataset_version_ahead,
@@ -131,6 +132,7 @@ _MODULES = (
     blank_behavior_item,
     personal_data,
     placeholder,
+    coverage_required_cell,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
