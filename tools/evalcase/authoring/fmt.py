@@ -42,21 +42,22 @@ from evalcase.model import FileKind
 IDENTITY = (
     "case_id", "case_version", "dataset_id", "dataset_version", "title", "scenario",
     "user_task", "ability_tags", "risk_level", "difficulty", "source", "case_types",
+    "business_scenario",
 )  # fmt: skip
+# What the agent receives and what only the environment knows (contract.fields: agent,
+# environment): the fields `evalcase new --from` copies.
 EXECUTION = (
-    "input", "context", "environment", "goal", "user_goal", "business_scenario",
-    "initial_state", "state", "interaction", "available_tools", "tool_schema",
-    "generation_config", "environment_requirements", "context_policy",
+    "input", "context", "interaction", "environment", "generation_config", "initial_state",
+    "state", "available_tools", "tool_schema", "environment_requirements",
 )  # fmt: skip
 JUDGING = (
-    "expected_calls", "expected_tool_sequence", "expected_args", "expected_result_usage",
-    "required_tools", "forbidden_tools", "side_effect_policy", "success_criteria",
-    "failure_criteria", "trace_requirement", "safety_constraints", "final_state_check",
-    "user_journey", "sop", "policy_constraints", "service_level", "business_success",
-    "audit_requirement",
-    "reference", "constraints", "gold_evidence", "citation_requirement",
-    "evaluation_metrics", "expected_behavior", "negative_behavior", "rubric",
-    "evaluator_config",
+    "goal", "user_goal", "expected_calls", "expected_tool_sequence", "expected_args",
+    "expected_result_usage", "required_tools", "forbidden_tools", "side_effect_policy",
+    "success_criteria", "failure_criteria", "trace_requirement", "safety_constraints",
+    "final_state_check", "user_journey", "sop", "policy_constraints", "service_level",
+    "business_success", "audit_requirement", "reference", "constraints", "context_policy",
+    "gold_evidence", "citation_requirement", "evaluation_metrics", "expected_behavior",
+    "negative_behavior", "rubric", "evaluator_config",
 )  # fmt: skip
 GOVERNANCE = ("metadata",)
 CASE_ORDER = IDENTITY + EXECUTION + JUDGING
