@@ -7,7 +7,6 @@ parameter schemas, the identifier helpers, and the cost of the repository-wide r
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from importlib.metadata import EntryPoint
@@ -168,14 +167,41 @@ def test_a_broken_parameter_schema_is_reported_on_the_tool_once(base_repo: Path)
 
 
 def test_a_remote_reference_in_a_parameter_schema_is_never_fetched(base_repo: Path) -> None:
-    tool = use_tool(
-        base_repo,
-        "    type: object\n    properties:\n"
-        "      q: {$ref: 'http://127.0.0.1:9/never-fetched.json'}\n",
-    )
-    start = time.monotonic()
-    found = findings(base_repo)
-    assert time.monotonic() - start < 20
+    """A real HTTP server on 127.0.0.1 serves the referenced schema; it must never be
+    asked for it (a fetch would let a pull request make lint reach the network)."""
+    import http.server
+    import threading
+
+    requests: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            body = b'{"type": "integer"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        tool = use_tool(
+            base_repo,
+            "    type: object\n    properties:\n"
+            f"      q: {{$ref: 'http://127.0.0.1:{port}/never-fetched.json'}}\n",
+        )
+        found = findings(base_repo)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert requests == []
     assert (tool, "EC304", 11) in found
 
 

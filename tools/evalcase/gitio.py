@@ -3,12 +3,17 @@
 Reading many files at a revision never starts one process per file: blobs are read
 through GitPython's persistent ``git cat-file --batch`` stream, and changed paths with
 their old and new blob ids come from one ``git diff --raw -z`` call.
+
+The case repository may be a subfolder of the git repository (``evals/`` of an
+application): :class:`Repo` is opened on the case repository's root and speaks in paths
+relative to it. It adds the folder's prefix to every path it gives git and removes it
+from every path git returns, so nothing above this module knows about the prefix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,20 +42,48 @@ class Tag:
     message: str
 
 
+def find_top(folder: Path) -> Path | None:
+    """The top of the git work tree holding ``folder`` (itself or an ancestor), if any."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
 class Repo:
     def __init__(self, root: Path) -> None:
         import git
 
+        top = find_top(root)
+        if top is None:
+            raise FatalError(f"{root} is not in a git repository")
         try:
-            self._repo = git.Repo(root, search_parent_directories=False)
+            self._repo = git.Repo(top, search_parent_directories=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise FatalError(f"{root} is not a git repository") from exc
-        self.root = Path(self._repo.working_tree_dir or root)
+            raise FatalError(f"{root} is not in a git repository") from exc
+        self.top = Path(self._repo.working_tree_dir or top).resolve()
+        self.root = root.resolve()
+        rel = self.root.relative_to(self.top).as_posix()
+        # "" at the top of the work tree, else "evals/": added to paths given to git,
+        # removed from paths git returns.
+        self.prefix = "" if rel == "." else f"{rel}/"
         self.git: Any = self._repo.git
 
     @staticmethod
     def is_repo(root: Path) -> bool:
-        return (root / ".git").exists()
+        return find_top(root) is not None
+
+    def _in(self, paths: Sequence[str]) -> list[str]:
+        if not self.prefix:
+            return list(paths)
+        return [f"{self.prefix}{p}" for p in paths] or [self.prefix]
+
+    def _out(self, path: str) -> str | None:
+        """A path git returned, relative to the case repository; None outside it."""
+        if not self.prefix:
+            return path
+        return path[len(self.prefix) :] if path.startswith(self.prefix) else None
 
     def close(self) -> None:
         self._repo.close()
@@ -103,28 +136,35 @@ class Repo:
     # --- listing ---------------------------------------------------------------------
     def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size=0) for every staged file under roots."""
-        out = self.git.ls_files("-s", "-z", "--", *roots, strip_newline_in_stdout=False)
+        out = self.git.ls_files(
+            "-s", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        )
         entries = []
         for record in out.split("\0"):
             if not record:
                 continue
-            meta, path = record.split("\t", 1)
+            meta, full = record.split("\t", 1)
             mode, blob, stage = meta.split()
-            if stage not in ("0", "2"):  # during a merge conflict, take "ours"
+            path = self._out(full)
+            if path is None or stage not in ("0", "2"):  # in a merge conflict, take "ours"
                 continue
             entries.append((path, mode, blob, 0))
         return entries
 
     def tree_entries(self, rev: str, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size) for every file under roots at a commit."""
-        out = self.git.ls_tree("-r", "-l", "-z", rev, "--", *roots, strip_newline_in_stdout=False)
+        out = self.git.ls_tree(
+            "-r", "-l", "-z", "--full-tree", rev, "--", *self._in(roots),
+            strip_newline_in_stdout=False,
+        )  # fmt: skip
         entries = []
         for record in out.split("\0"):
             if not record:
                 continue
-            meta, path = record.split("\t", 1)
+            meta, full = record.split("\t", 1)
             mode, kind, blob, size = meta.split()
-            if kind != "blob":
+            path = self._out(full)
+            if kind != "blob" or path is None:
                 continue
             entries.append((path, mode, blob, int(size) if size.isdigit() else 0))
         return entries
@@ -144,8 +184,23 @@ class Repo:
         args = ["--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
         if cached:
             args.append("--cached")
-        out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
-        return parse_raw_diff(out)
+        out = self.git.diff(*args, base, "--", *self._in(paths), strip_newline_in_stdout=False)
+        changes = []
+        for change in parse_raw_diff(out):
+            path, old_path = self._out(change.path), self._out(change.old_path)
+            if path is None and old_path is None:
+                continue
+            # A file moved in from outside the case repository counts as added; one moved
+            # out of it as deleted.
+            if path is None:
+                changes.append(
+                    replace(change, status="D", path=old_path or "", old_path=old_path or "")
+                )
+            elif old_path is None:
+                changes.append(replace(change, status="A", path=path, old_path=path))
+            else:
+                changes.append(replace(change, path=path, old_path=old_path))
+        return changes
 
     def paths_in_history(self, roots: Sequence[str]) -> set[str]:
         """Every path under ``roots`` that any commit of any ref ever added or changed,
@@ -175,16 +230,20 @@ class Repo:
         return tags
 
     def status_porcelain(self) -> str:
-        return str(self.git.status("--porcelain", "--untracked-files=all"))
+        """Uncommitted changes in the case repository (the rest of the git repository,
+        an application around it, is not evalcase's to judge)."""
+        return str(self.git.status("--porcelain", "--untracked-files=all", "--", *self._in([])))
 
     def untracked(self, roots: Sequence[str]) -> list[str]:
         """Files under roots that git does not track (ignored ones included), in one call."""
-        out = self.git.ls_files("--others", "-z", "--", *roots, strip_newline_in_stdout=False)
-        return [p for p in out.split("\0") if p]
+        out = self.git.ls_files(
+            "--others", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        )
+        return [p for p in (self._out(f) for f in out.split("\0") if f) if p]
 
     def tracks_any(self, path: str) -> bool:
         """Whether git tracks any file at or under ``path`` (in the index)."""
-        out = self.git.ls_files("-z", "--", path, strip_newline_in_stdout=False)
+        out = self.git.ls_files("-z", "--", *self._in([path]), strip_newline_in_stdout=False)
         return bool(out.strip("\0"))
 
     def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:

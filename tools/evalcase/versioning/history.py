@@ -56,7 +56,11 @@ F = TypeVar("F", CaseFacts, FixtureFacts, ManifestFacts)
 
 
 def is_git_repository(root: Path) -> bool:
-    return (root / ".git").exists()
+    """Whether the case repository at ``root`` is in a git work tree (at its top, or in a
+    subfolder of it such as an application's ``evals/``)."""
+    from evalcase import gitio
+
+    return gitio.Repo.is_repo(root)
 
 
 def resolve_base(repo: gitio.Repo, ref: str) -> str:
