@@ -168,6 +168,10 @@ def test_next_case_id_is_one_past_the_highest_ever_used() -> None:
 )
 def test_bad_requests_are_clear_errors(tmp_path: Path, args: list[str], message: str) -> None:
     repo = repo_copy(tmp_path)
+    (repo / "evalcase.toml").write_text(
+        '[naming]\ndomains = ["refund"]\nabilities = ["eligibility", "policy", "account"]\n',
+        "utf-8",
+    )
     proc = run_cli("new", "sample_set", *args, cwd=repo)
     assert proc.returncode == 2
     assert message in proc.stderr

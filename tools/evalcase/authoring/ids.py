@@ -56,16 +56,17 @@ def check_stem(stem: str, config: Config) -> str:
             "lower-case words joined by '_', e.g. refund_account_change"
         )
     words = stem.split("_")
-    if words[0] not in config.domains:
-        raise FatalError(
-            f"'{words[0]}' is not a domain of this repository ({', '.join(config.domains)}); "
-            "add it to [naming] domains in evalcase.toml first"
-        )
-    if words[1] not in config.abilities:
-        raise FatalError(
-            f"'{words[1]}' is not an ability of this repository "
-            f"({', '.join(config.abilities)}); add it to [naming] abilities first"
-        )
+    # No vocabulary configured: any well-formed word, as lint (EC202) accepts.
+    for what, key, vocabulary, word in (
+        ("domain", "domains", config.domains, words[0]),
+        ("ability", "abilities", config.abilities, words[1]),
+    ):
+        if vocabulary and word not in vocabulary:
+            raise FatalError(
+                f"'{word}' is not {'an' if what == 'ability' else 'a'} {what} of this "
+                f"repository ({', '.join(vocabulary)}); add it to [naming] {key} in "
+                "evalcase.toml first"
+            )
     if words[-1].isdigit():
         raise FatalError(f"'{stem}' ends in a number: give the stem, evalcase numbers it")
     return stem

@@ -233,19 +233,24 @@ def personal_data(line: int, record: dict[str, Any]) -> list[PersonalData]:
 
 # --- planning and writing -------------------------------------------------------------
 def default_stem(config: Config, dataset_id: str) -> str:
-    """The dataset's most common <domain>_<ability> with ``bad_case``; the first
+    """The dataset's most common ``<domain>_<ability>`` with ``bad_case``; the first
     vocabulary words when the dataset has no case yet."""
     counts: dict[str, int] = {}
     for path in (config.root / "datasets" / dataset_id / "cases").glob("*.yaml"):
         words = path.stem.split("_")
-        if len(words) > 2 and words[0] in config.domains and words[1] in config.abilities:
+        known = len(words) > 2 and (not config.domains or words[0] in config.domains)
+        if known and (not config.abilities or words[1] in config.abilities):
             prefix = "_".join(words[:2])
             counts[prefix] = counts.get(prefix, 0) + 1
-    prefix = (
-        max(sorted(counts), key=lambda k: counts[k])
-        if counts
-        else f"{config.domains[0]}_{config.abilities[0]}"
-    )
+    if counts:
+        prefix = max(sorted(counts), key=lambda k: counts[k])
+    elif config.domains and config.abilities:
+        prefix = f"{config.domains[0]}_{config.abilities[0]}"
+    else:
+        raise FatalError(
+            f"{dataset_id} has no case to take an ID stem from and no vocabulary is "
+            "configured: give --scenario <domain>_<ability>_<words>"
+        )
     return f"{prefix}_bad_case"
 
 

@@ -22,9 +22,10 @@ root_option = click.option(
 
 
 def _root(root: str | None) -> Path:
-    from evalcase.config import find_root
+    # --root before the command (evalcase --root DIR fmt) or after it, as everywhere.
+    from evalcase import cli
 
-    return Path(root).resolve() if root else find_root(Path.cwd())
+    return cli._root(root)
 
 
 @click.command("fmt")
