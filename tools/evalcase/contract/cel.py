@@ -236,3 +236,51 @@ def is_loaded() -> bool:
     import sys
 
     return "cel_expr_python" in sys.modules
+
+
+# The variables each context offers (docs/contract.md "How a case runs"). Contexts marked
+# in STATE_CONTEXTS also offer every top-level key of the state document (``orders``,
+# ``session``...); a reserved name wins over a state key of the same name.
+CONTEXT_VARIABLES: dict[str, frozenset[str]] = {
+    "tool": frozenset({"args", "call", "state"}),
+    "fault": frozenset({"args", "call"}),
+    "permission": frozenset({"args", "call", "calls", "state"}),
+    "precondition": frozenset({"args", "call", "calls", "state"}),
+    "assert": frozenset({"state", "initial", "calls", "output"}),
+    "trace": frozenset({"trace", "calls", "output", "state", "initial"}),
+}
+STATE_CONTEXTS = frozenset({"tool", "permission", "precondition", "assert"})
+RESERVED = frozenset().union(*CONTEXT_VARIABLES.values())
+
+
+def variables(
+    context: str, state: Mapping[str, Any] | None = None, **values: Any
+) -> dict[str, Any]:
+    """The variables of one context (CONTEXT_VARIABLES), for :func:`scope`.
+
+    ``state``: the state document; in STATE_CONTEXTS its top-level keys become variables
+    too (a reserved name wins over a state key of the same name). ``values``: ``args``,
+    ``call``, ``calls``, ``initial``, ``output``, ``trace``; a variable of the context
+    that is not given is empty (``{}``, ``[]`` or ``""``), never absent."""
+    offered = CONTEXT_VARIABLES.get(context)
+    if offered is None:
+        raise ValueError(f"unknown CEL context {context!r}; one of {', '.join(CONTEXT_VARIABLES)}")
+    empty: dict[str, Any] = {
+        "args": {},
+        "call": {},
+        "calls": [],
+        "state": {},
+        "initial": {},
+        "output": "",
+        "trace": [],
+    }
+    out: dict[str, Any] = {}
+    document = dict(state or {})
+    if context in STATE_CONTEXTS:
+        out.update(document)
+    for name in offered:
+        if name == "state":
+            out[name] = document
+        else:
+            out[name] = values.get(name, empty[name])
+    return out
