@@ -180,14 +180,19 @@ def test_jsonl_lines_are_the_section_11_shape_and_keep_the_full_record(
     recs = records(dataset)
     lines = [json.loads(x) for x in exported[(dataset, "jsonl")].read_text("utf-8").splitlines()]
     assert len(lines) == len(recs)
+    built = tasks(dataset)
     for line, record in zip(lines, recs, strict=True):
         assert not list(validator.iter_errors(line)), line["id"]
         assert line["id"] == record["case_id"]
-        assert line["case"] == record["case"] and line["fixtures"] == record["fixtures"]
+        # evalcase's own record follows, whole: the task in its separate parts.
+        for key in ("agent_view", "environment", "answer_key", "meta", "digest"):
+            assert line[key] == record[key], key
+        task = built[line["id"]]
         risk = {"P0": "critical", "P1": "high", "P2": "medium", "P3": "low"}
-        assert line["risk_level"] == risk[record["case"]["risk_level"]]
-        forbidden = record["case"].get("forbidden_tools", [])
-        assert line["expected"]["forbidden_tools"] == forbidden
+        assert line["risk_level"] == risk[task.judge.risk_level]
+        assert line["input"]["message"] == task.agent.user_turns[0]
+        assert line["expected"]["forbidden_tools"] == list(task.judge.forbidden_tools)
+        assert set(line["input"].get("context_refs", [])) == set(task.fixture_versions)
     broken = {**lines[0], "risk_level": "P0"}
     assert list(validator.iter_errors(broken))
 
@@ -227,7 +232,8 @@ def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path
         "inspect: 0 cases exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
         in proc.stderr
     )
-    assert "evalcase: error: refund_eligibility_001 not exported: a permission is" in proc.stderr
+    assert "evalcase: error: refund_eligibility_001 not exported: " in proc.stderr
+    assert "a permission is a named policy" in proc.stderr
     assert proc.stdout == ""
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from evalcase.authoring.exports.view import ExportCase, from_record, from_task
+from evalcase.authoring.exports.view import ExportCase, from_task
 from evalcase.config import Config
 from evalcase.contract.task import Task
 from evalcase.versioning.export import Export
@@ -70,45 +70,32 @@ def _registry() -> dict[str, ModuleType]:
 FORMATS = ("jsonl", "inspect", "openai-evals", "promptfoo")
 
 
-def render(
-    fmt: str, records: Sequence[Mapping[str, Any]], tasks: Sequence[Task] | None = None
-) -> Rendered:
-    """Records of evalcase.versioning.export in format ``fmt``; the tasks of those
-    records (evalcase.index.dataset) for every format but jsonl, which carries records."""
+def render(fmt: str, records: Sequence[Mapping[str, Any]], tasks: Sequence[Task]) -> Rendered:
+    """The records of evalcase.versioning.export whose task builds, in format ``fmt``
+    (every format reads the Task; jsonl also carries the record whole)."""
     module = _registry()[fmt]
-    if fmt == "jsonl":
-        result: Rendered = module.render([from_record(r) for r in records], records)
-        return result
-    if tasks is None:
-        raise ValueError(f"the {fmt} export reads tasks")
     by_id = {t.case_id: t for t in tasks}
     kept = [r for r in records if r.get("case_id") in by_id]
-    result = module.render([from_task(by_id[str(r["case_id"])]) for r in kept], kept)
+    result: Rendered = module.render([from_task(by_id[str(r["case_id"])]) for r in kept], kept)
     return result
 
 
 def export(
     config: Config, spec: str, fmt: str, *, use_cache: bool = True
 ) -> tuple[Export, Rendered]:
-    """Read ``spec`` (DATASET, DATASET@vN, DATASET@REV) and render it as ``fmt``."""
+    """Read ``spec`` (DATASET, DATASET@vN, DATASET@REV) and render it as ``fmt``. Cases
+    whose task does not build are in ``not_exported`` with their problems."""
     from evalcase.actions import export_dataset
-
-    result = export_dataset(config, spec, use_cache=use_cache)
-    if fmt == "jsonl":
-        return result, render(fmt, result.records)
     from evalcase.index.dataset import load_dataset
 
+    result = export_dataset(config, spec, use_cache=use_cache)
     dataset = load_dataset(
         config.root, result.dataset_id, revision=result.revision.commit, config=config
     )
     rendered = render(fmt, result.records, dataset.tasks)
     built = {t.case_id for t in dataset.tasks}
-    reasons = {
-        path.rsplit("/", 1)[-1].removesuffix(".yaml"): "; ".join(p.message for p in problems)
-        for path, problems in dataset.problems.items()
-    }
     missing = tuple(
-        (str(r["case_id"]), reasons.get(str(r["case_id"]), "its task does not build"))
+        (str(r["case_id"]), "; ".join(r.get("problems") or []) or "its task does not build")
         for r in result.records
         if r.get("case_id") not in built
     )

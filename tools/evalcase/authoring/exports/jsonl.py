@@ -1,14 +1,16 @@
 """``jsonl``: the offline evaluation JSONL of seed 002 section 11 (the default).
 
-One case a line with the section 11 fields (``id``, ``input`` with ``message`` and
-``context_refs``, ``expected`` with ``outcome``, ``required_tools`` and
-``forbidden_tools``, ``rubric``, ``tags``, ``risk_level`` low..critical, ``source``),
-validated by ``schemas/offline-case.schema.json``, followed by evalcase's own fields that
-make the line reproducible: ``dataset_id``, ``dataset_version``, ``release``, ``commit``,
-``case_id``, ``case_version``, the whole ``case`` and every ``fixture`` it references,
-resolved. So nothing is lost: a run months later uses exactly what the release froze,
-and a tool that reads section 11 reads the first fields. The format has one line per
-case, so the answer key (``expected``) travels in the same line as the input.
+One case a line with the section 11 fields (``id``, ``input`` with ``message``,
+``context_refs`` (the fixtures the case resolved) and ``context``, ``expected`` with
+``outcome``, ``required_tools`` and ``forbidden_tools``, ``rubric``, ``tags``,
+``risk_level`` low..critical, ``source``), validated by
+``schemas/offline-case.schema.json``, followed by evalcase's own record
+(evalcase.versioning.export): ``dataset_id``, ``dataset_version``, ``release``,
+``commit``, ``case_id``, ``case_version``, ``digest``, and the task in its separate
+parts ``agent_view``, ``environment`` and ``answer_key``, with ``meta`` and
+``fixture_versions``. So nothing is lost: a run months later uses exactly what the
+release froze, and a tool that reads section 11 reads the first fields. Section 11 puts
+``expected`` in the same line as ``input``; evalcase's own parts keep them apart.
 """
 
 from __future__ import annotations
@@ -18,16 +20,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcase.authoring.exports import Rendered
-from evalcase.authoring.exports.view import RISK_WORDS, ExportCase, mapping
+from evalcase.authoring.exports.view import RISK_WORDS, ExportCase
 
 NAME = "jsonl"
 SUFFIX = ".jsonl"
 
 
-def section11(case: ExportCase, record: Mapping[str, Any]) -> dict[str, Any]:
-    raw = record.get("case") or {}
-    context = mapping(raw.get("context"))
-    refs = [str(r) for r in context.get("fixtures") or []]
+def section11(case: ExportCase) -> dict[str, Any]:
+    refs = list(case.fixtures)
     message: dict[str, Any] = {"message": case.input_text}
     if refs:
         message["context_refs"] = refs
@@ -54,6 +54,6 @@ def section11(case: ExportCase, record: Mapping[str, Any]) -> dict[str, Any]:
 def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
     lines = []
     for case, record in zip(cases, records, strict=True):
-        line = {**section11(case, record), **record}
+        line = {**section11(case), **record}
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     return Rendered("".join(lines), len(cases))
