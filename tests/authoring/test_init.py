@@ -38,6 +38,14 @@ def test_init_writes_a_repository_that_lints_clean(tmp_path: Path) -> None:
     assert "All checks passed (5 files)" in linted.stdout
     formatted = run_cli("fmt", "--check", cwd=target)
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    # The example runs: its task builds (state, tool behaviour, expected calls).
+    from evalcase.index.dataset import load_dataset
+
+    dataset = load_dataset(target, "shop_regression_set")
+    assert dataset.problems == {} and len(dataset.tasks) == 1
+    task = dataset.tasks[0]
+    assert task.env.initial_state["orders"]["ORDER_1001"]["status"] == "shipped"
+    assert [c.tool for c in task.judge.expected_calls.any_of[0].calls] == ["order_lookup"]
 
 
 def test_the_example_uses_the_teams_own_vocabulary(tmp_path: Path) -> None:
