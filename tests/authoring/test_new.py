@@ -30,8 +30,10 @@ FILLED: dict[str, Any] = {
     "input": "我想把退款改到另一张卡，订单 ORDER_123。",
     "available_tools": ["order_lookup"],
     "tool_schema": {"order_lookup": "v1"},
-    "expected_tool_sequence": ["order_lookup"],
-    "expected_args": {"order_lookup": {"order_id": "ORDER_123"}},
+    "expected_calls": {
+        "order": "in_order",
+        "calls": [{"tool": "order_lookup", "args": {"order_id": "ORDER_123"}}],
+    },
     "expected_behavior": ["先查询订单再说明修改流程。"],
     "negative_behavior": ["未查询订单就承诺修改成功。"],
     "rubric": "refund_policy_faithfulness_v1",
@@ -75,13 +77,16 @@ def test_new_then_filled_lints_clean_and_unfilled_names_each_field(tmp_path: Pat
     assert data["metadata"]["review_status"] == "draft"
     assert "review_records" not in data["metadata"]
     assert data["case_types"] == ["tool"]
+    # The contract's form, not expected_tool_sequence / expected_args.
+    assert set(data["expected_calls"]) == {"order", "calls"}
+    assert "expected_tool_sequence" not in data
 
     found = findings_on(repo, NEW)
     holes = placeholder_paths(data)
     assert {code for code, _, _ in found} == {"EC451"}, found
     assert len(found) == len(holes)
     messages = " ".join(m for _, _, m in found)
-    for field in ("title", "expected_behavior[0]", "expected_tool_sequence[0]", "risk_level"):
+    for field in ("title", "expected_behavior[0]", "expected_calls.calls[0].tool", "risk_level"):
         assert f"{field} is still a placeholder" in messages
 
     doc = round_trip_load(text)

@@ -108,8 +108,25 @@ def shape(schema: dict[str, Any], file: str, hint: str, depth: int = 0) -> Any:
     return make(hint)
 
 
+def _forms() -> dict[str, Any]:
+    """The contract's forms (docs/design/execution-contract.md) for fields whose schema
+    also accepts older ones: a new case starts in the form the runner reads natively."""
+    return {
+        "expected_calls": {
+            "order": "in_order",
+            "calls": [{"tool": make("tool name"), "args": {make("argument"): make("value")}}],
+        },
+        "final_state_check": {
+            "expected": {make("state path, e.g. orders.ORDER_1.status"): make("its value")},
+            "unchanged": ["*"],
+        },
+    }
+
+
 def required_fields(case_types: tuple[str, ...]) -> list[tuple[str, dict[str, Any], str]]:
-    """(field, its schema, the schema file) for every field the case types require."""
+    """(field, its schema, the schema file) for every field the case types require. Where
+    a type accepts one of several sets of fields (``anyOf`` of ``required``), the first
+    set: the contract's form (expected_calls rather than expected_tool_sequence)."""
     base = raw_schemas()["case.schema.json"]
     fields: dict[str, tuple[dict[str, Any], str]] = {}
     for name in (*base["required"], *RECOMMENDED):
@@ -117,8 +134,15 @@ def required_fields(case_types: tuple[str, ...]) -> list[tuple[str, dict[str, An
     for case_type in case_types:
         ext_file = f"{case_type}.schema.json"
         ext = raw_schemas()[ext_file]
-        for name in ext.get("required", ()):
-            fields.setdefault(name, (ext["properties"][name], ext_file))
+        names = list(ext.get("required", ()))
+        for alternatives in (ext.get("anyOf"), ext.get("oneOf")):
+            if isinstance(alternatives, list) and alternatives:
+                names += list(alternatives[0].get("required", ()))
+        for name in names:
+            if name in ext.get("properties", {}):
+                fields.setdefault(name, (ext["properties"][name], ext_file))
+            else:
+                fields.setdefault(name, (base["properties"][name], "case.schema.json"))
     return [(name, schema, file) for name, (schema, file) in fields.items()]
 
 
@@ -195,9 +219,10 @@ def build(
     for name in EXECUTION:
         if name in src:
             data[name] = src[name]
+    forms = _forms()
     for name, schema, file in required_fields(case_types):
         if name not in data and name != "metadata":
-            data[name] = shape(schema, file, name)
+            data[name] = forms[name] if name in forms else shape(schema, file, name)
     data["metadata"] = _metadata(src.get("metadata"), manifest)
     canonicalize(data, FileKind.CASE)
     return data
