@@ -19,7 +19,9 @@ OPERATIONS = ["adjust_param", "add", "delete", "replace", "time_compress", "safe
 
 def test_workout_plan_edit_set_shows_the_seeds_matrix() -> None:
     proc = run_cli("coverage", WORKOUT, cwd=REPO_ROOT)
-    assert proc.returncode in (0, 1), proc.stderr
+    # Its high-risk cells are required, and each holds an approved case.
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gap:" not in proc.stdout
     lines = proc.stdout.splitlines()
     assert lines[0] == f"coverage of {WORKOUT}"
     assert lines[1].split() == ["plan_structure", "\\", "operation", *OPERATIONS]
@@ -28,6 +30,8 @@ def test_workout_plan_edit_set_shows_the_seeds_matrix() -> None:
     report = json.loads(run_cli("coverage", WORKOUT, "--format", "json", cwd=REPO_ROOT).stdout)
     assert report["dimensions"] == {"plan_structure": STRUCTURES, "operation": OPERATIONS}
     assert len(report["cells"]) == 24  # 4 x 6: every cell shown, empty ones too
+    assert len(report["required"]) == 6 and report["gaps"] == []
+    assert sum(c["required"] for c in report["cells"]) == 6
     # Every case sits where its metadata.coverage says, approved ones counted.
     by_cell = {(c["cell"]["plan_structure"], c["cell"]["operation"]): c for c in report["cells"]}
     for path in sorted((REPO_ROOT / "datasets" / WORKOUT / "cases").glob("*.yaml")):
