@@ -6,6 +6,7 @@ Exit status: 0 no errors (warnings allowed), 1 at least one error, 2 usage or fa
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -436,6 +437,15 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @main.command("export")
 @click.argument("spec", metavar="DATASET@vN")
 @click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "inspect", "openai-evals", "promptfoo"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
+    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
@@ -445,15 +455,18 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
 @root_option
 @fatal_errors
-def export_command(spec: str, output: str | None, no_cache: bool, root: str | None) -> None:
-    """Write a dataset version as JSON Lines, one case a line with its fixtures resolved.
+def export_command(
+    spec: str, output_format: str, output: str | None, no_cache: bool, root: str | None
+) -> None:
+    """Write a dataset version for evalcase or another evaluation tool; a summary line
+    on standard error says what the format could not carry.
 
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
-    from evalcase.actions import export_dataset
+    from evalcase.authoring.exports import export
 
-    result = export_dataset(_config(root), spec, use_cache=not no_cache)
+    result, rendered = export(_config(root), spec, output_format, use_cache=not no_cache)
     if result.digest_matches is False:
         click.echo(
             f"evalcase: warning: {result.revision.label} reads back with digest "
@@ -462,13 +475,18 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
             err=True,
         )
     if output is None:
-        click.echo(result.jsonl(), nl=False)
+        click.echo(rendered.text, nl=False)
     else:
-        Path(output).write_text(result.jsonl(), "utf-8")
+        Path(output).write_text(rendered.text, "utf-8")
         click.echo(
-            f"wrote {len(result.records)} cases of {result.revision.label} to {output}",
+            f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,
         )
+    click.echo(rendered.summary(output_format), err=True)
+    for case_id, why in rendered.not_exported:
+        click.echo(f"evalcase: error: {case_id} not exported: {why}", err=True)
+    if rendered.not_exported:
+        sys.exit(EXIT_FINDINGS)
 
 
 @main.command("bump")
@@ -509,10 +527,11 @@ def bump_command(
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
 
 
-main.add_command(__import__("evalcase.commands.run", fromlist=["run"]).run)
-main.add_command(__import__("evalcase.commands.run", fromlist=["runs"]).runs)
-for _command in __import__("evalcase.commands.grade", fromlist=["COMMANDS"]).COMMANDS:
-    main.add_command(_command)
+# Command groups, one module each. Imported after `main` exists because they use this
+# module's helpers; each module lists its commands in COMMANDS.
+for _group in ("run", "grade", "authoring"):
+    for _command in importlib.import_module(f"evalcase.commands.{_group}").COMMANDS:
+        main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,7 +31,8 @@ DEFAULT_FORBIDDEN_TOKENS = (
     "gpt", "gpt4", "gpt4o", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "llama",
     "qwen", "deepseek", "mistral", "mixtral", "glm", "chatglm", "ernie", "baichuan", "yi",
     "kimi", "moonshot", "doubao", "o1", "o3", "prompt", "exp", "experiment", "tmp", "temp",
-    "test", "draft", "debug", "copy", "latest", "final",
+    "test", "draft", "debug", "copy", "latest", "final", "sysprompt", "abtest", "ablation",
+    "ab_test", "ab_group", "variant_a", "variant_b", "group_a", "group_b", "exp_group",
 )  # fmt: skip
 DEFAULT_GOVERNANCE_FIELDS = ("title", "metadata")
 

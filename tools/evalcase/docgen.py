@@ -32,6 +32,7 @@ FAMILIES = (
     ("EC3", "References"),
     ("EC4", "Governance"),
     ("EC5", "Versioning"),
+    ("EC6", "The executable contract"),
     ("EC9", "Suppressions"),
 )
 

@@ -97,6 +97,16 @@ class Repo:
         except git.GitCommandError as exc:
             raise FatalError(f"unknown revision '{rev}'") from exc
 
+    def remote_url(self, name: str = "origin") -> str | None:
+        """The URL of a remote, or None when there is no such remote."""
+        import git
+
+        try:
+            url = self.git.remote("get-url", name)
+        except git.GitCommandError:
+            return None
+        return str(url).strip() or None
+
     def has_commits(self) -> bool:
         import git
 
@@ -191,6 +201,14 @@ class Repo:
             else:
                 changes.append(replace(change, path=path, old_path=old_path))
         return changes
+
+    def paths_in_history(self, roots: Sequence[str]) -> set[str]:
+        """Every path under ``roots`` that any commit of any ref ever added or changed,
+        deleted ones included (one ``git log`` call)."""
+        if not self.has_commits():
+            return set()
+        out = self.git.log("--all", "--format=", "--name-only", "--no-renames", "--", *roots)
+        return {line for line in str(out).splitlines() if line}
 
     def tags(self, pattern: str = "") -> list[Tag]:
         """Annotated and lightweight tags with the commit they point at and their message,

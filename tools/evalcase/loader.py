@@ -907,3 +907,44 @@ def _dump_with(yaml: Any, data: Any, values: dict[Path, str]) -> str:
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
+
+
+# --- round-trip formatting ----------------------------------------------------------
+# `evalcase fmt` and `evalcase new --from` rewrite whole files. They use ruamel.yaml's
+# round-trip mode (comments, blank lines and quoting survive) through these two
+# functions so that every YAML reader stays in this module. They are for files a person
+# asked to rewrite; linting never goes through them.
+
+
+def round_trip_load(text: str) -> Any:
+    """The document in ``text`` as ruamel.yaml's commented containers (keeps comments,
+    blank lines, quoting and flow style). Raises ruamel.yaml's YAMLError on bad YAML."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml.load(text)
+
+
+def round_trip_dump(data: Any) -> str:
+    """``data`` (from round_trip_load, or plain containers) as YAML text in evalcase's
+    house style: two-space mappings, sequences indented two with the dash, no wrapping
+    of long lines, UTF-8 text unescaped."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    yaml.allow_unicode = True
+    # [{a: 1}] stays [{a: 1}], not the equivalent but surprising [a: 1].
+    yaml.brace_single_entry_mapping_in_flow_sequence = True
+    # An explicit null, not ruamel's empty value: readers see the value is meant.
+    yaml.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()

@@ -1,1 +1,2 @@
-"""CLI command groups, one module each, registered at the end of ``evalcase.cli``."""
+"""CLI command groups, one module each; each lists its commands in ``COMMANDS`` and
+``evalcase.cli`` registers them."""

@@ -383,3 +383,6 @@ def _when(text: Any) -> str:
         return datetime.fromisoformat(str(text)).strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return str(text)
+
+
+COMMANDS = (run, runs)

@@ -9,7 +9,7 @@ from typing import Any
 
 from evalcase.files import FIXTURE_KINDS, looks_like
 from evalcase.index.analysis import FileContext
-from evalcase.index.facts import FixtureFacts
+from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.loader import Document, Path
 from evalcase.model import FileKind
@@ -163,3 +163,54 @@ def tool_definitions(index: RepoIndex) -> dict[str, FixtureFacts]:
         if fixture_kind(found[0]) == "tool":
             out[fid] = found[0]
     return out
+
+
+# --- suites and gates ------------------------------------------------------------------
+# Views that feed release gates: an observation case must be in none of them, and a case
+# in any of them needs an approval that covers it.
+GATED_ROLES = ("golden", "risk", "red_team", "regression")
+
+
+def countable(case: CaseFacts) -> bool:
+    """Whether a case counts in pass rates: every case but an observation case (seed 004)."""
+    return "observation" not in case.roles
+
+
+def in_suite(case: CaseFacts, selectors: dict[str, Any]) -> bool:
+    """Whether a case meets every criterion a suite names (any value of each): the same
+    selection the runner makes (a suite without criteria holds every case)."""
+    case_id = str(case.case_id[0]) if case.case_id else None
+    for selector, values in selectors.items():
+        wanted = {v[0] for v in values}
+        if selector == "case_ids" and case_id not in wanted:
+            return False
+        if selector == "tags" and not wanted & set(case.tags):
+            return False
+        if selector == "dataset_roles" and not wanted & set(case.roles):
+            return False
+        if selector == "risk_levels" and case.risk_level not in wanted:
+            return False
+    return True
+
+
+def dataset_cases(index: RepoIndex, manifest: ManifestFacts) -> list[CaseFacts]:
+    return [c for c in index.cases if c.dataset_dir == manifest.dataset_dir]
+
+
+def gate_members(
+    manifest: ManifestFacts,
+    cases: list[CaseFacts],
+    suite: str | None,
+    levels: tuple[str, ...] | None,
+) -> list[CaseFacts] | None:
+    """The cases a gate measures before observation cases are dropped: its suite's (the
+    whole dataset without one), narrowed to its risk levels. None for an unknown suite."""
+    members = cases
+    if suite is not None:
+        found = next((s for s in manifest.suites if s[0] == suite), None)
+        if found is None:
+            return None
+        members = [c for c in members if in_suite(c, found[3])]
+    if levels is not None:
+        members = [c for c in members if c.risk_level in levels]
+    return members
