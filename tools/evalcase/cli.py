@@ -384,5 +384,10 @@ def bump_command(
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
 
 
+from evalcase.commands.review import review_command  # noqa: E402
+
+main.add_command(review_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

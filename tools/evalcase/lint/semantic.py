@@ -83,7 +83,9 @@ class Approval:
 
     The current approval is the run of approved reviews after the last review that was
     not an approval: a later rejection or request for revision withdraws what earlier
-    reviews approved, and several reviewers approving in a row add up.
+    reviews approved, and several reviewers approving in a row add up. An approval holds
+    for the ``case_version`` it names only: an approval of another version, or one that
+    does not say which version it approved, approves nothing now (``stale``).
     """
 
     approved: bool = False
@@ -92,22 +94,30 @@ class Approval:
     blocking: int | None = None
     last_approval: int | None = None
     count: int = 0
+    # Approvals (indexes) after the last blocking review that hold for another or an
+    # unstated case_version.
+    stale: list[int] = field(default_factory=list)
 
 
 def approval(doc: Document) -> Approval:
     records = doc.get(("metadata", "review_records"))
     if not isinstance(records, list):
         return Approval()
+    current = doc.get(("case_version",))
     state = Approval(count=len(records))
     for i, record in enumerate(records):
         result = record.get("review_result") if isinstance(record, dict) else None
         if result == "approved":
+            assert isinstance(record, dict)
+            if record.get("case_version") != current or not isinstance(current, str):
+                state.stale.append(i)
+                continue
             if not state.approved:
                 state.approved_for = set()
             state.approved = True
             state.blocking = None
             state.last_approval = i
-            uses = record.get("approved_for") if isinstance(record, dict) else None
+            uses = record.get("approved_for")
             if isinstance(uses, list):
                 state.approved_for |= {u for u in uses if isinstance(u, str)}
         else:
@@ -115,6 +125,7 @@ def approval(doc: Document) -> Approval:
             state.approved_for = set()
             state.blocking = i
             state.last_approval = None
+            state.stale = []
     return state
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import (
+    approval_incomplete,
+    approval_stale,
     approved_without_review,
     bad_number,
     blank_behavior_item,
+    blank_reviewer,
     bump_without_change,
     case_id_forbidden_token,
     case_id_format,
@@ -41,8 +44,10 @@ from evalcase.lint.rules import (
     not_desensitized,
     observation_counted,
     owner_source_blank,
+    p0_without_human_review,
     path_escape,
     personal_data,
+    rejected_in_gated_view,
     released_id_reused,
     resource_limit,
     run_result_in_case,
@@ -129,6 +134,11 @@ _MODULES = (
     near_duplicate,
     blank_behavior_item,
     personal_data,
+    approval_stale,
+    approval_incomplete,
+    rejected_in_gated_view,
+    blank_reviewer,
+    p0_without_human_review,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
