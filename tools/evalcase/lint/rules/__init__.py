@@ -43,6 +43,7 @@ from evalcase.lint.rules import (
     not_a_mapping,
     not_desensitized,
     observation_counted,
+    observation_in_gate,
     owner_source_blank,
     p0_without_human_review,
     path_escape,
@@ -139,6 +140,7 @@ _MODULES = (
     rejected_in_gated_view,
     blank_reviewer,
     p0_without_human_review,
+    observation_in_gate,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
