@@ -20,6 +20,7 @@ from evalcase.lint.rules import (
     dataset_id_mismatch,
     dataset_version_ahead,
     dataset_version_not_bumped,
+    duplicate_case_content,
     duplicate_case_id,
     duplicate_fixture_id,
     duplicate_key,
@@ -141,6 +142,7 @@ _MODULES = (
     blank_reviewer,
     p0_without_human_review,
     observation_in_gate,
+    duplicate_case_content,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
