@@ -49,6 +49,7 @@ from evalcase.lint.rules import (
     p0_without_human_review,
     path_escape,
     personal_data,
+    rag_effective_at_missing,
     rejected_in_gated_view,
     released_id_reused,
     resource_limit,
@@ -125,6 +126,7 @@ _MODULES = (
     suite_unknown_case,
     gate_selects_nothing,
     coverage_undeclared,
+    rag_effective_at_missing,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
