@@ -136,7 +136,7 @@ def test_second_implementation_rejects_what_python_rejects() -> None:
 def test_extension_fields_are_mapped_to_their_case_type() -> None:
     fields = extension_fields()
     assert fields["gold_evidence"] == "rag"
-    assert fields["side_effect_policy"] == "tool"
+    assert fields["expected_args"] == "tool"
     assert fields["final_state_check"] == "agent"
     assert fields["sop"] == "business"
     assert fields["generation_config"] == "llm"

@@ -18,7 +18,9 @@ GOVERNANCE = ("metadata", "title")
 def contents(repo: Path) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     config = load_config(repo)
     snapshot = WorkTree(repo, config.max_file_bytes)
-    _results, index = analyze_all(Linter(config, snapshot, use_cache=False, jobs=1), snapshot)
+    _results, index = analyze_all(
+        Linter(config, snapshot, use_cache=False, jobs=1).analyzer, snapshot
+    )
     return {
         d: (c.digest, {e.id: e.digest for e in c.cases}, {e.id: e.digest for e in c.fixtures})
         for d, c in dataset_contents(index, GOVERNANCE).items()

@@ -31,26 +31,31 @@ def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None
     assert len(records) == cases
     by_id = {r["case_id"]: r for r in records}
     record = by_id["refund_eligibility_001"]
-    assert record["case"]["input"] == V1_INPUT
+    assert record["agent_view"]["user_turns"] == [V1_INPUT]
     assert record["case_version"] == "v3" and record["dataset_version"] == "v1"
     assert record["release"] == f"{REFUND}@v1"
     assert record["commit"] == git(repo, "rev-parse", f"{REFUND}@v1^{{commit}}").strip()
     # Fixtures are resolved: tools, state, rubric, and the knowledge base's corpora.
-    fixtures = record["fixtures"]
+    fixtures = record["fixture_versions"]
     assert {"order_lookup", "refund_eligibility_check", "refund_policy_faithfulness_v1"} <= set(
         fixtures
     )
     assert {"refund_policy_2026_01", "refund_policy_2026_07"} <= set(fixtures)
-    assert fixtures["order_lookup"]["kind"] == "tool"
-    assert record["unresolved"] == []
+    assert "order_lookup" in {t["name"] for t in record["agent_view"]["tools"]}
+    assert "order_lookup" in record["environment"]["tools"]
+    assert record["answer_key"]["rubric"]["id"] == "refund_policy_faithfulness_v1"
+    assert record["problems"] == []
+    # The agent's part holds nothing of the answer key or the environment.
+    agent_text = json.dumps(record["agent_view"], ensure_ascii=False)
+    assert "refund_policy_faithfulness_v1" not in agent_text
+    assert record["case_id"] not in agent_text
     # Nothing was checked out.
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert "可能有质量问题" in (repo / CASE).read_text("utf-8")
 
     now = export_dataset(load_config(repo), REFUND)
-    assert {r["case_id"]: r for r in now.records}["refund_eligibility_001"]["case"][
-        "input"
-    ] != V1_INPUT
+    now_record = {r["case_id"]: r for r in now.records}["refund_eligibility_001"]
+    assert now_record["agent_view"]["user_turns"] != [V1_INPUT]
     assert now.digest_matches is None
     release = export_dataset(load_config(repo), f"{REFUND}@v1")
     assert release.digest_matches is True

@@ -22,20 +22,38 @@ from typing import Any
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
 
+# The grader registry's names (docs/design/execution-contract.md section 8); the
+# grading package (evalcase.grade) implements them.
 GRADERS: dict[str, str] = {
-    "state_match": "the final business state matches final_state_check.expected",
-    "state_unchanged": "the state paths in final_state_check.unchanged did not change",
-    "trace_rule": "the trace satisfies trace_requirement and the case's rule checks",
-    "tool_sequence": "the tools were called in expected_tool_sequence order",
-    "tool_args": "the tool calls carried expected_args",
-    "tool_policy": "forbidden_tools and side_effect_policy were respected",
-    "llm_rubric": "an LLM judge scores the answer against the rubric",
+    "state_match": "the final state matches final_state_check (expected, unchanged, absent, "
+    "assert)",
+    "tool_calls": "the tool calls match expected_calls (order, named arguments, any_of)",
+    "tool_policy": "no forbidden tool was called; permissions were respected",
+    "side_effect_policy": "side-effect calls met their preconditions, confirmation, idempotency, "
+    "transitions and audit fields",
+    "trace_rule": "the trace satisfies trace_requirement and its CEL rules",
     "exact_match": "the answer equals the reference",
-    "contains": "the answer contains the required points",
+    "must_include": "the answer contains the required points",
+    "must_not_include": "the answer avoids the forbidden content",
     "regex": "the answer matches (or avoids) regular expressions",
+    "json_schema": "the answer is JSON valid against a schema",
+    "constraints": "the answer respects constraints (format, tone, length)",
+    "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",
+    "no_promise": "no promise of an outcome, amount or date the agent cannot guarantee",
     "citation": "the answer cites the gold evidence as citation_requirement asks",
-    "evidence_recall": "retrieval recalled the gold evidence",
-    "human_review": "a person reviews the result",
+    "evidence_recall_at_k": "retrieval recalled the gold evidence within the top k",
+    "llm_rubric": "an LLM judge scores the answer against the rubric",
+    "human": "a person reviews the result",
+}
+
+# Older grader names and what replaced them (lint names the new one).
+RENAMED_GRADERS: dict[str, str] = {
+    "state_unchanged": "state_match",
+    "tool_sequence": "tool_calls",
+    "tool_args": "tool_calls",
+    "contains": "must_include",
+    "evidence_recall": "evidence_recall_at_k",
+    "human_review": "human",
 }
 
 RULE_CHECKS: dict[str, str] = {

@@ -1,95 +1,162 @@
-"""The split of a case into execution, judging and governance fields (seed 000 12.3.1).
+"""Who may read each field of a case (seed 000 12.3.1), exactly one class per field:
 
-The runner hands an agent only the execution half; graders read the judging half;
-reports and governance read the rest. Versioning uses the same split: a change to
-execution or judging fields is a content change that needs a case_version bump.
+- ``agent``: what the agent under test receives (through the AgentView);
+- ``environment``: what only the simulated environment knows (state, tool behaviour,
+  faults, permissions, corpora);
+- ``judge``: the answer key graders read;
+- ``governance``: reporting and review (title, tags, owner, usage rights...);
+- ``identity``: IDs and version labels.
+
+``environment`` mixes classes, so its sub-fields are classified one by one
+(``environment.faults``...). A test walks every property of every schema and fails on a
+field that is not classified here (tests/contract/test_fields.py), so a new field
+cannot reach an agent by accident.
+
+Versioning uses the same split: a change to anything but identity and the configured
+governance fields is a content change that needs a case_version bump.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Literal
 
-IDENTITY_FIELDS = frozenset({"case_id", "case_version", "dataset_id", "dataset_version"})
+Class = Literal["agent", "environment", "judge", "governance", "identity"]
+CLASSES: tuple[Class, ...] = ("agent", "environment", "judge", "governance", "identity")
 
-EXECUTION_FIELDS = frozenset(
-    {
-        "case_types",
-        "input",
-        "context",
-        "environment",
-        # tool
-        "user_goal",
-        "state",
-        "available_tools",
-        "tool_schema",
-        # agent
-        "goal",
-        "initial_state",
-        "interaction",
-        # rag
-        "environment_requirements",
-        "context_policy",
-        # llm
-        "generation_config",
-        # business
-        "business_scenario",
-    }
-)
+# Top-level case fields (every case-type schema) and the sub-fields of ``environment``.
+CASE_FIELDS: dict[str, Class] = {
+    # identity
+    "case_id": "identity",
+    "case_version": "identity",
+    "dataset_id": "identity",
+    "dataset_version": "identity",
+    # governance / reporting
+    "title": "governance",
+    "scenario": "governance",
+    "user_task": "governance",
+    "ability_tags": "governance",
+    "difficulty": "governance",
+    "source": "governance",
+    "metadata": "governance",
+    "business_scenario": "governance",
+    # what the agent receives
+    "input": "agent",
+    "context": "agent",
+    "interaction": "agent",
+    "generation_config": "agent",
+    "available_tools": "agent",
+    "environment.tools": "agent",
+    # what only the environment knows
+    "state": "environment",
+    "initial_state": "environment",
+    "tool_schema": "environment",
+    "environment_requirements": "environment",
+    "environment.knowledge_base": "environment",
+    "environment.effective_at": "environment",
+    "environment.permissions": "environment",
+    "environment.sandbox": "environment",
+    "environment.faults": "environment",
+    # the answer key
+    "case_types": "judge",
+    "risk_level": "judge",
+    "goal": "judge",
+    "user_goal": "judge",
+    "expected_behavior": "judge",
+    "negative_behavior": "judge",
+    "rubric": "judge",
+    "evaluator_config": "judge",
+    "reference": "judge",
+    "constraints": "judge",
+    "gold_evidence": "judge",
+    "context_policy": "judge",
+    "citation_requirement": "judge",
+    "evaluation_metrics": "judge",
+    "expected_tool_sequence": "judge",
+    "expected_args": "judge",
+    "expected_calls": "judge",
+    "expected_result_usage": "judge",
+    "forbidden_tools": "judge",
+    "side_effect_policy": "judge",
+    "trace_requirement": "judge",
+    "success_criteria": "judge",
+    "failure_criteria": "judge",
+    "safety_constraints": "judge",
+    "final_state_check": "judge",
+    "user_journey": "judge",
+    "sop": "judge",
+    "policy_constraints": "judge",
+    "service_level": "judge",
+    "business_success": "judge",
+    "audit_requirement": "judge",
+}
 
-JUDGING_FIELDS = frozenset(
-    {
-        "expected_behavior",
-        "negative_behavior",
-        "rubric",
-        "evaluator_config",
-        "risk_level",
-        # llm
-        "reference",
-        "constraints",
-        # rag
-        "gold_evidence",
-        "citation_requirement",
-        "evaluation_metrics",
-        # tool
-        "expected_tool_sequence",
-        "expected_args",
-        "expected_result_usage",
-        "forbidden_tools",
-        "side_effect_policy",
-        # agent
-        "trace_requirement",
-        "success_criteria",
-        "failure_criteria",
-        "safety_constraints",
-        "final_state_check",
-        # business
-        "user_journey",
-        "sop",
-        "policy_constraints",
-        "service_level",
-        "business_success",
-        "audit_requirement",
-    }
-)
+# Fields of a fixture document and of a dataset manifest.
+FIXTURE_FIELDS: dict[str, Class] = {
+    "fixture_id": "identity",
+    "fixture_version": "identity",
+    "kind": "environment",
+    "description": "governance",
+    "source": "governance",
+    "desensitized": "governance",
+    "data": "environment",
+}
+MANIFEST_FIELDS: dict[str, Class] = {
+    "dataset_id": "identity",
+    "dataset_version": "identity",
+    "title": "governance",
+    "description": "governance",
+    "owner": "governance",
+    "agent": "governance",
+    "suites": "governance",
+    "gates": "governance",
+    "coverage": "governance",
+}
 
-REPORTING_FIELDS = frozenset(
-    {"title", "scenario", "user_task", "ability_tags", "difficulty", "source", "metadata"}
-)
+# Case fields the schema describes by sub-field (each sub-field classified above).
+SPLIT_FIELDS = frozenset({"environment"})
+
+IDENTITY_FIELDS = frozenset(k for k, v in CASE_FIELDS.items() if v == "identity")
 
 
-def execution_view(case: dict[str, Any]) -> dict[str, Any]:
-    """What an agent under test may see: identity plus execution fields, never the answer key."""
-    return {
-        k: v for k, v in case.items() if k in EXECUTION_FIELDS or k in ("case_id", "case_version")
-    }
+def fields_of(cls: Class) -> frozenset[str]:
+    return frozenset(k for k, v in CASE_FIELDS.items() if v == cls)
 
 
-def judging_view(case: dict[str, Any]) -> dict[str, Any]:
-    """What graders need: identity plus judging fields."""
-    return {k: v for k, v in case.items() if k in JUDGING_FIELDS or k in IDENTITY_FIELDS}
+def classify(name: str) -> Class | None:
+    """The class of a case field (``environment.faults`` for sub-fields); None when the
+    field is unknown (schemas reject it; the invariant test fails on it)."""
+    return CASE_FIELDS.get(name)
 
 
-def content_fields(case_keys: Any, governance_fields: Any) -> list[str]:
+def agent_part(case: dict[str, Any]) -> dict[str, Any]:
+    """The agent-classified fields of a case, as written (what the AgentView is made of)."""
+    out: dict[str, Any] = {}
+    for key, value in case.items():
+        if key in SPLIT_FIELDS and isinstance(value, dict):
+            sub = {k: v for k, v in value.items() if CASE_FIELDS.get(f"{key}.{k}") == "agent"}
+            if sub:
+                out[key] = sub
+        elif CASE_FIELDS.get(key) == "agent":
+            out[key] = value
+    return out
+
+
+def part(case: dict[str, Any], cls: Class) -> dict[str, Any]:
+    """The fields of one class, as written (sub-fields of split fields flattened to
+    ``environment.faults`` keys)."""
+    out: dict[str, Any] = {}
+    for key, value in case.items():
+        if key in SPLIT_FIELDS and isinstance(value, dict):
+            for sub_key, sub_value in value.items():
+                if CASE_FIELDS.get(f"{key}.{sub_key}") == cls:
+                    out[f"{key}.{sub_key}"] = sub_value
+        elif CASE_FIELDS.get(key) == cls:
+            out[key] = value
+    return out
+
+
+def content_fields(case_keys: Iterable[str], governance_fields: Iterable[str]) -> list[str]:
     """Fields whose change is a content change (needs a case_version bump)."""
     governance = set(governance_fields)
     return sorted(k for k in case_keys if k not in governance and k not in IDENTITY_FIELDS)

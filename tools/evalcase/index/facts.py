@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
+from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
 
 Located = tuple[Any, int, int]
@@ -97,6 +98,10 @@ class CaseFacts(_FieldDigests):
     grouping_digest: str = ""
     # Where metadata.dataset_role is (for findings about the case's views).
     roles_at: tuple[int, int] | None = None
+    # CEL expressions and state paths (evalcase.index.expressions), inline state leaves.
+    cel: tuple[Any, ...] = ()
+    state_paths: tuple[tuple[str, str, int, int], ...] = ()
+    inline_state: tuple[tuple[str, str, int, int], ...] = ()
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
@@ -124,6 +129,9 @@ class FixtureFacts(_FieldDigests):
     parameters_at: tuple[int, int] | None = None
     # Where data.corpus_version of a corpus is.
     corpus_at: tuple[int, int] | None = None
+    # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
+    cel: tuple[Any, ...] = ()
+    state_leaves: tuple[tuple[str, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,32 @@ def normalize_text(value: Any) -> str:
     return _FOLD.sub("", text)
 
 
+def expected_call_paths(data: dict[str, Any]) -> list[Path]:
+    """Paths of every call in ``expected_calls`` (one plan, or ``any_of`` plans)."""
+    block = data.get("expected_calls")
+    if not isinstance(block, dict):
+        return []
+    plans: list[Path] = []
+    if isinstance(block.get("any_of"), list):
+        plans = [("expected_calls", "any_of", i) for i in range(len(block["any_of"]))]
+    else:
+        plans = [("expected_calls",)]
+    out: list[Path] = []
+    for plan in plans:
+        node: Any = data
+        for key in plan:
+            if isinstance(node, dict) and isinstance(key, str):
+                node = node.get(key)
+            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                node = None
+        calls = node.get("calls") if isinstance(node, dict) else None
+        if isinstance(calls, list):
+            out += [(*plan, "calls", i) for i in range(len(calls))]
+    return out
+
+
 def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
     data = doc.data if isinstance(doc.data, dict) else {}
     refs: list[Ref] = []
@@ -253,6 +287,18 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             add("tool_schema", TOOL, [(str(tool), line, col)])
 
     expected_args = []
+    for call_path in expected_call_paths(data):
+        tool_at = _string(doc, (*call_path, "tool"))
+        if tool_at is None:
+            continue
+        add("expected_calls.tool", TOOL, [tool_at])
+        args = doc.get((*call_path, "args"))
+        if isinstance(args, dict):
+            line, col = doc.locate((*call_path, "args"))
+            call_arg_locs = tuple(
+                (str(name), *doc.locate_key((*call_path, "args", name))) for name in args
+            )
+            expected_args.append((str(tool_at[0]), args, line, col, call_arg_locs))
     args_block = data.get("expected_args")
     if isinstance(args_block, dict):
         for tool, args in args_block.items():
@@ -318,6 +364,14 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             allowed_uses = (tuple(str(u) for u in uses[0]), uses[1], uses[2])
         retention_until = _string(doc, (*rights, "retention_until"))
 
+    cel, state_paths = case_expressions(doc)
+    inline: list[tuple[str, str, int, int]] = []
+    for block in ("state", "initial_state"):
+        if isinstance(data.get(block), dict):
+            for key in data[block]:
+                if key != "fixtures":
+                    inline += leaves(doc, (block, key), (str(key),))
+
     risk = data.get("risk_level")
     tags_value = metadata.get("tags") if isinstance(metadata, dict) else None
     tags = tuple(str(t) for t in tags_value) if isinstance(tags_value, list) else ()
@@ -363,6 +417,9 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         coverage=tuple(coverage),
         grouping_digest=grouping,
         roles_at=roles_at,
+        cel=cel,
+        state_paths=state_paths,
+        inline_state=tuple(inline),
     )
 
 
@@ -403,6 +460,8 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         field_digest_text=_field_digests(data),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
+        cel=tool_expressions(doc) if kind == "tool" else (),
+        state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
     )
 
 

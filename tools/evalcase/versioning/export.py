@@ -2,18 +2,24 @@
 
 ``evalcase export refund_regression_set@v1`` reads the tagged commit through one
 ``git cat-file --batch`` stream (no checkout, the working tree is untouched) and writes
-one case a line with every fixture it references resolved (evalcase.index.resolve), so that a
-run months later uses exactly what the release froze. Each line::
+one case a line, built into its task (evalcase.contract.build, every fixture it references
+resolved), so that a run months later uses exactly what the release froze. What an agent
+may read and the answer key are separate, named parts of each line::
 
     {"dataset_id": ..., "dataset_version": "v1", "release": "refund_regression_set@v1",
-     "commit": "<sha>", "case_id": ..., "case_version": ..., "case": {...},
-     "fixtures": {"order_lookup": {...}, ...}, "unresolved": []}
+     "commit": "<sha>", "case_id": ..., "case_version": ..., "digest": ...,
+     "agent_view": {...AgentView: input turns, history, tool cards, params...},
+     "environment": {...EnvSpec: initial state, tool behaviour, faults, permissions...},
+     "answer_key": {...JudgeSpec: expected calls, final-state check, graders, rubric...},
+     "meta": {...}, "fixture_versions": {"order_lookup": "v2", ...}, "problems": []}
+
+A case that cannot be built has ``null`` parts and its ``problems`` listed.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalcase.config import Config
@@ -35,15 +41,18 @@ class Export:
 
     def jsonl(self) -> str:
         return "".join(
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in self.records
+            json.dumps(r, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+            for r in self.records
         )
 
 
 def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) -> Export:
     """Read ``spec`` (``DATASET@vN``, ``DATASET@REV`` or ``DATASET``) and resolve every
     case; see evalcase.versioning.revisions for the spec."""
+    from evalcase.contract.build import build_task
+    from evalcase.contract.task import Task
     from evalcase.index.analysis import limits_of
-    from evalcase.index.resolve import FixtureCatalog, resolve_case
+    from evalcase.index.resolve import FixtureCatalog
     from evalcase.loader import load
     from evalcase.versioning.history import is_git_repository
     from evalcase.versioning.revisions import open_repo, parse_spec, read_dataset
@@ -69,19 +78,55 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
             raise FatalError(f"{revision.label}: {path} cannot be read")
         return doc.data
 
-    catalog = FixtureCatalog.of({e.id: data_of(e.path) for e in content.fixtures})
+    fixtures = {e.id: data_of(e.path) for e in content.fixtures}
+    catalog = FixtureCatalog.of(fixtures)
+    facts_by_path = {c.path: c for c in view.index.cases}
     records = []
     for entry in content.cases:
-        resolved = resolve_case(data_of(entry.path), catalog)
-        records.append(
-            {
-                "dataset_id": content.dataset_id,
-                "dataset_version": content.version,
-                "release": release.tag if release is not None else None,
-                "commit": revision.commit,
-                **resolved,
-            }
+        case = data_of(entry.path)
+        facts = facts_by_path.get(entry.path)
+        refs = [(f, k, t) for f, k, t, _l, _c in facts.refs] if facts is not None else []
+        built = build_task(
+            case,
+            fixtures,
+            catalog.targets,
+            refs=refs,
+            dataset_id=content.dataset_id,
+            path=entry.path,
         )
+        record: dict[str, Any] = {
+            "dataset_id": content.dataset_id,
+            "dataset_version": content.version,
+            "release": release.tag if release is not None else None,
+            "commit": revision.commit,
+            "case_id": case.get("case_id"),
+            "case_version": case.get("case_version"),
+        }
+        if isinstance(built, Task):
+            record.update(
+                {
+                    "digest": built.digest,
+                    "agent_view": asdict(built.agent),
+                    "environment": asdict(built.env),
+                    "answer_key": asdict(built.judge),
+                    "meta": dict(built.meta),
+                    "fixture_versions": dict(built.fixture_versions),
+                    "problems": [],
+                }
+            )
+        else:
+            record.update(
+                {
+                    "digest": None,
+                    "agent_view": None,
+                    "environment": None,
+                    "answer_key": None,
+                    "meta": None,
+                    "fixture_versions": {},
+                    "problems": [f"{p.field}: {p.message}" for p in built],
+                }
+            )
+        records.append(record)
     matches = None
     if release is not None and release.digest is not None:
         matches = release.digest == content.digest

@@ -34,7 +34,13 @@ SCOPE = "repo"
 report = reporter(CODE, NAME, SEVERITY)
 
 _DERIVED = frozenset(
-    {"expected_tool_sequence", "expected_args", "side_effect_policy.tool", "tool_schema"}
+    {
+        "expected_tool_sequence",
+        "expected_calls.tool",
+        "expected_args",
+        "side_effect_policy.tool",
+        "tool_schema",
+    }
 )
 
 

@@ -24,6 +24,7 @@ Failing::
 
 from collections.abc import Iterable
 
+from evalcase.index.facts import expected_call_paths
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of, did_you_mean, listing, string_items
 from evalcase.loader import Document, Path
@@ -54,6 +55,11 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     for _, tool, line, col in string_items(doc, ("expected_tool_sequence",)):
         if tool not in offered:
             yield report(doc.path, line, col, problem("expected_tool_sequence calls", tool))
+    for call_path in expected_call_paths(data):
+        tool = doc.get((*call_path, "tool"))
+        if isinstance(tool, str) and tool not in offered:
+            line, col = doc.locate((*call_path, "tool"))
+            yield report(doc.path, line, col, problem("expected_calls calls", tool))
     args = data.get("expected_args")
     if isinstance(args, dict):
         for tool in args:

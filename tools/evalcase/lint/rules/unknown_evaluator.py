@@ -24,15 +24,19 @@ Built-in rule checks: no_privacy_leak, no_unconfirmed_side_effect, no_forbidden_
 identity_verified_before_side_effect, no_refund_promise, cites_evidence,
 format_constraints, no_cross_user_access, injection_resisted.
 
-Built-in graders: state_match, state_unchanged, trace_rule, tool_sequence, tool_args,
-tool_policy, llm_rubric, exact_match, contains, regex, citation, evidence_recall,
-human_review.
+Built-in graders: state_match, tool_calls, tool_policy, side_effect_policy, trace_rule,
+exact_match, must_include, must_not_include, regex, json_schema, constraints,
+no_privacy_leak, no_promise, citation, evidence_recall_at_k, llm_rubric, human.
+Renamed graders are reported with their new name: state_unchanged (state_match with
+``unchanged``), tool_sequence and tool_args (tool_calls), contains (must_include),
+evidence_recall (evidence_recall_at_k), human_review (human).
 """
 
 from collections.abc import Iterable
 
 from evalcase.judging import (
     GRADER_GROUP,
+    RENAMED_GRADERS,
     RULE_CHECK_GROUP,
     known_graders,
     known_rule_checks,
@@ -71,7 +75,15 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     known = known_graders()
     for i, grader in enumerate(graders):
         kind = grader.get("type") if isinstance(grader, dict) else None
-        if isinstance(kind, str) and kind not in known:
+        if isinstance(kind, str) and kind not in known and kind in RENAMED_GRADERS:
+            line, col = doc.locate(("evaluator_config", "graders", i, "type"))
+            yield report(
+                doc.path,
+                line,
+                col,
+                f"grader type {kind!r} was renamed: use {RENAMED_GRADERS[kind]!r}",
+            )
+        elif isinstance(kind, str) and kind not in known:
             line, col = doc.locate(("evaluator_config", "graders", i, "type"))
             yield report(
                 doc.path,

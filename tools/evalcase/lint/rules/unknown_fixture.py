@@ -42,7 +42,13 @@ report = reporter(CODE, NAME, SEVERITY)
 
 # Tool references that must be available tools: EC303 / EC309 report them when they are not.
 DERIVED = frozenset(
-    {"expected_tool_sequence", "expected_args", "side_effect_policy.tool", "tool_schema"}
+    {
+        "expected_tool_sequence",
+        "expected_calls.tool",
+        "expected_args",
+        "side_effect_policy.tool",
+        "tool_schema",
+    }
 )
 
 

@@ -1,0 +1,89 @@
+"""load_dataset: tasks from a work tree or a git revision, without a checkout or a Linter."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalcase.contract.task import Task
+from evalcase.index.dataset import load_dataset
+from evalcase.model import FatalError
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo
+
+DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    for part in ("datasets", "fixtures"):
+        shutil.copytree(REPO_ROOT / part, path / part)
+    init_repo(path)
+    commit_all(path, "examples")
+    return path
+
+
+def test_a_revision_is_read_without_a_checkout(repo: Path) -> None:
+    case = repo / "datasets/crm_safety_set/cases/crm_export_all_customers_005.yaml"
+    text = case.read_text("utf-8")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    case.write_text(text.replace("case_version: v1", "case_version: v9", 1), "utf-8")
+    case.unlink()  # the work tree no longer has the case at all
+    at_head = load_dataset(repo, "crm_safety_set", revision="HEAD")
+    assert at_head.commit == head
+    assert "crm_export_all_customers_005" in {t.case_id for t in at_head.tasks}
+    now = load_dataset(repo, "crm_safety_set")
+    assert now.commit is None
+    assert "crm_export_all_customers_005" not in {t.case_id for t in now.tasks}
+    assert now.digest != at_head.digest
+
+
+def test_tasks_pickle_and_agent_views_hold_no_case_id(repo: Path) -> None:
+    for dataset_id in DATASETS:
+        dataset = load_dataset(repo, dataset_id, revision="HEAD")
+        assert dataset.tasks, dataset_id
+        for task in dataset.tasks:
+            assert isinstance(task, Task)
+            assert pickle.loads(pickle.dumps(task)) == task
+            assert task.case_id not in repr(task.agent)
+
+
+def test_loading_never_imports_the_linter(repo: Path) -> None:
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from evalcase.index.dataset import load_dataset\n"
+        f"d = load_dataset(Path({str(repo)!r}), 'refund_regression_set', revision='HEAD')\n"
+        "assert d.tasks\n"
+        "higher = ('evalcase.lint', 'evalcase.versioning')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(higher)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    ).stdout.strip()
+    assert out == "[]"
+
+
+def test_unknown_dataset_and_revision_are_clear_errors(repo: Path) -> None:
+    with pytest.raises(FatalError, match="no dataset 'nope'"):
+        load_dataset(repo, "nope")
+    with pytest.raises(FatalError):
+        load_dataset(repo, "crm_safety_set", revision="no-such-branch")
+
+
+def test_a_dangling_reference_is_a_problem_not_a_task(repo: Path) -> None:
+    rel = "datasets/crm_safety_set/cases/crm_export_all_customers_005.yaml"
+    path = repo / rel
+    text = path.read_text("utf-8")
+    assert "crm_data_policy" in text or "available_tools" in text
+    path.write_text(
+        text.replace("available_tools: [", "available_tools: [no_such_tool, ", 1), "utf-8"
+    )
+    dataset = load_dataset(repo, "crm_safety_set")
+    assert rel in dataset.problems
+    assert any("no_such_tool" in p.message for p in dataset.problems[rel])
+    assert dataset.task("crm_export_all_customers_005") is None

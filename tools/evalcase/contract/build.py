@@ -1,0 +1,708 @@
+"""Build the :class:`~evalcase.contract.task.Task` of one case from its document and the
+fixture documents it references.
+
+``build_task(case, fixtures, resolve)``: ``fixtures`` maps fixture IDs to fixture
+documents; ``resolve(kind, target)`` gives the fixture IDs one reference resolves to
+(evalcase.index.refs, the one resolver; kind as in ``CaseFacts.refs``). Problems (a
+dangling reference, a form that cannot run) come back as a list of :class:`Problem`
+values instead of a Task; lint reports the same problems at their line and column.
+
+Older forms are read too: ``expected_tool_sequence`` + ``expected_args`` become
+``expected_calls`` (order ``in_order``), a fault's ``fault``/``on_call``/``detail`` become
+``kind``/``when``/fields, ``{path: value}`` preconditions become CEL ``path == value``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from evalcase.contract import state as state_model
+from evalcase.contract.fields import part
+from evalcase.contract.task import (
+    AgentView,
+    CallPlan,
+    Corpus,
+    EnvSpec,
+    ExpectedCall,
+    ExpectedCalls,
+    Fault,
+    FinalStateCheck,
+    GraderConfig,
+    JudgeSpec,
+    Passage,
+    Permission,
+    Response,
+    Rubric,
+    SideEffectPolicy,
+    StateExpectation,
+    StateOp,
+    Task,
+    ToolBehaviour,
+    ToolCard,
+    ToolError,
+    Transition,
+    Trigger,
+    Turn,
+)
+
+Resolve = Callable[[str, str], list[str]]
+
+FAULT_KINDS = (
+    "timeout",
+    "rate_limited",
+    "permission_denied",
+    "empty_result",
+    "dirty_data",
+    "slow",
+    "error",
+)
+ORDERS = ("exact", "in_order", "any_order")
+STATE_OPS = ("set", "delete", "append", "increment")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# evaluator_config keys that are not grader configuration
+_JUDGE_TEXT = (
+    "goal",
+    "user_goal",
+    "expected_behavior",
+    "negative_behavior",
+    "reference",
+    "constraints",
+    "context_policy",
+    "success_criteria",
+    "failure_criteria",
+    "safety_constraints",
+    "expected_result_usage",
+    "user_journey",
+    "sop",
+    "policy_constraints",
+    "service_level",
+    "business_success",
+    "audit_requirement",
+)
+_RAG = ("gold_evidence", "citation_requirement", "evaluation_metrics")
+_META = (
+    "title",
+    "scenario",
+    "user_task",
+    "ability_tags",
+    "difficulty",
+    "source",
+    "business_scenario",
+    "risk_level",
+    "dataset_version",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a case cannot be built: the field (dotted) and what is wrong."""
+
+    field: str
+    message: str
+
+
+def literal(value: Any) -> str:
+    """A CEL literal for a YAML value (JSON syntax is valid CEL for these)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def path_expr(path: str) -> str:
+    """A dotted state path as a CEL selection (non-identifier keys indexed)."""
+    parts = path.split(".")
+    out = parts[0]
+    for seg in parts[1:]:
+        out += f".{seg}" if _IDENT.match(seg) else f"[{literal(seg)}]"
+    return out
+
+
+def condition_text(item: Any) -> list[str]:
+    """CEL conditions of a precondition item: a string as is, a mapping as one
+    ``path == value`` per entry (the sugar for equality)."""
+    if isinstance(item, str):
+        return [item]
+    if isinstance(item, Mapping):
+        return [f"{path_expr(str(k))} == {literal(v)}" for k, v in item.items()]
+    return []
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if isinstance(v, (str, int, float)))
+    return ()
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{a: {b: 1}, c.d: 2}`` -> ``{a.b: 1, c.d: 2}`` (dotted keys kept as written)."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        path = f"{prefix}{key}"
+        if isinstance(item, Mapping) and item:
+            out.update(flatten(item, path + "."))
+        else:
+            out[path] = item
+    return out
+
+
+# --- tool behaviour -----------------------------------------------------------------
+
+
+def tool_error(value: Any) -> ToolError | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return ToolError(value)
+    if isinstance(value, Mapping):
+        return ToolError(_str(value.get("code"), "error"), _str(value.get("message")))
+    return ToolError(str(value))
+
+
+def state_ops(value: Any) -> tuple[StateOp, ...]:
+    """``state_change``: a mapping (sugar: set each path) or a list of operations."""
+    if isinstance(value, Mapping):
+        return tuple(StateOp("set", str(k), v) for k, v in value.items())
+    ops: list[StateOp] = []
+    for item in _list(value):
+        if not isinstance(item, Mapping):
+            continue
+        for op in STATE_OPS:
+            if op in item:
+                ops.append(
+                    StateOp(
+                        cast(Any, op),
+                        str(item[op]),
+                        item.get("value"),
+                        _str(item.get("value_from")) or None,
+                        item.get("by", 1) if isinstance(item.get("by", 1), (int, float)) else 1,
+                    )
+                )
+                break
+    return tuple(ops)
+
+
+def response(value: Mapping[str, Any]) -> Response:
+    when = value.get("when")
+    latency = value.get("latency_ms")
+    return Response(
+        when=when if isinstance(when, (Mapping, str)) else None,
+        result=value.get("result"),
+        result_from=_str(value.get("result_from")) or None,
+        error=tool_error(value.get("error")),
+        state_change=state_ops(value.get("state_change")),
+        latency_ms=latency if isinstance(latency, int) else None,
+    )
+
+
+def tool_behaviour(fixture_id: str, fixture: Mapping[str, Any]) -> ToolBehaviour:
+    data = _dict(fixture.get("data"))
+    default = data.get("default")
+    latency = data.get("latency_ms")
+    return ToolBehaviour(
+        name=_str(data.get("name"), fixture_id),
+        side_effect=bool(data.get("side_effect", False)),
+        parameters=_dict(data.get("parameters")),
+        responses=tuple(
+            response(r) for r in _list(data.get("responses")) if isinstance(r, Mapping)
+        ),
+        default=response(default) if isinstance(default, Mapping) else None,
+        handler=_str(data.get("handler")) or None,
+        latency_ms=latency if isinstance(latency, int) else None,
+        fixture_id=fixture_id,
+    )
+
+
+def tool_card(fixture_id: str, fixture: Mapping[str, Any]) -> ToolCard:
+    data = _dict(fixture.get("data"))
+    return ToolCard(
+        name=_str(data.get("name"), fixture_id),
+        description=_str(data.get("description")) or _str(fixture.get("description")),
+        parameters=_dict(data.get("parameters")),
+    )
+
+
+# --- faults and permissions -----------------------------------------------------------
+
+
+def trigger(value: Any) -> Trigger | None:
+    if value is None or value == "every":
+        return Trigger(every=True)
+    if isinstance(value, str):
+        return Trigger(condition=value)
+    if isinstance(value, Mapping):
+        if isinstance(value.get("call"), int):
+            return Trigger(calls=(value["call"],))
+        if isinstance(value.get("calls"), list):
+            return Trigger(calls=tuple(c for c in value["calls"] if isinstance(c, int)))
+        if isinstance(value.get("first"), int):
+            return Trigger(first=value["first"])
+        if value.get("every") is True:
+            return Trigger(every=True)
+    return None
+
+
+def fault(value: Mapping[str, Any], where: str) -> Fault | Problem:
+    kind = value.get("kind", value.get("fault"))
+    if kind not in FAULT_KINDS:
+        return Problem(
+            f"{where}.kind", f"unknown fault kind {kind!r}; one of {', '.join(FAULT_KINDS)}"
+        )
+    detail = value.get("detail")
+    detail = detail if isinstance(detail, Mapping) else {}
+    when_value = value.get("when")
+    if when_value is None and isinstance(value.get("on_call"), int):
+        when_value = {"call": value["on_call"]}
+    when = trigger(when_value)
+    if when is None:
+        return Problem(
+            f"{where}.when", "when must be {call: N}, {calls: [...]}, {first: N}, every, or CEL"
+        )
+
+    def pick(name: str, *aliases: str) -> Any:
+        for key in (name, *aliases):
+            if key in value:
+                return value[key]
+            if key in detail:
+                return detail[key]
+        return None
+
+    code = pick("code")
+    message = pick("message")
+    latency = pick("latency_ms")
+    retry = pick("retry_after_ms")
+    return Fault(
+        tool=_str(value.get("tool")),
+        kind=kind,
+        when=when,
+        code=code if isinstance(code, str) else None,
+        message=message if isinstance(message, str) else None,
+        applied=bool(pick("applied", "applied_before_timeout")),
+        latency_ms=latency if isinstance(latency, int) else None,
+        retry_after_ms=retry if isinstance(retry, int) else None,
+        data=pick("data"),
+    )
+
+
+def permissions(value: Any) -> tuple[list[Permission], list[Problem]]:
+    out: list[Permission] = []
+    problems: list[Problem] = []
+    for name, policy in _dict(value).items():
+        where = f"environment.permissions.{name}"
+        if not isinstance(policy, Mapping):
+            problems.append(
+                Problem(
+                    where,
+                    "a permission is a named policy {tools: [...], condition: CEL, error: "
+                    "{code, message}}; a bare value cannot be enforced",
+                )
+            )
+            continue
+        condition = policy.get("condition")
+        conditions = condition_text(condition) if condition is not None else []
+        if not conditions:
+            problems.append(Problem(f"{where}.condition", "missing CEL condition"))
+            continue
+        error = tool_error(policy.get("error")) or ToolError("permission_denied")
+        out.append(
+            Permission(
+                str(name),
+                _strs(policy.get("tools")),
+                " && ".join(f"({c})" for c in conditions) if len(conditions) > 1 else conditions[0],
+                error,
+            )
+        )
+    return out, problems
+
+
+# --- expectations -------------------------------------------------------------------------
+
+
+def call_plan(value: Mapping[str, Any]) -> CallPlan:
+    order = value.get("order", "in_order")
+    calls = tuple(
+        ExpectedCall(_str(c.get("tool")), _dict(c.get("args")))
+        for c in _list(value.get("calls"))
+        if isinstance(c, Mapping)
+    )
+    return CallPlan(order if order in ORDERS else "in_order", calls)
+
+
+def expected_calls(case: Mapping[str, Any]) -> ExpectedCalls | None:
+    value = case.get("expected_calls")
+    if isinstance(value, Mapping):
+        if isinstance(value.get("any_of"), list):
+            return ExpectedCalls(
+                tuple(call_plan(p) for p in value["any_of"] if isinstance(p, Mapping))
+            )
+        return ExpectedCalls((call_plan(value),))
+    sequence = case.get("expected_tool_sequence")
+    args = _dict(case.get("expected_args"))
+    if isinstance(sequence, list):
+        calls = tuple(ExpectedCall(str(t), _dict(args.get(str(t)))) for t in sequence)
+        return ExpectedCalls((CallPlan("in_order", calls),))
+    if args:
+        calls = tuple(ExpectedCall(str(t), _dict(a)) for t, a in args.items())
+        return ExpectedCalls((CallPlan("any_order", calls),))
+    return None
+
+
+def transition(value: Any) -> Transition:
+    if isinstance(value, str):
+        return Transition(path="", label=value)
+    item = _dict(value)
+    return Transition(
+        path=_str(item.get("path")),
+        from_=tuple(_list(item.get("from"))),
+        to=tuple(_list(item.get("to"))),
+        label=_str(item.get("label")),
+    )
+
+
+def side_effect_policies(value: Any) -> tuple[SideEffectPolicy, ...]:
+    out = []
+    for item in _list(value):
+        if not isinstance(item, Mapping):
+            continue
+        preconditions: list[str] = []
+        for pre in _list(item.get("precondition")):
+            preconditions += condition_text(pre)
+        key = item.get("idempotency_key")
+        keys = (
+            tuple(k.strip() for k in key.split("+") if k.strip())
+            if isinstance(key, str)
+            else _strs(key)
+        )
+        out.append(
+            SideEffectPolicy(
+                tool=_str(item.get("tool")),
+                preconditions=tuple(preconditions),
+                confirmation_required=bool(item.get("confirmation_required", False)),
+                idempotency_key=keys,
+                allowed_transitions=tuple(
+                    transition(t) for t in _list(item.get("allowed_state_transition"))
+                ),
+                forbidden_transitions=tuple(
+                    transition(t) for t in _list(item.get("forbidden_state_transition"))
+                ),
+                audit_requirement=_strs(item.get("audit_requirement")),
+            )
+        )
+    return tuple(out)
+
+
+def state_expectation(value: Mapping[str, Any]) -> StateExpectation:
+    expected = value.get("expected")
+    return StateExpectation(
+        expected=flatten(expected) if isinstance(expected, Mapping) else {},
+        unchanged=_strs(value.get("unchanged")),
+        absent=_strs(value.get("absent")),
+        asserts=_strs(value.get("assert")),
+    )
+
+
+def final_state_check(value: Any) -> FinalStateCheck | None:
+    if not isinstance(value, Mapping):
+        return None
+    if isinstance(value.get("any_of"), list):
+        return FinalStateCheck(
+            tuple(state_expectation(v) for v in value["any_of"] if isinstance(v, Mapping))
+        )
+    if value.get("type") == "state_unchanged" and "unchanged" not in value:
+        value = {**value, "unchanged": ["*"]}
+    return FinalStateCheck((state_expectation(value),))
+
+
+# --- the task -----------------------------------------------------------------------------
+
+
+def _digest(value: Any, size: int = 16) -> str:
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return hashlib.blake2b(blob, digest_size=size).hexdigest()
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def passages(fixture: Mapping[str, Any], effective_at: str | None) -> tuple[Passage, ...]:
+    out = []
+    for doc in _list(_dict(fixture.get("data")).get("documents")):
+        if not isinstance(doc, Mapping):
+            continue
+        doc_date = doc.get("effective_date")
+        for p in _list(doc.get("passages")):
+            if not isinstance(p, Mapping):
+                continue
+            date = p.get("effective_date", doc_date)
+            date = str(date) if date is not None else None
+            if effective_at is not None and date is not None and date > effective_at:
+                continue
+            out.append(
+                Passage(
+                    _str(doc.get("doc_id")),
+                    _str(p.get("passage_id")),
+                    _str(p.get("text")),
+                    _str(doc.get("title")),
+                    date,
+                )
+            )
+    return tuple(out)
+
+
+def build_task(
+    case: Mapping[str, Any],
+    fixtures: Mapping[str, Mapping[str, Any]],
+    resolve: Resolve,
+    *,
+    refs: Iterable[tuple[str, str, str]] = (),
+    dataset_id: str = "",
+    path: str = "",
+) -> Task | list[Problem]:
+    """The Task of one case (see the module documentation). ``refs``: the case's
+    references ``(field, kind, target)`` (``CaseFacts.refs``); each must resolve."""
+    problems: list[Problem] = []
+    used: dict[str, None] = {}
+
+    def fixture_ids(field: str, kind: str, targets: Iterable[str]) -> None:
+        for target in targets:
+            hits = resolve(kind, target)
+            if not hits:
+                problems.append(Problem(field, f"{target!r} resolves to no fixture"))
+            used.update(dict.fromkeys(hits))
+
+    # Every reference resolves (the same references lint checks).
+    for field_name, kind, target in refs:
+        fixture_ids(field_name, kind, [target])
+
+    environment = _dict(case.get("environment"))
+    effective_at = environment.get("effective_at")
+    if effective_at is None:
+        effective_at = _dict(case.get("environment_requirements")).get("effective_at")
+    effective_at = str(effective_at) if effective_at is not None else None
+
+    # State: tool cases' state, agent cases' initial_state, state fixtures in context.
+    state_parts: list[tuple[str, Any]] = []
+    state_ids: list[str] = []
+    conversation: list[Turn] = []
+    inline: dict[str, Any] = {}
+    context = _dict(case.get("context"))
+    for fixture_id in _strs(context.get("fixtures")):
+        fixture = fixtures.get(fixture_id, {})
+        data = _dict(fixture.get("data"))
+        if fixture.get("kind") == "conversation":
+            for turn in _list(data.get("turns")):
+                if isinstance(turn, Mapping) and turn.get("role") in (
+                    "system",
+                    "user",
+                    "assistant",
+                ):
+                    conversation.append(Turn(turn["role"], _str(turn.get("content"))))
+        elif fixture.get("kind") == "state":
+            state_parts.append((fixture_id, data))
+            state_ids.append(fixture_id)
+    for block_name in ("state", "initial_state"):
+        block = case.get(block_name)
+        if not isinstance(block, Mapping):
+            continue
+        for fixture_id in _strs(block.get("fixtures")):
+            state_parts.append((fixture_id, _dict(fixtures.get(fixture_id, {}).get("data"))))
+            state_ids.append(fixture_id)
+        inline.update(state_model.inline_state(block))
+    merged = state_model.merge(state_parts, inline)
+    for conflict in merged.conflicts:
+        problems.append(
+            Problem(
+                "state",
+                f"{conflict.path} is {conflict.first_value!r} in {conflict.first} and "
+                f"{conflict.second_value!r} in {conflict.second}",
+            )
+        )
+
+    # Tools: what the agent may call, as cards for the agent and behaviours for the env.
+    tool_names = _unique([*_strs(case.get("available_tools")), *_strs(environment.get("tools"))])
+    cards: list[ToolCard] = []
+    behaviours: dict[str, ToolBehaviour] = {}
+    for name in tool_names:
+        tool_fixture = fixtures.get(name)
+        if tool_fixture is None or tool_fixture.get("kind") != "tool":
+            continue
+        cards.append(tool_card(name, tool_fixture))
+        behaviours[name] = tool_behaviour(name, tool_fixture)
+
+    faults: list[Fault] = []
+    for i, item in enumerate(_list(environment.get("faults"))):
+        if isinstance(item, Mapping):
+            made = fault(item, f"environment.faults.{i}")
+            if isinstance(made, Problem):
+                problems.append(made)
+            else:
+                faults.append(made)
+    perms, perm_problems = permissions(environment.get("permissions"))
+    problems += perm_problems
+
+    corpora: list[Corpus] = []
+    corpus_ids: list[str] = []
+    requirements = _dict(case.get("environment_requirements"))
+    if isinstance(requirements.get("corpus_version"), str):
+        corpus_ids += resolve("corpus_version", requirements["corpus_version"])
+    if isinstance(environment.get("knowledge_base"), str):
+        corpus_ids += resolve("knowledge_base", environment["knowledge_base"])
+    used.update(dict.fromkeys(corpus_ids))
+    for fixture_id in _unique(corpus_ids):
+        fixture = fixtures.get(fixture_id, {})
+        data = _dict(fixture.get("data"))
+        corpora.append(
+            Corpus(
+                fixture_id,
+                _str(data.get("corpus_version")) or None,
+                _str(data.get("knowledge_base")) or None,
+                passages(fixture, effective_at),
+            )
+        )
+
+    # The conversation: assistant turns (and what precedes them) are history; the user
+    # turns after the last assistant turn are what the agent answers.
+    interaction = [t for t in _list(case.get("interaction")) if isinstance(t, Mapping)]
+    history = list(conversation)
+    user_turns: list[str] = []
+    confirmations: list[int] = []
+    last_assistant = max(
+        (i for i, t in enumerate(interaction) if t.get("role") == "assistant"), default=-1
+    )
+    for i, turn in enumerate(interaction):
+        role, content = turn.get("role"), _str(turn.get("content"))
+        if i <= last_assistant:
+            if role in ("system", "user", "assistant"):
+                history.append(Turn(role, content))
+        elif role == "user":
+            if turn.get("confirms") is True:
+                confirmations.append(len(user_turns))
+            user_turns.append(content)
+        elif role == "system":
+            history.append(Turn("system", content))
+    if not interaction:
+        value = case.get("input")
+        if isinstance(value, str):
+            user_turns.append(value)
+        elif value is not None:
+            user_turns.append(json.dumps(value, ensure_ascii=False))
+
+    generation = _dict(case.get("generation_config"))
+    system = generation.pop("system_prompt", None)
+    params: dict[str, Any] = dict(generation)
+    if effective_at is not None:
+        params["now"] = effective_at
+    case_id = _str(case.get("case_id"))
+    case_version = _str(case.get("case_version"))
+    agent = AgentView(
+        attempt_key=_digest({"case": case_id, "version": case_version}, 8),
+        system=system if isinstance(system, str) else None,
+        history=tuple(history),
+        user_turns=tuple(user_turns),
+        context={k: v for k, v in context.items() if k != "fixtures"},
+        tools=tuple(cards),
+        params=params,
+    )
+    env = EnvSpec(
+        initial_state=merged.document,
+        tools=behaviours,
+        faults=tuple(faults),
+        permissions=tuple(perms),
+        corpora=tuple(corpora),
+        confirmations=tuple(confirmations),
+        effective_at=effective_at,
+        state_fixtures=tuple(state_ids),
+        sandbox=environment.get("sandbox"),
+    )
+
+    evaluator = _dict(case.get("evaluator_config"))
+    graders = tuple(
+        GraderConfig(
+            _str(g.get("type")),
+            float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
+            {k: v for k, v in g.items() if k not in ("type", "weight")},
+        )
+        for g in _list(evaluator.get("graders"))
+        if isinstance(g, Mapping)
+    )
+    rubric: Rubric | None = None
+    judge = _dict(evaluator.get("judge"))
+    rubric_ref = case.get("rubric", judge.get("rubric"))
+    if isinstance(rubric_ref, str) and rubric_ref in fixtures:
+        rubric_fixture = fixtures[rubric_ref]
+        rubric = Rubric(
+            rubric_ref,
+            _str(rubric_fixture.get("fixture_version")) or None,
+            _dict(rubric_fixture.get("data")),
+        )
+    elif isinstance(rubric_ref, Mapping):
+        rubric = Rubric(None, None, dict(rubric_ref))
+    calls = expected_calls(case)
+    required: tuple[str, ...] = ()
+    if calls is not None and calls.any_of:
+        sets = [set(c.tool for c in plan.calls) for plan in calls.any_of]
+        common = set.intersection(*sets)
+        required = tuple(t for t in _unique(c.tool for c in calls.any_of[0].calls) if t in common)
+    trace = _dict(case.get("trace_requirement"))
+    pass_k = evaluator.get("pass_k")
+    judge_spec = JudgeSpec(
+        case_id=case_id,
+        case_version=case_version,
+        risk_level=_str(case.get("risk_level")),
+        case_types=_strs(case.get("case_types")),
+        expected_calls=calls,
+        forbidden_tools=_strs(case.get("forbidden_tools")),
+        required_tools=required,
+        side_effect_policies=side_effect_policies(case.get("side_effect_policy")),
+        final_state_check=final_state_check(case.get("final_state_check")),
+        graders=graders,
+        rule_checks=_strs(evaluator.get("rule_checks")),
+        rubric=rubric,
+        judge=judge,
+        pass_k=pass_k if isinstance(pass_k, int) else None,
+        text={k: case[k] for k in _JUDGE_TEXT if k in case},
+        rag={k: case[k] for k in _RAG if k in case},
+        trace_rules=_strs(trace.get("rules")),
+        raw=part(dict(case), "judge"),
+    )
+    if problems:
+        return problems
+    fixture_versions = {
+        fid: _str(fixtures[fid].get("fixture_version")) for fid in sorted(used) if fid in fixtures
+    }
+    meta = {k: case[k] for k in _META if k in case}
+    metadata = _dict(case.get("metadata"))
+    meta.update({k: metadata[k] for k in ("tags", "dataset_role", "owner") if k in metadata})
+    meta["case_types"] = list(_strs(case.get("case_types")))
+    return Task(
+        case_id=case_id,
+        case_version=case_version,
+        dataset_id=dataset_id or _str(case.get("dataset_id")),
+        agent=agent,
+        env=env,
+        judge=judge_spec,
+        meta=meta,
+        digest=_digest({"case": case, "fixtures": {f: fixtures.get(f) for f in sorted(used)}}),
+        fixture_versions=fixture_versions,
+        path=path,
+    )

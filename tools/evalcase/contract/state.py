@@ -1,0 +1,124 @@
+"""The initial state of an attempt: one JSON-like document.
+
+The case's state fixtures (``state.fixtures`` for tool cases, ``initial_state.fixtures``
+for agent cases, state fixtures among ``context.fixtures``) are merged in the order
+listed: mappings merge deeply, lists and scalars replace. Two fixtures that set the same
+leaf to different values (or one a mapping where the other has a value) are a
+:class:`Conflict` naming both; the later fixture's value is kept so the document stays
+usable. Then the case's inline state (every key of the state block except ``fixtures``)
+is layered on top the same way, and an inline value overriding a fixture is intended,
+never a conflict.
+
+Example: ``refund_session_user_a_verified`` gives ``session: {user_authenticated: true,
+current_user_id: USER_A}``, ``refund_order_account_change_open`` gives ``orders`` and
+``refunds``; the initial state of refund_account_change_verified_001 is their union.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """The same leaf set differently by two fixtures."""
+
+    path: str
+    first: str  # fixture ID that set it first
+    second: str  # fixture ID that set it differently
+    first_value: Any
+    second_value: Any
+
+
+@dataclass(frozen=True)
+class MergedState:
+    document: dict[str, Any]
+    # Dotted path of every leaf -> the fixture ID (or "inline") that set it last.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    conflicts: tuple[Conflict, ...] = ()
+
+
+INLINE = "inline"
+
+
+def inline_state(block: Any) -> dict[str, Any]:
+    """The inline part of a state block: every key except ``fixtures``."""
+    if not isinstance(block, Mapping):
+        return {}
+    return {k: v for k, v in block.items() if k != "fixtures"}
+
+
+def merge(parts: Sequence[tuple[str, Any]], inline: Mapping[str, Any] | None = None) -> MergedState:
+    """Merge ``(fixture_id, data)`` parts in order, then the inline overrides."""
+    document: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    conflicts: list[Conflict] = []
+    for origin, data in parts:
+        if isinstance(data, Mapping):
+            _merge_into(document, data, (), origin, sources, conflicts, strict=True)
+    if inline:
+        _merge_into(document, inline, (), INLINE, sources, conflicts, strict=False)
+    return MergedState(document, sources, tuple(conflicts))
+
+
+def _merge_into(
+    target: dict[str, Any],
+    data: Mapping[str, Any],
+    prefix: tuple[str, ...],
+    origin: str,
+    sources: dict[str, str],
+    conflicts: list[Conflict],
+    *,
+    strict: bool,
+) -> None:
+    for key, value in data.items():
+        key = str(key)
+        path = (*prefix, key)
+        dotted = ".".join(path)
+        if key not in target:
+            target[key] = copy.deepcopy(value)
+            _record(sources, path, value, origin)
+            continue
+        current = target[key]
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            _merge_into(current, value, path, origin, sources, conflicts, strict=strict)
+            continue
+        if current == value and type(current) is type(value):
+            _record(sources, path, value, origin)
+            continue
+        if strict:
+            first = _owner(sources, path)
+            if first != origin:
+                conflicts.append(Conflict(dotted, first, origin, current, value))
+        _forget(sources, path)
+        target[key] = copy.deepcopy(value)
+        _record(sources, path, value, origin)
+
+
+def _record(sources: dict[str, str], path: tuple[str, ...], value: Any, origin: str) -> None:
+    if isinstance(value, Mapping) and value:
+        for key, child in value.items():
+            _record(sources, (*path, str(key)), child, origin)
+    else:
+        sources[".".join(path)] = origin
+
+
+def _owner(sources: Mapping[str, str], path: tuple[str, ...]) -> str:
+    dotted = ".".join(path)
+    if dotted in sources:
+        return sources[dotted]
+    prefix = dotted + "."
+    for key, origin in sources.items():
+        if key.startswith(prefix):
+            return origin
+    return INLINE
+
+
+def _forget(sources: dict[str, str], path: tuple[str, ...]) -> None:
+    dotted = ".".join(path)
+    prefix = dotted + "."
+    for key in [k for k in sources if k == dotted or k.startswith(prefix)]:
+        del sources[key]

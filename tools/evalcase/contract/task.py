@@ -1,0 +1,283 @@
+"""The typed task a runner executes and graders judge: frozen, picklable data.
+
+A :class:`Task` has three parts that never mix:
+
+- :class:`AgentView`: ALL an agent may ever receive (input, conversation history, tool
+  cards with name, description and parameter schema only, run parameters);
+- :class:`EnvSpec`: what only the simulated environment knows (merged initial state, tool
+  behaviours, faults, permissions, corpora, which user turns confirm);
+- :class:`JudgeSpec`: everything graders read (the answer key).
+
+Built by :func:`evalcase.contract.build.build_task`; read for a whole dataset by
+:func:`evalcase.index.dataset.load_dataset`. Mappings are plain dicts (picklable: Ray
+ships tasks to workers); treat them as read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+Order = Literal["exact", "in_order", "any_order"]
+
+
+@dataclass(frozen=True)
+class ToolCard:
+    """What the agent sees of a tool."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]  # JSON Schema of the arguments
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """ALL an agent may ever receive."""
+
+    attempt_key: str  # opaque digest, never the case_id (case IDs describe the scenario)
+    system: str | None
+    history: tuple[Turn, ...]
+    user_turns: tuple[str, ...]  # the user turns the agent answers, in order
+    context: Mapping[str, Any]  # case.context without fixture references
+    tools: tuple[ToolCard, ...]
+    params: Mapping[str, Any]  # generation_config, "now" (effective_at), locale
+
+
+@dataclass(frozen=True)
+class ToolError:
+    code: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StateOp:
+    """One state change: ``set`` / ``delete`` / ``append`` / ``increment`` at ``path``
+    (dotted, ``{CEL}`` segments allowed). ``value_from``: CEL giving the value."""
+
+    op: Literal["set", "delete", "append", "increment"]
+    path: str
+    value: Any = None
+    value_from: str | None = None
+    by: int | float = 1
+
+
+@dataclass(frozen=True)
+class Response:
+    """One rule of a tool's behaviour; the first whose ``when`` matches answers.
+
+    ``when``: None (always), a mapping (subset match on the arguments, equality), or a
+    CEL string over ``args``, ``call`` and the state. The answer is ``error``, else
+    ``result_from`` (CEL over the same variables), else ``result``."""
+
+    when: Mapping[str, Any] | str | None = None
+    result: Any = None
+    result_from: str | None = None
+    error: ToolError | None = None
+    state_change: tuple[StateOp, ...] = ()
+    latency_ms: int | None = None
+
+    @property
+    def catch_all(self) -> bool:
+        return self.when is None or (isinstance(self.when, Mapping) and not self.when)
+
+
+@dataclass(frozen=True)
+class ToolBehaviour:
+    """What only the environment knows about a tool."""
+
+    name: str
+    side_effect: bool
+    parameters: Mapping[str, Any]
+    responses: tuple[Response, ...]
+    default: Response | None  # when nothing matches; else a no_matching_response error
+    handler: str | None  # "package.module:function" escape hatch: (args, state) -> result
+    latency_ms: int | None
+    fixture_id: str = ""
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When a fault fires: on the listed call numbers (1-based, per tool), on the first
+    ``first`` calls, on every call, or when the CEL ``condition`` over ``args`` and
+    ``call`` holds."""
+
+    calls: tuple[int, ...] = ()
+    first: int | None = None
+    every: bool = False
+    condition: str | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    tool: str
+    kind: Literal[
+        "timeout",
+        "rate_limited",
+        "permission_denied",
+        "empty_result",
+        "dirty_data",
+        "slow",
+        "error",
+    ]
+    when: Trigger
+    code: str | None = None  # error code (kind error), else a default per kind
+    message: str | None = None
+    applied: bool = False  # timeout: the side effect still happened
+    latency_ms: int | None = None
+    retry_after_ms: int | None = None
+    data: Any = None  # dirty_data: what the tool returns instead
+
+
+@dataclass(frozen=True)
+class Permission:
+    """A named policy: calls to ``tools`` are refused with ``error`` unless the CEL
+    ``condition`` holds (over ``args``, ``call``, ``calls``, ``state`` and state keys)."""
+
+    name: str
+    tools: tuple[str, ...]
+    condition: str
+    error: ToolError
+
+
+@dataclass(frozen=True)
+class Passage:
+    doc_id: str
+    passage_id: str
+    text: str
+    title: str = ""
+    effective_date: str | None = None
+
+
+@dataclass(frozen=True)
+class Corpus:
+    fixture_id: str
+    corpus_version: str | None
+    knowledge_base: str | None
+    passages: tuple[Passage, ...]  # those in effect at EnvSpec.effective_at
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    initial_state: Mapping[str, Any]
+    tools: Mapping[str, ToolBehaviour]
+    faults: tuple[Fault, ...]
+    permissions: tuple[Permission, ...]
+    corpora: tuple[Corpus, ...]
+    confirmations: tuple[int, ...]  # indexes into AgentView.user_turns that confirm
+    effective_at: str | None
+    state_fixtures: tuple[str, ...] = ()  # the fixtures merged into initial_state, in order
+    sandbox: Any = None
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)  # compared on these fields only
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    order: Order
+    calls: tuple[ExpectedCall, ...]
+
+
+@dataclass(frozen=True)
+class ExpectedCalls:
+    """Acceptable call sequences: any one of the alternatives passes."""
+
+    any_of: tuple[CallPlan, ...]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A state transition at ``path`` (dotted, ``{CEL}`` allowed) from one of ``from_``
+    to one of ``to``; ``label`` names it."""
+
+    path: str
+    from_: tuple[Any, ...] = ()
+    to: tuple[Any, ...] = ()
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class SideEffectPolicy:
+    tool: str
+    preconditions: tuple[str, ...] = ()  # CEL (mapping sugar already rewritten)
+    confirmation_required: bool = False
+    idempotency_key: tuple[str, ...] = ()  # argument names
+    allowed_transitions: tuple[Transition, ...] = ()
+    forbidden_transitions: tuple[Transition, ...] = ()
+    audit_requirement: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StateExpectation:
+    expected: Mapping[str, Any] = field(default_factory=dict)  # dotted path -> value
+    unchanged: tuple[str, ...] = ()  # paths; "*" = everything not named in expected
+    absent: tuple[str, ...] = ()
+    asserts: tuple[str, ...] = ()  # CEL over final state, initial, calls, output
+
+
+@dataclass(frozen=True)
+class FinalStateCheck:
+    any_of: tuple[StateExpectation, ...]
+
+
+@dataclass(frozen=True)
+class GraderConfig:
+    type: str
+    weight: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    id: str | None  # fixture ID, None when inline
+    version: str | None
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """ALL graders may read (plus the attempt record)."""
+
+    case_id: str
+    case_version: str
+    risk_level: str
+    case_types: tuple[str, ...]
+    expected_calls: ExpectedCalls | None
+    forbidden_tools: tuple[str, ...]
+    required_tools: tuple[str, ...]
+    side_effect_policies: tuple[SideEffectPolicy, ...]
+    final_state_check: FinalStateCheck | None
+    graders: tuple[GraderConfig, ...]
+    rule_checks: tuple[str, ...]
+    rubric: Rubric | None
+    judge: Mapping[str, Any]
+    pass_k: int | None
+    text: Mapping[str, Any]
+    rag: Mapping[str, Any]
+    trace_rules: tuple[str, ...]
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Task:
+    case_id: str
+    case_version: str
+    dataset_id: str
+    agent: AgentView
+    env: EnvSpec
+    judge: JudgeSpec
+    meta: Mapping[str, Any]
+    digest: str
+    fixture_versions: Mapping[str, str]
+    path: str = ""

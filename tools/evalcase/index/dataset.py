@@ -1,0 +1,140 @@
+"""Read a dataset as tasks, without the linter: from a work tree, or from any git revision
+without a checkout (files come from one ``git cat-file --batch`` stream).
+
+``load_dataset(root, dataset_id, revision=None) -> Dataset``: the manifest (suites,
+gates), the :class:`~evalcase.contract.task.Task` of every case that builds, and the
+problems of those that do not. Release specs (``DATASET@v3``) are resolved to a commit by
+evalcase.versioning.revisions.parse_spec; pass its ``commit`` here.
+
+References resolve through the one resolver (evalcase.index.refs), the digest is the
+dataset digest versioning records in release tags (evalcase.index.digest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.config import Config, load_config
+from evalcase.contract.build import Problem, build_task
+from evalcase.contract.task import Task
+from evalcase.files import GitTree, Snapshot, WorkTree
+from evalcase.index.analysis import Analyzer, broken_paths, index_of, limits_of
+from evalcase.index.digest import dataset_contents, dataset_id_of, text
+from evalcase.index.facts import CaseFacts, ManifestFacts
+from evalcase.index.resolve import FixtureCatalog
+from evalcase.loader import load
+from evalcase.model import FatalError, FileKind
+
+
+@dataclass(frozen=True)
+class Dataset:
+    dataset_id: str
+    version: str
+    commit: str | None  # None: the work tree
+    digest: str
+    manifest: Mapping[str, Any]  # the manifest document (suites, gates...)
+    tasks: tuple[Task, ...]
+    # case path -> why its task could not be built
+    problems: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
+    complete: bool = True  # False when some file of the dataset could not be read
+
+    def task(self, case_id: str) -> Task | None:
+        return next((t for t in self.tasks if t.case_id == case_id), None)
+
+
+def load_dataset(
+    root: Path,
+    dataset_id: str,
+    *,
+    revision: str | None = None,
+    config: Config | None = None,
+) -> Dataset:
+    """The dataset ``dataset_id`` of the repository at ``root``, as it is in the work tree
+    (``revision`` None) or at a git revision (commit, branch, tag)."""
+    config = config or load_config(root)
+    commit: str | None = None
+    snapshot: Snapshot
+    if revision is None:
+        snapshot = WorkTree(root, config.max_file_bytes)
+    else:
+        from evalcase import gitio
+
+        if not (root / ".git").exists():
+            raise FatalError(f"{root} is not a git repository; cannot read revision {revision}")
+        commit = gitio.Repo(root).rev_parse(revision)
+        snapshot = GitTree(root, commit)
+    analyzer = Analyzer(config, snapshot, use_cache=False)
+    files = snapshot.files()
+    manifests = [f for f in files if f.kind is FileKind.MANIFEST]
+    results = analyzer.analyze_files(manifests, snapshot=snapshot)
+    dirs = {
+        s.group
+        for s in manifests
+        if isinstance(results[s.path].facts, ManifestFacts)
+        and dataset_id_of(results[s.path].facts) == dataset_id  # type: ignore[arg-type]
+    }
+    wanted = [
+        f
+        for f in files
+        if f.kind is FileKind.FIXTURE or (f.kind is FileKind.CASE and f.group in dirs)
+    ]
+    results.update(analyzer.analyze_files(wanted, snapshot=snapshot))
+    index = index_of(results)
+    governance = tuple(sorted(config.governance_fields))
+    content = dataset_contents(index, governance, broken_paths(results), only=[dataset_id]).get(
+        dataset_id
+    )
+    if content is None:
+        where = "the working tree" if commit is None else f"revision {revision}"
+        raise FatalError(f"no dataset '{dataset_id}' in {where}")
+
+    paths = [content.manifest.path] + [e.path for e in content.cases]
+    paths += [f.path for f in index.fixtures]
+    raw = snapshot.read(paths)
+    limits = limits_of(config)
+
+    def data_of(path: str) -> dict[str, Any] | None:
+        doc = load(path, raw.get(path, b""), limits)
+        return doc.data if doc.ok and isinstance(doc.data, dict) else None
+
+    fixtures: dict[str, dict[str, Any]] = {}
+    for fixture_facts in sorted(index.fixtures, key=lambda f: f.path):
+        fixture_id = text(fixture_facts.fixture_id)
+        data = data_of(fixture_facts.path)
+        if fixture_id and data is not None:
+            fixtures.setdefault(fixture_id, data)
+    catalog = FixtureCatalog.of(fixtures)
+    by_path: dict[str, CaseFacts] = {c.path: c for c in index.cases}
+    tasks: list[Task] = []
+    problems: dict[str, tuple[Problem, ...]] = {}
+    for entry in content.cases:
+        data = data_of(entry.path)
+        facts = by_path.get(entry.path)
+        if data is None or facts is None:
+            problems[entry.path] = (Problem("", "the file cannot be read"),)
+            continue
+        built = build_task(
+            data,
+            fixtures,
+            catalog.targets,
+            refs=[(f, k, t) for f, k, t, _l, _c in facts.refs],
+            dataset_id=dataset_id,
+            path=entry.path,
+        )
+        if isinstance(built, Task):
+            tasks.append(built)
+        else:
+            problems[entry.path] = tuple(built)
+    return Dataset(
+        dataset_id=dataset_id,
+        version=content.version,
+        commit=commit,
+        digest=content.digest,
+        manifest=data_of(content.manifest.path) or {},
+        tasks=tuple(tasks),
+        problems=problems,
+        complete=content.complete,
+    )

@@ -1,0 +1,220 @@
+"""The CEL expressions and state paths of a case or tool fixture, located in the file.
+
+Facts carry what this module finds (cached with the file), so the contract rules (EC6xx)
+never re-read a file and a warm lint never imports the CEL library: an expression is
+analysed (evalcase.contract.cel.analyze) only when its file is analysed.
+
+An expression entry is ``(context, text, line, column, error, references)``: the context
+(``precondition``, ``permission``, ``fault``, ``assert``, ``trace``, ``tool``), the text,
+where it starts in the file, ``(line, column, message)`` of a syntax error or None, and the
+free names it reads ``((name, line, column), ...)``; every position is the file's own.
+A state path entry is ``(context, dotted path, line, column)``: the ``{path: value}``
+sugar of preconditions and permissions, ``final_state_check`` ``unchanged`` and ``absent``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from evalcase.loader import Document, Path
+
+Expr = tuple[str, str, int, int, tuple[int, int, str] | None, tuple[tuple[str, int, int], ...]]
+StatePath = tuple[str, str, int, int]
+Leaf = tuple[str, str, int, int]  # dotted path, JSON of the value, line, column
+
+
+def _file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
+    """Where (line, column) of the expression ``text`` found at ``path`` is in the file:
+    each line of the expression is looked up in the file, in order, from where the
+    scalar starts (plain, quoted and block scalars alike). Falls back to the scalar's
+    start when the text is not found verbatim (a quoted scalar with escapes)."""
+    start = doc.locate(path)
+    file_lines = doc.text.split("\n")
+    expr_lines = text.split("\n")
+    if not 1 <= line <= len(expr_lines):
+        return start
+    row, offset = start[0] - 1, start[1] - 1
+    for k in range(line):
+        piece = expr_lines[k]
+        stripped = piece.strip()
+        lead = len(piece) - len(piece.lstrip())
+        at = -1
+        while row < len(file_lines):
+            at = file_lines[row].find(stripped, max(offset, 0)) if stripped else max(offset, 0)
+            if at != -1:
+                break
+            row, offset = row + 1, 0
+        if at == -1:
+            return start
+        if k == line - 1:
+            return row + 1, at + 1 + max(column - 1 - lead, 0)
+        row, offset = row + 1, 0
+    return start
+
+
+def _expression(doc: Document, context: str, path: Path, text: str) -> Expr:
+    from evalcase.contract import cel
+
+    analysis = cel.analyze(text)
+    line, col = doc.locate(path)
+    error = None
+    if analysis.error is not None:
+        err = analysis.error
+        e_line, e_col = _file_position(doc, path, text, err.line, err.column)
+        error = (e_line, e_col, err.message)
+    refs = tuple(
+        (ref.name, *_file_position(doc, path, text, ref.line, ref.column))
+        for ref in analysis.references
+    )
+    return (context, text, line, col, error, refs)
+
+
+def _list_at(doc: Document, path: Path) -> list[Any]:
+    value = doc.get(path)
+    return value if isinstance(value, list) else []
+
+
+def _conditions(doc: Document, context: str, path: Path) -> Iterator[Expr | StatePath]:
+    """A condition: CEL text, or a mapping of ``path: value`` equalities."""
+    value = doc.get(path)
+    if isinstance(value, str):
+        yield _expression(doc, context, path, value)
+    elif isinstance(value, dict):
+        for key in value:
+            line, col = doc.locate_key((*path, key))
+            yield (context, str(key), line, col)
+
+
+def _policies(doc: Document) -> list[Path]:
+    value = doc.get(("side_effect_policy",))
+    if isinstance(value, dict):
+        return [("side_effect_policy",)]
+    if isinstance(value, list):
+        return [("side_effect_policy", i) for i in range(len(value))]
+    return []
+
+
+def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, ...]]:
+    exprs: list[Expr] = []
+    paths: list[StatePath] = []
+
+    def take(items: Iterator[Expr | StatePath]) -> None:
+        for item in items:
+            if len(item) == 6:
+                exprs.append(item)
+            else:
+                paths.append(item)
+
+    for policy in _policies(doc):
+        for i in range(len(_list_at(doc, (*policy, "precondition")))):
+            take(_conditions(doc, "precondition", (*policy, "precondition", i)))
+    permissions = doc.get(("environment", "permissions"))
+    if isinstance(permissions, dict):
+        for name in permissions:
+            take(_conditions(doc, "permission", ("environment", "permissions", name, "condition")))
+    for i, fault in enumerate(_list_at(doc, ("environment", "faults"))):
+        if (
+            isinstance(fault, dict)
+            and isinstance(fault.get("when"), str)
+            and fault["when"] != "every"
+        ):
+            exprs.append(
+                _expression(doc, "fault", ("environment", "faults", i, "when"), fault["when"])
+            )
+    check = doc.get(("final_state_check",))
+    blocks: list[Path] = []
+    if isinstance(check, dict):
+        blocks.append(("final_state_check",))
+        blocks += [
+            ("final_state_check", "any_of", i)
+            for i in range(len(_list_at(doc, ("final_state_check", "any_of"))))
+        ]
+    for block in blocks:
+        asserts = doc.get((*block, "assert"))
+        if isinstance(asserts, str):
+            exprs.append(_expression(doc, "assert", (*block, "assert"), asserts))
+        for i, text in enumerate(asserts if isinstance(asserts, list) else []):
+            if isinstance(text, str):
+                exprs.append(_expression(doc, "assert", (*block, "assert", i), text))
+        for kind in ("unchanged", "absent"):
+            for i, text in enumerate(_list_at(doc, (*block, kind))):
+                if isinstance(text, str) and text != "*":
+                    line, col = doc.locate((*block, kind, i))
+                    paths.append((kind, text, line, col))
+    for i, text in enumerate(_list_at(doc, ("trace_requirement", "rules"))):
+        if isinstance(text, str):
+            exprs.append(_expression(doc, "trace", ("trace_requirement", "rules", i), text))
+    return tuple(exprs), tuple(paths)
+
+
+def _segments(text: str) -> Iterator[str]:
+    """The ``{CEL}`` segments of a dotted path."""
+    from evalcase.contract.paths import Expr as Segment
+    from evalcase.contract.paths import parse
+
+    parsed = parse(text)
+    if isinstance(parsed, tuple):
+        for segment in parsed:
+            if isinstance(segment, Segment):
+                yield segment.source
+
+
+def tool_expressions(doc: Document) -> tuple[Expr, ...]:
+    """CEL of a tool fixture: ``when`` strings, ``result_from``, ``value_from`` and the
+    ``{CEL}`` segments of state-change paths, of every response and the default."""
+    exprs: list[Expr] = []
+    responses: list[Path] = [
+        ("data", "responses", i) for i in range(len(_list_at(doc, ("data", "responses"))))
+    ]
+    if isinstance(doc.get(("data", "default")), dict):
+        responses.append(("data", "default"))
+    for response in responses:
+        when = doc.get((*response, "when"))
+        if isinstance(when, str):
+            exprs.append(_expression(doc, "tool", (*response, "when"), when))
+        source = doc.get((*response, "result_from"))
+        if isinstance(source, str):
+            exprs.append(_expression(doc, "tool", (*response, "result_from"), source))
+        for i, op in enumerate(_list_at(doc, (*response, "state_change"))):
+            if not isinstance(op, dict):
+                continue
+            if isinstance(op.get("value_from"), str):
+                exprs.append(
+                    _expression(
+                        doc, "tool", (*response, "state_change", i, "value_from"), op["value_from"]
+                    )
+                )
+            for name in ("set", "delete", "append", "increment"):
+                if isinstance(op.get(name), str):
+                    for segment in _segments(op[name]):
+                        exprs.append(
+                            _expression(doc, "tool", (*response, "state_change", i, name), segment)
+                        )
+        changes = doc.get((*response, "state_change"))
+        if isinstance(changes, dict):
+            for key in changes:
+                for segment in _segments(str(key)):
+                    exprs.append(_expression(doc, "tool", (*response, "state_change"), segment))
+    return tuple(exprs)
+
+
+def leaves(doc: Document, path: Path, prefix: tuple[str, ...] = ()) -> tuple[Leaf, ...]:
+    """Every leaf of the mapping at ``path`` (dotted path, value as JSON, line, column).
+    Non-empty mappings are walked; lists, scalars and empty mappings are leaves."""
+    out: list[Leaf] = []
+
+    def walk(node: Any, at: Path, dotted: tuple[str, ...]) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(value, (*at, key), (*dotted, str(key)))
+            return
+        if not dotted:
+            return
+        line, col = doc.locate(at)
+        text = json.dumps(node, sort_keys=True, ensure_ascii=False, default=str)
+        out.append((".".join(dotted), text, line, col))
+
+    walk(doc.get(path), path, prefix)
+    return tuple(out)

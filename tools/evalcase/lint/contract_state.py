@@ -1,0 +1,92 @@
+"""The merged initial state of a case, as lint sees it from facts (no file is re-read).
+
+The same merge as evalcase.contract.state (fixtures in order, then inline state), on the
+leaves the facts carry: which dotted paths exist, which top-level keys the CEL contexts
+offer, and which leaves two fixtures set differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evalcase.index.facts import CaseFacts, FixtureFacts
+from evalcase.index.repo import RepoIndex
+
+STATE_REF_FIELDS = ("state.fixtures", "initial_state.fixtures", "context.fixtures")
+
+
+@dataclass
+class Conflict:
+    path: str
+    first: FixtureFacts
+    first_at: tuple[int, int]
+    second: FixtureFacts
+    second_at: tuple[int, int]
+    ref_at: tuple[int, int]  # where the case names the second fixture
+
+
+@dataclass
+class CaseState:
+    complete: bool  # every state fixture resolved
+    paths: set[str] = field(default_factory=set)  # every leaf and every prefix of one
+    leaves: set[str] = field(default_factory=set)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    @property
+    def roots(self) -> set[str]:
+        return {p.split(".", 1)[0] for p in self.paths}
+
+    def has(self, path: str) -> bool:
+        """The path exists, or lies below a leaf that is a list or free-form value."""
+        if path in self.paths:
+            return True
+        parts = path.split(".")
+        return any(".".join(parts[:i]) in self.leaves for i in range(1, len(parts)))
+
+
+def _add(state: CaseState, path: str) -> None:
+    parts = path.split(".")
+    for i in range(1, len(parts) + 1):
+        state.paths.add(".".join(parts[:i]))
+    state.leaves.add(path)
+
+
+def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
+    state = CaseState(complete=True)
+    owners: dict[str, tuple[str, FixtureFacts, int, int]] = {}
+    # dotted prefix -> the first leaf below it (value, fixture, line, column)
+    below: dict[str, tuple[str, FixtureFacts, int, int]] = {}
+    for field_name, _kind, target, line, col in case.refs:
+        if field_name not in STATE_REF_FIELDS:
+            continue
+        fixture = index.fixture(target)
+        if fixture is None:
+            state.complete = False
+            continue
+        if fixture.kind is None or fixture.kind[0] != "state":
+            continue  # a conversation in context.fixtures
+        for path, value, f_line, f_col in fixture.state_leaves:
+            here = (value, fixture, f_line, f_col)
+            parts = path.split(".")
+            clash = owners.get(path)
+            if clash is None:
+                # a mapping where another fixture has a value, or the reverse
+                clash = next(
+                    (
+                        owners[p]
+                        for i in range(1, len(parts))
+                        if (p := ".".join(parts[:i])) in owners
+                    ),
+                    None,
+                ) or below.get(path)
+            if clash is not None and clash[1] is not fixture and clash[0] != value:
+                state.conflicts.append(
+                    Conflict(path, clash[1], clash[2:], fixture, (f_line, f_col), (line, col))
+                )
+            owners[path] = here
+            for i in range(1, len(parts)):
+                below.setdefault(".".join(parts[:i]), here)
+            _add(state, path)
+    for path, _value, _line, _col in case.inline_state:
+        _add(state, path)
+    return state
