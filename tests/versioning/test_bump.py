@@ -67,7 +67,7 @@ def test_bump_writes_case_and_dataset_versions_once(repo: Path) -> None:
     ]
     after = (repo / CASE).read_text("utf-8")
     assert after == before.replace("但有质量问题", "但是有质量问题").replace(
-        "case_version: v3", "case_version: v4"
+        "case_version: v3", "case_version: v4", 1
     )
     assert bump(load_config(repo)) == []
     assert (repo / CASE).read_text("utf-8") == after

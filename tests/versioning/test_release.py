@@ -16,6 +16,7 @@ from tests.versioning.conftest import (
     CASE,
     CRM,
     CRM_MANIFEST,
+    LINT_CONFIG,
     MANIFEST,
     REFUND,
     SHARED_FIXTURE,
@@ -92,7 +93,7 @@ def test_tag_refuses_a_dirty_tree_lint_errors_and_unknown_datasets(repo: Path) -
 
 def test_tag_format_is_configurable(repo: Path) -> None:
     (repo / "evalcase.toml").write_text(
-        '[versioning]\ntag_format = "datasets/{dataset_id}/{dataset_version}"\n'
+        LINT_CONFIG + '[versioning]\ntag_format = "datasets/{dataset_id}/{dataset_version}"\n'
     )
     commit_all(repo, "config")
     config = load_config(repo)

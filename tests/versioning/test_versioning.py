@@ -14,6 +14,7 @@ from tests.helpers import commit_all, git
 from tests.versioning.conftest import (
     CASE,
     CRM,
+    LINT_CONFIG,
     MANIFEST,
     REFUND,
     codes,
@@ -52,7 +53,7 @@ def test_the_governance_split_is_configurable(repo: Path) -> None:
     replace_in(repo, CASE, "source: 线上日志改写", "source: 线上日志改写（二次核对）")
     assert codes(lint(repo, base="HEAD")) == {("EC501", CASE)}
     (repo / "evalcase.toml").write_text(
-        '[versioning]\ngovernance_fields = ["title", "metadata", "source"]\n'
+        LINT_CONFIG + '[versioning]\ngovernance_fields = ["title", "metadata", "source"]\n'
     )
     assert lint(repo, base="HEAD") == []
 
