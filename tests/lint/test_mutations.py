@@ -64,15 +64,18 @@ def tool_not_available(repo: Path) -> tuple[str, int]:
     line = replace_line(
         repo,
         TOOL_CASE,
-        "expected_tool_sequence: [order_lookup,",
-        "expected_tool_sequence: [human_handoff, order_lookup,",
+        "    - {tool: order_lookup, args: {order_id: ORDER_6001}}",
+        "    - {tool: human_handoff, args: {order_id: ORDER_6001}}",
     )
     return TOOL_CASE, line
 
 
 def argument_of_wrong_type(repo: Path) -> tuple[str, int]:
     line = replace_line(
-        repo, TOOL_CASE, "order_lookup: {order_id: ORDER_6001}", "order_lookup: {order_id: 6001}"
+        repo,
+        TOOL_CASE,
+        "{tool: order_lookup, args: {order_id: ORDER_6001}}",
+        "{tool: order_lookup, args: {order_id: 6001}}",
     )
     return TOOL_CASE, line
 

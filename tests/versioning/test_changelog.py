@@ -47,7 +47,7 @@ def two_versions(repo: Path) -> Path:
 def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Path) -> None:
     log = diff(load_config(two_versions), f"{REFUND}@v1", f"{REFUND}@v2")
     assert [(c.id, c.new_version) for c in log.added] == [("refund_eligibility_002", "v1")]
-    assert [(c.id, c.old_version) for c in log.removed] == [("refund_policy_edge_001", "v1")]
+    assert [(c.id, c.old_version) for c in log.removed] == [("refund_policy_edge_001", "v2")]
     modified = {c.id: c for c in log.modified}
     assert set(modified) == {"refund_eligibility_001", "llm_instruction_001"}
     changed = modified["refund_eligibility_001"]
@@ -66,8 +66,8 @@ def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "~ refund_eligibility_001 v3 -> v4: input" in proc.stdout
     assert "+ refund_eligibility_002 v1" in proc.stdout
-    assert "- refund_policy_edge_001 v1" in proc.stdout
-    assert "~ llm_instruction_001 v1: title (governance only)" in proc.stdout
+    assert "- refund_policy_edge_001 v2" in proc.stdout
+    assert "~ llm_instruction_001 v2: title (governance only)" in proc.stdout
     md = run_cli("diff", f"{REFUND}@v1", "@v2", "--format", "md", cwd=two_versions).stdout
     assert md.startswith(f"### Dataset `{REFUND}`")
     assert "| `refund_eligibility_001` | v3 → v4 | input |" in md

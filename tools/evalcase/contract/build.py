@@ -121,13 +121,23 @@ def path_expr(path: str) -> str:
     return out
 
 
+def sugar(path: str, value: Any) -> str:
+    """CEL of one ``{path: value}`` entry: ``path == value``; a missing last field makes it
+    false rather than an error (``has(a.b) && a.b == v``)."""
+    expr = path_expr(path)
+    parts = path.split(".")
+    if len(parts) > 1 and all(_IDENT.match(p) for p in parts):
+        return f"has({expr}) && {expr} == {literal(value)}"
+    return f"{expr} == {literal(value)}"
+
+
 def condition_text(item: Any) -> list[str]:
     """CEL conditions of a precondition item: a string as is, a mapping as one
-    ``path == value`` per entry (the sugar for equality)."""
+    ``path == value`` per entry (the sugar for equality, see :func:`sugar`)."""
     if isinstance(item, str):
         return [item]
     if isinstance(item, Mapping):
-        return [f"{path_expr(str(k))} == {literal(v)}" for k, v in item.items()]
+        return [sugar(str(k), v) for k, v in item.items()]
     return []
 
 

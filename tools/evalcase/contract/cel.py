@@ -251,3 +251,36 @@ CONTEXT_VARIABLES: dict[str, frozenset[str]] = {
 }
 STATE_CONTEXTS = frozenset({"tool", "permission", "precondition", "assert"})
 RESERVED = frozenset().union(*CONTEXT_VARIABLES.values())
+
+
+def variables(
+    context: str, state: Mapping[str, Any] | None = None, **values: Any
+) -> dict[str, Any]:
+    """The variables of one context (CONTEXT_VARIABLES), for :func:`scope`.
+
+    ``state``: the state document; in STATE_CONTEXTS its top-level keys become variables
+    too (a reserved name wins over a state key of the same name). ``values``: ``args``,
+    ``call``, ``calls``, ``initial``, ``output``, ``trace``; a variable of the context
+    that is not given is empty (``{}``, ``[]`` or ``""``), never absent."""
+    offered = CONTEXT_VARIABLES.get(context)
+    if offered is None:
+        raise ValueError(f"unknown CEL context {context!r}; one of {', '.join(CONTEXT_VARIABLES)}")
+    empty: dict[str, Any] = {
+        "args": {},
+        "call": {},
+        "calls": [],
+        "state": {},
+        "initial": {},
+        "output": "",
+        "trace": [],
+    }
+    out: dict[str, Any] = {}
+    document = dict(state or {})
+    if context in STATE_CONTEXTS:
+        out.update(document)
+    for name in offered:
+        if name == "state":
+            out[name] = document
+        else:
+            out[name] = values.get(name, empty[name])
+    return out
