@@ -13,6 +13,7 @@ import importlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from evalcase.config import Config
@@ -95,12 +96,18 @@ class Checks:
     key: str = ""
 
     def loaded(self) -> tuple[list[Any], Any]:
-        modules = [importlib.import_module(name) for name in self.modules]
-        scan = None
-        if self.scan:
-            module, _, function = self.scan.partition(":")
-            scan = getattr(importlib.import_module(module), function)
-        return modules, scan
+        return _load(self)
+
+
+@lru_cache(maxsize=8)
+def _load(checks: Checks) -> tuple[list[Any], Any]:
+    # Once per process and set of checks: analyze() runs for every file.
+    modules = [importlib.import_module(name) for name in checks.modules]
+    scan = None
+    if checks.scan:
+        module, _, function = checks.scan.partition(":")
+        scan = getattr(importlib.import_module(module), function)
+    return modules, scan
 
 
 def limits_of(config: Config) -> Limits:
