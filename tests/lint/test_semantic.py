@@ -6,6 +6,7 @@ parameter schemas, the identifier helpers, and the cost of the repository-wide r
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import replace
@@ -294,6 +295,9 @@ def synthetic_index(n: int) -> RepoIndex:
                 path=facts.path.replace(str(facts.case_id[0]), case_id),
                 case_id=(case_id, *facts.case_id[1:]),
                 similarity=(f"{facts.similarity[0]}{i}", *facts.similarity[1:]),
+                # Another input: another case's content, not a copy (EC417).
+                field_digest_text=json.dumps({**facts.field_digests, "input": f"input-{i}"}),
+                content_digest="",
             )
         )
     return index

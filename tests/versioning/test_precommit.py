@@ -88,12 +88,21 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(tmp_path: Path
 
     bumped = run_cli("bump", cwd=consumer)
     assert bumped.returncode == 0, bumped.stdout + bumped.stderr
-    assert "case_version v3 -> v4" in bumped.stdout
+    assert "case_version v4 -> v5" in bumped.stdout
+    git(consumer, "add", CASE)
+    # The case changed, so its approval (of v4) no longer covers it: a new review.
+    stale = run(["git", "commit", "-m", "reword the question"], consumer, env)
+    assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
+    reviewed = run_cli(
+        "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
+        "--for", "golden,regression", cwd=consumer,
+    )  # fmt: skip
+    assert reviewed.returncode == 0, reviewed.stderr
     git(consumer, "add", CASE)
     accepted = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert git(consumer, "rev-parse", "HEAD~1").strip() == head_before
-    assert "case_version: v4" in git(consumer, "show", f"HEAD:{CASE}")
+    assert "case_version: v5" in git(consumer, "show", f"HEAD:{CASE}")
 
 
 def _findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str, int]]:

@@ -529,7 +529,7 @@ def bump_command(
 
 # Command groups, one module each. Imported after `main` exists because they use this
 # module's helpers; each module lists its commands in COMMANDS.
-for _group in ("run", "grade", "authoring"):
+for _group in ("run", "grade", "authoring", "review"):
     for _command in importlib.import_module(f"evalcase.commands.{_group}").COMMANDS:
         main.add_command(_command)
 

@@ -909,6 +909,88 @@ def _dump_with(yaml: Any, data: Any, values: dict[Path, str]) -> str:
     return out.getvalue()
 
 
+def _flow(value: Any) -> str:
+    """A value as YAML flow text (strings plain when safe, else double-quoted)."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    text = str(value)
+    return text if _plain_ok(text) else json.dumps(text, ensure_ascii=False)
+
+
+def append_to_list(text: str, path: Path, item: dict[str, Any]) -> str:
+    """``text`` with ``item`` appended, as one flow-mapping line, to the block list at
+    ``path`` (created, as the last key of its parent mapping, when absent). Everything
+    else is kept byte for byte; when the list is not a block list the document is dumped
+    by ruamel.yaml's round-trip dumper instead. The parent mapping must exist."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    data = yaml.load(text)
+    *parents, key = path
+    node: Any = data
+    for part in parents:
+        node = node[part]
+    if not isinstance(node, dict):
+        raise KeyError(f"no mapping at {'.'.join(str(p) for p in parents)}")
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+
+    def block_end(start: int, indent: int) -> int:
+        """Index of the first line after ``start`` indented at most ``indent``."""
+        end = start + 1
+        while end < len(lines):
+            stripped = lines[end].strip()
+            indented = len(lines[end]) - len(lines[end].lstrip(" "))
+            if stripped and not stripped.startswith("#") and indented <= indent:
+                break
+            end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        return end
+
+    existing: Any = node.get(key)
+    if key not in node:
+        if not parents or not node:
+            return _append_dump(yaml, data, node, key, item)
+        grand: Any = data
+        for part in parents[:-1]:
+            grand = grand[part]
+        parent_line, parent_col = grand.lc.key(parents[-1])
+        mapping: Any = node
+        child_col = mapping.lc.key(next(iter(node)))[1]
+        end = block_end(parent_line, parent_col)
+        pad = " " * child_col
+        new = [f"{pad}{key}:\n", f"{pad}  - {_flow(item)}\n"]
+        return "".join(lines[:end] + new + lines[end:])
+    if not isinstance(existing, list) or not existing or existing.fa.flow_style():  # type: ignore[attr-defined]
+        return _append_dump(yaml, data, node, key, item)
+    block: Any = existing  # a ruamel.yaml CommentedSeq: knows where its items are
+    last_line, dash_col = block.lc.item(len(block) - 1)
+    dash_col -= 2  # lc.item points at the item's value, after "- "
+    if last_line >= len(lines) or lines[last_line][dash_col : dash_col + 1] != "-":
+        return _append_dump(yaml, data, node, key, item)
+    end = block_end(last_line, dash_col)
+    new_line = f"{' ' * dash_col}- {_flow(item)}\n"
+    return "".join([*lines[:end], new_line, *lines[end:]])
+
+
+def _append_dump(yaml: Any, data: Any, node: Any, key: Any, item: dict[str, Any]) -> str:
+    import io
+
+    node.setdefault(key, [])
+    node[key].append(item)
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
 # --- round-trip formatting ----------------------------------------------------------
 # `evalcase fmt` and `evalcase new --from` rewrite whole files. They use ruamel.yaml's
 # round-trip mode (comments, blank lines and quoting survive) through these two

@@ -345,7 +345,15 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
 
     similarity = None
     if "input" in data:
-        key = normalize_text({"input": data.get("input"), "context": data.get("context")})
+        # The same input and context over another initial state is another case (12.1).
+        key = normalize_text(
+            {
+                "input": data.get("input"),
+                "context": data.get("context"),
+                "state": data.get("state"),
+                "initial_state": data.get("initial_state"),
+            }
+        )
         line, col = doc.locate(("input",))
         similarity = (hashlib.blake2b(key.encode(), digest_size=12).hexdigest(), line, col)
 

@@ -26,7 +26,7 @@ from evalcase.index.analysis import analyze as _analyze
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
-from evalcase.model import Finding, Severity
+from evalcase.model import FileKind, Finding, Severity
 
 if TYPE_CHECKING:
     from evalcase.versioning.history import History
@@ -170,6 +170,8 @@ class Linter:
             findings.extend(result.findings)
             if result.facts is not None:
                 index.add(result.facts)
+            elif source.kind is FileKind.FIXTURE:
+                index.add_broken(source.path)
         for rule in RULES.values():
             if rule.scope == "repo":
                 findings.extend(rule.module.check(index, self.config))
