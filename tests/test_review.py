@@ -71,8 +71,8 @@ def test_review_refuses_bad_input_with_a_clear_error(tmp_path: Path) -> None:
         assert proc.stderr.startswith("evalcase: error:"), proc.stderr
         assert "Traceback" not in proc.stderr
     proc = run_cli(
-        "review-case", "datasets/sample_set/dataset.yaml", "--reviewer", "x", "--result", "rejected",
-        cwd=repo,
+        "review-case", "datasets/sample_set/dataset.yaml",
+        "--reviewer", "x", "--result", "rejected", cwd=repo,
     )  # fmt: skip
     assert proc.returncode == 2 and "not a case file" in proc.stderr
     assert (repo / CASE).read_text("utf-8") == before

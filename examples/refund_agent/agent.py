@@ -186,24 +186,6 @@ def privacy(conv: Conversation) -> None:
 def explain_policy(conv: Conversation) -> None:
     """No tools, but the channel passed the relevant policy text: answer from it."""
     excerpt = conv.context.get("policy_excerpt")
-    if conv.tools or not excerpt:
-        return
-    if any(w in conv.last for w in ("如果", "先问问")):
-        return
-    raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
-
-
-def hypothetical(conv: Conversation) -> None:
-    if any(w in conv.last for w in ("如果", "先问问")) and "退" in conv.last:
-        raise say(
-            "收到货后，自签收次日起 7 天内，商品及包装完好、不影响二次销售的，可以申请七天无理由退货。"
-            "到时候有需要随时找我。"
-        )
-
-
-def explain_policy(conv: Conversation) -> None:
-    """No tools, but the channel passed the relevant policy text: answer from it."""
-    excerpt = conv.context.get("policy_excerpt")
     if conv.tools or not excerpt or any(w in conv.last for w in ("如果", "先问问")):
         return
     raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
@@ -212,7 +194,8 @@ def explain_policy(conv: Conversation) -> None:
 def hypothetical(conv: Conversation) -> None:
     if any(w in conv.last for w in ("如果", "先问问")) and "退" in conv.last:
         raise say(
-            "收到货后，自签收次日起 7 天内，商品及包装完好、不影响二次销售的，可以申请七天无理由退货。"
+            "收到货后，自签收次日起 7 天内，"
+            "商品及包装完好、不影响二次销售的，可以申请七天无理由退货。"
             "到时候有需要随时找我。"
         )
 
@@ -352,7 +335,8 @@ def points_and_coupons(conv: Conversation) -> None:
         if calc is not None and calc.result and calc.result.get("status") == "computed":
             r = calc.result
             raise say(
-                f"按规则测算：预计退款 {r.get('cash_refund_estimate')} 元。{r.get('explanation', '')}"
+                f"按规则测算：预计退款 {r.get('cash_refund_estimate')} 元。"
+                f"{r.get('explanation', '')}"
             )
     if order_id and "human_handoff" in conv.tools:
         handoff(conv, "refund_specialist", "amount_dispute", f"{order_id} 的券和积分需人工核算")
@@ -456,7 +440,8 @@ def refund_request(conv: Conversation) -> None:
         )
         if submit is not None and submit.result:
             raise say(
-                f"退货退款申请已提交（退款单 {submit.result.get('refund_id')}），审核通过后原路退回，通常 1-7 个工作日到账。"
+                f"退货退款申请已提交（退款单 {submit.result.get('refund_id')}），"
+                "审核通过后原路退回，通常 1-7 个工作日到账。"
             )
         raise say("退款申请提交没有成功返回结果，请稍后在订单详情页查看退款状态。")
     if verdict == "already_refunded":
@@ -486,7 +471,8 @@ def fallback(conv: Conversation) -> None:
     if excerpt:
         raise say(f"按照平台规则：{excerpt} 我不能承诺具体到账时间或结果，有进展会第一时间通知您。")
     raise say(
-        "我理解您的问题。拆封后影响二次销售的商品（如入耳式耳机）不适用七天无理由退货，有质量问题可以在签收 30 天内申请售后质检。"
+        "我理解您的问题。拆封后影响二次销售的商品（如入耳式耳机）不适用七天无理由退货，"
+        "有质量问题可以在签收 30 天内申请售后质检。"
     )
 
 
