@@ -80,9 +80,13 @@ def repo_with_required_cell(tmp_path: Path, status: str, role: str) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(BASE_REPO, repo)
     manifest = repo / "datasets/sample_set/dataset.yaml"
+    # Right after the dimensions, so the key lands in `coverage:` whatever follows it.
     manifest.write_text(
-        manifest.read_text("utf-8")
-        + "  required:\n    - {item_state: opened, user_state: unverified}\n",
+        manifest.read_text("utf-8").replace(
+            "    user_state: [verified, unverified]\n",
+            "    user_state: [verified, unverified]\n"
+            "  required:\n    - {item_state: opened, user_state: unverified}\n",
+        ),
         "utf-8",
     )
     case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
