@@ -229,12 +229,15 @@ def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path
     proc = run_cli("export", "sample_set", "--format", "inspect", cwd=repo)
     assert proc.returncode == 1
     assert (
-        "inspect: 0 cases exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
+        "inspect: 1 case exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
         in proc.stderr
     )
     assert "evalcase: error: refund_eligibility_001 not exported: " in proc.stderr
     assert "a permission is a named policy" in proc.stderr
-    assert proc.stdout == ""
+    # The cases that build are exported; the broken one is not.
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == [
+        "refund_tool_submit_001"
+    ]
 
 
 def test_an_unknown_format_is_a_usage_error() -> None:

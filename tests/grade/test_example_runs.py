@@ -31,7 +31,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     repo.mkdir()
     for name in ("datasets", "fixtures", "examples"):
         shutil.copytree(REPO_ROOT / name, repo / name)
-    shutil.copy(REPO_ROOT / "pyproject.toml", repo / "pyproject.toml")
+    shutil.copy(REPO_ROOT / "evalcase.toml", repo / "evalcase.toml")
     init_repo(repo)
     head = commit_all(repo, "example repository")
     env = {"EVALCASE_JUDGE_API_KEY": KEY, "CI_SERVICE_TOKEN": KEY + "-other"}

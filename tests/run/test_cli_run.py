@@ -28,7 +28,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root.mkdir()
     for folder in ("datasets", "fixtures", "examples"):
         shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "pyproject.toml", root / "pyproject.toml")
+    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
     (root / ".gitignore").write_text("/outputs/\n", "utf-8")
     init_repo(root)
     commit_all(root, "datasets")

@@ -131,6 +131,18 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     assert run_cli("lint", "--no-base", cwd=repo).returncode == 0
     assert run_cli("bump", cwd=repo).returncode == 0
     git(repo, "add", "-A")
+    # Bumped, the case's approval (of the old version) no longer covers it: both say so.
+    plain = run_cli("lint", "--format", "json", cwd=repo)
+    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    assert plain.returncode == hook.returncode == 1
+    assert _findings(plain) == _findings(hook)
+    assert {code for code, _, _ in _findings(plain)} == {"EC411"}
+    reviewed = run_cli(
+        "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
+        "--for", "golden,regression", cwd=repo,
+    )  # fmt: skip
+    assert reviewed.returncode == 0, reviewed.stderr
+    git(repo, "add", "-A")
     plain = run_cli("lint", "--format", "json", cwd=repo)
     hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
     assert plain.returncode == hook.returncode == 0

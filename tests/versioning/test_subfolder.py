@@ -60,7 +60,15 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
     assert cli("lint", "--base", "HEAD")[0] == 1
     # bump writes what lint asks for; then everything agrees.
     code, out, _ = cli("bump")
-    assert code == 0 and "case_version v3 -> v4" in out, out
+    assert code == 0 and "case_version v4 -> v5" in out, out
+    # The approval was of v4: a new review of v5, recorded by review-case, settles it.
+    code, out, _ = cli("lint")
+    assert code == 1 and "EC411" in out and "EC501" not in out
+    reviewed = cli(
+        "review-case", EVALS_CASE, "--reviewer", "退款业务专家", "--result", "approved",
+        "--for", "golden,regression",
+    )  # fmt: skip
+    assert reviewed[0] == 0, reviewed
     assert cli("lint")[0] == 0
     git(app, "add", "-A")
     git(app, "commit", "-q", "-m", "reword the question")
@@ -132,7 +140,7 @@ def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
     assert "not on your PATH" in output and "-m evalcase bump" in output
     command = next(line for line in output.splitlines() if "-m evalcase bump" in line)
     bumped = run(command.split(), app, env)
-    assert bumped.returncode == 0 and "case_version v3 -> v4" in bumped.stdout, bumped
+    assert bumped.returncode == 0 and "case_version v4 -> v5" in bumped.stdout, bumped
     git(app, "add", EVALS_CASE)
     accepted = run(["git", "commit", "-m", "reword"], app, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
