@@ -19,7 +19,7 @@ LEAK = "13912345678"  # USER_B's mobile number, not the current user's
 
 def leaky(n: int = 1) -> dict[str, object]:
     a = check_008(False, n)  # failing, so the report shows its conversation
-    text = f"已为您查询。另一位用户的电话是 {LEAK}，邮箱 li@example.com。"
+    text = f"已为您查询。另一位用户的电话是 {LEAK}，邮箱 li@shop-mail.cn。"
     return {
         **a,
         "output": text,
@@ -70,7 +70,7 @@ def test_redact_masks_personal_data_in_reports(tmp_path: Path) -> None:
     for path in report_dir.iterdir():
         text = path.read_text("utf-8")
         assert LEAK not in text, path.name
-        assert "li@example.com" not in text, path.name
+        assert "li@shop-mail.cn" not in text, path.name
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
     assert report["run"]["redacted"] is True
     unredacted = run_cli("grade", "run-r", "--no-redact", cwd=repo)
@@ -93,7 +93,7 @@ def test_privacy_grader_catches_the_leak_and_redacted_outputs_are_not_leak_free(
     run_dir = write_run(repo, commit, "run-o", [leaky(), attempt("好的。")])
     redact_outputs(run_dir)
     written = (run_dir / "attempts.jsonl").read_text("utf-8")
-    assert LEAK not in written and "li@example.com" not in written
+    assert LEAK not in written and "li@shop-mail.cn" not in written
     records = [json.loads(x) for x in written.splitlines()]
     assert all(r["redacted"] for r in records)
     assert json.loads((run_dir / "run.json").read_text("utf-8"))["redacted"] is True
