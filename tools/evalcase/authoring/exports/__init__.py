@@ -54,6 +54,16 @@ class NotCarried:
         if case_id not in ids:
             ids.append(case_id)
 
+    def chat_sample_limits(self, case: ExportCase) -> None:
+        """What no chat-sample format (one input, assertions on the answer) can carry: the
+        runner-owned environment, expectations about tool calls, later scripted turns."""
+        for what in case.environment:
+            self.add(what, case.case_id)
+        if case.expected_tools or case.forbidden_tools:
+            self.add("expected and forbidden tool calls", case.case_id)
+        if len(case.user_turns) > 1:
+            self.add("scripted user turns after the first", case.case_id)
+
     def result(self) -> dict[str, tuple[str, ...]]:
         return {k: tuple(v) for k, v in self._seen.items()}
 

@@ -54,11 +54,6 @@ def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) ->
     missing = NotCarried()
     lines = []
     for case in cases:
-        for what in case.environment:
-            missing.add(what, case.case_id)
-        if case.expected_tools or case.forbidden_tools:
-            missing.add("expected and forbidden tool calls", case.case_id)
-        if len(case.user_turns) > 1:
-            missing.add("scripted user turns after the first", case.case_id)
+        missing.chat_sample_limits(case)
         lines.append(json.dumps(sample(case), ensure_ascii=False) + "\n")
     return Rendered("".join(lines), len(cases), missing.result())

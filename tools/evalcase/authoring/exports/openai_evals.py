@@ -38,16 +38,11 @@ def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) ->
     lines = []
     for case in cases:
         missing.add("case IDs and labels (risk level, tags)", case.case_id)
-        for what in case.environment:
-            missing.add(what, case.case_id)
-        if case.expected_tools or case.forbidden_tools:
-            missing.add("expected and forbidden tool calls", case.case_id)
+        missing.chat_sample_limits(case)
         if case.negative_behavior or case.must_not_include:
             missing.add("negative behaviour", case.case_id)
         if case.rubric is not None:
             missing.add("rubrics", case.case_id)
-        if len(case.user_turns) > 1:
-            missing.add("scripted user turns after the first", case.case_id)
         line: dict[str, Any] = {"input": case.messages(), "ideal": ideal(case)}
         lines.append(json.dumps(line, ensure_ascii=False) + "\n")
     return Rendered("".join(lines), len(cases), missing.result())

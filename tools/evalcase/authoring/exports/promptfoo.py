@@ -83,12 +83,7 @@ def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) ->
     missing = NotCarried()
     tests = []
     for case in cases:
-        for what in case.environment:
-            missing.add(what, case.case_id)
-        if case.expected_tools or case.forbidden_tools:
-            missing.add("expected and forbidden tool calls", case.case_id)
-        if len(case.user_turns) > 1:
-            missing.add("scripted user turns after the first", case.case_id)
+        missing.chat_sample_limits(case)
         test = test_case(case)
         if "assert" not in test:
             missing.add("any assertion (the case has no expectation promptfoo can check)",
