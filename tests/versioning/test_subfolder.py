@@ -142,6 +142,15 @@ def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
     bumped = run(command.split(), app, env)
     assert bumped.returncode == 0 and "case_version v4 -> v5" in bumped.stdout, bumped
     git(app, "add", EVALS_CASE)
+    # Bumped, the case is no longer the version its approval judged: a new review.
+    stale = run(["git", "commit", "-m", "reword"], app, env)
+    assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
+    reviewed = run_cli(
+        "review-case", EVALS_CASE, "--reviewer", "退款业务专家", "--result", "approved",
+        "--for", "golden,regression", cwd=app,
+    )  # fmt: skip
+    assert reviewed.returncode == 0, reviewed.stderr
+    git(app, "add", EVALS_CASE)
     accepted = run(["git", "commit", "-m", "reword"], app, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "case_version: v4" in git(app, "show", f"HEAD:{EVALS_CASE}")
+    assert "\ncase_version: v5\n" in git(app, "show", f"HEAD:{EVALS_CASE}")
