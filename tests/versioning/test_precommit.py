@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
-from tests.versioning.conftest import CASE, line_of, replace_in
+from tests.versioning.conftest import CASE, line_of, replace_in, review_again
 
 PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 PROJECT_DIRS = ("tools", "schemas")
@@ -93,11 +93,7 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(tmp_path: Path
     # The case changed, so its approval (of v4) no longer covers it: a new review.
     stale = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
-    reviewed = run_cli(
-        "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
-        "--for", "golden,regression", cwd=consumer,
-    )  # fmt: skip
-    assert reviewed.returncode == 0, reviewed.stderr
+    review_again(CASE, consumer)
     git(consumer, "add", CASE)
     accepted = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
@@ -137,11 +133,7 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     assert plain.returncode == hook.returncode == 1
     assert _findings(plain) == _findings(hook)
     assert {code for code, _, _ in _findings(plain)} == {"EC411"}
-    reviewed = run_cli(
-        "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
-        "--for", "golden,regression", cwd=repo,
-    )  # fmt: skip
-    assert reviewed.returncode == 0, reviewed.stderr
+    review_again(CASE, repo)
     git(repo, "add", "-A")
     plain = run_cli("lint", "--format", "json", cwd=repo)
     hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
-from tests.versioning.conftest import CASE, replace_in
+from tests.versioning.conftest import CASE, replace_in, review_again
 from tests.versioning.test_precommit import hook_env, project_snapshot, run
 
 CRM = "crm_safety_set"
@@ -64,11 +64,7 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
     # The approval was of v4: a new review of v5, recorded by review-case, settles it.
     code, out, _ = cli("lint")
     assert code == 1 and "EC411" in out and "EC501" not in out
-    reviewed = cli(
-        "review-case", EVALS_CASE, "--reviewer", "退款业务专家", "--result", "approved",
-        "--for", "golden,regression",
-    )  # fmt: skip
-    assert reviewed[0] == 0, reviewed
+    review_again(EVALS_CASE, app, *root)
     assert cli("lint")[0] == 0
     git(app, "add", "-A")
     git(app, "commit", "-q", "-m", "reword the question")
@@ -145,11 +141,7 @@ def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
     # Bumped, the case is no longer the version its approval judged: a new review.
     stale = run(["git", "commit", "-m", "reword"], app, env)
     assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
-    reviewed = run_cli(
-        "review-case", EVALS_CASE, "--reviewer", "退款业务专家", "--result", "approved",
-        "--for", "golden,regression", cwd=app,
-    )  # fmt: skip
-    assert reviewed.returncode == 0, reviewed.stderr
+    review_again(EVALS_CASE, app)
     git(app, "add", EVALS_CASE)
     accepted = run(["git", "commit", "-m", "reword"], app, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
