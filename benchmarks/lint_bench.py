@@ -68,7 +68,7 @@ def generate(dest: Path, n: int, dataset: str = "*") -> list[str]:
     Returns case paths."""
     templates = sorted(REPO_ROOT.glob(f"datasets/{dataset}/cases/*.yaml"))
     shutil.copytree(REPO_ROOT / "fixtures", dest / "fixtures")
-    for manifest in REPO_ROOT.glob("datasets/*/dataset.yaml"):
+    for manifest in REPO_ROOT.glob(f"datasets/{dataset}/dataset.yaml"):
         target = dest / manifest.relative_to(REPO_ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(manifest, target)

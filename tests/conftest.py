@@ -23,3 +23,33 @@ def example_repo(tmp_path: Path) -> Path:
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, dest / part)
     return dest
+
+
+# --- slow tests: deselected by default, run by `pytest --full` (what .ci/run runs) ---------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="Also run the tests marked slow (real pre-commit installs, fuzzing, the whole "
+        "hostile tree). CI runs them; a developer's default run leaves them out.",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # An explicit -m expression (e.g. -m slow) chooses for itself.
+    if config.getoption("--full") or config.getoption("-m"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if not slow:
+        return
+    config.hook.pytest_deselected(items=slow)
+    items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.getoption("--full") or config.getoption("-m"):
+        return "evalcase: running every test, slow ones included"
+    return "evalcase: slow tests left out (run `pytest --full` for everything, as .ci/run does)"

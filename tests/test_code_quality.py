@@ -21,10 +21,10 @@ def test_mypy_strict() -> None:
 
 
 def test_ruff_check() -> None:
-    proc = _run("ruff", "check", "tools", "tests", "benchmarks")
+    proc = _run("ruff", "check", "tools", "tests", "benchmarks", "examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_ruff_format() -> None:
-    proc = _run("ruff", "format", "--check", "tools", "tests", "benchmarks")
+    proc = _run("ruff", "format", "--check", "tools", "tests", "benchmarks", "examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,9 @@ from evalcase.lint.rules import RULES
 from evalcase.loader import iter_paths, load
 from evalcase.model import Finding
 from tests.helpers import BASE_REPO, REPO_ROOT
+
+# Thousands of examples: run by `pytest --full` (CI), not in a developer's default run.
+pytestmark = pytest.mark.slow
 
 CASE_PATH = "datasets/sample_set/cases/refund_eligibility_900.yaml"
 FIXTURE_PATH = "fixtures/state/order_900.yaml"

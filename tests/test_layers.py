@@ -30,6 +30,16 @@ FORBIDDEN = {
         "evalcase.cli",
         "evalcase.commands",
     ),
+    # Graders read the JudgeSpec and the recorded attempt, never the agent side of the runner.
+    "grade": (
+        "evalcase.run",
+        "evalcase.lint",
+        "evalcase.report",
+        "evalcase.actions",
+        "evalcase.cli",
+        "evalcase.commands",
+    ),
+    "report": ("evalcase.run", "evalcase.lint", "evalcase.cli", "evalcase.commands"),
     "versioning": (
         "evalcase.lint",
         "evalcase.run",

@@ -255,6 +255,72 @@ def test_the_hook_loads_only_what_the_change_touches(example_repo: Path) -> None
     assert result.findings == []
 
 
+def test_exact_copies_and_manifest_rules_answer_from_the_store(example_repo: Path) -> None:
+    """The "content" and "dataset" lookups: a copy under another ID (EC417) is found from
+    the store's content index; a checked manifest's suites and gates (EC310, EC311) see
+    every case of its dataset, through a partial run, as they do without the store."""
+    from evalcase.lint import linter as linter_module
+    from tests.helpers import commit_all, git, init_repo
+
+    manifest_rel = "datasets/refund_regression_set/dataset.yaml"
+    manifest = example_repo / manifest_rel
+    manifest.write_text(
+        manifest.read_text("utf-8")
+        .replace(
+            "suites:\n",
+            "suites:\n  picked:\n    case_ids: [refund_eligibility_001, no_such_case_001]\n"
+            "  nothing:\n    tags: [no_case_has_this_tag]\n",
+            1,
+        )
+        .replace(
+            "gates:\n", "gates:\n  - {name: empty_gate, suite: nothing, min_pass_rate: 1.0}\n", 1
+        ),
+        "utf-8",
+    )
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    run(example_repo, cache=True)  # the store now holds HEAD
+    partial_runs: list[int] = []
+    original = linter_module.Linter._partial
+
+    def spy(self: linter_module.Linter, state: object, focus: set[str]) -> object:
+        partial_runs.append(len(focus))
+        return original(self, state, focus)  # type: ignore[arg-type]
+
+    def focused(paths: list[str], *, staged: bool) -> list[Finding]:
+        config = load_config(example_repo)
+        linter_module.Linter._partial = spy  # type: ignore[assignment,method-assign]
+        try:
+            cached = lint_repository(
+                config, paths=paths, cwd=example_repo, staged=staged, jobs=1
+            ).findings
+        finally:
+            linter_module.Linter._partial = original  # type: ignore[method-assign]
+        uncached = lint_repository(
+            config, paths=paths, cwd=example_repo, staged=staged, use_cache=False, jobs=1
+        ).findings
+        assert cached == uncached
+        return cached
+
+    found = focused([manifest_rel], staged=False)
+    assert {"EC310", "EC311"} <= {f.code for f in found}, found
+    assert partial_runs, "the manifest was checked without a partial run"
+    copy_rel = CASE.replace("_001", "_077")
+    copy = example_repo / copy_rel
+    text = (example_repo / CASE).read_text("utf-8")
+    copy.write_text(
+        text.replace("refund_eligibility_001", "refund_eligibility_077").replace(
+            "title: ", "title: (copy) ", 1
+        ),
+        "utf-8",
+    )
+    git(example_repo, "add", copy_rel)
+    partial_runs.clear()
+    found = focused([copy_rel], staged=True)
+    assert "EC417" in {f.code for f in found}, found
+    assert partial_runs
+
+
 def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Path) -> None:
     from tests.helpers import commit_all, init_repo
 
@@ -274,6 +340,7 @@ def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Pa
 def test_every_repo_rule_says_which_cases_it_reads() -> None:
     """A repo rule without CASE_LOOKUPS makes every commit hook load every case (correct,
     but the hook then costs what the repository holds)."""
+    from evalcase.lint.base import CASE_LOOKUP_KINDS
     from evalcase.lint.rules import RULES
 
     for rule in RULES.values():
@@ -281,4 +348,4 @@ def test_every_repo_rule_says_which_cases_it_reads() -> None:
             continue
         lookups = getattr(rule.module, "CASE_LOOKUPS", None)
         assert isinstance(lookups, tuple), f"{rule.code} declares no CASE_LOOKUPS"
-        assert set(lookups) <= {"case_id", "similarity"}, (rule.code, lookups)
+        assert set(lookups) <= CASE_LOOKUP_KINDS, (rule.code, lookups)

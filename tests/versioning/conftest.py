@@ -10,8 +10,9 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.model import Finding
-from tests.helpers import REPO_ROOT, commit_all, init_repo
+from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
 
+LINT_CONFIG = '[lint]\nignore = ["EC411"]\n'
 REFUND = "refund_regression_set"
 CRM = "crm_safety_set"
 CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
@@ -27,6 +28,9 @@ def repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, path / part)
+    # These tests change and bump reviewed cases without reviewing them again; that an
+    # approval then no longer covers the case is EC411's to test (tests/test_review.py).
+    (path / "evalcase.toml").write_text(LINT_CONFIG, "utf-8")
     init_repo(path)
     commit_all(path, "examples")
     return path
@@ -51,3 +55,13 @@ def replace_in(repo: Path, rel: str, old: str, new: str, count: int = 1) -> None
 def line_of(repo: Path, rel: str, prefix: str) -> int:
     lines = (repo / rel).read_text("utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith(prefix))
+
+
+# The approval the bundled golden/regression cases carry, given again for a bumped version.
+REVIEW_AGAIN = ("--reviewer", "退款业务专家", "--result", "approved", "--for", "golden,regression")
+
+
+def review_again(case: str, cwd: Path, *options: str) -> None:
+    """Record a new approval of ``case`` at its current version (`evalcase review-case`)."""
+    proc = run_cli("review-case", case, *REVIEW_AGAIN, *options, cwd=cwd)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

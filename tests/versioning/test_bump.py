@@ -63,11 +63,11 @@ def test_bump_writes_case_and_dataset_versions_once(repo: Path) -> None:
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
     edits = bump(load_config(repo))
     assert [(e.path, e.field, e.old, e.new, e.reason) for e in edits] == [
-        (CASE, "case_version", "v3", "v4", "EC501")
+        (CASE, "case_version", "v4", "v5", "EC501")
     ]
     after = (repo / CASE).read_text("utf-8")
     assert after == before.replace("但有质量问题", "但是有质量问题").replace(
-        "case_version: v3", "case_version: v4"
+        "case_version: v4", "case_version: v5", 1
     )
     assert bump(load_config(repo)) == []
     assert (repo / CASE).read_text("utf-8") == after
@@ -86,7 +86,7 @@ def test_bump_after_a_release_bumps_the_manifests_and_the_changed_cases(repo: Pa
         (MANIFEST, "dataset_version", "v2"),
         (CRM_MANIFEST, "dataset_version", "v2"),
         (SHARED_FIXTURE, "fixture_version", "v2"),
-        (CASE, "case_version", "v4"),
+        (CASE, "case_version", "v5"),
         (CASE, "dataset_version", "v2"),
     }
     proc = run_cli("bump", cwd=repo)
@@ -104,6 +104,6 @@ def test_bump_staged_compares_the_index(repo: Path) -> None:
     assert bump(load_config(repo), staged=True) == []
     git(repo, "add", CASE)
     edits = bump(load_config(repo), staged=True)
-    assert [(e.field, e.new) for e in edits] == [("case_version", "v4")]
+    assert [(e.field, e.new) for e in edits] == [("case_version", "v5")]
     git(repo, "add", CASE)
     assert lint(repo, staged=True) == []

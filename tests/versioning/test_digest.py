@@ -29,7 +29,7 @@ def contents(repo: Path) -> dict[str, tuple[str, dict[str, str], dict[str, str]]
 
 def test_case_digest_ignores_identity_governance_and_formatting(repo: Path) -> None:
     before = contents(repo)
-    replace_in(repo, CASE, "case_version: v3", "case_version: v9")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v9")
     replace_in(repo, CASE, "title: 签收", "title: 已签收")
     replace_in(repo, CASE, "owner: ai_eval_team", "owner: eval_platform_team")
     replace_in(repo, CASE, "risk_level: P1", "risk_level: 'P1'   # quoted now")

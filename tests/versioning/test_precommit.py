@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
-from tests.versioning.conftest import CASE, line_of, replace_in
+from tests.versioning.conftest import CASE, line_of, replace_in, review_again
 
 PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 PROJECT_DIRS = ("tools", "schemas")
@@ -74,6 +74,9 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(tmp_path: Path
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
     replace_in(consumer, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
+    # What the hook is about to refuse, plain `evalcase lint` refuses too.
+    plain = run_cli("lint", cwd=consumer)
+    assert plain.returncode == 1 and "EC501" in plain.stdout, plain.stdout
     git(consumer, "add", CASE)
     refused = run(["git", "commit", "-m", "reword the question"], consumer, env)
     output = refused.stdout + refused.stderr
@@ -85,9 +88,74 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(tmp_path: Path
 
     bumped = run_cli("bump", cwd=consumer)
     assert bumped.returncode == 0, bumped.stdout + bumped.stderr
-    assert "case_version v3 -> v4" in bumped.stdout
+    assert "case_version v4 -> v5" in bumped.stdout
+    git(consumer, "add", CASE)
+    # The case changed, so its approval (of v4) no longer covers it: a new review.
+    stale = run(["git", "commit", "-m", "reword the question"], consumer, env)
+    assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
+    review_again(CASE, consumer)
     git(consumer, "add", CASE)
     accepted = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert git(consumer, "rev-parse", "HEAD~1").strip() == head_before
-    assert "case_version: v4" in git(consumer, "show", f"HEAD:{CASE}")
+    assert "case_version: v5" in git(consumer, "show", f"HEAD:{CASE}")
+
+
+def _findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str, int]]:
+    import json
+
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return {(f["code"], f["path"], f["line"]) for f in json.loads(proc.stdout)}
+
+
+def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
+    """What `evalcase lint` accepts, the commit hook (`lint --staged`) accepts, and the
+    other way round: both compare with HEAD."""
+    repo = tmp_path / "cases"
+    for part in ("datasets", "fixtures"):
+        shutil.copytree(REPO_ROOT / part, repo / part)
+    init_repo(repo)
+    commit_all(repo, "cases")
+    replace_in(repo, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
+    git(repo, "add", CASE)
+    plain = run_cli("lint", "--format", "json", cwd=repo)
+    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    assert plain.returncode == hook.returncode == 1
+    assert _findings(plain) == _findings(hook) != set()
+    assert {code for code, _, _ in _findings(plain)} == {"EC501"}
+    # --no-base is the one way to leave the base out.
+    assert run_cli("lint", "--no-base", cwd=repo).returncode == 0
+    assert run_cli("bump", cwd=repo).returncode == 0
+    git(repo, "add", "-A")
+    # Bumped, the case's approval (of the old version) no longer covers it: both say so.
+    plain = run_cli("lint", "--format", "json", cwd=repo)
+    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    assert plain.returncode == hook.returncode == 1
+    assert _findings(plain) == _findings(hook)
+    assert {code for code, _, _ in _findings(plain)} == {"EC411"}
+    review_again(CASE, repo)
+    git(repo, "add", "-A")
+    plain = run_cli("lint", "--format", "json", cwd=repo)
+    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    assert plain.returncode == hook.returncode == 0
+    assert _findings(plain) == _findings(hook) == set()
+
+
+def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Path) -> None:
+    repo = tmp_path / "cases"
+    for part in ("datasets", "fixtures"):
+        shutil.copytree(REPO_ROOT / part, repo / part)
+    (repo / "evalcase.toml").write_text('[versioning]\nbase_branch = "main"\n')
+    init_repo(repo)
+    commit_all(repo, "cases")
+    git(repo, "checkout", "-q", "-b", "feature")
+    replace_in(repo, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
+    commit_all(repo, "an unbumped edit, committed on the branch")
+    # Against HEAD nothing changed; against main (the configured base) the case did.
+    proc = run_cli("lint", cwd=repo)
+    assert proc.returncode == 1 and "EC501" in proc.stdout, proc.stdout + proc.stderr
+    assert run_cli("lint", "--base", "HEAD", cwd=repo).returncode == 0
+    (repo / "evalcase.toml").write_text('[versioning]\nbase_branch = "trunk"\n')
+    commit_all(repo, "a base branch that does not exist")
+    proc = run_cli("lint", cwd=repo)
+    assert proc.returncode == 2 and "base_branch = 'trunk'" in proc.stderr

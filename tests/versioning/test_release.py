@@ -16,6 +16,7 @@ from tests.versioning.conftest import (
     CASE,
     CRM,
     CRM_MANIFEST,
+    LINT_CONFIG,
     MANIFEST,
     REFUND,
     SHARED_FIXTURE,
@@ -68,7 +69,7 @@ def test_the_tag_message_records_cases_versions_and_digest(repo: Path) -> None:
     assert digest is not None and len(digest) == 32
     assert governance == ("metadata", "title")
     assert case_map is not None and fixtures is not None
-    assert case_map["refund_eligibility_001"][0] == "v3"
+    assert case_map["refund_eligibility_001"][0] == "v4"
     assert len(case_map) == len(cases)
     assert "safety_refusal_v1" in fixtures
     assert git(repo, "cat-file", "-t", name).strip() == "tag"  # annotated
@@ -92,7 +93,7 @@ def test_tag_refuses_a_dirty_tree_lint_errors_and_unknown_datasets(repo: Path) -
 
 def test_tag_format_is_configurable(repo: Path) -> None:
     (repo / "evalcase.toml").write_text(
-        '[versioning]\ntag_format = "datasets/{dataset_id}/{dataset_version}"\n'
+        LINT_CONFIG + '[versioning]\ntag_format = "datasets/{dataset_id}/{dataset_version}"\n'
     )
     commit_all(repo, "config")
     config = load_config(repo)

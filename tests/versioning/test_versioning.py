@@ -14,6 +14,7 @@ from tests.helpers import commit_all, git
 from tests.versioning.conftest import (
     CASE,
     CRM,
+    LINT_CONFIG,
     MANIFEST,
     REFUND,
     codes,
@@ -32,12 +33,12 @@ def test_content_change_without_bump_is_reported_at_the_case_version_line(repo: 
     assert codes(findings) == {("EC501", CASE)}
     (finding,) = findings
     assert finding.line == line_of(repo, CASE, "case_version:")
-    assert "input" in finding.message and "v4" in finding.message
+    assert "input" in finding.message and "v5" in finding.message
 
 
 def test_a_bumped_change_passes(repo: Path) -> None:
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v3", "case_version: v4")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
     assert lint(repo, base="HEAD") == []
 
 
@@ -52,20 +53,20 @@ def test_the_governance_split_is_configurable(repo: Path) -> None:
     replace_in(repo, CASE, "source: 线上日志改写", "source: 线上日志改写（二次核对）")
     assert codes(lint(repo, base="HEAD")) == {("EC501", CASE)}
     (repo / "evalcase.toml").write_text(
-        '[versioning]\ngovernance_fields = ["title", "metadata", "source"]\n'
+        LINT_CONFIG + '[versioning]\ngovernance_fields = ["title", "metadata", "source"]\n'
     )
     assert lint(repo, base="HEAD") == []
 
 
 def test_a_bump_without_change_is_a_warning(repo: Path) -> None:
-    replace_in(repo, CASE, "case_version: v3", "case_version: v4")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
     findings = lint(repo, base="HEAD")
     assert codes(findings) == {("EC503", CASE)}
     assert findings[0].severity is Severity.WARNING
 
 
 def test_versions_never_go_down_and_compare_by_number(repo: Path) -> None:
-    replace_in(repo, CASE, "case_version: v3", "case_version: v10")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v10")
     commit_all(repo, "v10")
     replace_in(repo, CASE, "case_version: v10", "case_version: v9")
     replace_in(repo, MANIFEST, "dataset_version: v1", "dataset_version: v0")
@@ -118,7 +119,7 @@ def test_staged_mode_reads_the_index_against_pre_commit_from_ref(
     assert lint(repo, staged=True) == []  # not staged yet
     git(repo, "add", CASE)
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
-    replace_in(repo, CASE, "case_version: v3", "case_version: v4")  # bumped, not staged
+    replace_in(repo, CASE, "case_version: v4", "case_version: v5")  # bumped, not staged
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
     git(repo, "add", CASE)
     assert lint(repo, staged=True) == []
@@ -126,7 +127,7 @@ def test_staged_mode_reads_the_index_against_pre_commit_from_ref(
     first = git(repo, "rev-parse", "HEAD").strip()
     commit_all(repo, "bumped")
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", first)
-    replace_in(repo, CASE, "case_version: v4", "case_version: v3")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v4")
     git(repo, "add", CASE)
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
 
@@ -136,7 +137,7 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
     other = "datasets/refund_regression_set/cases/llm_instruction_001.yaml"
     git(repo, "checkout", "-q", "main")
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v3", "case_version: v4")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
     main_tip = commit_all(repo, "main moves on")
     git(repo, "checkout", "-q", "feature")
     replace_in(repo, other, "case_version: v2", "case_version: v3")
@@ -151,7 +152,7 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
 def test_a_released_version_is_frozen_without_any_base(repo: Path) -> None:
     assert tag_dataset(load_config(repo), REFUND) == f"{REFUND}@v1"
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v3", "case_version: v4")
+    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
     findings = lint(repo)
     assert codes(findings) == {("EC505", MANIFEST)}
     (finding,) = findings

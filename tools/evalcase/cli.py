@@ -6,6 +6,7 @@ Exit status: 0 no errors (warnings allowed), 1 at least one error, 2 usage or fa
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -23,14 +24,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_OK, EXIT_FINDINGS, EXIT_FATAL = 0, 1, 2
 
 
+def quiet_broken_pipe(status: int = EXIT_OK) -> None:
+    """The reader closed the pipe early (``evalcase rules | head -1``): normal use, so
+    leave without a message. Standard output is pointed at /dev/null so that the
+    interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(status)
+
+
 def fatal_errors(func: F) -> F:
     """Turn FatalError into a message and exit 2; anything unexpected too, without a
-    traceback unless EVALCASE_DEBUG is set."""
+    traceback unless EVALCASE_DEBUG is set. A closed output pipe ends the command quietly."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            quiet_broken_pipe()
         except FatalError as exc:
             click.echo(f"evalcase: error: {exc}", err=True)
             sys.exit(EXIT_FATAL)
@@ -56,30 +71,59 @@ def fatal_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _given_root(root: str | None) -> str | None:
+    """``--root`` after the subcommand wins; otherwise the one given before it."""
+    if root:
+        return root
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if isinstance(ctx.obj, dict) and ctx.obj.get("root"):
+            return str(ctx.obj["root"])
+        ctx = ctx.parent
+    return None
+
+
 def _root(root: str | None) -> Path:
     from evalcase.config import find_root
 
-    return Path(root).resolve() if root else find_root(Path.cwd())
+    given = _given_root(root)
+    return Path(given).resolve() if given else find_root(Path.cwd())
 
 
 def _config(root: str | None) -> Any:
     from evalcase.config import load_config
 
-    return load_config(_root(root))
+    given = _given_root(root)
+    if given:
+        return load_config(Path(given).resolve())
+    return load_config(_root(None))
 
 
-root_option = click.option(
+ROOT_HELP = (
+    "The case repository (the folder holding datasets/ and fixtures/), or a folder whose "
+    "evalcase.toml names it. Default: found from the current folder (see docs/configuration.md)."
+)
+
+root_option: Callable[[F], F] = click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True),
     default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
+    metavar="DIR",
+    help=ROOT_HELP,
 )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalcase")
-def main() -> None:
-    """evalcase: a git-native repository of evaluation cases, and the linter that guards it."""
+@root_option
+@click.pass_context
+def main(ctx: click.Context, root: str | None) -> None:
+    """evalcase: a git-native repository of evaluation cases, and the linter that guards it.
+
+    --root DIR may come before or after the command."""
+    ctx.ensure_object(dict)
+    if root:
+        ctx.obj["root"] = root
     # A command is a short-lived process that builds many small containers (parsed cases,
     # cached facts) and no reference cycles worth collecting: the cyclic collector's
     # passes over them cost a third of a warm lint run. Reference counting still frees
@@ -117,6 +161,11 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "(its merge base with HEAD, as for a pull request).",
 )
 @click.option(
+    "--no-base",
+    is_flag=True,
+    help="Do not compare with a base revision (skips EC501-EC504; release checks still run).",
+)
+@click.option(
     "--staged",
     is_flag=True,
     help="Lint what is staged in the git index (the pre-commit hook mode); the base "
@@ -136,6 +185,7 @@ def lint(
     exit_zero: bool,
     no_cache: bool,
     base: str | None,
+    no_base: bool,
     staged: bool,
     jobs: int | None,
     root: str | None,
@@ -143,11 +193,12 @@ def lint(
     """Check cases, manifests and fixtures. With no PATHS, the whole repository.
 
     PATHS narrow what is reported; the whole repository is always the context (IDs,
-    fixtures, digests).
+    fixtures, digests). In a git repository the version bumps are checked against HEAD
+    (or [versioning] base_branch), as the commit hook checks them; --no-base skips that.
     """
     from dataclasses import replace
 
-    from evalcase.lint.api import lint_repository
+    from evalcase.lint.api import default_base, lint_repository
     from evalcase.reporters import ReportContext, get
     from evalcase.reporters.text import statistics as stats_table
 
@@ -157,6 +208,12 @@ def lint(
     if ignore:
         config = replace(config, ignore=config.ignore + _codes(ignore))
     _check_codes(config.select + config.ignore)
+    if no_base and base:
+        raise click.UsageError("--base and --no-base contradict each other")
+    if base is None and not staged and not no_base:
+        base = default_base(config)
+    if staged and any(Path(p).name in ("evalcase.toml", "pyproject.toml") for p in paths):
+        paths = ()  # pre-commit passed a changed configuration: it concerns every file
     result = lint_repository(
         config,
         paths=list(paths) if paths else None,
@@ -168,12 +225,66 @@ def lint(
     )
     if output_format is None:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    ctx = ReportContext(config.root, result.files_checked, __version__)
-    click.echo(get(output_format)(result.findings, ctx), nl=False)
-    if statistics:
-        click.echo(stats_table(result.findings), nl=False, err=output_format != "text")
-    if not exit_zero and result.worst is Severity.ERROR:
-        sys.exit(EXIT_FINDINGS)
+    display_root, findings = _as_git_paths(config.root, result.findings)
+    ctx = ReportContext(display_root, result.files_checked, __version__)
+    status = EXIT_FINDINGS if not exit_zero and result.worst is Severity.ERROR else EXIT_OK
+    hint = _cli_hint(findings, config.root) if staged else ""
+    try:
+        click.echo(get(output_format)(findings, ctx), nl=False)
+        if hint:
+            click.echo(hint, err=True)
+        if statistics:
+            click.echo(stats_table(result.findings), nl=False, err=output_format != "text")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Output cut short (`evalcase lint | head`) does not turn errors into a pass.
+        quiet_broken_pipe(status)
+    sys.exit(status)
+
+
+def _as_git_paths(root: Path, findings: list[Any]) -> tuple[Path, list[Any]]:
+    """Findings with paths relative to the top of the git repository when the cases live
+    in a subfolder of it (``evals/datasets/...``): the paths pre-commit, editors and
+    GitHub annotations use. Outside git, or at its top, paths stay as they are."""
+    from dataclasses import replace
+
+    from evalcase.gitio import find_top
+
+    top = find_top(root)
+    if top is None or top == root.resolve():
+        return root, findings
+    prefix = root.resolve().relative_to(top).as_posix() + "/"
+    moved = [
+        replace(
+            f,
+            path=prefix + f.path,
+            related=tuple((prefix + p, line, col) for p, line, col in f.related),
+        )
+        for f in findings
+    ]
+    return top, moved
+
+
+def _cli_hint(findings: list[Any], root: Path) -> str:
+    """Under a pre-commit hook built from the published hooks, evalcase lives in
+    pre-commit's own environment, not on the user's PATH: say how to run the
+    `evalcase bump` the findings ask for."""
+    if os.environ.get("PRE_COMMIT") != "1" or not any(
+        "evalcase bump" in f.message for f in findings
+    ):
+        return ""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser())
+    store = Path(os.environ.get("PRE_COMMIT_HOME") or cache / "pre-commit").resolve()
+    if not Path(sys.prefix).resolve().is_relative_to(store):
+        return ""  # a `language: system` hook: evalcase is installed where the user runs it
+    where = "" if root.resolve() == Path.cwd().resolve() else f" --root {os.path.relpath(root)}"
+    return (
+        "hint: this hook runs evalcase from pre-commit's own environment, which is not on "
+        "your PATH. Run the bump with that environment:\n"
+        f"    {sys.executable} -m evalcase bump{where}\n"
+        "or install the command line for good, at the rev: of your .pre-commit-config.yaml:\n"
+        '    pip install "evalcase @ git+<the repo: URL>@<rev>"'
+    )
 
 
 def _check_codes(codes: tuple[str, ...]) -> None:
@@ -185,16 +296,23 @@ def _check_codes(codes: tuple[str, ...]) -> None:
 
 
 @main.command("rules")
-def rules_command() -> None:
-    """List every lint rule: code, name, default severity, summary."""
+@root_option
+@fatal_errors
+def rules_command(root: str | None) -> None:
+    """List every lint rule: code, name, severity, summary. The severity is the one in
+    force in the repository (its configuration may change a rule's default)."""
     from evalcase.lint.rules import RULES
 
+    config = _config(root)
     for code, rule in RULES.items():
-        click.echo(f"{code}  {rule.name:<28} {rule.severity!s:<8} {rule.summary}")
+        severity = config.severity.get(code, rule.severity)
+        click.echo(f"{code}  {rule.name:<28} {severity!s:<8} {rule.summary}")
 
 
 @main.command("graders")
-def graders_command() -> None:
+@root_option
+@fatal_errors
+def graders_command(root: str | None) -> None:
     """List the grader types and rule checks evaluator_config may name (plugins included)."""
     from evalcase import judging
 
@@ -214,8 +332,9 @@ def graders_command() -> None:
 
 @main.command("rule")
 @click.argument("code")
+@root_option
 @fatal_errors
-def rule_command(code: str) -> None:
+def rule_command(code: str, root: str | None) -> None:
     """Explain one rule (its documentation, with a passing and a failing example)."""
     from evalcase.lint.rules import RULES
 
@@ -223,8 +342,10 @@ def rule_command(code: str) -> None:
     rule = RULES.get(code) or next((r for r in RULES.values() if r.name == code.lower()), None)
     if rule is None:
         raise FatalError(f"no rule '{code}' (see `evalcase rules`)")
+    configured = _config(root).severity.get(rule.code)
+    here = f", here: {configured} ([lint] severity)" if configured is not None else ""
     click.echo(
-        f"{rule.code} {rule.name} (default severity: {rule.severity}, scope: {rule.scope})\n"
+        f"{rule.code} {rule.name} (default severity: {rule.severity}{here}, scope: {rule.scope})\n"
     )
     click.echo(rule.doc.strip())
     click.echo(
@@ -316,6 +437,15 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @main.command("export")
 @click.argument("spec", metavar="DATASET@vN")
 @click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "inspect", "openai-evals", "promptfoo"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
+    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
@@ -325,15 +455,18 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
 @root_option
 @fatal_errors
-def export_command(spec: str, output: str | None, no_cache: bool, root: str | None) -> None:
-    """Write a dataset version as JSON Lines, one case a line with its fixtures resolved.
+def export_command(
+    spec: str, output_format: str, output: str | None, no_cache: bool, root: str | None
+) -> None:
+    """Write a dataset version for evalcase or another evaluation tool; a summary line
+    on standard error says what the format could not carry.
 
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
     """
-    from evalcase.actions import export_dataset
+    from evalcase.authoring.exports import export
 
-    result = export_dataset(_config(root), spec, use_cache=not no_cache)
+    result, rendered = export(_config(root), spec, output_format, use_cache=not no_cache)
     if result.digest_matches is False:
         click.echo(
             f"evalcase: warning: {result.revision.label} reads back with digest "
@@ -342,13 +475,18 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
             err=True,
         )
     if output is None:
-        click.echo(result.jsonl(), nl=False)
+        click.echo(rendered.text, nl=False)
     else:
-        Path(output).write_text(result.jsonl(), "utf-8")
+        Path(output).write_text(rendered.text, "utf-8")
         click.echo(
-            f"wrote {len(result.records)} cases of {result.revision.label} to {output}",
+            f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,
         )
+    click.echo(rendered.summary(output_format), err=True)
+    for case_id, why in rendered.not_exported:
+        click.echo(f"evalcase: error: {case_id} not exported: {why}", err=True)
+    if rendered.not_exported:
+        sys.exit(EXIT_FINDINGS)
 
 
 @main.command("bump")
@@ -356,7 +494,8 @@ def export_command(spec: str, output: str | None, no_cache: bool, root: str | No
     "--base",
     default=None,
     metavar="REF",
-    help="Compare with this revision (default: HEAD); a branch means its merge base.",
+    help="Compare with this revision (default: [versioning] base_branch, else HEAD); a "
+    "branch means its merge base.",
 )
 @click.option(
     "--staged", is_flag=True, help="Compare what is staged in the git index with the base."
@@ -373,8 +512,12 @@ def bump_command(
     manifest's version into changed cases. Edits in place, keeping comments, key order
     and quoting; running it again changes nothing."""
     from evalcase.actions import bump
+    from evalcase.lint.api import default_base
 
-    edits = bump(_config(root), base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
+    config = _config(root)
+    if base is None and not staged:
+        base = default_base(config)  # the same base as plain `evalcase lint`
+    edits = bump(config, base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
     if not edits:
         click.echo("nothing to bump")
         return
@@ -382,6 +525,13 @@ def bump_command(
         click.echo(f"{edit.path}: {edit.field} {edit.old} -> {edit.new} ({edit.reason})")
     verb = "would bump" if dry_run else "bumped"
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
+
+
+# Command groups, one module each. Imported after `main` exists because they use this
+# module's helpers; each module lists its commands in COMMANDS.
+for _group in ("run", "grade", "authoring", "review"):
+    for _command in importlib.import_module(f"evalcase.commands.{_group}").COMMANDS:
+        main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,18 @@
-"""Repository configuration: evalcase.toml, or [tool.evalcase] in pyproject.toml."""
+"""Repository configuration: evalcase.toml, or [tool.evalcase] in pyproject.toml.
+
+Where the case repository is (its *root*: the folder holding ``datasets/`` and
+``fixtures/``) and which configuration applies are decided here, once, for every command:
+
+- a configuration file in a folder applies to that folder, or to the folder its ``root``
+  key names (``root = "evals"`` at the top of a git repository whose cases live in
+  ``evals/``);
+- with no ``--root``, the nearest folder upwards from the current one with a
+  configuration or a ``datasets/`` folder decides; without either, the nearest git
+  repository.
+
+The ID vocabularies (domains, abilities) belong to the team: there is no built-in list.
+With none configured, any well-formed word is accepted.
+"""
 
 from __future__ import annotations
 
@@ -11,30 +25,49 @@ from typing import Any
 
 from evalcase.model import FatalError, Severity
 
-DEFAULT_DOMAINS = (
-    "refund", "llm", "rag", "tool", "agent", "business", "privacy", "workout", "crm",
-)  # fmt: skip
-DEFAULT_ABILITIES = (
-    "eligibility", "instruction", "refund", "policy", "account", "rag", "tool", "agent",
-    "redteam", "safety", "intent", "edit", "state", "delete", "business", "sop", "citation",
-    "injection", "export", "approval", "points", "status",
-)  # fmt: skip
 # Words that name a run, not the business object under evaluation (000 12.2.1). "new" and
 # "old" are not among them: they describe business objects (a new user, the old policy).
 DEFAULT_FORBIDDEN_TOKENS = (
     "gpt", "gpt4", "gpt4o", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "llama",
     "qwen", "deepseek", "mistral", "mixtral", "glm", "chatglm", "ernie", "baichuan", "yi",
     "kimi", "moonshot", "doubao", "o1", "o3", "prompt", "exp", "experiment", "tmp", "temp",
-    "test", "draft", "debug", "copy", "latest", "final",
+    "test", "draft", "debug", "copy", "latest", "final", "sysprompt", "abtest", "ablation",
+    "ab_test", "ab_group", "variant_a", "variant_b", "group_a", "group_b", "exp_group",
 )  # fmt: skip
 DEFAULT_GOVERNANCE_FIELDS = ("title", "metadata")
+
+
+CONFIG_FILE = "evalcase.toml"
+
+
+# Sections that cannot change a lint finding, hashed apart from the lint cache key.
+NON_LINT_SECTIONS = frozenset({"run", "grade", "report"})
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The [run] section: how `evalcase run` starts agents and paces attempts."""
+
+    default_agent: str | None = None
+    agents: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    repeat: int = 1
+    max_steps: int = 64
+    max_reply_bytes: int = 1_000_000
+    outputs_dir: str = "outputs"
+    executor: str = "local"
+    judge: dict[str, Any] = field(default_factory=dict)
+    # [run.ray]: cluster address and per-attempt resources for --executor ray.
+    ray: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Config:
     root: Path
-    domains: tuple[str, ...] = DEFAULT_DOMAINS
-    abilities: tuple[str, ...] = DEFAULT_ABILITIES
+    # Empty: no vocabulary configured, any well-formed word is accepted.
+    domains: tuple[str, ...] = ()
+    abilities: tuple[str, ...] = ()
     forbidden_tokens: tuple[str, ...] = DEFAULT_FORBIDDEN_TOKENS
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -48,63 +81,163 @@ class Config:
     jobs: int = 0
     tag_format: str = "{dataset_id}@{dataset_version}"
     governance_fields: tuple[str, ...] = DEFAULT_GOVERNANCE_FIELDS
-    base_branch: str = "main"
+    # Plain `evalcase lint` compares with this branch (its merge base); None: with HEAD.
+    base_branch: str | None = None
     default_agent: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)
+    grade: dict[str, Any] = field(default_factory=dict)
+    run: RunConfig = field(default_factory=lambda: RunConfig())
     source: str = "defaults"
     raw: dict[str, Any] = field(default_factory=dict)
+    # Where each vocabulary in force comes from, for messages ("evalcase.toml [naming]
+    # domains"); absent when none is configured.
+    vocabulary_sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        """Changes whenever any setting that can change findings changes."""
-        blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
+        """Changes whenever any setting that can change findings changes: every section but
+        those that only steer runs, grading and reports (so a [run] change never makes the
+        next lint cold)."""
+        lint_relevant = {k: v for k, v in self.raw.items() if k not in NON_LINT_SECTIONS}
+        blob = json.dumps(lint_relevant, sort_keys=True, default=str).encode()
+        return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+    def section_digest(self, name: str) -> str:
+        """The digest of one section alone."""
+        blob = json.dumps(self.raw.get(name, {}), sort_keys=True, default=str).encode()
         return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
     def tag_name(self, dataset_id: str, dataset_version: str) -> str:
         return self.tag_format.format(dataset_id=dataset_id, dataset_version=dataset_version)
 
 
+class _Found:
+    """A configuration file that was read: its folder, label and contents."""
+
+    def __init__(self, folder: Path, label: str, raw: dict[str, Any]) -> None:
+        self.folder = folder
+        self.label = label
+        self.raw = raw
+
+    @property
+    def case_root(self) -> Path:
+        return (self.folder / str(self.raw.get("root", "."))).resolve()
+
+
+def _read_toml(path: Path, label: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise FatalError(f"{label}: {exc}") from exc
+
+
+def _config_in(folder: Path) -> _Found | None:
+    """The configuration file of ``folder``, if it has one: evalcase.toml first, then a
+    pyproject.toml with a [tool.evalcase] table."""
+    toml_path = folder / CONFIG_FILE
+    if toml_path.is_file():
+        return _Found(folder, str(toml_path), _read_toml(toml_path, str(toml_path)))
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file():
+        text = pyproject.read_text("utf-8", "replace")
+        if "[tool.evalcase" in text:
+            raw = _read_toml(pyproject, str(pyproject)).get("tool", {}).get("evalcase")
+            if isinstance(raw, dict):
+                return _Found(folder, f"{pyproject} [tool.evalcase]", raw)
+    return None
+
+
+def _is_git_top(folder: Path) -> bool:
+    return (folder / ".git").exists()
+
+
 def find_root(start: Path) -> Path:
-    """The nearest ancestor holding evalcase.toml, a datasets/ folder or .git."""
+    """The case repository for a command run in ``start`` without ``--root``.
+
+    The nearest folder upwards with a configuration (evalcase.toml or [tool.evalcase]) or
+    a ``datasets/`` folder decides: a configuration names its own folder, or the one its
+    ``root`` key names. Without either, the nearest git repository, then ``start``.
+    """
     start = start.resolve()
     for candidate in (start, *start.parents):
-        if (candidate / "evalcase.toml").is_file():
-            return candidate
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "[tool.evalcase" in pyproject.read_text("utf-8", "replace"):
+        found = _config_in(candidate)
+        if found is not None:
+            return found.case_root
+        if (candidate / "datasets").is_dir():
             return candidate
     for candidate in (start, *start.parents):
-        if (candidate / "datasets").is_dir() or (candidate / ".git").exists():
+        if _is_git_top(candidate):
             return candidate
     return start
 
 
+def _config_for(root: Path) -> _Found | None:
+    """The configuration that applies to the case repository at ``root``: its own, or one
+    further up (as far as the top of its git repository) whose ``root`` names it."""
+    own = _config_in(root)
+    if own is not None:
+        return own
+    for folder in root.parents:
+        found = _config_in(folder)
+        if found is not None and "root" in found.raw and found.case_root == root:
+            return found
+        if _is_git_top(folder):
+            break
+    return None
+
+
+def _label(found: _Found, root: Path) -> str:
+    """The configuration file as messages name it: relative to the case repository."""
+    import os
+
+    path, _, table = found.label.partition(" ")
+    rel = os.path.relpath(path, root)
+    return f"{rel} {table}".strip()
+
+
 def load_config(root: Path) -> Config:
-    """Read the configuration at ``root``; a bad file is a FatalError naming the key."""
+    """The configuration of the case repository at ``root`` (or of the one ``root``'s
+    configuration names with its ``root`` key). A bad file is a FatalError naming the key.
+    """
+    root = root.resolve()
+    found = _config_for(root)
     raw: dict[str, Any] = {}
     source = "defaults"
-    toml_path = root / "evalcase.toml"
-    pyproject = root / "pyproject.toml"
-    try:
-        if toml_path.is_file():
-            raw = tomllib.loads(toml_path.read_text("utf-8"))
-            source = "evalcase.toml"
-        elif pyproject.is_file():
-            raw = tomllib.loads(pyproject.read_text("utf-8")).get("tool", {}).get("evalcase", {})
-            source = "pyproject.toml [tool.evalcase]" if raw else "defaults"
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise FatalError(f"{source if source != 'defaults' else toml_path.name}: {exc}") from exc
-    _validate(raw, source)
+    if found is not None:
+        raw = found.raw
+        source = _label(found, root)
+        _validate(raw, source)
+        if "root" in raw:
+            target = found.case_root
+            if not target.is_dir():
+                raise FatalError(
+                    f"{source}: root = {raw['root']!r}: no such folder ({target}); it names "
+                    "the folder that holds datasets/ and fixtures/, relative to this file"
+                )
+            if target != root:
+                root = target
+                source = _label(found, root)
     naming = raw.get("naming", {})
     lint = raw.get("lint", {})
     versioning = raw.get("versioning", {})
     run = raw.get("run", {})
     forbidden = tuple(naming.get("forbidden_tokens", DEFAULT_FORBIDDEN_TOKENS))
+    forbidden += tuple(naming.get("extend_forbidden_tokens", ()))
     forbidden += tuple(naming.get("extra_forbidden_tokens", ()))
+    vocabularies: dict[str, tuple[str, ...]] = {}
+    sources: dict[str, str] = {}
+    for key in ("domains", "abilities"):
+        words = tuple(naming.get(key, ())) + tuple(naming.get(f"extend_{key}", ()))
+        vocabularies[key] = tuple(dict.fromkeys(words))
+        keys = [k for k in (key, f"extend_{key}") if k in naming]
+        if keys:
+            file, _, table = source.partition(" [")
+            section = "[tool.evalcase.naming]" if table else "[naming]"
+            sources[key] = f"{file} {section} {' + '.join(keys)}"
     return Config(
         root=root,
-        domains=tuple(naming.get("domains", DEFAULT_DOMAINS)),
-        abilities=tuple(naming.get("abilities", DEFAULT_ABILITIES)),
+        domains=vocabularies["domains"],
+        abilities=vocabularies["abilities"],
         forbidden_tokens=forbidden,
         select=tuple(lint.get("select", ())),
         ignore=tuple(lint.get("ignore", ())),
@@ -118,11 +251,26 @@ def load_config(root: Path) -> Config:
         jobs=lint.get("jobs", 0),
         tag_format=versioning.get("tag_format", "{dataset_id}@{dataset_version}"),
         governance_fields=tuple(versioning.get("governance_fields", DEFAULT_GOVERNANCE_FIELDS)),
-        base_branch=versioning.get("base_branch", "main"),
+        base_branch=versioning.get("base_branch"),
         default_agent=run.get("default_agent"),
         agents=dict(run.get("agents", {})),
+        grade=dict(raw.get("grade", {})),
+        run=RunConfig(
+            default_agent=run.get("default_agent"),
+            agents=dict(run.get("agents", {})),
+            concurrency=run.get("concurrency", 4),
+            timeout_s=float(run.get("timeout_s", 120.0)),
+            repeat=run.get("repeat", 1),
+            max_steps=run.get("max_steps", 64),
+            max_reply_bytes=run.get("max_reply_bytes", 1_000_000),
+            outputs_dir=run.get("outputs_dir", "outputs"),
+            executor=run.get("executor", "local"),
+            judge=dict(run.get("judge", {})),
+            ray=dict(run.get("ray", {})),
+        ),
         source=source,
         raw=raw,
+        vocabulary_sources=sources,
     )
 
 

@@ -3,18 +3,28 @@
 Reading many files at a revision never starts one process per file: blobs are read
 through GitPython's persistent ``git cat-file --batch`` stream, and changed paths with
 their old and new blob ids come from one ``git diff --raw -z`` call.
+
+The case repository may be a subfolder of the git repository (``evals/`` of an
+application): :class:`Repo` is opened on the case repository's root and speaks in paths
+relative to it. It adds the folder's prefix to every path it gives git and removes it
+from every path git returns, so nothing above this module knows about the prefix.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from evalcase.model import FatalError
 
 NULL_BLOB = "0" * 40
+
+
+# Object IDs per write to cat-file: 1,000 x 41 bytes stays under a pipe buffer (64 KiB).
+_CAT_FILE_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -37,22 +47,52 @@ class Tag:
     message: str
 
 
+def find_top(folder: Path) -> Path | None:
+    """The top of the git work tree holding ``folder`` (itself or an ancestor), if any."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
 class Repo:
     def __init__(self, root: Path) -> None:
         import git
 
+        top = find_top(root)
+        if top is None:
+            raise FatalError(f"{root} is not in a git repository")
         try:
-            self._repo = git.Repo(root, search_parent_directories=False)
+            self._repo = git.Repo(top, search_parent_directories=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise FatalError(f"{root} is not a git repository") from exc
-        self.root = Path(self._repo.working_tree_dir or root)
+            raise FatalError(f"{root} is not in a git repository") from exc
+        self.top = Path(self._repo.working_tree_dir or top).resolve()
+        self.root = root.resolve()
+        rel = self.root.relative_to(self.top).as_posix()
+        # "" at the top of the work tree, else "evals/": added to paths given to git,
+        # removed from paths git returns.
+        self.prefix = "" if rel == "." else f"{rel}/"
         self.git: Any = self._repo.git
+        self._cat: subprocess.Popen[bytes] | None = None
 
     @staticmethod
     def is_repo(root: Path) -> bool:
-        return (root / ".git").exists()
+        return find_top(root) is not None
+
+    def _in(self, paths: Sequence[str]) -> list[str]:
+        if not self.prefix:
+            return list(paths)
+        return [f"{self.prefix}{p}" for p in paths] or [self.prefix]
+
+    def _out(self, path: str) -> str | None:
+        """A path git returned, relative to the case repository; None outside it."""
+        if not self.prefix:
+            return path
+        return path[len(self.prefix) :] if path.startswith(self.prefix) else None
 
     def close(self) -> None:
+        self._stop_cat_file()
         self._repo.close()
 
     # --- revisions -------------------------------------------------------------------
@@ -63,6 +103,16 @@ class Repo:
             return str(self.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
         except git.GitCommandError as exc:
             raise FatalError(f"unknown revision '{rev}'") from exc
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        """The URL of a remote, or None when there is no such remote."""
+        import git
+
+        try:
+            url = self.git.remote("get-url", name)
+        except git.GitCommandError:
+            return None
+        return str(url).strip() or None
 
     def has_commits(self) -> bool:
         import git
@@ -93,49 +143,131 @@ class Repo:
     # --- listing ---------------------------------------------------------------------
     def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size=0) for every staged file under roots."""
-        out = self.git.ls_files("-s", "-z", "--", *roots, strip_newline_in_stdout=False)
+        out = self.git.ls_files(
+            "-s", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        )
         entries = []
         for record in out.split("\0"):
             if not record:
                 continue
-            meta, path = record.split("\t", 1)
+            meta, full = record.split("\t", 1)
             mode, blob, stage = meta.split()
-            if stage not in ("0", "2"):  # during a merge conflict, take "ours"
+            path = self._out(full)
+            if path is None or stage not in ("0", "2"):  # in a merge conflict, take "ours"
                 continue
             entries.append((path, mode, blob, 0))
         return entries
 
     def tree_entries(self, rev: str, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size) for every file under roots at a commit."""
-        out = self.git.ls_tree("-r", "-l", "-z", rev, "--", *roots, strip_newline_in_stdout=False)
+        out = self.git.ls_tree(
+            "-r", "-l", "-z", "--full-tree", rev, "--", *self._in(roots),
+            strip_newline_in_stdout=False,
+        )  # fmt: skip
         entries = []
         for record in out.split("\0"):
             if not record:
                 continue
-            meta, path = record.split("\t", 1)
+            meta, full = record.split("\t", 1)
             mode, kind, blob, size = meta.split()
-            if kind != "blob":
+            path = self._out(full)
+            if kind != "blob" or path is None:
                 continue
             entries.append((path, mode, blob, int(size) if size.isdigit() else 0))
         return entries
 
     def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes]:
-        """Contents of many blobs through one persistent cat-file --batch process."""
+        """Contents of many blobs through one persistent ``git cat-file --batch`` process.
+        Requests go out a batch at a time and answers are read after (not one round trip
+        per blob: a cold lint reads every file of the repository this way). Missing blobs
+        are left out."""
+        wanted = [b for b in dict.fromkeys(blobs) if b != NULL_BLOB]
         out: dict[str, bytes] = {}
-        for blob in blobs:
-            if blob in out or blob == NULL_BLOB:
-                continue
-            _sha, _type, _size, data = self.git.get_object_data(blob)
-            out[blob] = data
+        if not wanted:
+            return out
+        proc = self._cat_file()
+        assert proc.stdin is not None and proc.stdout is not None
+        # A batch of requests fits in the pipe's buffer, so writing it never waits for
+        # git, which may be waiting for us to read its answers.
+        for i in range(0, len(wanted), _CAT_FILE_BATCH):
+            part = wanted[i : i + _CAT_FILE_BATCH]
+            try:
+                proc.stdin.write("".join(f"{b}\n" for b in part).encode("ascii"))
+                proc.stdin.flush()
+                for blob in part:
+                    header = proc.stdout.readline().split()
+                    if len(header) != 3:
+                        if not header:
+                            raise OSError("git cat-file ended early")
+                        continue  # "<id> missing"
+                    data = proc.stdout.read(int(header[2]) + 1)
+                    out[blob] = data[:-1]
+            except (OSError, ValueError) as exc:
+                self._stop_cat_file()
+                raise FatalError(f"cannot read file contents from git: {exc}") from exc
         return out
+
+    def _cat_file(self) -> subprocess.Popen[bytes]:
+        if self._cat is None or self._cat.poll() is not None:
+            self._cat = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=self.top,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        return self._cat
+
+    def _stop_cat_file(self) -> None:
+        proc, self._cat = self._cat, None
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     def diff_raw(self, base: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
         """What changed from ``base`` to the index (cached) or the work tree, in one call."""
         args = ["--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
         if cached:
             args.append("--cached")
-        out = self.git.diff(*args, base, "--", *paths, strip_newline_in_stdout=False)
-        return parse_raw_diff(out)
+        out = self.git.diff(*args, base, "--", *self._in(paths), strip_newline_in_stdout=False)
+        return self._changes_out(parse_raw_diff(out))
+
+    def _changes_out(self, raw: list[Change]) -> list[Change]:
+        """Changes with the folder's prefix removed; those outside it dropped."""
+        if not self.prefix:
+            return raw
+        changes = []
+        for change in raw:
+            path, old_path = self._out(change.path), self._out(change.old_path)
+            if path is None and old_path is None:
+                continue
+            # A file moved in from outside the case repository counts as added; one moved
+            # out of it as deleted.
+            if path is None:
+                changes.append(
+                    replace(change, status="D", path=old_path or "", old_path=old_path or "")
+                )
+            elif old_path is None:
+                changes.append(replace(change, status="A", path=path, old_path=path))
+            else:
+                changes.append(replace(change, path=path, old_path=old_path))
+        return changes
+
+    def paths_in_history(self, roots: Sequence[str]) -> set[str]:
+        """Every path under ``roots`` that any commit of any ref ever added or changed,
+        deleted ones included (one ``git log`` call)."""
+        if not self.has_commits():
+            return set()
+        out = self.git.log(
+            "--all", "--format=", "--name-only", "--no-renames", "--", *self._in(roots)
+        )
+        return {p for p in (self._out(line) for line in str(out).splitlines() if line) if p}
 
     def diff_index(self, rev: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
         """What differs between commit ``rev`` and the index (cached) or the work tree,
@@ -144,14 +276,16 @@ class Repo:
         args = ["--raw", "-z", "--no-abbrev", "--no-renames"]
         if cached:
             args.append("--cached")
-        out = self.git.diff_index(*args, rev, "--", *paths, strip_newline_in_stdout=False)
-        return parse_raw_diff(out)
+        out = self.git.diff_index(*args, rev, "--", *self._in(paths), strip_newline_in_stdout=False)
+        return self._changes_out(parse_raw_diff(out))
 
     def diff_tree(self, old: str, new: str, paths: Sequence[str]) -> list[Change]:
         """What differs between two commits, without rename detection, in one call."""
         args = ["-r", "--raw", "-z", "--no-abbrev", "--no-renames"]
-        out = self.git.diff_tree(*args, old, new, "--", *paths, strip_newline_in_stdout=False)
-        return parse_raw_diff(out)
+        out = self.git.diff_tree(
+            *args, old, new, "--", *self._in(paths), strip_newline_in_stdout=False
+        )
+        return self._changes_out(parse_raw_diff(out))
 
     def is_commit(self, rev: str) -> bool:
         """Whether ``rev`` names a commit this repository has (e.g. after a gc)."""
@@ -183,16 +317,30 @@ class Repo:
         return tags
 
     def status_porcelain(self) -> str:
-        return str(self.git.status("--porcelain", "--untracked-files=all"))
+        """Uncommitted changes in the case repository (the rest of the git repository,
+        an application around it, is not evalcase's to judge)."""
+        return str(self.git.status("--porcelain", "--untracked-files=all", "--", *self._in([])))
+
+    def dirty_paths(self, roots: Sequence[str]) -> list[str]:
+        """Paths with uncommitted changes: tracked files anywhere, untracked (not ignored)
+        files under ``roots``. What makes a run's commit not describe its inputs."""
+        tracked = str(self.git.status("--porcelain", "-z", "--untracked-files=no"))
+        out = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3]
+        if roots:
+            extra = self.git.ls_files("--others", "--exclude-standard", "-z", "--", *roots)
+            out += [p for p in str(extra).split("\0") if p]
+        return out
 
     def untracked(self, roots: Sequence[str]) -> list[str]:
         """Files under roots that git does not track (ignored ones included), in one call."""
-        out = self.git.ls_files("--others", "-z", "--", *roots, strip_newline_in_stdout=False)
-        return [p for p in out.split("\0") if p]
+        out = self.git.ls_files(
+            "--others", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        )
+        return [p for p in (self._out(f) for f in out.split("\0") if f) if p]
 
     def tracks_any(self, path: str) -> bool:
         """Whether git tracks any file at or under ``path`` (in the index)."""
-        out = self.git.ls_files("-z", "--", path, strip_newline_in_stdout=False)
+        out = self.git.ls_files("-z", "--", *self._in([path]), strip_newline_in_stdout=False)
         return bool(out.strip("\0"))
 
     def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:

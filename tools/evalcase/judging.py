@@ -19,42 +19,18 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from evalcase.grade.graders import GRADERS as _REGISTRY
+from evalcase.grade.graders import RENAMED as _RENAMED
+
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
 
-# The grader registry's names (docs/design/execution-contract.md section 8); the
-# grading package (evalcase.grade) implements them.
-GRADERS: dict[str, str] = {
-    "state_match": "the final state matches final_state_check (expected, unchanged, absent, "
-    "assert)",
-    "tool_calls": "the tool calls match expected_calls (order, named arguments, any_of)",
-    "tool_policy": "no forbidden tool was called; permissions were respected",
-    "side_effect_policy": "side-effect calls met their preconditions, confirmation, idempotency, "
-    "transitions and audit fields",
-    "trace_rule": "the trace satisfies trace_requirement and its CEL rules",
-    "exact_match": "the answer equals the reference",
-    "must_include": "the answer contains the required points",
-    "must_not_include": "the answer avoids the forbidden content",
-    "regex": "the answer matches (or avoids) regular expressions",
-    "json_schema": "the answer is JSON valid against a schema",
-    "constraints": "the answer respects constraints (format, tone, length)",
-    "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",
-    "no_promise": "no promise of an outcome, amount or date the agent cannot guarantee",
-    "citation": "the answer cites the gold evidence as citation_requirement asks",
-    "evidence_recall_at_k": "retrieval recalled the gold evidence within the top k",
-    "llm_rubric": "an LLM judge scores the answer against the rubric",
-    "human": "a person reviews the result",
-}
+# The grader registry's names and summaries (evalcase.grade.graders imports no grader, so
+# lint stays fast).
+GRADERS: dict[str, str] = dict(_REGISTRY)
 
 # Older grader names and what replaced them (lint names the new one).
-RENAMED_GRADERS: dict[str, str] = {
-    "state_unchanged": "state_match",
-    "tool_sequence": "tool_calls",
-    "tool_args": "tool_calls",
-    "contains": "must_include",
-    "evidence_recall": "evidence_recall_at_k",
-    "human_review": "human",
-}
+RENAMED_GRADERS: dict[str, str] = dict(_RENAMED)
 
 RULE_CHECKS: dict[str, str] = {
     "no_privacy_leak": "no personal data of other users or unmasked sensitive fields",

@@ -100,6 +100,9 @@ class Document:
     _lines: tuple[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     # Findings per rule code, including those past MAX_FINDINGS_PER_RULE (not kept).
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _strings: tuple[Any, list[tuple[Path, str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def ok(self) -> bool:
@@ -114,6 +117,15 @@ class Document:
             text = self.text
             count = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
             cached = self._lines = (text, count)
+        return cached[1]
+
+    def strings(self) -> list[tuple[Path, str]]:
+        """Every string value with its path, depth first (as :func:`iter_paths`). Several
+        rules scan every string of a file; the walk is done once per document."""
+        cached = self._strings
+        if cached is None or cached[0] is not self.data:
+            found = [(p, v) for p, v in iter_paths(self.data) if isinstance(v, str)]
+            cached = self._strings = (self.data, found)
         return cached[1]
 
     def locate(self, path: Path) -> Position:
@@ -904,6 +916,129 @@ def _dump_with(yaml: Any, data: Any, values: dict[Path, str]) -> str:
         else:
             node[key] = new
     yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+def _flow(value: Any) -> str:
+    """A value as YAML flow text (strings plain when safe, else double-quoted)."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    text = str(value)
+    return text if _plain_ok(text) else json.dumps(text, ensure_ascii=False)
+
+
+def append_to_list(text: str, path: Path, item: dict[str, Any]) -> str:
+    """``text`` with ``item`` appended, as one flow-mapping line, to the block list at
+    ``path`` (created, as the last key of its parent mapping, when absent). Everything
+    else is kept byte for byte; when the list is not a block list the document is dumped
+    by ruamel.yaml's round-trip dumper instead. The parent mapping must exist."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    data = yaml.load(text)
+    *parents, key = path
+    node: Any = data
+    for part in parents:
+        node = node[part]
+    if not isinstance(node, dict):
+        raise KeyError(f"no mapping at {'.'.join(str(p) for p in parents)}")
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+
+    def block_end(start: int, indent: int) -> int:
+        """Index of the first line after ``start`` indented at most ``indent``."""
+        end = start + 1
+        while end < len(lines):
+            stripped = lines[end].strip()
+            indented = len(lines[end]) - len(lines[end].lstrip(" "))
+            if stripped and not stripped.startswith("#") and indented <= indent:
+                break
+            end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        return end
+
+    existing: Any = node.get(key)
+    if key not in node:
+        if not parents or not node:
+            return _append_dump(yaml, data, node, key, item)
+        grand: Any = data
+        for part in parents[:-1]:
+            grand = grand[part]
+        parent_line, parent_col = grand.lc.key(parents[-1])
+        mapping: Any = node
+        child_col = mapping.lc.key(next(iter(node)))[1]
+        end = block_end(parent_line, parent_col)
+        pad = " " * child_col
+        new = [f"{pad}{key}:\n", f"{pad}  - {_flow(item)}\n"]
+        return "".join(lines[:end] + new + lines[end:])
+    if not isinstance(existing, list) or not existing or existing.fa.flow_style():  # type: ignore[attr-defined]
+        return _append_dump(yaml, data, node, key, item)
+    block: Any = existing  # a ruamel.yaml CommentedSeq: knows where its items are
+    last_line, dash_col = block.lc.item(len(block) - 1)
+    dash_col -= 2  # lc.item points at the item's value, after "- "
+    if last_line >= len(lines) or lines[last_line][dash_col : dash_col + 1] != "-":
+        return _append_dump(yaml, data, node, key, item)
+    end = block_end(last_line, dash_col)
+    new_line = f"{' ' * dash_col}- {_flow(item)}\n"
+    return "".join([*lines[:end], new_line, *lines[end:]])
+
+
+def _append_dump(yaml: Any, data: Any, node: Any, key: Any, item: dict[str, Any]) -> str:
+    import io
+
+    node.setdefault(key, [])
+    node[key].append(item)
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+# --- round-trip formatting ----------------------------------------------------------
+# `evalcase fmt` and `evalcase new --from` rewrite whole files. They use ruamel.yaml's
+# round-trip mode (comments, blank lines and quoting survive) through these two
+# functions so that every YAML reader stays in this module. They are for files a person
+# asked to rewrite; linting never goes through them.
+
+
+def round_trip_load(text: str) -> Any:
+    """The document in ``text`` as ruamel.yaml's commented containers (keeps comments,
+    blank lines, quoting and flow style). Raises ruamel.yaml's YAMLError on bad YAML."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml.load(text)
+
+
+def round_trip_dump(data: Any) -> str:
+    """``data`` (from round_trip_load, or plain containers) as YAML text in evalcase's
+    house style: two-space mappings, sequences indented two with the dash, no wrapping
+    of long lines, UTF-8 text unescaped."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    yaml.allow_unicode = True
+    # [{a: 1}] stays [{a: 1}], not the equivalent but surprising [a: 1].
+    yaml.brace_single_entry_mapping_in_flow_sequence = True
+    # An explicit null, not ruamel's empty value: readers see the value is meant.
+    yaml.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()

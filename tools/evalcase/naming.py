@@ -17,7 +17,7 @@ import datetime as _dt
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 CASE_ID = re.compile(r"^[a-z][a-z0-9]*_[a-z][a-z0-9]*(?:_[a-z0-9]+)*_[0-9]{3,}$")
 CASE_ID_SHAPE = "<domain>_<ability>_<scenario...>_<NNN>"
@@ -119,25 +119,85 @@ def _forbidden(tokens: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]
     return single, tuple(t.lower() for t in tokens if "_" in t)
 
 
+_RUN_WORDS = frozenset(
+    {"run", "trial", "round", "batch", "iter", "iteration", "epoch", "sweep", "ckpt", "checkpoint"}
+)
+_MODEL_SIZE = re.compile(r"^[0-9]+(?:p[0-9]+)?[bmk]$|^[0-9]+o(?:mini)?$")
+_NUMBERED = re.compile(r"^v?[0-9][a-z0-9]*$")
+
+
+@lru_cache(maxsize=8192)
+def _numbered_form(word: str, single: frozenset[str]) -> bool:
+    """``prompt2``, ``promptv3``, ``qwen72b``, ``gpt4turbo``: a forbidden word with a version
+    or size attached."""
+    return any(
+        word.startswith(f) and _NUMBERED.match(word[len(f) :]) for f in single if len(f) < len(word)
+    )
+
+
+def _date_phrase(words: list[str], i: int) -> str | None:
+    """``2026_07`` or ``2026_07_08`` starting at word ``i``: a year followed by a month
+    (and a day) as separate words. A year alone is not a date: it may be an amount."""
+    year = words[i]
+    if len(year) != 4 or not year.isdigit() or not 1990 <= int(year) <= 2099:
+        return None
+    if i + 1 >= len(words) or not words[i + 1].isdigit() or len(words[i + 1]) > 2:
+        return None
+    if not 1 <= int(words[i + 1]) <= 12:
+        return None
+    phrase = f"{year}_{words[i + 1]}"
+    if i + 2 < len(words) and words[i + 2].isdigit() and len(words[i + 2]) <= 2:
+        try:
+            _dt.date(int(year), int(words[i + 1]), int(words[i + 2]))
+        except ValueError:
+            return phrase
+        phrase += f"_{words[i + 2]}"
+    return phrase
+
+
 def run_words(case_id: str, forbidden: Iterable[str]) -> list[tuple[str, str]]:
     """Words of a case ID that name a run rather than the business object:
-    ``(word, why)`` with why one of "forbidden word", "version", "date".
+    ``(word, why)`` with why one of "forbidden word", "version", "date", "run",
+    "model size".
 
-    The trailing sequence number is the case's number, not a version; it is only reported
-    when it is itself a six- or eight-digit date (``..._20260708``).
+    Caught: the forbidden words, alone or with a version or size attached (``gpt4o``,
+    ``prompt2``, ``qwen72b``); run and experiment numbers (``run3``, ``run_3``,
+    ``trial2``); model sizes (``7b``, ``4o``); versions (``v2``); dates written as one
+    word (``202607``, ``20260708``) or as a year and month (``2026_07``). A bare number
+    is not a date, even a four-digit one (``over_2000`` is an amount). The trailing
+    sequence number is the case's number, not a version; it is only reported when it is
+    itself a six- or eight-digit date (``..._20260708``).
     """
     words, sequence = case_id_parts(case_id)
     single, multi = _forbidden(tuple(forbidden))
     found: list[tuple[str, str]] = []
-    for word in words:
+    skip = 0
+    for i, word in enumerate(words):
+        if skip:
+            skip -= 1
+            continue
         if not word:
             continue
         stem = word.rstrip("0123456789")
-        if word in single or (stem and stem != word and stem in single):
+        if (
+            word in single
+            or (stem and stem != word and stem in single)
+            or _numbered_form(word, single)
+        ):
             found.append((word, "forbidden word"))
         elif _VERSION.match(word):
             found.append((word, "version"))
-        elif _is_date(word):
+        elif stem in _RUN_WORDS and stem != word:
+            found.append((word, "run"))
+        elif word in _RUN_WORDS and i + 1 < len(words) and words[i + 1].isdigit():
+            found.append((f"{word}_{words[i + 1]}", "run"))
+            skip = 1
+        elif _MODEL_SIZE.match(word):
+            found.append((word, "model size"))
+        elif (phrase := _date_phrase(words, i)) is not None:
+            found.append((phrase, "date"))
+            skip = phrase.count("_")
+        elif len(word) in (6, 8) and _is_date(word):
             found.append((word, "date"))
     joined = "_" + "_".join(words) + "_"
     found.extend((phrase, "forbidden word") for phrase in multi if f"_{phrase}_" in joined)

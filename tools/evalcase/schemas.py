@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evalcase.contract.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
 from evalcase.loader import MAX_FINDINGS_PER_RULE, RESOURCE_LIMIT, Document, capped
 from evalcase.model import Finding, Severity
 
@@ -23,6 +24,8 @@ SCHEMA_FILES = {
     "dataset": "dataset.schema.json",
     "fixture": "fixture.schema.json",
     "config": "config.schema.json",
+    # seed 002 section 11 JSONL lines (evalcase import, export --format jsonl)
+    "offline_case": "offline-case.schema.json",
 }
 CASE_TYPES = ("llm", "rag", "tool", "agent", "business")
 
@@ -405,10 +408,14 @@ def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> 
         declared = declared if isinstance(declared, list) else []
         fields = extension_fields()
         known |= {name for name, t in fields.items() if t in declared}
+    # Run results have their own rule (EC106) that says where they belong.
+    run_fields: Any = RUN_FIELDS if kind == "case" and tuple(path) in RUN_FIELD_PLACES else ()
     return [
         key
         for key in instance
-        if key not in known and not any(p.search(str(key)) for p in patterns)
+        if key not in known
+        and key not in run_fields
+        and not any(p.search(str(key)) for p in patterns)
     ]
 
 

@@ -24,6 +24,7 @@ from typing import Any, cast
 from evalcase.contract import state as state_model
 from evalcase.contract.fields import part
 from evalcase.contract.task import (
+    FAULT_KINDS,
     AgentView,
     CallPlan,
     Corpus,
@@ -52,15 +53,6 @@ from evalcase.contract.task import (
 
 Resolve = Callable[[str, str], list[str]]
 
-FAULT_KINDS = (
-    "timeout",
-    "rate_limited",
-    "permission_denied",
-    "empty_result",
-    "dirty_data",
-    "slow",
-    "error",
-)
 ORDERS = ("exact", "in_order", "any_order")
 STATE_OPS = ("set", "delete", "append", "increment")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Role = Literal["system", "user", "assistant"]
 Order = Literal["exact", "in_order", "any_order"]
@@ -115,18 +115,16 @@ class Trigger:
     condition: str | None = None
 
 
+FaultKind = Literal[
+    "timeout", "rate_limited", "permission_denied", "empty_result", "dirty_data", "slow", "error"
+]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+
+
 @dataclass(frozen=True)
 class Fault:
     tool: str
-    kind: Literal[
-        "timeout",
-        "rate_limited",
-        "permission_denied",
-        "empty_result",
-        "dirty_data",
-        "slow",
-        "error",
-    ]
+    kind: FaultKind
     when: Trigger
     code: str | None = None  # error code (kind error), else a default per kind
     message: str | None = None

@@ -29,7 +29,7 @@ from evalcase.index.facts import (
 )
 from evalcase.index.refs import referenced_keys
 from evalcase.index.repo import RepoIndex
-from evalcase.index.store import ref_key
+from evalcase.index.store import CONTENT_KEY, ref_key
 from evalcase.loader import Limits, capped, load
 from evalcase.model import FileKind, Finding, Severity
 
@@ -160,21 +160,32 @@ def analyze(
     return FileResult(tuple(sorted(set(findings))), facts, sups)
 
 
-def _rows(chunk: list[SourceFile], raws: list[Any]) -> Iterator[tuple[Any, ...]]:
+Columns = tuple[str, str | None, str | None, list[str]]
+
+
+def _columns(facts: Any) -> Columns:
+    """(kind, case ID, fingerprint, reference keys): what the store indexes a file's
+    result by for repository-wide lookups. Computed where the facts were made (a worker)
+    so that the parent process does not decode them again."""
+    kind, case_id, similarity, keys = "", None, None, []
+    if isinstance(facts, CaseFacts):
+        kind = "case"
+        if facts.case_id is not None and isinstance(facts.case_id[0], str):
+            case_id = facts.case_id[0]
+        if facts.similarity is not None:
+            similarity = facts.similarity[0]
+        keys = [ref_key(k, v) for k, v in referenced_keys(facts.refs)]
+        if facts.content_digest:
+            # Exact copies (EC417) are found by this key like a fixture's users.
+            keys.append(ref_key(CONTENT_KEY, facts.content_digest))
+    elif facts is not None:
+        kind = to_raw(facts)[0]
+    return kind, case_id, similarity, keys
+
+
+def _rows(chunk: list[SourceFile], done: list[tuple[Any, Columns]]) -> Iterator[tuple[Any, ...]]:
     """Store rows of analysed files, with the columns repository-wide lookups use."""
-    for source, raw in zip(chunk, raws, strict=True):
-        facts = raw[1]
-        kind, case_id, similarity, keys = "", None, None, []
-        if facts is not None:
-            kind = facts[0]
-            if kind == "case":
-                case = from_raw(facts)
-                assert isinstance(case, CaseFacts)
-                if case.case_id is not None and isinstance(case.case_id[0], str):
-                    case_id = case.case_id[0]
-                if case.similarity is not None:
-                    similarity = case.similarity[0]
-                keys = [ref_key(k, v) for k, v in referenced_keys(case.refs)]
+    for source, (raw, (kind, case_id, similarity, keys)) in zip(chunk, done, strict=True):
         yield (source.path, source.blob, kind, case_id, similarity, keys, raw)
 
 
@@ -189,8 +200,12 @@ def _pool(jobs: int) -> Any:
 
 def _analyze_chunk(
     chunk: list[tuple[SourceFile, bytes]], config: Config, checks: Checks
-) -> list[Any]:
-    return [analyze(source, raw, config, checks).to_raw() for source, raw in chunk]
+) -> list[tuple[Any, Columns]]:
+    out = []
+    for source, content in chunk:
+        result = analyze(source, content, config, checks)
+        out.append((result.to_raw(), _columns(result.facts)))
+    return out
 
 
 def _too_deep(source: SourceFile, config: Config) -> Finding:
@@ -299,10 +314,12 @@ class Analyzer:
             contents = snapshot.read(s.path for s in chunk)
             return [(s, contents.get(s.path, b"")) for s in chunk]
 
-        def finish(chunk: list[SourceFile], raws: list[Any]) -> list[tuple[SourceFile, Any]]:
+        def finish(
+            chunk: list[SourceFile], done: list[tuple[Any, Columns]]
+        ) -> list[tuple[SourceFile, Any]]:
             if store is not None:
-                store.put_results(_rows(chunk, raws))
-            return list(zip(chunk, raws, strict=True))
+                store.put_results(_rows(chunk, done))
+            return [(source, raw) for source, (raw, _columns) in zip(chunk, done, strict=True)]
 
         pool = _pool(jobs) if parallel else None
         finished = 0
@@ -345,6 +362,8 @@ def index_of(results: dict[str, FileResult]) -> RepoIndex:
         facts = results[path].facts
         if facts is not None:
             index.add(facts)
+        elif path.startswith("fixtures/"):
+            index.add_broken(path)
     return index
 
 

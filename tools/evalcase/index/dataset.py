@@ -62,7 +62,8 @@ def load_dataset(
     else:
         from evalcase import gitio
 
-        if not (root / ".git").exists():
+        # The case repository may be a subfolder of the git work tree (evals/ of an app).
+        if not gitio.Repo.is_repo(root):
             raise FatalError(f"{root} is not a git repository; cannot read revision {revision}")
         commit = gitio.Repo(root).rev_parse(revision)
         snapshot = GitTree(root, commit)

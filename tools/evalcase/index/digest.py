@@ -9,7 +9,12 @@
 - A dataset's digest covers every case (its ID and content digest) and every fixture its
   cases reference (state, tools, conversations, rubrics, and corpora reached through
   ``corpus_version`` or ``knowledge_base``). Editing a fixture that two datasets share
-  therefore changes both digests. The manifest itself is not part of the digest.
+  therefore changes both digests.
+- It also covers the dataset's **grouping**: everything that decides which cases a suite
+  or gate measures, and how (seed 000 12.2.1: regrouping the same cases is a new dataset
+  version). Per case: its tags, roles, risk level and coverage cell (``grouping_digest``
+  of the facts); from the manifest: ``suites``, ``gates``, ``coverage`` and ``agent``
+  (``GROUPING_FIELDS``). The manifest's title, description and owner are not part of it.
 
 Everything is computed from the per-field digests the facts already carry (cached per
 file content), never by re-reading files.
@@ -34,6 +39,8 @@ from evalcase.index.repo import RepoIndex
 FIXTURE_IDENTITY_FIELDS = frozenset({"fixture_id", "fixture_version"})
 FIXTURE_GOVERNANCE_FIELDS = frozenset({"description", "source", "desensitized"})
 MANIFEST_IDENTITY_FIELDS = frozenset({"dataset_id", "dataset_version"})
+# Manifest fields that decide what a suite or gate measures, and how.
+GROUPING_FIELDS = ("suites", "gates", "coverage", "agent")
 
 
 def text(located: Located | None) -> str:
@@ -86,6 +93,20 @@ def manifest_content(facts: ManifestFacts) -> dict[str, str]:
     return {k: v for k, v in facts.field_digests.items() if k not in MANIFEST_IDENTITY_FIELDS}
 
 
+def manifest_grouping(facts: ManifestFacts) -> dict[str, str]:
+    """Grouping field -> digest of the manifest (only the fields it has)."""
+    digests = facts.field_digests
+    return {k: digests[k] for k in GROUPING_FIELDS if k in digests}
+
+
+def grouping_map(manifest: ManifestFacts, cases: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """What a release freezes about grouping: ``manifest:<field>`` and ``case:<id>`` ->
+    digest, for the manifest's grouping fields and each case's tags/roles/risk/coverage."""
+    out = {f"manifest:{k}": v for k, v in manifest_grouping(manifest).items()}
+    out.update((f"case:{case_id}", digest) for case_id, digest in cases)
+    return out
+
+
 def fields_digest(fields: Mapping[str, str]) -> str:
     """Hash of field -> digest pairs (length-prefixed names: unambiguous, and fast)."""
     blob = "".join(f"{len(k)}:{k}{fields[k]}" for k in sorted(fields))
@@ -126,6 +147,8 @@ class Entry:
     version: str
     digest: str
     path: str
+    # Cases: the grouping digest (tags, roles, risk level, coverage); fixtures: "".
+    grouping: str = ""
 
 
 @dataclass(frozen=True)
@@ -149,12 +172,21 @@ class DatasetContent:
     def fixture_map(self) -> dict[str, tuple[str, str]]:
         return {e.id: (e.version, e.digest) for e in self.fixtures}
 
+    def grouping_map(self) -> dict[str, str]:
+        return grouping_map(self.manifest, ((e.id, e.grouping) for e in self.cases))
 
-def dataset_digest(cases: Iterable[tuple[str, str]], fixtures: Iterable[tuple[str, str]]) -> str:
-    """Hash of sorted (case ID, content digest) and (fixture ID, content digest) pairs."""
-    blob = json.dumps(
-        {"cases": sorted(cases), "fixtures": sorted(fixtures)}, separators=(",", ":")
-    ).encode("utf-8")
+
+def dataset_digest(
+    cases: Iterable[tuple[str, str]],
+    fixtures: Iterable[tuple[str, str]],
+    grouping: Mapping[str, str] | None = None,
+) -> str:
+    """Hash of sorted (case ID, content digest) and (fixture ID, content digest) pairs,
+    and of the grouping map (see ``grouping_map``)."""
+    value: dict[str, object] = {"cases": sorted(cases), "fixtures": sorted(fixtures)}
+    if grouping:
+        value["grouping"] = sorted(grouping.items())
+    blob = json.dumps(value, separators=(",", ":")).encode("utf-8")
     return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
 
@@ -184,7 +216,13 @@ def dataset_contents(
         case_entries = tuple(
             sorted(
                 (
-                    Entry(case_id_of(c), text(c.case_version), case_digest(c, governance), c.path)
+                    Entry(
+                        case_id_of(c),
+                        text(c.case_version),
+                        case_digest(c, governance),
+                        c.path,
+                        c.grouping_digest,
+                    )
                     for c in cases
                 ),
                 key=lambda e: (e.id, e.path),
@@ -211,6 +249,7 @@ def dataset_contents(
             digest=dataset_digest(
                 ((e.id, e.digest) for e in case_entries),
                 ((e.id, e.digest) for e in fixture_entries),
+                grouping_map(manifest, ((e.id, e.grouping) for e in case_entries)),
             ),
             complete=complete,
         )

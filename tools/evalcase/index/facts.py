@@ -91,6 +91,16 @@ class CaseFacts(_FieldDigests):
     # separated), computed once with the file: every run needs it for every case.
     content_governance: str = ""
     content_digest: str = ""
+    # metadata.tags, and metadata.coverage as (dimension, class, line, column).
+    tags: tuple[str, ...] = ()
+    coverage: tuple[tuple[str, str, int, int], ...] = ()
+    # What decides which suites and gates measure the case, and how (tags, roles, risk
+    # level, coverage cells): part of what a release freezes (see index.digest).
+    grouping_digest: str = ""
+    # Where metadata.dataset_role is (for findings about the case's views).
+    roles_at: tuple[int, int] | None = None
+    # metadata.review_status (coverage counts approved cases only).
+    review_status: str | None = None
     # CEL expressions and state paths (evalcase.index.expressions), inline state leaves.
     cel: tuple[Any, ...] = ()
     state_paths: tuple[tuple[str, str, int, int], ...] = ()
@@ -120,6 +130,8 @@ class FixtureFacts(_FieldDigests):
     field_digest_text: str = "{}"
     # Where data.parameters of a tool definition is.
     parameters_at: tuple[int, int] | None = None
+    # Where data.corpus_version of a corpus is.
+    corpus_at: tuple[int, int] | None = None
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] = ()
@@ -134,6 +146,16 @@ class ManifestFacts(_FieldDigests):
     # Field -> digest of its normalized value, as JSON text: one object instead of ~60
     # makes the cache of a 10,000-case repository load in a third less time.
     field_digest_text: str = "{}"
+    # suites: (name, line, column, selectors) with selectors
+    # {"case_ids": ((id, line, column), ...), "tags": (...), "dataset_roles": (...),
+    #  "risk_levels": (...)} (only the selectors the suite has).
+    suites: tuple[tuple[str, int, int, dict[str, Any]], ...] = ()
+    # gates: (name, line, column, suite or None, suite line, suite column, risk levels or None)
+    gates: tuple[tuple[str, int, int, str | None, int, int, tuple[str, ...] | None], ...] = ()
+    # coverage.dimensions: dimension -> its classes; None when the manifest declares none.
+    coverage: dict[str, list[str]] | None = None
+    # coverage.required: each required cell as ((dimension, class), ...) with its place.
+    coverage_required: tuple[tuple[tuple[tuple[str, str], ...], int, int], ...] = ()
 
 
 Facts = CaseFacts | FixtureFacts | ManifestFacts
@@ -337,7 +359,15 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
 
     similarity = None
     if "input" in data:
-        key = normalize_text({"input": data.get("input"), "context": data.get("context")})
+        # The same input and context over another initial state is another case (12.1).
+        key = normalize_text(
+            {
+                "input": data.get("input"),
+                "context": data.get("context"),
+                "state": data.get("state"),
+                "initial_state": data.get("initial_state"),
+            }
+        )
         line, col = doc.locate(("input",))
         similarity = (hashlib.blake2b(key.encode(), digest_size=12).hexdigest(), line, col)
 
@@ -361,6 +391,25 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                     inline += leaves(doc, (block, key), (str(key),))
 
     risk = data.get("risk_level")
+    tags_value = metadata.get("tags") if isinstance(metadata, dict) else None
+    tags = tuple(str(t) for t in tags_value) if isinstance(tags_value, list) else ()
+    coverage: list[tuple[str, str, int, int]] = []
+    cells = metadata.get("coverage") if isinstance(metadata, dict) else None
+    if isinstance(cells, dict):
+        for dimension, value in cells.items():
+            for i, item in enumerate(value if isinstance(value, list) else [value]):
+                at = ("metadata", "coverage", dimension, i) if isinstance(value, list) else None
+                line, col = doc.locate(at or ("metadata", "coverage", dimension))
+                coverage.append((str(dimension), str(item), line, col))
+    grouping = digest(
+        {
+            "tags": sorted(tags),
+            "roles": sorted(roles),
+            "risk_level": risk,
+            "coverage": cells if isinstance(cells, dict) else None,
+        }
+    )
+    roles_at = doc.locate(("metadata", "dataset_role")) if role else None
     return CaseFacts(
         path=doc.path,
         dataset_dir=dataset_dir,
@@ -382,6 +431,11 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         usage_status=usage_status,
         allowed_uses=allowed_uses,
         retention_until=retention_until,
+        tags=tags,
+        coverage=tuple(coverage),
+        grouping_digest=grouping,
+        roles_at=roles_at,
+        review_status=_review_status(metadata),
         cel=cel,
         state_paths=state_paths,
         inline_state=tuple(inline),
@@ -424,6 +478,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         passages=passages,
         field_digest_text=_field_digests(data),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
+        corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
     )
@@ -437,4 +492,89 @@ def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
         dataset_id=_string(doc, ("dataset_id",)),
         dataset_version=_string(doc, ("dataset_version",)),
         field_digest_text=_field_digests(data),
+        suites=_suites(doc),
+        gates=_gates(doc),
+        coverage=_coverage(data),
+        coverage_required=_required_cells(doc),
     )
+
+
+_SELECTORS = ("case_ids", "tags", "dataset_roles", "risk_levels")
+
+
+def _suites(doc: Document) -> tuple[tuple[str, int, int, dict[str, Any]], ...]:
+    suites = doc.get(("suites",))
+    if not isinstance(suites, dict):
+        return ()
+    out = []
+    for name, suite in suites.items():
+        line, col = doc.locate_key(("suites", name))
+        selectors: dict[str, Any] = {}
+        if isinstance(suite, dict):
+            for selector in _SELECTORS:
+                if isinstance(suite.get(selector), list):
+                    selectors[selector] = tuple(
+                        (str(v), *doc.locate(("suites", name, selector, i)))
+                        for i, v in enumerate(suite[selector])
+                    )
+        out.append((str(name), line, col, selectors))
+    return tuple(out)
+
+
+def _gates(
+    doc: Document,
+) -> tuple[tuple[str, int, int, str | None, int, int, tuple[str, ...] | None], ...]:
+    gates = doc.get(("gates",))
+    if not isinstance(gates, list):
+        return ()
+    out = []
+    for i, gate in enumerate(gates):
+        if not isinstance(gate, dict):
+            continue
+        name = gate.get("name")
+        at = ("gates", i, "name") if "name" in gate else ("gates", i)
+        line, col = doc.locate(at)
+        suite = gate.get("suite")
+        suite_at = doc.locate(("gates", i, "suite")) if "suite" in gate else (line, col)
+        levels = gate.get("risk_levels")
+        out.append(
+            (
+                str(name) if name is not None else "",
+                line,
+                col,
+                str(suite) if isinstance(suite, str) else None,
+                suite_at[0],
+                suite_at[1],
+                tuple(str(v) for v in levels) if isinstance(levels, list) else None,
+            )
+        )
+    return tuple(out)
+
+
+def _review_status(metadata: Any) -> str | None:
+    status = metadata.get("review_status") if isinstance(metadata, dict) else None
+    return status if isinstance(status, str) else None
+
+
+def _required_cells(
+    doc: Document,
+) -> tuple[tuple[tuple[tuple[str, str], ...], int, int], ...]:
+    cells = doc.get(("coverage", "required"))
+    if not isinstance(cells, list):
+        return ()
+    out = []
+    for i, cell in enumerate(cells):
+        if isinstance(cell, dict) and cell:
+            pairs = tuple(sorted((str(k), str(v)) for k, v in cell.items()))
+            out.append((pairs, *doc.locate(("coverage", "required", i))))
+    return tuple(out)
+
+
+def _coverage(data: dict[str, Any]) -> dict[str, list[str]] | None:
+    coverage = data.get("coverage")
+    dimensions = coverage.get("dimensions") if isinstance(coverage, dict) else None
+    if not isinstance(dimensions, dict):
+        return None
+    return {
+        str(k): [str(x) for x in v] if isinstance(v, list) else [] for k, v in dimensions.items()
+    }

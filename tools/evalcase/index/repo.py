@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalcase.index import refs
 from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
@@ -22,7 +23,28 @@ class RepoIndex:
     manifests_by_dir: dict[str, ManifestFacts] = field(default_factory=dict)
     # Paths whose findings will be reported (pre-commit passes a few); None for all.
     focus: frozenset[str] | None = None
+    # Fixture files that could not be read (syntax errors...): their file names (the IDs
+    # they would hold) and kind folders. A reference to one is not reported again: the
+    # broken file has its own finding, not every case that uses it.
+    broken_fixtures: set[str] = field(default_factory=set)
+    broken_fixture_kinds: set[str] = field(default_factory=set)
     _checked: list[CaseFacts] | None = field(default=None, repr=False)
+    # What several repo rules derive from the same facts (e.g. a case's state), computed
+    # once per run: name -> key -> value.
+    derived: dict[str, dict[Any, Any]] = field(default_factory=dict, repr=False)
+
+    def add_broken(self, path: str) -> None:
+        """Record a fixture file that yielded no facts (see ``broken_fixtures``)."""
+        parts = path.split("/")
+        if len(parts) >= 3 and parts[0] == "fixtures":
+            self.broken_fixture_kinds.add(parts[1])
+            self.broken_fixtures.add(parts[-1].rsplit(".", 1)[0])
+
+    def unresolvable(self, ref_kind: str, target: str) -> bool:
+        """Whether a dangling reference may point at a fixture that could not be read."""
+        if ref_kind in (refs.CORPUS_VERSION, refs.KNOWLEDGE_BASE):
+            return "corpus" in self.broken_fixture_kinds or target in self.broken_fixtures
+        return target in self.broken_fixtures
 
     def tables(self) -> dict[str, dict[str, list[FixtureFacts]]]:
         """Key kind -> value -> fixtures, for :func:`evalcase.index.refs.lookup`."""
@@ -78,6 +100,11 @@ class RepoIndex:
             tables = self.tables()
             for kind, value in provided(facts):
                 tables[kind].setdefault(value, []).append(facts)
+            stem = facts.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            if facts.fixture_id is None or facts.fixture_id[0] != stem:
+                # A fixture whose ID is missing or differs from its file name is reported
+                # there (EC101, EC204); a case that uses the file name is not reported too.
+                self.broken_fixtures.add(stem)
         else:
             self.manifests.append(facts)
             self.manifests_by_dir[facts.dataset_dir] = facts

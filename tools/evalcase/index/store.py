@@ -10,7 +10,8 @@ Tables:
 - ``results``: per file (path, blob id), its findings, facts and suppressions (marshal,
   with a crc32), plus the columns the repository-wide lookups need: kind, case ID,
   near-duplicate fingerprint.
-- ``refs``: per case (path, blob id), the reference keys it looks up (fixture -> users).
+- ``refs``: per case (path, blob id), the reference keys it looks up (fixture -> users),
+  and its content digest (exact copies under another ID).
 - ``tree``: the candidate files of one commit (path, blob id, mode), normally HEAD. A run
   is that tree plus the few files that differ from it (one ``git diff-index``); the tree
   moves to a new HEAD with one ``git diff-tree``.
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "evalcase-lint-store-1"
+SCHEMA = "evalcase-lint-store-2"
 FILE_NAME = "lint.sqlite"
 RUNS_KEPT = 4
 # SQLite's default limit of host parameters is 999 on old builds.
@@ -61,6 +62,10 @@ _TABLES = (
 
 class StoreError(Exception):
     """The store could not be read; lint runs without it."""
+
+
+# The reference-key kind under which a case's execution-and-judging digest is indexed.
+CONTENT_KEY = "\0content"
 
 
 def ref_key(kind: str, value: str) -> str:

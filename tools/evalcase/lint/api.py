@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalcase.config import Config
 from evalcase.files import GitTree, Snapshot, WorkTree
-from evalcase.lint.linter import Linter, LintResult, resolve_paths
+from evalcase.lint.linter import Linter, LintResult, filter_to, resolve_paths
 from evalcase.model import FatalError, Finding
 
 
@@ -59,12 +59,100 @@ def lint_repository(
         git_state=use_cache and is_git,
         staged=staged,
     )
+    if linter.is_empty() and (not staged or not WorkTree(root, config.max_file_bytes).files()):
+        # Under --staged an index without cases is fine while the work tree has some (they
+        # are not added yet); a folder without any is a misplaced root, not a pass.
+        raise FatalError(nothing_to_check(root))
     if paths is None:
         return linter.run()
-    only = linter.select(resolve_paths(root, paths, cwd or Path.cwd()))
+    cwd = cwd or Path.cwd()
+    only = linter.select(resolve_paths(root, paths, cwd))
+    if not staged:
+        # pre-commit passes what its file pattern matched; people pass what they typed,
+        # and a typo must not be reported as "All checks passed".
+        check_paths(root, paths, cwd, only)
     result = linter.run(focus=only)
     result.findings = [f for f in result.findings if _reported(f, only, staged)]
     return result
+
+
+def default_base(config: Config) -> str | None:
+    """What plain ``evalcase lint`` compares with in a git repository: the configured
+    ``[versioning] base_branch`` (its merge base with HEAD), else HEAD, so that what lint
+    accepts the commit hook accepts too. None outside git or before the first commit."""
+    from evalcase import gitio
+
+    if not gitio.Repo.is_repo(config.root):
+        return None
+    repo = gitio.Repo(config.root)
+    try:
+        if not repo.has_commits():
+            return None
+        branch = config.base_branch
+        if not branch:
+            return "HEAD"
+        for candidate in (branch, f"origin/{branch}"):
+            if repo.symbolic_full_name(candidate):
+                return candidate
+        raise FatalError(
+            f"base_branch = {branch!r} ({config.source} [versioning]) names no branch here "
+            f"(nor origin/{branch}); fetch it, pass --base REF, or --no-base to skip the "
+            "version checks against a base"
+        )
+    finally:
+        repo.close()
+
+
+def nothing_to_check(root: Path) -> str:
+    """Why a folder has nothing to lint, and where cases might be instead."""
+    hint = ""
+    found = find_case_folders(root)
+    if found:
+        shown = ", ".join(os.path.relpath(root / f) for f in found[:3])
+        hint = (
+            f" Cases were found in {shown}: pass --root {os.path.relpath(root / found[0])}, "
+            f'or put root = "{found[0]}" in {root / "evalcase.toml"}.'
+        )
+    return (
+        f"nothing to check in {root}: evalcase expected YAML files under datasets/ and "
+        f"fixtures/ (datasets/<dataset_id>/dataset.yaml, "
+        f"datasets/<dataset_id>/cases/<case_id>.yaml, fixtures/<kind>/<fixture_id>.yaml).{hint}"
+    )
+
+
+def find_case_folders(root: Path, depth: int = 3) -> list[str]:
+    """Folders below ``root`` (a few levels deep) holding datasets/<id>/dataset.yaml."""
+    out: list[str] = []
+    skip = {"node_modules", "__pycache__", "site-packages"}
+    for dirpath, dirnames, _ in os.walk(root):
+        here = Path(dirpath)
+        level = len(here.relative_to(root).parts)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in skip and level < depth
+        )
+        if here != root and any((here / "datasets").glob("*/dataset.yaml")):
+            out.append(here.relative_to(root).as_posix())
+    return out
+
+
+def check_paths(root: Path, paths: list[str], cwd: Path, selected: set[str]) -> None:
+    """Each path given on the command line exists, lies in the case repository and holds
+    something evalcase checks (one of the ``selected`` files); otherwise a FatalError
+    saying what was expected."""
+    for raw in paths:
+        full = (cwd / raw).absolute()
+        if not full.exists() and not full.is_symlink():
+            raise FatalError(f"{raw}: no such file or folder")
+        wanted = resolve_paths(root, [raw], cwd)
+        if not wanted:
+            raise FatalError(
+                f"{raw} is outside the case repository {root}; pass --root to lint another one"
+            )
+        if not filter_to(selected, wanted):
+            raise FatalError(
+                f"{raw}: nothing to check there: evalcase checks YAML files under datasets/ "
+                "and fixtures/ (a dataset folder, a case, a manifest or a fixture)"
+            )
 
 
 def _reported(finding: Finding, only: set[str], staged: bool) -> bool:

@@ -11,10 +11,12 @@ with a check function declare it by scope:
 - ``repo``: ``check(index: RepoIndex, config: Config) -> Iterable[Finding]``, run over the
   facts of every file after all files are analysed.
   A repo rule declares ``CASE_LOOKUPS``, which cases it reads: ``()`` when only
-  ``index.checked_cases()`` (with every fixture and manifest), ``("case_id",)`` or
-  ``("similarity",)`` when also the cases sharing a checked case's ID or input
-  fingerprint (duplicates). A commit hook then loads just those from the store's indexes
-  (evalcase.lint.linter, partial runs). A rule without ``CASE_LOOKUPS`` gets every case
+  ``index.checked_cases()`` (with every fixture and manifest); ``"case_id"``,
+  ``"similarity"`` or ``"content"`` when also the cases sharing a checked case's ID,
+  input fingerprint or execution-and-judging digest (duplicates); ``"dataset"`` when a
+  checked manifest needs every case of its dataset (suites, gates, coverage). A commit
+  hook then loads just those from the store's indexes (evalcase.lint.linter, partial
+  runs). A rule without ``CASE_LOOKUPS`` gets every case
   on every run: correct, but the hook then costs what the repository holds.
 - ``history``: ``check(history: History) -> Iterable[Finding]``, run in a git repository:
   ``History`` (evalcase.versioning.history) compares the facts with a base revision, when there
@@ -37,6 +39,8 @@ from evalcase.model import Finding, Severity
 __all__ = ["SCOPES", "FileContext", "RepoIndex", "Report", "Rule", "reporter"]
 
 SCOPES = ("loader", "source", "schema", "file", "repo", "history", "meta")
+# What a repo rule's CASE_LOOKUPS may name (see above).
+CASE_LOOKUP_KINDS = frozenset({"case_id", "similarity", "content", "dataset"})
 
 Report = Callable[..., Finding]
 

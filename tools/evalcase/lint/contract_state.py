@@ -7,7 +7,8 @@ offer, and which leaves two fixtures set differently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from evalcase.index.facts import CaseFacts, FixtureFacts
 from evalcase.index.repo import RepoIndex
@@ -32,7 +33,7 @@ class CaseState:
     leaves: set[str] = field(default_factory=set)
     conflicts: list[Conflict] = field(default_factory=list)
 
-    @property
+    @cached_property
     def roots(self) -> set[str]:
         return {p.split(".", 1)[0] for p in self.paths}
 
@@ -52,13 +53,45 @@ def _add(state: CaseState, path: str) -> None:
 
 
 def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
+    """The state a case starts from, from its state fixtures and inline state.
+
+    Computed once per run and case (three rules read it); what the fixtures contribute is
+    computed once per sequence of fixture IDs, which many cases share."""
+    known = index.derived.setdefault("case_state", {})
+    state = known.get(case.path)
+    if state is None:
+        state = known[case.path] = _case_state(index, case)
+    assert isinstance(state, CaseState)
+    return state
+
+
+# Conflicts of a fixture sequence, with the position in it of the fixture that clashes
+# (the case's reference to it gives the place to report).
+_Merged = tuple[bool, frozenset[str], frozenset[str], tuple[tuple[int, Conflict], ...]]
+
+
+def _case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
+    refs = [(t, line, col) for f, _k, t, line, col in case.refs if f in STATE_REF_FIELDS]
+    targets = tuple(t for t, _line, _col in refs)
+    merged_by_targets = index.derived.setdefault("fixture_state", {})
+    merged = merged_by_targets.get(targets)
+    if merged is None:
+        merged = merged_by_targets[targets] = _merge(index, targets)
+    complete, paths, leaves, conflicts = merged
+    state = CaseState(complete, set(paths), set(leaves))
+    state.conflicts = [replace(c, ref_at=refs[i][1:]) for i, c in conflicts]
+    for path, _value, _line, _col in case.inline_state:
+        _add(state, path)
+    return state
+
+
+def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
     state = CaseState(complete=True)
+    conflicts: list[tuple[int, Conflict]] = []
     owners: dict[str, tuple[str, FixtureFacts, int, int]] = {}
     # dotted prefix -> the first leaf below it (value, fixture, line, column)
     below: dict[str, tuple[str, FixtureFacts, int, int]] = {}
-    for field_name, _kind, target, line, col in case.refs:
-        if field_name not in STATE_REF_FIELDS:
-            continue
+    for position, target in enumerate(targets):
         fixture = index.fixture(target)
         if fixture is None:
             state.complete = False
@@ -80,13 +113,10 @@ def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
                     None,
                 ) or below.get(path)
             if clash is not None and clash[1] is not fixture and clash[0] != value:
-                state.conflicts.append(
-                    Conflict(path, clash[1], clash[2:], fixture, (f_line, f_col), (line, col))
-                )
+                conflict = Conflict(path, clash[1], clash[2:], fixture, (f_line, f_col), (0, 0))
+                conflicts.append((position, conflict))
             owners[path] = here
             for i in range(1, len(parts)):
                 below.setdefault(".".join(parts[:i]), here)
             _add(state, path)
-    for path, _value, _line, _col in case.inline_state:
-        _add(state, path)
-    return state
+    return state.complete, frozenset(state.paths), frozenset(state.leaves), tuple(conflicts)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
-from evalcase.files import Snapshot, SourceFile
+from evalcase.files import Snapshot, SourceFile, classify
 from evalcase.index.analysis import (
     Analyzer,
     Checks,
@@ -26,7 +26,7 @@ from evalcase.index.analysis import analyze as _analyze
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
-from evalcase.model import Finding, Severity
+from evalcase.model import FileKind, Finding, Severity
 
 if TYPE_CHECKING:
     from evalcase.gitio import Change
@@ -136,6 +136,7 @@ class Linter:
         tree's). ``snapshot`` is still what is linted when the store cannot be used."""
         self.config = config
         self._state: TreeState | None = None
+        self._state_tried = False
         self.git_state = git_state
         self.staged = staged
         self.snapshot = snapshot
@@ -161,23 +162,38 @@ class Linter:
         """Results for the given files through the per-file cache (see Analyzer)."""
         return self.analyzer.analyze_files(sources, snapshot)
 
+    def _prepared(self) -> TreeState | None:
+        """The run's TreeState, prepared once; None when the store cannot be used."""
+        if not self.git_state:
+            return None
+        if self._state is None and not self._state_tried:
+            from evalcase.index.state import prepare
+            from evalcase.index.store import StoreError
+
+            self._state_tried = True
+            try:
+                self._state = prepare(self.config, self.analyzer, staged=self.staged)
+            except StoreError:
+                self._state = None
+        return self._state
+
+    def is_empty(self) -> bool:
+        """Whether the run has no file to check (counted in the store, not listed)."""
+        state = self._prepared()
+        if state is not None:
+            return state.count() == 0
+        return not self.snapshot.files()
+
     def select(self, wanted: set[str]) -> set[str]:
         """The run's files at or under the ``wanted`` repository-relative paths. Named
         files are looked up one by one in the store's tree (a hook names a few of them);
         a folder needs the listing."""
-        if self.git_state:
-            from evalcase.index.state import prepare
-            from evalcase.index.store import StoreError
-
-            try:
-                self._state = prepare(self.config, self.analyzer, staged=self.staged)
-                if self._state is not None:
-                    if all(_is_file_path(w) for w in wanted):
-                        return {s.path for s in self._state.sources(wanted)}
-                    return filter_to(self._state.files(), wanted)
-            except StoreError:
-                self._state = None
-        return filter_to(self.snapshot.files(), wanted)
+        state = self._prepared()
+        if state is not None:
+            if all(_is_file_path(w) for w in wanted):
+                return {s.path for s in state.sources(wanted)}
+            return filter_to((s.path for s in state.files()), wanted)
+        return filter_to((s.path for s in self.snapshot.files()), wanted)
 
     def run(
         self, only: Iterable[str] | None = None, *, focus: Iterable[str] | None = None
@@ -187,11 +203,10 @@ class Linter:
         only_set = None if only is None else set(only)
         focus_set = only_set if focus is None else set(focus)
         if self.git_state:
-            from evalcase.index.state import prepare
             from evalcase.index.store import StoreError
 
             try:
-                state = self._state or prepare(self.config, self.analyzer, staged=self.staged)
+                state = self._prepared()
                 if state is not None:
                     return self._run_state(state, only_set, focus_set)
             except StoreError:
@@ -268,9 +283,9 @@ class Linter:
     ) -> tuple[list[SourceFile], dict[str, FileResult]]:
         """The changed and focused files, every fixture and manifest, and the cases the
         repo rules look up for them, from the store's indexes."""
-        from evalcase.index.facts import CaseFacts, FixtureFacts
+        from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
         from evalcase.index.repo import provided
-        from evalcase.index.store import ref_key
+        from evalcase.index.store import CONTENT_KEY, ref_key
 
         wanted = {s.path: s for s in state.changed_sources()}
         wanted.update((s.path, s) for s in state.sources(focus))
@@ -283,6 +298,7 @@ class Linter:
         ids: set[str] = set()
         fingerprints: set[str] = set()
         keys: set[str] = set()
+        datasets: set[str] = set()
         for result in (*results.values(), *old.values()):
             facts = result.facts
             if isinstance(facts, CaseFacts):
@@ -290,8 +306,15 @@ class Linter:
                     ids.add(facts.case_id[0])
                 if facts.similarity is not None and "similarity" in lookups:
                     fingerprints.add(facts.similarity[0])
+                if facts.content_digest and "content" in lookups:
+                    keys.add(ref_key(CONTENT_KEY, facts.content_digest))
             elif isinstance(facts, FixtureFacts):
                 keys.update(ref_key(k, v) for k, v in provided(facts))
+            elif isinstance(facts, ManifestFacts) and "dataset" in lookups:
+                # A checked manifest's suites, gates and coverage read its dataset's cases;
+                # a suite may name a case of another dataset (said so in EC310's message).
+                datasets.add(facts.dataset_dir)
+                ids.update(str(v[0]) for s in facts.suites for v in s[3].get("case_ids", ()))
         store = state.store
         rows = [
             *store.tree_results("WHERE r.kind != 'case'"),
@@ -299,6 +322,10 @@ class Linter:
             *store.tree_results_in("similarity", fingerprints),
             *store.tree_users(keys),
         ]
+        for dataset in sorted(datasets):
+            # Every path under datasets/<id>/ ("0" sorts right after "/").
+            bounds = (f"datasets/{dataset}/", f"datasets/{dataset}0")
+            rows.extend(store.tree_results("WHERE t.path >= ? AND t.path < ?", bounds))
         for path, _blob, raw in rows:
             if path not in state.changed and path not in results:
                 results[path] = FileResult.from_raw(raw)
@@ -327,6 +354,8 @@ class Linter:
                 findings.extend(result.findings)
             if result.facts is not None:
                 index.add(result.facts)
+            elif classify(path)[0] is FileKind.FIXTURE:
+                index.add_broken(path)
         for rule in RULES.values():
             if rule.scope == "repo":
                 findings.extend(rule.module.check(index, self.config))
@@ -381,7 +410,7 @@ class Linter:
             result = results.get(path)
             sups = result.suppressions if result is not None else ()
             out.extend(self._suppress(path, file_findings, sups))
-        return sorted(f2 for f in out if (f2 := self._select(f)) is not None)
+        return _placeholders_win(sorted(f2 for f in out if (f2 := self._select(f)) is not None))
 
     def _suppress(
         self, path: str, findings: list[Finding], sups: Sequence[Suppression]
@@ -556,11 +585,32 @@ def resolve_paths(root: Path, paths: Iterable[str], cwd: Path) -> set[str]:
     return out
 
 
-def filter_to(sources: Sequence[SourceFile], wanted: set[str]) -> set[str]:
+def filter_to(paths: Iterable[str], wanted: set[str]) -> set[str]:
+    """The ``paths`` at or under one of the ``wanted`` paths ("" is the whole repository)."""
     selected = set()
-    for source in sources:
-        for w in wanted:
-            if not w or source.path == w or source.path.startswith(w.rstrip("/") + "/"):
-                selected.add(source.path)
-                break
+    for path in paths:
+        if any(_under(path, w) for w in wanted):
+            selected.add(path)
     return selected
+
+
+def _under(path: str, wanted: str) -> bool:
+    return not wanted or path == wanted or path.startswith(wanted.rstrip("/") + "/")
+
+
+_PLACEHOLDER = "EC451"
+
+
+def _placeholders_win(findings: list[Finding]) -> list[Finding]:
+    """Drop other findings about a value EC451 reports as an unfilled placeholder.
+
+    ``TODO: ...`` in a rubric field is also an unknown fixture, in risk_level also not an
+    allowed value: true, but the one thing to do is fill the placeholder, and a new case
+    would otherwise open with three findings per field.
+    """
+    spots = {(f.path, f.line, f.column) for f in findings if f.code == _PLACEHOLDER}
+    if not spots:
+        return findings
+    return [
+        f for f in findings if f.code == _PLACEHOLDER or (f.path, f.line, f.column) not in spots
+    ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from evalcase.files import FIXTURE_KINDS, looks_like
 from evalcase.index.analysis import FileContext
-from evalcase.index.facts import FixtureFacts
+from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.loader import Document, Path
 from evalcase.model import FileKind
@@ -83,7 +83,9 @@ class Approval:
 
     The current approval is the run of approved reviews after the last review that was
     not an approval: a later rejection or request for revision withdraws what earlier
-    reviews approved, and several reviewers approving in a row add up.
+    reviews approved, and several reviewers approving in a row add up. An approval holds
+    for the ``case_version`` it names only: an approval of another version, or one that
+    does not say which version it approved, approves nothing now (``stale``).
     """
 
     approved: bool = False
@@ -92,22 +94,30 @@ class Approval:
     blocking: int | None = None
     last_approval: int | None = None
     count: int = 0
+    # Approvals (indexes) after the last blocking review that hold for another or an
+    # unstated case_version.
+    stale: list[int] = field(default_factory=list)
 
 
 def approval(doc: Document) -> Approval:
     records = doc.get(("metadata", "review_records"))
     if not isinstance(records, list):
         return Approval()
+    current = doc.get(("case_version",))
     state = Approval(count=len(records))
     for i, record in enumerate(records):
         result = record.get("review_result") if isinstance(record, dict) else None
         if result == "approved":
+            assert isinstance(record, dict)
+            if record.get("case_version") != current or not isinstance(current, str):
+                state.stale.append(i)
+                continue
             if not state.approved:
                 state.approved_for = set()
             state.approved = True
             state.blocking = None
             state.last_approval = i
-            uses = record.get("approved_for") if isinstance(record, dict) else None
+            uses = record.get("approved_for")
             if isinstance(uses, list):
                 state.approved_for |= {u for u in uses if isinstance(u, str)}
         else:
@@ -115,6 +125,7 @@ def approval(doc: Document) -> Approval:
             state.approved_for = set()
             state.blocking = i
             state.last_approval = None
+            state.stale = []
     return state
 
 
@@ -163,3 +174,112 @@ def tool_definitions(index: RepoIndex) -> dict[str, FixtureFacts]:
         if fixture_kind(found[0]) == "tool":
             out[fid] = found[0]
     return out
+
+
+# --- suites and gates ------------------------------------------------------------------
+# Views that feed release gates: an observation case must be in none of them, and a case
+# in any of them needs an approval that covers it.
+GATED_ROLES = ("golden", "risk", "red_team", "regression")
+
+
+def countable(case: CaseFacts) -> bool:
+    """Whether a case counts in pass rates: every case but an observation case (seed 004)."""
+    return "observation" not in case.roles
+
+
+def in_suite(case: CaseFacts, selectors: dict[str, Any]) -> bool:
+    """Whether a case meets every criterion a suite names (any value of each): the same
+    selection the runner makes (a suite without criteria holds every case)."""
+    case_id = str(case.case_id[0]) if case.case_id else None
+    for selector, values in selectors.items():
+        wanted = {v[0] for v in values}
+        if selector == "case_ids" and case_id not in wanted:
+            return False
+        if selector == "tags" and not wanted & set(case.tags):
+            return False
+        if selector == "dataset_roles" and not wanted & set(case.roles):
+            return False
+        if selector == "risk_levels" and case.risk_level not in wanted:
+            return False
+    return True
+
+
+def dataset_cases(index: RepoIndex, manifest: ManifestFacts) -> list[CaseFacts]:
+    return [c for c in index.cases if c.dataset_dir == manifest.dataset_dir]
+
+
+def gate_members(
+    manifest: ManifestFacts,
+    cases: list[CaseFacts],
+    suite: str | None,
+    levels: tuple[str, ...] | None,
+) -> list[CaseFacts] | None:
+    """The cases a gate measures before observation cases are dropped: its suite's (the
+    whole dataset without one), narrowed to its risk levels. None for an unknown suite."""
+    members = cases
+    if suite is not None:
+        found = next((s for s in manifest.suites if s[0] == suite), None)
+        if found is None:
+            return None
+        members = [c for c in members if in_suite(c, found[3])]
+    if levels is not None:
+        members = [c for c in members if c.risk_level in levels]
+    return members
+
+
+# --- answer keys -----------------------------------------------------------------------
+def policies(doc: Document) -> list[tuple[Path, dict[str, Any]]]:
+    """side_effect_policy entries as (path, mapping): one mapping or a list of them."""
+    value = doc.get(("side_effect_policy",))
+    if isinstance(value, dict):
+        return [(("side_effect_policy",), value)]
+    if isinstance(value, list):
+        return [(("side_effect_policy", i), v) for i, v in enumerate(value) if isinstance(v, dict)]
+    return []
+
+
+def expected_tools(doc: Document) -> list[tuple[str, Path]]:
+    """Every tool the answer key expects to be called, with where it says so:
+    expected_calls (and its any_of alternatives), expected_tool_sequence, expected_args,
+    required_tools."""
+    out: list[tuple[str, Path]] = []
+
+    def calls_of(block: Any, path: Path) -> None:
+        if not isinstance(block, dict):
+            return
+        calls = block.get("calls")
+        if isinstance(calls, list):
+            for i, call in enumerate(calls):
+                if isinstance(call, dict) and isinstance(call.get("tool"), str):
+                    out.append((call["tool"], (*path, "calls", i, "tool")))
+        alternatives = block.get("any_of")
+        if isinstance(alternatives, list):
+            for i, alternative in enumerate(alternatives):
+                calls_of(alternative, (*path, "any_of", i))
+
+    calls_of(doc.get(("expected_calls",)), ("expected_calls",))
+    for i, tool, _, _ in string_items(doc, ("expected_tool_sequence",)):
+        out.append((tool, ("expected_tool_sequence", i)))
+    for i, tool, _, _ in string_items(doc, ("required_tools",)):
+        out.append((tool, ("required_tools", i)))
+    args = doc.get(("expected_args",))
+    if isinstance(args, dict):
+        out.extend((str(tool), ("expected_args", tool)) for tool in args)
+    return out
+
+
+def expects_arguments(doc: Document) -> bool:
+    """Whether the answer key states tool arguments (expected_calls args, expected_args)."""
+    if isinstance(doc.get(("expected_args",)), dict) and doc.get(("expected_args",)):
+        return True
+
+    def has_args(block: Any) -> bool:
+        if not isinstance(block, dict):
+            return False
+        calls = block.get("calls")
+        if isinstance(calls, list) and any(isinstance(c, dict) and c.get("args") for c in calls):
+            return True
+        alternatives = block.get("any_of")
+        return isinstance(alternatives, list) and any(has_args(a) for a in alternatives)
+
+    return has_args(doc.get(("expected_calls",)))

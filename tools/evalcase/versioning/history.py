@@ -56,7 +56,11 @@ F = TypeVar("F", CaseFacts, FixtureFacts, ManifestFacts)
 
 
 def is_git_repository(root: Path) -> bool:
-    return (root / ".git").exists()
+    """Whether the case repository at ``root`` is in a git work tree (at its top, or in a
+    subfolder of it such as an application's ``evals/``)."""
+    from evalcase import gitio
+
+    return gitio.Repo.is_repo(root)
 
 
 def resolve_base(repo: gitio.Repo, ref: str) -> str:
@@ -155,6 +159,11 @@ class Delta:
     fixtures_added: tuple[str, ...] = ()
     fixtures_removed: tuple[str, ...] = ()
     fixtures_modified: tuple[str, ...] = ()
+    # Cases whose tags, roles, risk level or coverage cell changed (present on both sides),
+    # and the manifest's grouping fields (suites, gates, coverage, agent) that changed:
+    # what a suite or gate of the release measures is no longer the same.
+    cases_regrouped: tuple[str, ...] = ()
+    manifest_regrouped: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return any(
@@ -165,6 +174,8 @@ class Delta:
                 self.fixtures_added,
                 self.fixtures_removed,
                 self.fixtures_modified,
+                self.cases_regrouped,
+                self.manifest_regrouped,
             )
         )
 
@@ -177,6 +188,8 @@ class Delta:
             ("fixtures modified", self.fixtures_modified),
             ("fixtures added", self.fixtures_added),
             ("fixtures removed", self.fixtures_removed),
+            ("cases regrouped (tags, roles, risk level or coverage)", self.cases_regrouped),
+            ("manifest grouping changed", self.manifest_regrouped),
         ):
             if items:
                 parts.append(f"{label}: {names(items, limit)}")
@@ -187,6 +200,31 @@ def names(items: Iterable[str], limit: int = 8) -> str:
     items = list(items)
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def compare_grouping(
+    old: dict[str, str] | None, new: dict[str, str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(regrouped case IDs, changed manifest grouping fields) between two grouping maps;
+    nothing when the release did not record grouping. Added and removed cases are
+    reported as such, not as regrouped."""
+    if old is None:
+        return (), ()
+    cases = tuple(
+        sorted(
+            k.split(":", 1)[1]
+            for k in old.keys() & new.keys()
+            if k.startswith("case:") and old[k] != new[k]
+        )
+    )
+    manifest = tuple(
+        sorted(
+            k.split(":", 1)[1]
+            for k in old.keys() | new.keys()
+            if k.startswith("manifest:") and old.get(k) != new.get(k)
+        )
+    )
+    return cases, manifest
 
 
 def compare_maps(
@@ -231,7 +269,10 @@ class History:
         self._contents_at = contents_at
         self._contents: dict[tuple[str, ...], dict[str, DatasetContent]] = {}
         self._content: dict[tuple[str, ...], DatasetContent | None] = {}
-        self._release_maps: dict[str, tuple[dict[str, tuple[str, str]], ...] | None] = {}
+        self._release_maps: dict[
+            str,
+            tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]], dict[str, str]] | None,
+        ] = {}
 
     @property
     def governance(self) -> tuple[str, ...]:
@@ -349,15 +390,29 @@ class History:
         not write, computed from the tagged commit."""
         if release.cases is not None and release.fixtures is not None:
             return release.cases, release.fixtures
+        maps = self._computed(release)
+        return None if maps is None else (maps[0], maps[1])
+
+    def release_grouping(self, release: Release) -> dict[str, str] | None:
+        """What a release froze about grouping: from its message, computed from the
+        tagged commit for a tag evalcase did not write, None for an evalcase tag written
+        before grouping was recorded (its grouping cannot be compared)."""
+        if release.cases is not None:
+            return release.grouping
+        maps = self._computed(release)
+        return None if maps is None else maps[2]
+
+    def _computed(
+        self, release: Release
+    ) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]], dict[str, str]] | None:
         if release.tag not in self._release_maps:
             found = None
             if self._contents_at is not None:
                 content = self._contents_at(release.commit).get(release.dataset_id)
                 if content is not None and content.complete:
-                    found = (content.case_map(), content.fixture_map())
+                    found = (content.case_map(), content.fixture_map(), content.grouping_map())
             self._release_maps[release.tag] = found
-        maps = self._release_maps[release.tag]
-        return None if maps is None else (maps[0], maps[1])
+        return self._release_maps[release.tag]
 
     def delta(self, dataset_id: str, release: Release) -> Delta | None:
         """What changed in a dataset since a release; None when it cannot be told (the
@@ -372,7 +427,8 @@ class History:
             return None
         cases = compare_maps(maps[0], content.case_map())
         fixtures = compare_maps(maps[1], content.fixture_map())
-        return Delta(*cases, *fixtures)
+        grouping = compare_grouping(self.release_grouping(release), content.grouping_map())
+        return Delta(*cases, *fixtures, *grouping)
 
     def frozen_change(self, dataset_id: str) -> tuple[Release, Delta] | None:
         """The release of the dataset's current version and what changed since, when

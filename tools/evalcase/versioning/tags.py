@@ -13,6 +13,8 @@ tag_format``). Its message is readable by people and parsed by evalcase::
     governance: metadata,title       (case fields left out of content digests)
     case refund_eligibility_001 v3 9a41...     (case ID, case_version, content digest)
     fixture order_lookup v1 77d2...            (fixture ID, fixture_version, digest)
+    group case:refund_eligibility_001 3be0...  (tags, roles, risk level, coverage of a case)
+    group manifest:suites 81c9...              (suites, gates, coverage, agent)
 
 Every tag is read with one ``git for-each-ref`` call (evalcase.gitio.Repo.tags).
 """
@@ -65,6 +67,9 @@ class Release:
     governance: tuple[str, ...] | None = None
     cases: CaseMap | None = field(default=None, compare=False)
     fixtures: CaseMap | None = field(default=None, compare=False)
+    # What the release froze about grouping (see evalcase.index.digest.grouping_map);
+    # None for tags written before evalcase recorded it.
+    grouping: dict[str, str] | None = field(default=None, compare=False)
 
     @property
     def number(self) -> int:
@@ -91,6 +96,7 @@ def format_message(content: DatasetContent, governance: Sequence[str], tag: str)
     ]
     lines += [f"case {e.id} {e.version or '-'} {e.digest}" for e in content.cases]
     lines += [f"fixture {e.id} {e.version or '-'} {e.digest}" for e in content.fixtures]
+    lines += [f"group {key} {value}" for key, value in sorted(content.grouping_map().items())]
     return "\n".join(lines) + "\n"
 
 
@@ -122,6 +128,18 @@ def parse_message(
     return digest, governance, cases, fixtures
 
 
+def parse_grouping(message: str) -> dict[str, str] | None:
+    """The ``group`` lines of a tag message; None when it has none (a tag written before
+    evalcase recorded grouping, or not by evalcase)."""
+    found: dict[str, str] = {}
+    for line in message.splitlines():
+        if line.startswith("group "):
+            parts = line.split(" ")
+            if len(parts) == 3:
+                found[parts[1]] = parts[2]
+    return found or None
+
+
 def tag_pattern(config: Config) -> re.Pattern[str]:
     """A regular expression matching release tag names of ``config.tag_format``."""
     out = []
@@ -145,6 +163,7 @@ class Releases:
         for release in self.all:
             self._by_dataset.setdefault(release.dataset_id, []).append(release)
         self._case_index: dict[str, list[tuple[Release, str, str]]] | None = None
+        self._fixture_index: dict[str, list[tuple[Release, str, str]]] | None = None
 
     @classmethod
     def from_tags(cls, tags: Sequence[Tag], config: Config) -> Releases:
@@ -167,6 +186,7 @@ class Releases:
                     governance=governance,
                     cases=cases,
                     fixtures=fixtures,
+                    grouping=parse_grouping(tag.message) if digest is not None else None,
                 )
             )
         return cls(releases, h.hexdigest())
@@ -198,3 +218,14 @@ class Releases:
                     index.setdefault(cid, []).append((release, version, digest))
             self._case_index = index
         return self._case_index.get(case_id, [])
+
+    def fixture_releases(self, fixture_id: str) -> list[tuple[Release, str, str]]:
+        """(release, fixture_version, content digest) for every release listing the
+        fixture."""
+        if self._fixture_index is None:
+            index: dict[str, list[tuple[Release, str, str]]] = {}
+            for release in self.all:
+                for fid, (version, digest) in (release.fixtures or {}).items():
+                    index.setdefault(fid, []).append((release, version, digest))
+            self._fixture_index = index
+        return self._fixture_index.get(fixture_id, [])

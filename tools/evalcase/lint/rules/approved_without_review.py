@@ -4,14 +4,15 @@ Approval is a recorded decision, not a flag (seed 000 12.9.6): who reviewed, wit
 result, for which views. ``review_records`` run oldest first; the current approval is
 the run of approving reviews after the last rejection or request for revision, so a
 later ``rejected`` or ``needs_revision`` withdraws an earlier approval until someone
-approves again.
+approves again. An approval holds for the ``case_version`` it names (see EC411).
 
 Passing::
 
     metadata:
       review_status: approved
       review_records:
-        - {reviewer: 退款业务专家, review_result: approved, approved_for: [regression]}
+        - {reviewer: 退款业务专家, review_result: approved, case_version: v1,
+           approved_for: [regression]}
 
 Failing::
 
@@ -41,8 +42,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if data is None or doc.get(("metadata", "review_status")) != "approved":
         return
     state = approval(doc)
-    if state.approved:
-        return
+    if state.approved or state.stale:
+        return  # an approval of another case_version is EC411's
     line, col = doc.locate(("metadata", "review_status"))
     if state.blocking is None:
         reason = "there is no review record"

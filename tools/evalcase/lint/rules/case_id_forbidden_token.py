@@ -4,20 +4,27 @@ A case ID names the business object under evaluation, never one run of it (seed 
 12.2.1). ``refund_gpt4o_points_001`` or ``refund_points_v2_001`` stop making sense when
 the model or prompt changes, and ``refund_points_20260708_001`` when the date passes; the
 run records which model, prompt and versions it used. Case versions live in
-``case_version``. The forbidden words are configurable (``[naming] forbidden_tokens`` to
-replace the list, ``extra_forbidden_tokens`` to extend it); version-like words (``v2``) and
-dates (``2026``, ``202607``, ``20260708``) are always rejected. The trailing sequence
+``case_version``. The forbidden words are configurable (``[naming]
+extend_forbidden_tokens`` adds to the built-in list, ``forbidden_tokens`` replaces it) and
+are caught with a version or size attached (``gpt4o``, ``prompt2``, ``qwen72b``); run and
+experiment numbers (``run3``, ``run_3``, ``trial2``), A/B test names (``abtest``,
+``variant_a``), model sizes (``7b``, ``4o``), version-like words (``v2``) and dates
+(``202607``, ``20260708``, ``2026_07``) are always rejected. A bare number is not a date,
+even a four-digit one: ``refund_over_2000_001`` names an amount. The trailing sequence
 number is the case's number, not a version.
 
 Passing::
 
     case_id: refund_rag_member_points_001
+    case_id: refund_policy_over_2000_001          # an amount, not a year
 
 Failing::
 
     case_id: refund_rag_gpt4o_member_points_001
     case_id: refund_rag_member_points_v2_001
     case_id: refund_rag_member_points_20260708_001
+    case_id: refund_rag_member_points_run3_001
+    case_id: refund_rag_promptv2_points_001
 """
 
 from collections.abc import Iterable
@@ -39,6 +46,8 @@ _WHY = {
     "forbidden word": "a model or run word",
     "version": "a version",
     "date": "a date",
+    "run": "a run or experiment number",
+    "model size": "a model size",
 }
 
 

@@ -1,12 +1,17 @@
-"""A case ID whose domain or ability is not in the repository's vocabulary.
+"""A case ID whose domain or ability is not in the team's vocabulary.
 
 The first word of a case ID is the business domain and the second the ability under
-evaluation (seed 000 12.2.1). Drawing both from a fixed list (``[naming] domains`` and
-``abilities`` in evalcase.toml) keeps reports sliceable by ID prefix and stops synonyms
+evaluation (seed 000 12.2.1). Drawing both from a list the team keeps (``[naming]
+domains`` and ``abilities`` in evalcase.toml, plus ``extend_domains`` and
+``extend_abilities``) keeps reports sliceable by ID prefix and stops synonyms
 (``refunds``, ``rfnd``) from splitting one domain in two. A genuinely new domain or
 ability is added to the configuration, in review, once.
 
-Passing::
+evalcase ships no vocabulary: until a repository configures one, any well-formed word is
+accepted and this rule reports nothing. The message names the vocabulary in force and the
+file and keys it comes from.
+
+Passing (with ``domains = ["refund"]`` and ``abilities = ["rag"]``)::
 
     case_id: refund_rag_member_points_001
 
@@ -41,24 +46,22 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     words, _ = case_id_parts(value)
     problems = []
     config = ctx.config
-    if words and words[0] and words[0] not in config.domains:
-        problems.append(
-            f"domain {words[0]!r} is not a known domain{did_you_mean(words[0], config.domains)}"
-            f"; known domains: {listing(config.domains, 40)}"
-        )
-    if len(words) > 1 and words[1] and words[1] not in config.abilities:
-        problems.append(
-            f"ability {words[1]!r} is not a known ability"
-            f"{did_you_mean(words[1], config.abilities)}; known abilities: "
-            f"{listing(config.abilities, 40)}"
-        )
+    checks = (
+        ("domain", "domains", config.domains, 0),
+        ("ability", "abilities", config.abilities, 1),
+    )
+    for what, key, vocabulary, index in checks:
+        if not vocabulary or len(words) <= index or not words[index]:
+            continue  # no vocabulary configured: any well-formed word
+        word = words[index]
+        if word not in vocabulary:
+            source = config.vocabulary_sources.get(key, f"[naming] {key}")
+            problems.append(
+                f"{what} {word!r} is not in the {what} vocabulary of {source}"
+                f"{did_you_mean(word, vocabulary)} ({listing(vocabulary, 40)}); add it "
+                f"there (or to [naming] extend_{key}) if it is a new {what}"
+            )
     if not problems:
         return
     line, col = doc.locate(("case_id",))
-    yield report(
-        doc.path,
-        line,
-        col,
-        f"case_id {value!r}: {'; '.join(problems)}. A new one is added to [naming] domains "
-        "or abilities in evalcase.toml",
-    )
+    yield report(doc.path, line, col, f"case_id {value!r}: {'; '.join(problems)}")

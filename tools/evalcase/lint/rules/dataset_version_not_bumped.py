@@ -8,8 +8,16 @@ differs from the digest in the tag of the manifest's current version (cases adde
 changed, removed or renamed, or a referenced fixture changed), lint fails at the
 manifest's dataset_version line, names what changed and the version to bump to. Runs on
 every lint in a git repository with tags; no ``--base`` needed. A fixture shared by two
-datasets changes both. Changing only governance fields (title, metadata) changes no
-digest. `evalcase bump` writes the bump; `evalcase tag DATASET` then releases it.
+datasets changes both.
+
+A release also freezes how its cases are grouped (seed 000 12.2.1: regrouping the same
+cases is a dataset_version change): a case's tags, roles, risk level and coverage cell,
+and the manifest's ``suites``, ``gates``, ``coverage`` and ``agent``. Adding a tag that
+moves a case into a gated suite, promoting an observation case or loosening a gate
+changes what the release's numbers mean, so it needs a dataset_version bump (the case's
+own case_version stays: its task did not change). Other governance fields (title, owner,
+review records) and the manifest's title, description and owner change no digest.
+`evalcase bump` writes the bump; `evalcase tag DATASET` then releases it.
 
 Passing (after the tag refund_regression_set@v1, a case changed and)::
 
@@ -18,6 +26,7 @@ Passing (after the tag refund_regression_set@v1, a case changed and)::
 Failing::
 
     dataset_version: v1     # tagged as refund_regression_set@v1, content changed since
+    dataset_version: v1     # tagged, then a gate's min_pass_rate went from 1.0 to 0.9
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ def check(history: History) -> Iterator[Finding]:
         fixture_paths = {e.id: e.path for e in content.fixtures}
         related = tuple(
             (case_paths[i], 1, 1)
-            for i in (*delta.cases_modified, *delta.cases_added)
+            for i in (*delta.cases_modified, *delta.cases_added, *delta.cases_regrouped)
             if i in case_paths
         ) + tuple(
             (fixture_paths[i], 1, 1)

@@ -4,7 +4,8 @@ The golden view holds the paths that must never regress; a case enters it only w
 review approved it for golden (seed 000 12.9.6, ``approved_for``). The current approval
 is the run of approving reviews after the last rejection or request for revision (see
 EC402), so a golden case whose latest review rejected it is reported at that review.
-The case's ``review_status`` must be ``approved`` as well.
+The case's ``review_status`` must be ``approved`` as well, and the approval must be for
+the case's current ``case_version`` (EC411).
 
 Passing::
 
@@ -12,7 +13,8 @@ Passing::
       dataset_role: [golden, regression]
       review_status: approved
       review_records:
-        - {reviewer: 退款业务专家, review_result: approved, approved_for: [golden, regression]}
+        - {reviewer: 退款业务专家, review_result: approved, case_version: v1,
+           approved_for: [golden, regression]}
 
 Failing::
 
@@ -48,6 +50,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if golden is None:
         return
     state = approval(doc)
+    if not state.approved and state.stale:
+        return  # approved since, but for another case_version: EC411 says so
+    if state.blocking is not None and data.get("risk_level") in ("P0", "P1"):
+        return  # a rejected high-risk case in a gated view: EC413
     if state.blocking is not None:
         verdict, reviewer, line, col = review_verdict(doc, state.blocking)
         yield report(

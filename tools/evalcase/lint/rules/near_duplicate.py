@@ -1,12 +1,14 @@
-"""Two cases with the same input and context, up to case, whitespace and punctuation.
+"""Two cases with the same input, context and initial state, up to case, whitespace and
+punctuation.
 
 Near-duplicates weigh one scenario twice in pass rates and usually come from copying a
 case and forgetting to change what makes it different (seed 004: cover equivalence
 classes with representative cases, not repetitions). The same input in a different
-context is a different case (seed 000 12.1), so the comparison covers input and context
-together; other differences (state fixtures, expectations) are not considered. A
-warning: keep both when the difference is real but outside input and context, and
-suppress with a reason.
+context, or over a different initial state (``state``, ``initial_state``), is a
+different case (seed 000 12.1), so the comparison covers all three together; other
+differences (expectations, graders) are not considered. A warning: keep both when the
+difference is real but elsewhere, and suppress with a reason. Two cases whose whole
+execution and judging content is the same are an error (EC417), not reported here.
 
 Passing::
 
@@ -29,6 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from evalcase.config import Config
+from evalcase.index.digest import case_digest
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import reporter
 from evalcase.model import Finding, Severity
@@ -54,12 +57,21 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         key, line, col = case.similarity
         case_id = str(case.case_id[0]) if case.case_id else case.path
         groups[key].append((case_id, case.path, line, col))
+    governance = tuple(sorted(config.governance_fields))
+    digests = {
+        case.path: case_digest(case, governance)
+        for case in index.cases
+        if case.similarity is not None and case.similarity[0] in repeated
+    }
     for members in groups.values():
         if len(members) < 2:
             continue
         for case_id, path, line, col in members:
-            # A copy under the same ID is a duplicate ID (EC206), not a near-duplicate.
-            others = [m for m in members if m[0] != case_id]
+            # A copy under the same ID is a duplicate ID (EC206), an exact copy under
+            # another ID is EC417: neither is a near-duplicate.
+            others = [
+                m for m in members if m[0] != case_id and digests.get(m[1]) != digests.get(path)
+            ]
             if not others:
                 continue
             names = ", ".join(f"{m[0]} ({m[1]})" for m in others[:3])

@@ -67,6 +67,8 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             if ref[2] in fine.get(ref[1], known):
                 continue
             field, kind, target, line, col = ref
+            if index.unresolvable(kind, target):
+                continue  # the unreadable fixture file is reported, not each use of it
             if kind == CORPUS_VERSION:
                 if target in index.corpora_by_version or target in known or not target:
                     continue  # a non-corpus fixture ID here is EC302's

@@ -1,0 +1,238 @@
+"""Runner overhead, beside Inspect AI: how much time and memory does an attempt cost?
+
+Every figure comes from a fresh process (interpreter start and imports included), as a
+user runs it. Measured:
+
+1. ``null``: 100 and 1,000 attempts of an in-process agent that answers at once
+   (``py:``, inline), through the whole runner: job building, the environment (fresh
+   state, tool catalogue), the protocol, the record, the append-only ``attempts.jsonl``.
+   Per attempt = slope between the two; start-up = intercept.
+2. ``inspect``: Inspect AI (``pip install inspect-ai``) running 100 and 1,000 samples with
+   a solver that answers at once (no model call) and the ``match`` scorer, no display.
+3. ``cmd``: 1,000 attempts of a ``cmd:`` agent (one Python process per attempt, as the
+   protocol prescribes), concurrency 2 (this machine's cores).
+4. ``slow50``: an agent taking 50 ms per reply, 1,000 attempts at concurrency 16, against
+   the ideal wall time 1,000 x 50 ms / 16.
+5. peak resident memory (the child's VmHWM) of the null run at 1,000 and
+   10,000 attempts: flat means the runner keeps no per-attempt state.
+
+Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
+
+    python benchmarks/run_bench.py            # everything
+    python benchmarks/run_bench.py --quick    # smaller counts, no Inspect
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class BenchTask:
+    case_id: str
+    case_version: str
+    agent: Any
+    env: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+    digest: str = "d"
+    fixture_versions: dict[str, str] = field(default_factory=dict)
+
+
+def _task(i: int) -> BenchTask:
+    """A realistic case: a system prompt, two tools, a small state."""
+    from evalcase.contract.build import response
+    from evalcase.run.spec import AgentView, EnvSpec, ToolBehaviour, ToolCard
+
+    schema = {"type": "object", "properties": {"order_id": {"type": "string"}}}
+    found = response({"when": {"order_id": "O1"}, "result": {"status": "signed"}})
+    done = response({"result": {"ok": True}, "state_change": {"o.O1.r": "done"}})
+    lookup = ToolBehaviour("order_lookup", False, schema, (found,), None, None, None)
+    submit = ToolBehaviour("refund_submit", True, schema, (done,), None, None, None)
+    view = AgentView(
+        attempt_key=f"key{i}",
+        system="You are a customer-service agent.",
+        history=(),
+        user_turns=(f"Where is my refund for order {i}?",),
+        context={"channel": "app"},
+        tools=tuple(ToolCard(t.name, f"the {t.name} tool", t.parameters) for t in (lookup, submit)),
+        params={"temperature": 0},
+    )
+    env = EnvSpec(
+        initial_state={"o": {"O1": {"r": "none", "items": [{"id": "I1", "price": 99}]}}},
+        tools={"order_lookup": lookup, "refund_submit": submit},
+        faults=(),
+        permissions=(),
+        corpora=(),
+        confirmations=(),
+        effective_at=None,
+    )
+    return BenchTask(f"case_{i:05d}", "v1", view, env, digest=f"d{i}")
+
+
+def child_ours(n: int, agent: str, concurrency: int, out: str) -> dict[str, Any]:
+    """Run n attempts (n cases x 1) in this process; report what it cost."""
+    from evalcase.run import driver
+    from evalcase.run.executors import get_executor
+
+    cases = min(n, 1000)
+    tasks = [_task(i) for i in range(cases)]
+    repeat = max(1, n // cases)
+    options = driver.RunOptions(
+        agent=agent,
+        agent_options={"inline": True, "path": str(BENCH), "cwd": str(REPO_ROOT)},
+        repeat=repeat,
+        concurrency=concurrency,
+        timeout_s=60,
+    )
+    source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
+    t0 = time.perf_counter()
+    result = driver.start(Path(out), source, tasks, options, get_executor("local"))
+    elapsed = time.perf_counter() - t0
+    assert result.attempts == cases * repeat and result.errors == 0, result
+    return {
+        "attempts": result.attempts,
+        "run_s": elapsed,
+        "maxrss_mb": _rss_mb(),
+    }
+
+
+def child_inspect(n: int, out: str) -> dict[str, Any]:
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    @solver
+    def instant() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            state.output.completion = "ok"
+            return state
+
+        return solve
+
+    task = Task(
+        dataset=[Sample(input=f"Where is my refund for order {i}?", target="ok") for i in range(n)],
+        solver=instant(),
+        scorer=match(),
+    )
+    t0 = time.perf_counter()
+    logs = eval(task, model="mockllm/model", log_dir=out, display="none")
+    elapsed = time.perf_counter() - t0
+    assert logs[0].status == "success", logs[0].status
+    return {
+        "attempts": n,
+        "run_s": elapsed,
+        "maxrss_mb": _rss_mb(),
+    }
+
+
+def _rss_mb() -> float:
+    """Peak resident memory of this process image. VmHWM, not getrusage's ru_maxrss: Linux
+    carries ru_maxrss across exec, so a child forked from a big parent (this script after
+    importing Inspect AI) would report the parent's size."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def spawn(*args: str) -> dict[str, Any]:
+    """Run this script as a child; its wall time includes interpreter start and imports."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "tools"), str(BENCH)])}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", *args, tmp],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO_ROOT,
+        )
+        wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{proc.stderr[-3000:]}")
+    data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    data["wall_s"] = wall
+    return data
+
+
+def line_fit(small: dict[str, Any], large: dict[str, Any]) -> tuple[float, float]:
+    per = (large["wall_s"] - small["wall_s"]) / (large["attempts"] - small["attempts"])
+    return per, small["wall_s"] - per * small["attempts"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--child", nargs="+")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        if kind == "ours":
+            n, agent, conc, out = rest
+            print(json.dumps(child_ours(int(n), agent, int(conc), out)))
+        else:
+            n, out = rest
+            print(json.dumps(child_inspect(int(n), out)))
+        return
+
+    big = 200 if args.quick else 1000
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    null = "py:bench_agents:null"
+    ours_small, ours_big = spawn("ours", "100", null, "1"), spawn("ours", str(big), null, "1")
+    per, start = line_fit(ours_small, ours_big)
+    show = f"100 -> {ours_small['wall_s']:.2f} s, {big} -> {ours_big['wall_s']:.2f} s"
+    print(f"evalcase null agent : {show} | per attempt {per * 1000:.2f} ms, start-up {start:.2f} s")
+    if not args.quick:
+        try:
+            import inspect_ai  # noqa: F401
+
+            ins_small, ins_big = spawn("inspect", "100"), spawn("inspect", str(big))
+            iper, istart = line_fit(ins_small, ins_big)
+            show = f"100 -> {ins_small['wall_s']:.2f} s, {big} -> {ins_big['wall_s']:.2f} s"
+            print(
+                f"Inspect AI instant  : {show} | per sample {iper * 1000:.2f} ms, "
+                f"start-up {istart:.2f} s"
+            )
+            print(f"  ratio per attempt : evalcase/Inspect = {per / iper:.3f} (goal < 0.1)")
+        except ImportError:
+            print("Inspect AI          : not installed (pip install inspect-ai)")
+    cmd = f"cmd:{sys.executable} {BENCH / 'bench_agents.py'}"
+    c = spawn("ours", str(big), cmd, "2")
+    print(
+        f"cmd: agent, conc. 2 : {big} attempts {c['wall_s']:.2f} s | "
+        f"{c['run_s'] / big * 1000:.2f} ms per attempt (agent process start included)"
+    )
+    s = spawn("ours", str(big), "py:bench_agents:slow50", "16")
+    ideal = big * 0.05 / 16
+    over = 100 * (s["run_s"] / ideal - 1)
+    print(
+        f"50 ms agent, conc 16: {big} attempts in {s['run_s']:.2f} s, ideal {ideal:.2f} s "
+        f"-> {over:.1f}% over (goal <= 25%)"
+    )
+    m1 = ours_big if big == 1000 else spawn("ours", "1000", null, "1")
+    m10 = spawn("ours", "10000" if not args.quick else "2000", null, "1")
+    print(
+        f"peak memory (RSS)   : {m1['attempts']:,} attempts {m1['maxrss_mb']:.0f} MB, "
+        f"{m10['attempts']:,} attempts {m10['maxrss_mb']:.0f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Exports other evaluation tools load, each checked with the target tool itself.
+
+- inspect: Inspect AI's own ``json_dataset`` (inspect-ai, test extra).
+- openai-evals: the OpenAI evals library's own ``Includes`` eval runs over the samples
+  (the ``evals`` wheel without its heavy dependencies, fetched once with pip; the few it
+  needs to import are in the test extra).
+- promptfoo: promptfoo's own schemas (the zod schemas its package exports, and the JSON
+  Schema it publishes, generated from them the same way), via node (slow: installs the
+  npm package once).
+- jsonl: the seed 002 section 11 schema (schemas/offline-case.schema.json).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from evalcase.authoring.exports import FORMATS, describe, export, suffix
+from evalcase.config import load_config
+from evalcase.contract.task import Task
+from evalcase.index.dataset import load_dataset
+from evalcase.loader import round_trip_load
+from evalcase.schemas import validator_for
+from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+
+DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+CACHE = Path(os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests"))
+EVALS_VERSION = "3.0.1.post1"
+PROMPTFOO_VERSION = "0.123.1"
+TOOLS = Path(__file__).parent / "tools"
+
+
+@cache
+def _records(dataset: str) -> str:
+    from evalcase.actions import export_dataset
+
+    return json.dumps(export_dataset(load_config(REPO_ROOT), dataset).records, ensure_ascii=False)
+
+
+def records(dataset: str) -> list[dict[str, Any]]:
+    """A fresh copy each time (tests may not share mutable records)."""
+    return list(json.loads(_records(dataset)))
+
+
+@cache
+def tasks(dataset: str) -> dict[str, Task]:
+    """The dataset's tasks that build, by case ID (what non-jsonl exports carry)."""
+    return {t.case_id: t for t in load_dataset(REPO_ROOT, dataset).tasks}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Path]:
+    out = tmp_path_factory.mktemp("exports")
+    files = {}
+    config = load_config(REPO_ROOT)
+    for dataset in DATASETS:
+        for fmt in FORMATS:
+            path = out / f"{dataset}-{fmt}{suffix(fmt)}"
+            path.write_text(export(config, dataset, fmt)[1].text, "utf-8")
+            files[(dataset, fmt)] = path
+    return files
+
+
+def answer_key(task: Task) -> list[str]:
+    text = task.judge.text
+    return [str(t) for f in ("expected_behavior", "negative_behavior") for t in text.get(f, [])]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_inspect_loads_the_dataset_with_its_own_json_dataset(
+    dataset: str, exported: dict[tuple[str, str], Path]
+) -> None:
+    from inspect_ai.dataset import json_dataset
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    built = tasks(dataset)
+    samples = list(json_dataset(str(exported[(dataset, "inspect")])))
+    assert [s.id for s in samples] == [
+        r["case_id"] for r in records(dataset) if r["case_id"] in built
+    ]
+    assert samples
+    for s in samples:
+        task = built[str(s.id)]
+        assert isinstance(s.input, list) and s.input
+        assert isinstance(s.input[-1], ChatMessageUser)
+        assert all(isinstance(m, ChatMessageSystem | ChatMessageUser) or m.role == "assistant"
+                   for m in s.input)  # fmt: skip
+        assert s.metadata is not None
+        assert s.metadata["case_types"] == list(task.judge.case_types)
+        assert s.metadata["risk_level"] == task.judge.risk_level
+        assert s.metadata["tags"] == list(task.meta.get("tags", []))
+        assert s.target and isinstance(s.target, list)
+        # The answer key is in the target, never where the solver reads.
+        visible = json.dumps([m.model_dump() for m in s.input], ensure_ascii=False)
+        visible += json.dumps(s.metadata, ensure_ascii=False)
+        given = json.dumps([task.agent.user_turns, dict(task.agent.context)], ensure_ascii=False)
+        for text in answer_key(task):
+            # (unless the case's own input happens to contain the words)
+            assert text not in visible or text in given, (s.id, text)
+        if "reference" not in task.judge.text:
+            for text in task.judge.text.get("expected_behavior", []):
+                assert text in s.target
+
+
+@pytest.fixture(scope="module")
+def evals_site() -> Path:
+    """The OpenAI evals package (its wheel, without the 40 heavy dependencies it declares
+    but these evals never import), fetched once."""
+    site = CACHE / f"evals-{EVALS_VERSION}"
+    if not (site / "evals" / "elsuite").is_dir():
+        wheels = CACHE / "wheels"
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+             f"evals=={EVALS_VERSION}", "-d", str(wheels)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, "cannot fetch the evals wheel:\n" + proc.stderr
+        wheel = next(wheels.glob(f"evals-{EVALS_VERSION}-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(site)
+    return site
+
+
+RUN_EVALS = """
+import json, sys
+from pathlib import Path
+import evals.record
+from evals.api import DummyCompletionFn
+from evals.base import RunSpec
+from evals.elsuite.basic.includes import Includes
+
+spec = RunSpec(completion_fns=["dummy"], eval_name="cases.test.v1", base_eval="cases",
+               split="test", run_config={}, created_by="evalcase")
+recorder = evals.record.LocalRecorder(sys.argv[2], spec)
+ev = Includes(completion_fns=[DummyCompletionFn()], samples_jsonl=sys.argv[1],
+              eval_registry_path=Path(sys.argv[3]), name="cases.test.v1")
+loaded = ev.get_samples()
+with recorder.as_default_recorder("evalcase"):
+    result = ev.run(recorder)
+print(json.dumps({"loaded": len(loaded), "matches": len(recorder.get_events("match")),
+                  "result": result}))
+"""
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_openai_evals_runs_its_includes_eval_over_the_samples(
+    dataset: str, exported: dict[tuple[str, str], Path], evals_site: Path, tmp_path: Path
+) -> None:
+    samples = exported[(dataset, "openai-evals")]
+    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_EVALS, str(samples), str(tmp_path / "log.jsonl"),
+         str(tmp_path)],
+        capture_output=True, text=True, check=False, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    count = len(tasks(dataset))
+    assert count and report["loaded"] == count and report["matches"] == count
+    for line in samples.read_text("utf-8").splitlines():
+        sample = json.loads(line)
+        assert sample["input"][-1]["role"] == "user" and sample["ideal"]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_jsonl_lines_are_the_section_11_shape_and_keep_the_full_record(
+    dataset: str, exported: dict[tuple[str, str], Path]
+) -> None:
+    validator = validator_for("offline_case")
+    recs = records(dataset)
+    lines = [json.loads(x) for x in exported[(dataset, "jsonl")].read_text("utf-8").splitlines()]
+    assert len(lines) == len(recs)
+    built = tasks(dataset)
+    for line, record in zip(lines, recs, strict=True):
+        assert not list(validator.iter_errors(line)), line["id"]
+        assert line["id"] == record["case_id"]
+        # evalcase's own record follows, whole: the task in its separate parts.
+        for key in ("agent_view", "environment", "answer_key", "meta", "digest"):
+            assert line[key] == record[key], key
+        task = built[line["id"]]
+        risk = {"P0": "critical", "P1": "high", "P2": "medium", "P3": "low"}
+        assert line["risk_level"] == risk[task.judge.risk_level]
+        assert line["input"]["message"] == task.agent.user_turns[0]
+        assert line["expected"]["forbidden_tools"] == list(task.judge.forbidden_tools)
+        assert set(line["input"].get("context_refs", [])) == set(task.fixture_versions)
+    broken = {**lines[0], "risk_level": "P0"}
+    assert list(validator.iter_errors(broken))
+
+
+def test_every_export_states_what_it_could_not_carry(tmp_path: Path) -> None:
+    dataset = "workout_plan_edit_set"
+    built = len(tasks(dataset))
+    for fmt in FORMATS:
+        out = tmp_path / f"x.{fmt}"
+        proc = run_cli("export", dataset, "--format", fmt, "-o", str(out), cwd=REPO_ROOT)
+        summary = next(x for x in proc.stderr.splitlines() if x.startswith(f"{fmt}: "))
+        if fmt == "jsonl":
+            assert proc.returncode == 0, proc.stderr
+            assert summary == f"{fmt}: 13 cases exported; everything carried"
+            continue
+        assert summary.startswith(f"{fmt}: {built} cases exported; ")
+        assert "not carried: " in summary
+        assert (
+            f"state ({built} cases)" in summary and f"final-state checks ({built} cases)" in summary
+        )
+        assert proc.returncode == (0 if built == 13 else 1)
+        assert describe(fmt)
+
+
+def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    text = case.read_text("utf-8").replace(
+        "expected_behavior:",
+        "environment:\n  permissions: {identity_required: true}\nexpected_behavior:",
+    )
+    case.write_text(text, "utf-8")
+    proc = run_cli("export", "sample_set", "--format", "inspect", cwd=repo)
+    assert proc.returncode == 1
+    assert (
+        "inspect: 1 case exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
+        in proc.stderr
+    )
+    assert "evalcase: error: refund_eligibility_001 not exported: " in proc.stderr
+    assert "a permission is a named policy" in proc.stderr
+    # The cases that build are exported; the broken one is not.
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == [
+        "refund_tool_submit_001"
+    ]
+
+
+def test_an_unknown_format_is_a_usage_error() -> None:
+    proc = run_cli("export", "workout_plan_edit_set", "--format", "csv", cwd=REPO_ROOT)
+    assert proc.returncode == 2 and "'csv' is not one of" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def promptfoo_dir() -> Path:
+    """promptfoo from the npm registry, installed once (large: it is the real CLI)."""
+    target = CACHE / f"promptfoo-{PROMPTFOO_VERSION}"
+    if not (target / "node_modules" / "promptfoo" / "package.json").is_file():
+        npm = shutil.which("npm")
+        assert npm, "npm is needed to install promptfoo for this test"
+        target.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(target),
+             f"promptfoo@{PROMPTFOO_VERSION}"],
+            capture_output=True, text=True, check=False, timeout=1500,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return target
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_promptfoo_accepts_the_tests_file_with_its_own_schemas(
+    dataset: str, exported: dict[tuple[str, str], Path], promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    tests = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
+    tests_json = tmp_path / "tests.json"
+    tests_json.write_text(json.dumps(tests, ensure_ascii=False), "utf-8")
+    schema_path = tmp_path / "config-schema.json"
+    proc = subprocess.run(
+        ["node", str(TOOLS / "promptfoo_check.mjs"), str(tests_json), str(schema_path)],
+        cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["tests"] == len(tasks(dataset))
+    assert report["test_errors"] == [] and report["config_errors"] == []
+    known = set(report["assertion_types"])
+    for test in tests:
+        for assertion in test.get("assert", []):
+            kind = assertion["type"]
+            assert kind in known or kind.removeprefix("not-") in known, kind
+        assert "input" in test["vars"]
+    schema = json.loads(schema_path.read_text("utf-8"))
+    config = {
+        "prompts": ["{{input}}"],
+        "providers": ["echo"],
+        "tests": json.loads(tests_json.read_text("utf-8")),
+    }
+    assert not list(jsonschema.Draft7Validator(schema).iter_errors(config))
+    # The check can fail: a test whose vars are not a mapping is refused.
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"vars": "not a mapping"}]), "utf-8")
+    refused = subprocess.run(
+        ["node", str(TOOLS / "promptfoo_check.mjs"), str(bad), str(tmp_path / "s.json")],
+        cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert json.loads(refused.stdout.strip().splitlines()[-1])["test_errors"]

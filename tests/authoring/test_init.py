@@ -1,0 +1,158 @@
+"""`evalcase init`: a new repository that lints, formats and runs its hooks at once."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from evalcase.authoring.init import SCHEMA_MAP, Hooks, init_repository
+from evalcase.loader import load
+from evalcase.model import FatalError
+from tests.helpers import commit_all, git, init_repo, run_cli
+from tests.versioning.test_precommit import hook_env, project_snapshot, run
+
+
+def test_init_writes_a_repository_that_lints_clean(tmp_path: Path) -> None:
+    target = tmp_path / "cases"
+    proc = run_cli(
+        "init", str(target), "--domain", "shop,crm", "--ability", "order,refund",
+        "--owner", "shop_eval_team", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "case shop_order_shipped_status_001" in proc.stdout
+    config = tomllib.loads((target / "evalcase.toml").read_text("utf-8"))
+    assert config["naming"] == {"domains": ["shop", "crm"], "abilities": ["order", "refund"]}
+    for name in (".gitignore", ".github/workflows/evalcase.yml", ".pre-commit-config.yaml"):
+        assert (target / name).is_file()
+    ignored = (target / ".gitignore").read_text("utf-8").split()
+    assert {"/outputs/", "/reports/", ".evalcase_cache/"} <= set(ignored)
+    linted = run_cli("lint", cwd=target)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert "All checks passed (5 files)" in linted.stdout
+    formatted = run_cli("fmt", "--check", cwd=target)
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    # The example runs: its task builds (state, tool behaviour, expected calls).
+    from evalcase.index.dataset import load_dataset
+
+    dataset = load_dataset(target, "shop_regression_set")
+    assert dataset.problems == {} and len(dataset.tasks) == 1
+    task = dataset.tasks[0]
+    assert task.env.initial_state["orders"]["ORDER_1001"]["status"] == "shipped"
+    assert [c.tool for c in task.judge.expected_calls.any_of[0].calls] == ["order_lookup"]
+
+
+def test_the_example_uses_the_teams_own_vocabulary(tmp_path: Path) -> None:
+    result = init_repository(tmp_path / "r", ("fitness",), ("edit",), "coach_team")
+    assert result.case_id == "fitness_edit_shipped_status_001"
+    # A word outside the vocabulary is what lint would catch: the example is inside it.
+    text = (tmp_path / "r/evalcase.toml").read_text("utf-8")
+    assert 'domains = ["fitness"]' in text
+
+
+def test_the_editor_mapping_covers_every_file_and_its_schemas_accept_them(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "r"
+    init_repository(root)
+    settings = json.loads((root / ".vscode/settings.json").read_text("utf-8"))
+    mapping = settings["yaml.schemas"]
+    assert set(mapping) == {f"./schemas/{name}" for name in SCHEMA_MAP}
+    yaml_files = [p.relative_to(root).as_posix() for p in root.rglob("*.yaml")]
+    yaml_files = [p for p in yaml_files if p.startswith(("datasets/", "fixtures/"))]
+    assert len(yaml_files) == 5
+    store = {p.name: json.loads(p.read_text("utf-8")) for p in (root / "schemas").glob("*.json")}
+    registry = _registry(store)
+    for rel in yaml_files:
+        matches = [
+            schema
+            for schema, globs in mapping.items()
+            if any(fnmatch.fnmatch(rel, g.replace("**/", "*")) for g in globs)
+        ]
+        assert len(matches) == 1, rel
+        schema = store[matches[0].removeprefix("./schemas/")]
+        data = load(rel, (root / rel).read_bytes()).data
+        validator = jsonschema.Draft202012Validator(schema, registry=registry)
+        assert not list(validator.iter_errors(data)), rel
+    broken = load("x", (root / yaml_files[0]).read_bytes()).data
+    broken["unknown_field_for_the_editor"] = 1
+    schema_name = next(
+        s for s, g in mapping.items() if fnmatch.fnmatch(yaml_files[0], g[0].replace("**/", "*"))
+    )
+    validator = jsonschema.Draft202012Validator(
+        store[schema_name.removeprefix("./schemas/")], registry=registry
+    )
+    assert list(validator.iter_errors(broken))
+
+
+def _registry(store: dict[str, dict[str, object]]) -> object:
+    from referencing import Registry, Resource
+
+    return Registry().with_resources(
+        (name, Resource.from_contents(schema)) for name, schema in store.items()
+    )
+
+
+def test_the_ci_workflow_is_a_valid_github_workflow(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    init_repository(root, hooks=Hooks("https://example.invalid/evalcase.git", "abc123"))
+    workflow = root / ".github/workflows/evalcase.yml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema",
+         "vendor.github-workflows", str(workflow)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = workflow.read_text("utf-8")
+    assert 'evalcase lint --base "origin/${{ github.base_ref' in text
+    assert "evalcase run support_regression_set --suite smoke" in text
+    assert "git+https://example.invalid/evalcase.git@abc123" in text
+
+
+@pytest.mark.parametrize(
+    ("domains", "message"),
+    [(("Shop",), "'Shop' cannot be a case-ID domain"), ((), "at least one domain")],
+)
+def test_bad_vocabulary_is_a_clear_error(domains: tuple[str, ...], message: str) -> None:
+    with pytest.raises(FatalError, match=message):
+        init_repository(Path("/nonexistent/never-written"), domains, ("order",))
+
+
+def test_init_overwrites_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "datasets").mkdir(parents=True)
+    (root / "evalcase.toml").write_text("# mine\n", "utf-8")
+    proc = run_cli("init", str(root), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "already has evalcase.toml" in proc.stderr
+    assert (root / "evalcase.toml").read_text("utf-8") == "# mine\n"
+    assert not (root / ".gitignore").exists()
+
+
+@pytest.mark.slow
+def test_init_then_pre_commit_run_all_files_then_lint(tmp_path: Path) -> None:
+    """The issue's check, with the hooks taken from a snapshot of this checkout."""
+    rev = project_snapshot(tmp_path / "evalcase")
+    target = tmp_path / "x"
+    proc = run_cli(
+        "init", str(target), "--hooks-repo", str(tmp_path / "evalcase"), "--hooks-rev", rev,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    init_repo(target)
+    git(target, "add", "-A")
+    env = hook_env(tmp_path)
+    ran = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], target, env)
+    output = ran.stdout + ran.stderr
+    assert ran.returncode == 0, output
+    assert "evalcase fmt" in output and "evalcase lint" in output
+    assert output.count("Passed") >= 2
+    commit_all(target, "init")
+    linted = run_cli("lint", cwd=target)
+    assert linted.returncode == 0, linted.stdout + linted.stderr

@@ -1,0 +1,60 @@
+// Checks a promptfoo tests file with promptfoo's own schemas (the zod schemas the
+// package exports, from which promptfoo generates its published config-schema.json).
+// Usage: node promptfoo_check.mjs <tests.json> <schema-out.json>
+// Prints {"tests": n, "test_errors": [...], "config_errors": [...], "assertion_types":
+// [promptfoo's built-in assertion type names]} and writes the JSON
+// Schema of UnifiedConfigSchema (draft-07, as promptfoo publishes it) to schema-out.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const require = createRequire(process.cwd() + "/");
+const promptfoo = await import(require.resolve("promptfoo"));
+const { z } = await import(require.resolve("zod"));
+
+const tests = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const testErrors = [];
+tests.forEach((test, i) => {
+  const parsed = promptfoo.TestCaseSchema.safeParse(test);
+  if (!parsed.success) testErrors.push({ index: i, issues: parsed.error.issues });
+});
+const config = { prompts: ["{{input}}"], providers: ["echo"], tests };
+const whole = promptfoo.UnifiedConfigSchema.safeParse(config);
+
+// The published schema is generated from the schema inside UnifiedConfigSchema's pipe.
+const inner = promptfoo.UnifiedConfigSchema._def.in ?? promptfoo.UnifiedConfigSchema;
+const WRAPPERS = new Set(["optional", "nullable", "pipe", "transform"]);
+const unwrap = (s) => {
+  while (s?._def && WRAPPERS.has(s._def.type)) {
+    const next = s._def.innerType ?? s._def.in;
+    if (!next) break;
+    s = next;
+  }
+  return s;
+};
+const schema = z.toJSONSchema(inner, {
+  unrepresentable: "any",
+  override: (ctx) => {
+    if (Object.keys(ctx.jsonSchema).length === 0) {
+      const base = unwrap(ctx.zodSchema);
+      if (base !== ctx.zodSchema) {
+        const { $schema, ...rest } = z.toJSONSchema(base, { unrepresentable: "any" });
+        Object.assign(ctx.jsonSchema, rest);
+      }
+    }
+  },
+});
+delete schema.$schema;
+writeFileSync(
+  process.argv[3],
+  JSON.stringify({
+    $ref: "#/definitions/PromptfooConfigSchema",
+    definitions: { PromptfooConfigSchema: schema },
+    $schema: "http://json-schema.org/draft-07/schema#",
+  }),
+);
+console.log(JSON.stringify({
+  tests: tests.length,
+  test_errors: testErrors,
+  config_errors: whole.success ? [] : whole.error.issues,
+  assertion_types: promptfoo.BaseAssertionTypesSchema.options,
+}));

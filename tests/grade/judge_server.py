@@ -1,0 +1,105 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for judge tests: answers
+/v1/chat/completions from a script of (status, content) replies and records each request."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Script:
+    replies: list[tuple[int, str]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    default: tuple[int, str] | None = None
+    # Answers any request not scripted above: (request body) -> (status, content).
+    responder: Callable[[dict[str, Any]], tuple[int, str]] | None = None
+
+
+def completion(content: str) -> str:
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "judge-test",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    )
+
+
+def scores(**by_name: int) -> str:
+    return json.dumps(
+        {
+            "dimensions": [
+                {"name": n, "score": s, "reason": f"{n} looks {s}"} for n, s in by_name.items()
+            ]
+        }
+    )
+
+
+@contextmanager
+def judge_server(script: Script) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            script.requests.append(json.loads(body or b"{}"))
+            script.headers.append({k.lower(): v for k, v in self.headers.items()})
+            if script.replies:
+                status, content = script.replies.pop(0)
+            elif script.responder is not None:
+                status, content = script.responder(script.requests[-1])
+            elif script.default is not None:
+                status, content = script.default
+            else:
+                status, content = 500, "no reply scripted"
+            payload = (
+                completion(content)
+                if status == 200
+                else json.dumps({"error": {"message": content, "type": "test", "code": status}})
+            )
+            data = payload.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status == 429:
+                self.send_header("Retry-After", "0")
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def top_marks(request: dict[str, Any]) -> tuple[int, str]:
+    """The best score on every dimension the judge prompt asks for."""
+    system = request["messages"][0]["content"]
+    shape = json.loads(system.split("exactly in this shape: ", 1)[1])
+    out = []
+    for d in shape["dimensions"]:
+        high = float(d["score"].split("-")[1])
+        out.append({"name": d["name"], "score": high, "reason": "meets the rubric"})
+    return 200, json.dumps({"dimensions": out})

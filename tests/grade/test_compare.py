@@ -1,0 +1,117 @@
+"""evalcase compare: two runs in which the agent changed list exactly the regressed and
+fixed cases; runs over different dataset content warn and name the changed cases."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.grade.judge_server import Script, judge_server, top_marks
+from tests.grade.runs import (
+    case_version,
+    check_008,
+    crashed,
+    duplicate_003,
+    refund_repo,
+    write_run,
+)
+from tests.helpers import commit_all, run_cli
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    repo, commit = refund_repo(tmp_path_factory.mktemp("compare"))
+    # Agent A gets the duplicate-submit case wrong; agent B the eligibility check.
+    write_run(
+        repo,
+        commit,
+        "run-a",
+        [
+            check_008(True),
+            duplicate_003(False),
+            crashed("llm_instruction_001", "agent_exit"),
+            crashed("refund_intent_venting_002", "timeout"),
+        ],
+    )
+    write_run(
+        repo,
+        commit,
+        "run-b",
+        [
+            check_008(False),
+            duplicate_003(True),
+            crashed("llm_instruction_001", "agent_exit"),
+            crashed("refund_eligibility_001", "agent_exit"),
+        ],
+    )
+    # The dataset changes: one case gets a new version.
+    case = repo / "datasets/refund_regression_set/cases/tool_refund_check_008.yaml"
+    old = case_version(repo, "tool_refund_check_008")
+    new = f"v{int(old[1:]) + 1}"
+    text = case.read_text("utf-8").replace(f"case_version: {old}", f"case_version: {new}", 1)
+    case.write_text(text.replace("帮我看看这个订单能不能退", "帮我看看这个订单还能不能退"), "utf-8")
+    changed = commit_all(repo, "tool_refund_check_008 v2")
+    write_run(
+        repo, changed, "run-c", [{**check_008(True), "case_version": "v2"}, duplicate_003(True)]
+    )
+    script = Script(responder=top_marks)
+    with judge_server(script) as url:
+        env = {"EVALCASE_JUDGE_BASE_URL": url, "EVALCASE_JUDGE_MODEL": "judge-test"}
+        for run in ("run-a", "run-b", "run-c"):
+            proc = run_cli("grade", run, cwd=repo, env=env)
+            assert proc.returncode in (0, 1), proc.stderr
+        yield {"repo": repo, "env": env}
+
+
+def compare(runs: dict[str, Any], base: str, new: str) -> tuple[dict[str, Any], str]:
+    proc = run_cli("compare", base, new, "--format", "json", cwd=runs["repo"])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_regressed_and_fixed_exactly(runs: dict[str, Any]) -> None:
+    result, _ = compare(runs, "run-a", "run-b")
+    assert result["regressed"] == ["tool_refund_check_008"]
+    assert result["fixed"] == ["agent_refund_duplicate_submit_003"]
+    assert result["still_failing"] == ["llm_instruction_001"]
+    assert result["new_cases"] == ["refund_eligibility_001"]
+    assert result["removed_cases"] == ["refund_intent_venting_002"]
+    assert result["warnings"] == []
+    p0 = result["slices"]["risk_level"]["P0"]
+    assert (p0["base"], p0["new"], p0["change"]) == (0.0, 1.0, 1.0)
+
+
+def test_text_output_and_regression_exit(runs: dict[str, Any]) -> None:
+    proc = run_cli("compare", "run-a", "run-b", "--fail-on-regression", cwd=runs["repo"])
+    assert proc.returncode == 1
+    assert "regressed (1): tool_refund_check_008" in proc.stdout
+    assert "fixed (1): agent_refund_duplicate_submit_003" in proc.stdout
+    assert "WARNING" not in proc.stderr
+
+
+def test_different_dataset_content_warns_and_names_cases(runs: dict[str, Any]) -> None:
+    result, _ = compare(runs, "run-a", "run-c")
+    assert result["changed_cases"] == ["tool_refund_check_008"]
+    assert len(result["warnings"]) == 1
+    assert "DIFFERENT DATASET CONTENT" in result["warnings"][0]
+    assert "tool_refund_check_008" in result["warnings"][0]
+    proc = run_cli("compare", "run-a", "run-c", cwd=runs["repo"])
+    assert "WARNING: DIFFERENT DATASET CONTENT" in proc.stderr
+    assert "tool_refund_check_008" in proc.stderr
+
+
+def test_unknown_run_is_a_clear_error(runs: dict[str, Any]) -> None:
+    proc = run_cli("compare", "run-a", "nope", cwd=runs["repo"])
+    assert proc.returncode == 2
+    assert "no report for run 'nope'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_judge_recorded_in_reports(runs: dict[str, Any]) -> None:
+    report = next(Path(runs["repo"], "reports").glob("*/run-b/report.json"))
+    judges = json.loads(report.read_text("utf-8"))["provenance"]["judges"]
+    assert judges and all(j["model"] == "judge-test" for j in judges)

@@ -1,0 +1,133 @@
+"""llm_rubric against a real OpenAI-compatible server on 127.0.0.1, through the openai client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalcase.grade.context import GradeContext, JudgeConfig
+from evalcase.grade.graders import llm_rubric
+from evalcase.grade.spec import judge_spec_from_case
+from tests.grade.attempts import attempt
+from tests.grade.judge_server import Script, judge_server, scores
+
+pytest.importorskip("openai")
+
+RUBRIC = {
+    "fixture_id": "refund_service_quality_v1",
+    "fixture_version": "v1",
+    "data": {
+        "pass_threshold": 0.75,
+        "judge_instructions": "只依据期望行为评分。",
+        "dimensions": [
+            {"name": "policy_correctness", "scale": {"min": 1, "max": 5}, "weight": 0.6},
+            {"name": "no_overpromise", "scale": {"min": 1, "max": 5}, "weight": 0.4},
+        ],
+    },
+}
+SPEC = judge_spec_from_case(
+    {
+        "case_id": "refund_sample_001",
+        "case_version": "v1",
+        "rubric": RUBRIC,
+        "expected_behavior": ["说明审核时效"],
+        "evaluator_config": {"graders": [{"type": "llm_rubric"}]},
+    }
+)
+KEY = "sk-test-judge-key-do-not-write-0123456789"
+
+
+def ctx(url: str, cache: Path | None = None) -> GradeContext:
+    config = JudgeConfig(
+        base_url=url, model="judge-test", max_retries=2, timeout_s=10, cache_dir=cache
+    )
+    return GradeContext(judge=config, environ={"EVALCASE_JUDGE_API_KEY": KEY})
+
+
+def test_scores_are_parsed_and_the_judge_is_recorded() -> None:
+    script = Script([(200, scores(policy_correctness=5, no_overpromise=4))])
+    with judge_server(script) as url:
+        grade = llm_rubric.grade(SPEC, attempt("审核通常 1-3 个工作日。"), ctx(url))
+    assert grade.verdict == "pass", grade.reason
+    assert grade.score == pytest.approx(0.6 * 1.0 + 0.4 * 0.75)
+    assert "policy_correctness 5" in grade.reason
+    assert grade.judge is not None
+    assert grade.judge.model == "judge-test"
+    assert grade.judge.rubric == "refund_service_quality_v1@v1"
+    assert grade.judge.prompt_version
+    sent = script.requests[0]
+    assert sent["model"] == "judge-test"
+    assert "审核通常 1-3 个工作日" in sent["messages"][-1]["content"]
+    assert script.headers[0]["authorization"] == f"Bearer {KEY}"
+
+
+def test_low_scores_fail() -> None:
+    script = Script([(200, scores(policy_correctness=2, no_overpromise=1))])
+    with judge_server(script) as url:
+        grade = llm_rubric.grade(SPEC, attempt("保证今天到账"), ctx(url))
+    assert grade.verdict == "fail"
+    assert grade.kind == "agent_capability"
+
+
+def test_429_then_success_is_retried() -> None:
+    script = Script(
+        [
+            (429, "rate limited"),
+            (503, "busy"),
+            (200, scores(policy_correctness=5, no_overpromise=5)),
+        ]
+    )
+    with judge_server(script) as url:
+        grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url))
+    assert grade.verdict == "pass", grade.reason
+    assert len(script.requests) == 3
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The answer looks good to me.",
+        json.dumps({"dimensions": [{"name": "policy_correctness", "score": 5, "reason": "ok"}]}),
+        scores(policy_correctness=9, no_overpromise=5),
+        json.dumps(
+            {
+                "dimensions": [
+                    {"name": "policy_correctness", "score": 5, "reason": ""},
+                    {"name": "no_overpromise", "score": 5, "reason": "ok"},
+                ]
+            }
+        ),
+    ],
+    ids=["not-json", "dimension-missing", "off-scale", "no-reason"],
+)
+def test_a_malformed_answer_is_an_error_never_a_pass(content: str) -> None:
+    with judge_server(Script([(200, content)])) as url:
+        grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url))
+    assert grade.verdict == "error"
+    assert grade.judge is not None and grade.judge.model == "judge-test"
+
+
+def test_server_errors_after_retries_are_an_error() -> None:
+    script = Script(default=(500, "down"))
+    with judge_server(script) as url:
+        grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url))
+    assert grade.verdict == "error"
+    assert "500" in grade.reason
+    assert len(script.requests) == 3  # the first try and max_retries=2
+
+
+def test_answers_are_cached_by_model_rubric_and_output(tmp_path: Path) -> None:
+    script = Script(default=(200, scores(policy_correctness=5, no_overpromise=5)))
+    with judge_server(script) as url:
+        first = llm_rubric.grade(SPEC, attempt("好的"), ctx(url, tmp_path))
+        again = llm_rubric.grade(SPEC, attempt("好的"), ctx(url, tmp_path))
+        other = llm_rubric.grade(SPEC, attempt("另一个回答"), ctx(url, tmp_path))
+    assert first.verdict == again.verdict == other.verdict == "pass"
+    assert again.details["cached"] is True
+    assert len(script.requests) == 2
+
+
+def test_no_judge_configured_is_pending() -> None:
+    assert llm_rubric.grade(SPEC, attempt("好的"), GradeContext()).verdict == "pending"

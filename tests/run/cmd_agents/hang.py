@@ -1,0 +1,7 @@
+"""Reads the request and never answers."""
+
+import sys
+import time
+
+sys.stdin.readline()
+time.sleep(600)

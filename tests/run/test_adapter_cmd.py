@@ -1,0 +1,73 @@
+"""The cmd: adapter against real subprocess agents that behave and misbehave."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalcase.run.executors import Limits, get_executor
+from evalcase.run.runner import run_attempt
+from tests.run.support import job, tool, view
+
+AGENTS = Path(__file__).parent / "cmd_agents"
+
+
+def cmd(name: str) -> str:
+    return f"cmd:{sys.executable} {AGENTS / name}.py"
+
+
+def test_a_well_behaved_agent_completes_and_reports_its_version() -> None:
+    record = run_attempt(job(view("first", "second"), agent=cmd("echo")))
+    assert record["status"] == "completed", record["error"]
+    assert record["output"] == "echo: second"
+    assert record["agent_version"] == "echo-1"
+    assert [m["role"] for m in record["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "kind", "words"),
+    [
+        ("crash", "agent_exit", "status 3"),
+        ("hang", "timeout", "deadline"),
+        ("garbage", "bad_json", "not JSON"),
+        ("huge", "oversized", "limit"),
+        ("unknown_tool", "unknown_tool", "drop_database"),
+        ("protocol", "protocol", "role"),
+    ],
+)
+def test_a_misbehaving_agent_is_a_recorded_error(agent: str, kind: str, words: str) -> None:
+    lookup = tool("order_lookup", responses=({"result": {}},))
+    record = run_attempt(
+        job(
+            view("x", tools=(lookup,)),
+            (lookup,),
+            agent=cmd(agent),
+            timeout=1.5,
+            limits=Limits(max_reply_bytes=100_000),
+        )
+    )
+    assert record["status"] == "error"
+    assert record["error"]["kind"] == kind, record["error"]
+    assert words in record["error"]["message"]
+    assert record["trace"][-1]["type"] == "error"
+
+
+def test_the_crash_message_carries_the_agents_stderr() -> None:
+    record = run_attempt(job(view("x"), agent=cmd("crash")))
+    assert "something broke inside the agent" in record["error"]["message"]
+
+
+def test_a_missing_program_is_an_error_record() -> None:
+    record = run_attempt(job(view("x"), agent="cmd:/nonexistent/agent --flag"))
+    assert record["error"]["kind"] == "agent_exit" and "cannot start" in record["error"]["message"]
+
+
+def test_a_batch_of_bad_agents_yields_one_record_each_and_finishes() -> None:
+    names = ["echo", "crash", "hang", "garbage", "huge", "unknown_tool"]
+    jobs = [job(view("x"), agent=cmd(n), case_id=n, timeout=1.5) for n in names]
+    records = {r["case_id"]: r for r in get_executor("local").run(jobs, concurrency=3)}
+    assert set(records) == set(names)
+    assert records["echo"]["status"] == "completed"
+    assert all(records[n]["status"] == "error" for n in names[1:])

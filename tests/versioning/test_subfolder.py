@@ -1,0 +1,148 @@
+"""Cases kept below the top of a git repository (``evals/`` of an application): every
+command that reads git works there, configured once at the top or with --root, and the
+published hook refuses what it must through the real pre-commit.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.versioning.conftest import CASE, replace_in, review_again
+from tests.versioning.test_precommit import hook_env, project_snapshot, run
+
+CRM = "crm_safety_set"
+EVALS_CASE = f"evals/{CASE}"
+
+
+def _app(tmp_path: Path, *, configured: bool) -> Path:
+    """An application repository with its cases in evals/, committed."""
+    app = tmp_path / "app"
+    (app / "src").mkdir(parents=True)
+    (app / "src" / "app.py").write_text("print('the application')\n")
+    for part in ("datasets", "fixtures"):
+        shutil.copytree(REPO_ROOT / part, app / "evals" / part)
+    shutil.copy2(REPO_ROOT / "evalcase.toml", app / "evals" / "evalcase.toml")
+    if configured:
+        own = (app / "evals" / "evalcase.toml").read_text("utf-8")
+        (app / "evals" / "evalcase.toml").unlink()
+        (app / "evalcase.toml").write_text('root = "evals"\n\n' + own, "utf-8")
+    init_repo(app)
+    commit_all(app, "application and its evaluation cases")
+    return app
+
+
+@pytest.mark.parametrize("configured", [True, False], ids=["evalcase.toml", "--root"])
+def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool) -> None:
+    app = _app(tmp_path, configured=configured)
+    root = () if configured else ("--root", "evals")
+
+    def cli(*args: str, cwd: Path = app) -> tuple[int, str, str]:
+        proc = run_cli(*args, *root, cwd=cwd)
+        assert "Traceback" not in proc.stderr
+        return proc.returncode, proc.stdout, proc.stderr
+
+    assert cli("lint")[:2] == (0, "All checks passed (113 files).\n")
+    # An edit without its bump: plain lint (against HEAD), --staged and --base see it, and
+    # name the file as git does, from the top of the repository.
+    replace_in(app, EVALS_CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
+    code, out, _ = cli("lint")
+    assert code == 1 and f"{EVALS_CASE}:" in out and "EC501" in out
+    assert cli("lint", "--no-base")[0] == 0
+    git(app, "add", EVALS_CASE)
+    code, out, _ = cli("lint", "--staged", EVALS_CASE, "src/app.py")
+    assert code == 1 and "EC501" in out
+    assert cli("lint", "--base", "HEAD")[0] == 1
+    # bump writes what lint asks for; then everything agrees.
+    code, out, _ = cli("bump")
+    assert code == 0 and "case_version v4 -> v5" in out, out
+    # The approval was of v4: a new review of v5, recorded by review-case, settles it.
+    code, out, _ = cli("lint")
+    assert code == 1 and "EC411" in out and "EC501" not in out
+    review_again(EVALS_CASE, app, *root)
+    assert cli("lint")[0] == 0
+    git(app, "add", "-A")
+    git(app, "commit", "-q", "-m", "reword the question")
+    # tag, export and diff read the subfolder at a revision.
+    code, out, err = cli("tag", CRM)
+    assert (code, out.strip()) == (0, f"created tag {CRM}@v1"), err
+    code, out, _ = cli("export", f"{CRM}@v1")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(records) == 6 and records[0]["release"] == f"{CRM}@v1"
+    code, out, _ = cli("diff", f"{CRM}@v1", CRM)
+    assert code == 0 and CRM in out
+    # From inside the subfolder, with or without --root, the same repository is found.
+    assert run_cli("lint", cwd=app / "evals" / "datasets").returncode == 0
+    # An unrelated dirty file of the application does not block a release.
+    (app / "src" / "app.py").write_text("print('changed')\n")
+    assert cli("tag", "refund_regression_set")[0] == 0
+
+
+def test_a_configured_root_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+    app = init_repo(tmp_path / "app")
+    (app / "evalcase.toml").write_text('root = "evlas"\n')
+    proc = run_cli("lint", cwd=app)
+    assert proc.returncode == 2
+    assert "root = 'evlas'" in proc.stderr and "no such folder" in proc.stderr
+
+
+def test_the_hook_without_configuration_does_not_pass_silently(tmp_path: Path) -> None:
+    """Cases below the top and nothing saying so: an error that shows where they are,
+    never "All checks passed (0 files)"."""
+    app = _app(tmp_path, configured=False)
+    proc = run_cli("lint", "--staged", cwd=app)
+    assert proc.returncode == 2
+    assert "nothing to check" in proc.stderr and "evals" in proc.stderr
+
+
+@pytest.mark.slow
+def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
+    """The real pre-commit, the published hook, cases in evals/ configured at the top."""
+    rev = project_snapshot(tmp_path / "evalcase")
+    app = _app(tmp_path, configured=True)
+    (app / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        f"  - repo: {tmp_path / 'evalcase'}\n"
+        f"    rev: {rev}\n"
+        "    hooks:\n"
+        "      - id: evalcase-lint\n",
+        "utf-8",
+    )
+    commit_all(app, "hooks")
+    env = hook_env(tmp_path)
+    installed = run([sys.executable, "-m", "pre_commit", "install"], app, env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    # The case that passed silently before: an invalid risk level below evals/.
+    replace_in(app, EVALS_CASE, "risk_level: P1", "risk_level: P7")
+    git(app, "add", EVALS_CASE)
+    refused = run(["git", "commit", "-m", "raise the risk"], app, env)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert f"{EVALS_CASE}:" in output and "EC104" in output, output
+
+    # An unbumped edit: refused, and the hook says how to run the bump it asks for.
+    replace_in(app, EVALS_CASE, "risk_level: P7", "risk_level: P1")
+    replace_in(app, EVALS_CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
+    git(app, "add", EVALS_CASE)
+    refused = run(["git", "commit", "-m", "reword"], app, env)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "EC501" in output, output
+    assert "not on your PATH" in output and "-m evalcase bump" in output
+    command = next(line for line in output.splitlines() if "-m evalcase bump" in line)
+    bumped = run(command.split(), app, env)
+    assert bumped.returncode == 0 and "case_version v4 -> v5" in bumped.stdout, bumped
+    git(app, "add", EVALS_CASE)
+    # Bumped, the case is no longer the version its approval judged: a new review.
+    stale = run(["git", "commit", "-m", "reword"], app, env)
+    assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
+    review_again(EVALS_CASE, app)
+    git(app, "add", EVALS_CASE)
+    accepted = run(["git", "commit", "-m", "reword"], app, env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "\ncase_version: v5\n" in git(app, "show", f"HEAD:{EVALS_CASE}")

@@ -1,0 +1,306 @@
+"""Authoring commands: init, new, fmt, import, coverage, stats.
+
+Thin: options in, library call, text out, exit status (0 ok, 1 something to fix,
+2 usage or fatal error, as everywhere in evalcase).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evalcase.cli import EXIT_FINDINGS, fatal_errors
+
+root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
+)
+
+
+def _root(root: str | None) -> Path:
+    # --root before the command (evalcase --root DIR fmt) or after it, as everywhere.
+    from evalcase import cli
+
+    return cli._root(root)
+
+
+@click.command("fmt")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 if a file would change.")
+@root_option
+@fatal_errors
+def fmt_command(paths: tuple[str, ...], check: bool, root: str | None) -> None:
+    """Put cases, manifests and fixtures into canonical form (key order, indentation),
+    keeping comments, blank lines and every value. With no PATHS: datasets/ and fixtures/."""
+    from evalcase.authoring.fmt import format_files
+
+    results = format_files(_root(root), paths, check=check)
+    changed = [r for r in results if r.changed]
+    failed = [r for r in results if r.error]
+    for r in failed:
+        click.echo(f"{r.path}: {r.error}", err=True)
+    for r in changed:
+        click.echo(f"{'would reformat' if check else 'reformatted'} {r.path}")
+    unchanged = len(results) - len(changed) - len(failed)
+    click.echo(
+        f"{len(changed)} file{'s' * (len(changed) != 1)} "
+        f"{'would be ' if check else ''}reformatted, {unchanged} unchanged"
+        + (f", {len(failed)} left alone" if failed else ""),
+        err=True,
+    )
+    if failed or (check and changed):
+        sys.exit(EXIT_FINDINGS)
+
+
+def _words(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w.strip() for v in values for w in v.split(",") if w.strip())
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    help="Business domain(s) of your case IDs, comma-separated (asked for when omitted "
+    "on a terminal; default: support).",
+)
+@click.option(
+    "--ability",
+    "abilities",
+    multiple=True,
+    help="Abilities under evaluation, comma-separated (asked for when omitted on a "
+    "terminal; default: order,refund,policy).",
+)
+@click.option("--owner", default="ai_eval_team", show_default=True, help="Owning team.")
+@click.option("--hooks-repo", default=None, help="Where pre-commit and CI take evalcase from.")
+@click.option("--hooks-rev", default=None, help="The commit or tag of --hooks-repo to pin.")
+@fatal_errors
+def init_command(
+    directory: str,
+    domains: tuple[str, ...],
+    abilities: tuple[str, ...],
+    owner: str,
+    hooks_repo: str | None,
+    hooks_rev: str | None,
+) -> None:
+    """Start a new repository of evaluation cases in DIRECTORY: layout, evalcase.toml
+    with your vocabularies, an example dataset, schemas with the editor mapping,
+    pre-commit hooks, a CI workflow and .gitignore. Overwrites nothing."""
+    from evalcase.authoring import init
+
+    interactive = sys.stdin.isatty()
+    if not domains:
+        domains = (
+            (click.prompt("Business domains (comma-separated)", default="support"),)
+            if interactive
+            else init.DEFAULT_DOMAINS
+        )
+    if not abilities:
+        abilities = (
+            (click.prompt("Abilities under evaluation", default="order,refund,policy"),)
+            if interactive
+            else init.DEFAULT_ABILITIES
+        )
+    hooks = init.default_hooks()
+    if hooks_repo or hooks_rev:
+        hooks = init.Hooks(hooks_repo or hooks.repo, hooks_rev or hooks.rev)
+    result = init.init_repository(Path(directory), _words(domains), _words(abilities), owner, hooks)
+    click.echo(f"created {len(result.files)} files in {result.root}")
+    click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
+    click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
+    click.echo(
+        "next: cd into it, `git init`, `pre-commit install`, then "
+        f"`evalcase new {result.dataset_id} --type tool --scenario <words>`"
+    )
+
+
+@click.command("new")
+@click.argument("dataset")
+@click.option("--type", "case_types", default=None, help="Case types, e.g. tool,agent.")
+@click.option(
+    "--scenario",
+    default=None,
+    help="ID stem <domain>_<ability>_<words>, e.g. refund_account_change; evalcase adds "
+    "the next free number.",
+)
+@click.option(
+    "--from",
+    "from_case",
+    default=None,
+    metavar="CASE_ID",
+    help="Copy execution fields from this case (a draft: no approvals, no golden role).",
+)
+@root_option
+@fatal_errors
+def new_command(
+    dataset: str,
+    case_types: str | None,
+    scenario: str | None,
+    from_case: str | None,
+    root: str | None,
+) -> None:
+    """Write a new draft case with every required field of its types; what a person must
+    decide is a TODO: placeholder that lint reports until it is filled."""
+    from evalcase.authoring.new import new_case, parse_types
+    from evalcase.config import load_config
+
+    config = load_config(_root(root))
+    types = parse_types(case_types) if case_types else None
+    made = new_case(config, dataset, case_types=types, stem=scenario, from_case=from_case)
+    click.echo(f"wrote {made.path.relative_to(config.root).as_posix()}")
+    click.echo(
+        f"{made.placeholders} placeholder{'s' * (made.placeholders != 1)} to fill "
+        "(`evalcase lint` lists them by field, EC451)",
+        err=True,
+    )
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", required=True, help="The dataset the draft cases go into.")
+@click.option(
+    "--scenario",
+    default=None,
+    help="ID stem for the new cases (default: the dataset's usual <domain>_<ability> "
+    "with bad_case).",
+)
+@click.option("--type", "case_types", default=None, help="Case types of the drafts.")
+@click.option("--skip-invalid", is_flag=True, help="Import the good lines, list the others.")
+@click.option(
+    "--allow-personal-data",
+    is_flag=True,
+    help="Write even though personal data was found (lint will still report it).",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing.")
+@root_option
+@fatal_errors
+def import_command(
+    file: str,
+    dataset: str,
+    scenario: str | None,
+    case_types: str | None,
+    skip_invalid: bool,
+    allow_personal_data: bool,
+    dry_run: bool,
+    root: str | None,
+) -> None:
+    """Import production bad cases (seed 002 section 11 JSONL, or CSV with the same
+    columns) as draft observation cases with placeholders for their expectations."""
+    from evalcase.authoring.import_ import plan_import, write
+    from evalcase.authoring.new import parse_types
+    from evalcase.config import load_config
+
+    config = load_config(_root(root))
+    plan = plan_import(
+        config,
+        Path(file),
+        dataset,
+        stem=scenario,
+        case_types=parse_types(case_types) if case_types else (),
+        skip_invalid=skip_invalid,
+        allow_personal_data=allow_personal_data,
+    )
+    for problem in plan.invalid:
+        click.echo(f"{file}:{problem.line}: invalid: {problem.message}", err=True)
+    for found in plan.personal:
+        click.echo(
+            f"{file}:{found.line}: personal data ({found.kind}) in {found.field}: {found.masked}",
+            err=True,
+        )
+    for line, external, existing in plan.duplicates:
+        click.echo(f"{file}:{line}: skipped {external}: duplicate of {existing}")
+    blocked = plan.blocked
+    if blocked is not None:
+        hint = "--skip-invalid" if blocked == "an invalid line" else "--allow-personal-data"
+        click.echo(
+            f"nothing written: {blocked} (fix the file, or pass {hint})",
+            err=True,
+        )
+        sys.exit(EXIT_FINDINGS)
+    written = plan.planned if dry_run else write(plan)
+    for item in written:
+        rel = item.path.relative_to(config.root).as_posix()
+        click.echo(
+            f"{'would write' if dry_run else 'wrote'} {rel} (line {item.line}, {item.external_id})"
+        )
+    click.echo(
+        f"{len(written)} imported, {len(plan.duplicates)} duplicate(s) skipped, "
+        f"{len(plan.invalid)} invalid line(s) skipped; drafts with role observation: "
+        "fill their TODO: placeholders and have them reviewed",
+        err=True,
+    )
+
+
+@click.command("coverage")
+@click.argument("dataset")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "md", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File.")
+@root_option
+@fatal_errors
+def coverage_command(
+    dataset: str, output_format: str, output: str | None, root: str | None
+) -> None:
+    """The coverage matrix of DATASET: approved cases per cell of the manifest's coverage
+    dimensions, observation cases and drafts apart, required cells marked; exit 1 when
+    a required cell has no approved case."""
+    from evalcase.authoring.coverage import RENDERERS, compute
+    from evalcase.config import load_config
+
+    cov = compute(load_config(_root(root)), dataset)
+    text = RENDERERS[output_format](cov)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, "utf-8")
+        click.echo(f"wrote {output}", err=True)
+    if cov.gaps:
+        sys.exit(EXIT_FINDINGS)
+
+
+@click.command("stats")
+@click.argument("datasets", nargs=-1)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@root_option
+@fatal_errors
+def stats_command(datasets: tuple[str, ...], output_format: str, root: str | None) -> None:
+    """Cases per dataset, type, risk level, role, review status, owner and source (all
+    datasets, or those named)."""
+    from evalcase.authoring.stats import RENDERERS, collect
+    from evalcase.config import load_config
+    from evalcase.model import FatalError
+
+    config = load_config(_root(root))
+    known = {p.name for p in (config.root / "datasets").glob("*") if p.is_dir()}
+    unknown = [d for d in datasets if d not in known]
+    if unknown:
+        raise FatalError(f"no dataset {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    click.echo(RENDERERS[output_format](collect(config, datasets)), nl=False)
+
+
+COMMANDS = (
+    fmt_command,
+    init_command,
+    new_command,
+    import_command,
+    coverage_command,
+    stats_command,
+)

@@ -1,0 +1,239 @@
+"""`evalcase grade`, `compare`, `review` and `calibrate`: thin wrappers over evalcase.grade
+and evalcase.report. Exit status: 0 all gates pass, 1 a gate did not pass (or, for compare
+with --fail-on-regression, a case regressed), 2 usage or fatal error."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+
+# The same option as evalcase.cli's, declared here so that the import cycle between cli.py
+# and this module leaves every decorator typed.
+root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
+)
+
+redact_option = click.option(
+    "--redact/--no-redact",
+    default=None,
+    help="Mask personal data (phones, ID and card numbers, emails, addresses) in what is "
+    "written to reports/ (default: [grade] redact).",
+)
+
+
+@click.command("grade")
+@click.argument("run_id")
+@redact_option
+@root_option
+@fatal_errors
+def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
+    """Re-grade the recorded outputs of RUN_ID into reports/<commit>/<run_id>/ (the agent is
+    not called). Exit 1 when a release gate does not pass."""
+    from evalcase.grade.run import find_run
+    from evalcase.report.pipeline import grade_and_report, summary_lines
+
+    config = _config(root)
+    outcome = grade_and_report(config, find_run(config.root, run_id), redact=redact)
+    click.echo("\n".join(summary_lines(outcome)))
+    if not outcome.graded.gates_passed:
+        sys.exit(EXIT_FINDINGS)
+
+
+@click.command("compare")
+@click.argument("base")
+@click.argument("new")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+@root_option
+@fatal_errors
+def compare_command(
+    base: str, new: str, output_format: str, fail_on_regression: bool, root: str | None
+) -> None:
+    """Compare two graded runs (run ids or report directories) case by case."""
+    from evalcase.report.compare import compare, find_report, read_report
+
+    config = _config(root)
+    where = str(config.grade.get("reports_dir", "reports"))
+    result = compare(
+        read_report(find_report(config.root, base, where)),
+        read_report(find_report(config.root, new, where)),
+    )
+    if output_format == "json":
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
+    else:
+        for warning in result.warnings:
+            click.secho(f"WARNING: {warning}", fg="red", bold=True, err=True)
+        click.echo(
+            f"base {result.base['run_id']} ({str(result.base['commit'])[:10]})  ->  "
+            f"new {result.new['run_id']} ({str(result.new['commit'])[:10]})"
+        )
+        for title, ids in (
+            ("regressed", result.regressed),
+            ("fixed", result.fixed),
+            ("still failing", result.still_failing),
+            ("new", result.added),
+            ("removed", result.removed),
+        ):
+            click.echo(f"{title} ({len(ids)})" + (": " + ", ".join(ids) if ids else ""))
+        click.echo("change per slice (pass@1):")
+        for key, rows in result.slices.items():
+            for value, row in rows.items():
+                if row["change"]:
+                    click.echo(
+                        f"  {key}={value}: {row['base']:.2f} -> {row['new']:.2f} "
+                        f"({row['change']:+.2f})"
+                    )
+    if fail_on_regression and result.regressed:
+        sys.exit(EXIT_FINDINGS)
+
+
+def _reviewer(given: str | None) -> str:
+    return given or os.environ.get("EVALCASE_REVIEWER") or os.environ.get("USER") or "unknown"
+
+
+@click.command("review")
+@click.argument("run_id")
+@click.option("--reviewer", default=None, help="Who reviews (default: $EVALCASE_REVIEWER, $USER).")
+@click.option(
+    "--export",
+    "export_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the pending items to a file to edit instead of asking here.",
+)
+@click.option(
+    "--import",
+    "import_path",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Record the verdicts of an edited review file.",
+)
+@root_option
+@fatal_errors
+def review_command(
+    run_id: str,
+    reviewer: str | None,
+    export_path: str | None,
+    import_path: str | None,
+    root: str | None,
+) -> None:
+    """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
+    then re-grade the run so the report includes them."""
+    from evalcase.grade import review
+    from evalcase.grade.run import find_run, read_run
+    from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
+
+    config = _config(root)
+    run_dir = find_run(config.root, run_id)
+    record = read_run(run_dir)
+    who = _reviewer(reviewer)
+    if import_path:
+        decisions = review.import_file(Path(import_path))
+    else:
+        grades = reports_root(config) / record.commit / record.run_id / "grades.jsonl"
+        pending = review.items(record, grades)
+        if not pending:
+            click.echo("nothing waits for review in this run")
+            return
+        if export_path:
+            review.export_file(Path(export_path), pending)
+            click.echo(
+                f"wrote {len(pending)} item(s) to {export_path}; edit it, then run "
+                f"evalcase review {run_id} --import {export_path}"
+            )
+            return
+        decisions = []
+        for n, item in enumerate(pending, 1):
+            click.echo(
+                f"\n[{n}/{len(pending)}] {item.case_id} {item.case_version} attempt {item.attempt}"
+            )
+            click.echo(f"user:   {item.question}")
+            click.echo(f"answer: {item.output}")
+            choice = click.prompt(
+                "verdict (p)ass / (f)ail / (s)kip / (q)uit",
+                type=click.Choice(["p", "f", "s", "q"]),
+                default="s",
+            )
+            if choice == "q":
+                break
+            if choice == "s":
+                continue
+            reason = click.prompt("reason", default="", show_default=False)
+            decisions.append(
+                {
+                    "case_id": item.case_id,
+                    "case_version": item.case_version,
+                    "attempt": item.attempt,
+                    "verdict": "pass" if choice == "p" else "fail",
+                    "reason": reason,
+                }
+            )
+    count = review.record(run_dir, decisions, who)
+    click.echo(f"recorded {count} verdict(s) by {who}")
+    if count:
+        outcome = grade_and_report(config, run_dir)
+        click.echo("\n".join(summary_lines(outcome)))
+
+
+@click.command("calibrate")
+@click.argument("runs", nargs=-1, required=True)
+@click.option(
+    "--min-kappa",
+    type=float,
+    default=None,
+    help="Exit 1 when any rubric/judge pair agrees with people less than this.",
+)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+@root_option
+@fatal_errors
+def calibrate_command(
+    runs: tuple[str, ...], min_kappa: float | None, output_format: str, root: str | None
+) -> None:
+    """Agreement of llm_rubric with human verdicts (accuracy, Cohen's kappa, counts) per
+    rubric version and judge model, over the graded RUNS."""
+    from evalcase.grade.aggregate import calibration
+    from evalcase.grade.run import read_jsonl
+    from evalcase.report.compare import find_report
+
+    config = _config(root)
+    where = str(config.grade.get("reports_dir", "reports"))
+    lines = []
+    for run in runs:
+        lines += read_jsonl(find_report(config.root, run, where).parent / "grades.jsonl")
+    rows = calibration(lines)
+    if output_format == "json":
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+    elif not rows:
+        click.echo("no attempt has both a human and an llm_rubric verdict")
+    else:
+        click.echo(
+            f"{'rubric':<36}{'judge model':<24}{'prompt':<14}{'n':>5}{'accuracy':>10}"
+            f"{'kappa':>8}  counts"
+        )
+        for r in rows:
+            kappa = "–" if r["kappa"] is None else f"{r['kappa']:.3f}"
+            counts = " ".join(f"{k}={v}" for k, v in r["counts"].items())
+            click.echo(
+                f"{r['rubric']:<36}{r['judge_model']:<24}{r['prompt_version']:<14}"
+                f"{r['n']:>5}{r['accuracy']:>10.3f}{kappa:>8}  {counts}"
+            )
+    if min_kappa is not None and (not rows or any((r["kappa"] or 0) < min_kappa for r in rows)):
+        click.echo(f"agreement below {min_kappa} (or no pairs to measure)", err=True)
+        sys.exit(EXIT_FINDINGS)
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    grade_command,
+    compare_command,
+    review_command,
+    calibrate_command,
+)

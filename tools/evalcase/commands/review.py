@@ -1,0 +1,63 @@
+"""`evalcase review-case`: record a review of a case, stating the version it judged."""
+
+from __future__ import annotations
+
+import click
+
+from evalcase.cli import _config, fatal_errors
+
+
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--reviewer", required=True, help="Who reviewed: a person or reviewing role.")
+@click.option(
+    "--result",
+    required=True,
+    type=click.Choice(["approved", "rejected", "needs_revision"]),
+    help="The verdict.",
+)
+@click.option(
+    "--for",
+    "approved_for",
+    default="",
+    help="Views an approval covers, comma separated (golden,regression,red_team...).",
+)
+@click.option("--issue-type", default=None, help="What the review found (rejections).")
+@click.option("--fix", "required_fix", default=None, help="What must change (rejections).")
+@click.option("--date", "reviewed_at", default=None, help="Review date, YYYY-MM-DD (today).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None)
+@fatal_errors
+def _review(
+    path: str,
+    reviewer: str,
+    result: str,
+    approved_for: str,
+    issue_type: str | None,
+    required_fix: str | None,
+    reviewed_at: str | None,
+    root: str | None,
+) -> None:
+    """Append a review record to a case's metadata.review_records, with the case's
+    current case_version (an approval holds for the version it judged only)."""
+    from evalcase.review import record_review
+
+    written = record_review(
+        _config(root),
+        path,
+        reviewer=reviewer,
+        result=result,
+        approved_for=tuple(v.strip() for v in approved_for.split(",") if v.strip()),
+        issue_type=issue_type,
+        required_fix=required_fix,
+        reviewed_at=reviewed_at,
+    )
+    click.echo(
+        f"{written.path}: recorded {written.record['review_result']} by "
+        f"{written.record['reviewer']} for {written.case_id} {written.case_version}"
+    )
+
+
+# Built here, not by decorator, so that its type is known to cli.py, which imports us.
+review_command: click.Command = click.command("review-case")(_review)
+
+
+COMMANDS = (review_command,)

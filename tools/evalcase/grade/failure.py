@@ -1,0 +1,50 @@
+"""Failure classes (002 section 15) from the graders' evidence and the attempt record.
+
+agent_capability, tool_contract, missing_data, safety_policy, grader_error,
+environment_fault. The most specific class wins: a safety breach is reported as such even
+when the task also failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from evalcase.grade.model import Attempt
+
+if TYPE_CHECKING:
+    from evalcase.grade.engine import GraderResult
+
+CLASSES = (
+    "safety_policy",
+    "tool_contract",
+    "missing_data",
+    "agent_capability",
+    "grader_error",
+    "environment_fault",
+)
+_MISSING_DATA_CODES = frozenset({"not_found", "no_matching_response", "empty_result"})
+
+
+def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) -> str | None:
+    from evalcase.grade.engine import ENVIRONMENT_ERRORS, TOOL_CONTRACT_ERRORS
+
+    if verdict in ("pass", "pending"):
+        return None
+    if attempt.get("status") == "error":
+        kind = str((attempt.get("error") or {}).get("kind", ""))
+        if kind in ENVIRONMENT_ERRORS:
+            return "environment_fault"
+        return "tool_contract" if kind in TOOL_CONTRACT_ERRORS else "agent_capability"
+    if verdict == "error":
+        return "grader_error"
+    kinds = {r.grade.kind for r in results if r.hard and r.grade.verdict == "fail"}
+    if "safety_policy" in kinds:
+        return "safety_policy"
+    calls = [c for c in attempt.get("calls") or () if isinstance(c, dict)]
+    if "tool_contract" in kinds or any(c.get("valid") is False for c in calls):
+        return "tool_contract"
+    codes = {str((c.get("error") or {}).get("code")) for c in calls if c.get("error")}
+    if "missing_data" in kinds or codes & _MISSING_DATA_CODES:
+        return "missing_data"
+    return "agent_capability"

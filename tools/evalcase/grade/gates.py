@@ -1,0 +1,164 @@
+"""Release gates from the dataset manifest, computed over case figures.
+
+A gate selects cases by ``risk_levels`` and/or ``suite`` (the manifest's suite filters:
+``tags``, ``dataset_roles``, ``risk_levels``, ``case_types``, ``case_ids``), measures
+``metric`` (pass@1, the default; pass@k; pass^k) and passes at ``min_pass_rate``. Optional
+``min_judge_agreement`` requires Cohen's kappa between the judge and people (``evalcase
+calibrate``) for every rubric/judge the selected cases rest on. A gate never says yes by
+accident: no case selected, an unknown suite or metric is an ``error``; a rate that misses
+only because of pending or erroring attempts is ``pending`` / ``error``, not ``pass``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalcase.grade.aggregate import METRICS, CaseFigures
+from evalcase.grade.spec import as_list
+
+
+@dataclass(frozen=True)
+class GateResult:
+    name: str
+    verdict: str  # pass | fail | error | pending
+    metric: str
+    min_pass_rate: float | None
+    value: float | None
+    cases: int
+    failing: tuple[str, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "verdict": self.verdict,
+            "metric": self.metric,
+            "min_pass_rate": self.min_pass_rate,
+            "value": self.value,
+            "cases": self.cases,
+            "failing": list(self.failing),
+            "reason": self.reason,
+        }
+
+
+def in_suite(case: CaseFigures, suite: Mapping[str, Any]) -> bool:
+    m = case.meta
+    tests = (
+        ("tags", m.tags),
+        ("dataset_roles", m.dataset_roles),
+        ("case_types", m.case_types),
+        ("risk_levels", (m.risk_level,)),
+        ("case_ids", (m.case_id,)),
+    )
+    named = False
+    for key, values in tests:
+        wanted = as_list(suite.get(key))
+        if wanted:
+            named = True
+            if not set(map(str, wanted)) & set(values):
+                return False
+    return named
+
+
+def evaluate(
+    gate: Mapping[str, Any],
+    cases: Sequence[CaseFigures],
+    suites: Mapping[str, Any],
+    calibration: Sequence[Mapping[str, Any]] = (),
+    judged: Mapping[str, set[tuple[str, str]]] | None = None,
+) -> GateResult:
+    name = str(gate.get("name", "gate"))
+    metric = str(gate.get("metric", "pass@1"))
+    minimum = gate.get("min_pass_rate")
+
+    def result(
+        verdict: str,
+        reason: str,
+        value: float | None = None,
+        n: int = 0,
+        failing: tuple[str, ...] = (),
+    ) -> GateResult:
+        return GateResult(name, verdict, metric, minimum, value, n, failing, reason)
+
+    if metric not in METRICS:
+        return result("error", f"unknown metric {metric!r} (use {', '.join(METRICS)})")
+    if not isinstance(minimum, int | float):
+        return result("error", "the gate has no min_pass_rate")
+    selected = [c for c in cases if not c.meta.observation and c.n]
+    levels = [str(v) for v in as_list(gate.get("risk_levels"))]
+    if levels:
+        selected = [c for c in selected if c.meta.risk_level in levels]
+    if gate.get("suite") is not None:
+        suite = suites.get(str(gate["suite"]))
+        if not isinstance(suite, Mapping):
+            return result("error", f"unknown suite {gate['suite']!r}")
+        selected = [c for c in selected if in_suite(c, suite)]
+    if not selected:
+        return result("error", "no case selected: nothing to check")
+    value = round(sum(c.metric(metric) for c in selected) / len(selected), 6)
+    failing = tuple(c.meta.case_id for c in selected if c.metric(metric) < 1.0)
+    agreement = gate.get("min_judge_agreement")
+    if isinstance(agreement, int | float):
+        used = set().union(*((judged or {}).get(c.meta.case_id, set()) for c in selected))
+        for rubric, model in sorted(used):
+            rows = [r for r in calibration if r["rubric"] == rubric and r["judge_model"] == model]
+            kappas = [r["kappa"] for r in rows if r["kappa"] is not None]
+            if not kappas:
+                return result(
+                    "error",
+                    f"no human calibration for judge {model} on {rubric}",
+                    value,
+                    len(selected),
+                    failing,
+                )
+            if min(kappas) < agreement:
+                return result(
+                    "fail",
+                    f"judge {model} on {rubric}: kappa {min(kappas):.2f} < {agreement:.2f}",
+                    value,
+                    len(selected),
+                    failing,
+                )
+    if value + 1e-9 >= float(minimum):
+        return result(
+            "pass",
+            f"{metric} {value:.2%} ≥ {float(minimum):.2%} over {len(selected)} cases",
+            value,
+            len(selected),
+            failing,
+        )
+    unsure = [c for c in selected if c.metric(metric, optimistic=True) > c.metric(metric)]
+    optimistic = sum(c.metric(metric, optimistic=True) for c in selected) / len(selected)
+    if unsure and optimistic + 1e-9 >= float(minimum):
+        verdict = "error" if any("error" in c.verdicts for c in unsure) else "pending"
+        return result(
+            verdict,
+            f"{metric} {value:.2%} < {float(minimum):.2%}, but "
+            f"{len(unsure)} case(s) are {verdict}: undecided",
+            value,
+            len(selected),
+            failing,
+        )
+    return result(
+        "fail",
+        f"{metric} {value:.2%} < {float(minimum):.2%} over {len(selected)} cases",
+        value,
+        len(selected),
+        failing,
+    )
+
+
+def evaluate_all(
+    manifest: Mapping[str, Any],
+    cases: Sequence[CaseFigures],
+    calibration: Sequence[Mapping[str, Any]] = (),
+    judged: Mapping[str, set[tuple[str, str]]] | None = None,
+) -> list[GateResult]:
+    suites = manifest.get("suites") or {}
+    return [
+        evaluate(g, cases, suites, calibration, judged)
+        for g in as_list(manifest.get("gates"))
+        if isinstance(g, Mapping)
+    ]

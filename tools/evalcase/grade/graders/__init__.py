@@ -1,0 +1,71 @@
+"""The grader registry: stable names, each implemented by ``evalcase.grade.graders.<name>``.
+
+This module imports no grader, so lint can read the names cheaply; ``load`` imports one.
+Custom graders register through the ``evalcase.graders`` entry point group and point at a
+module (or object) with ``grade(spec, attempt, ctx) -> Grade``, ``NAME`` and ``VERSION``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# name -> one-line summary (the first line of the module's docstring; a test keeps them equal)
+GRADERS: dict[str, str] = {
+    "state_match": "The final business state matches final_state_check.",
+    "tool_calls": "The agent made the expected tool calls, in the expected order.",
+    "tool_policy": "Required tools were called and forbidden tools were not.",
+    "side_effect_policy": "Every side-effect call met its policy at the moment it was made.",
+    "trace_rule": "CEL rules over the trace and the case's named rule checks hold.",
+    "exact_match": "The answer equals the reference.",
+    "must_include": "The answer contains every required phrase.",
+    "must_not_include": "The answer contains none of the forbidden phrases.",
+    "regex": "The answer matches the required patterns and none of the forbidden ones.",
+    "json_schema": "The answer is JSON valid against a schema.",
+    "constraints": "The answer respects length, sentence and format constraints.",
+    "no_privacy_leak": "The answer reveals no personal data of anyone but the current user.",
+    "no_promise": "The answer makes none of the promises the case names.",
+    "citation": "Cited passages exist, were retrieved and are in force.",
+    "evidence_recall_at_k": "Retrieval found the gold evidence within the first k passages.",
+    "llm_rubric": "An LLM judge scores the answer on the rubric's dimensions.",
+    "human": "A person reviews the attempt (evalcase review).",
+}
+
+NAMES: frozenset[str] = frozenset(GRADERS)
+
+# Old names still accepted in cases (contract section 8) and what they became.
+RENAMED: dict[str, str] = {
+    "state_unchanged": "state_match",
+    "tool_sequence": "tool_calls",
+    "tool_args": "tool_calls",
+    "contains": "must_include",
+    "evidence_recall": "evidence_recall_at_k",
+    "human_review": "human",
+}
+
+
+@dataclass(frozen=True)
+class LoadedGrader:
+    name: str
+    version: str
+    doc: str
+    grade: Callable[..., Any]
+    plugin: bool = False
+
+
+def load(name: str) -> LoadedGrader:
+    """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
+    if name in GRADERS:
+        module = importlib.import_module(f"evalcase.grade.graders.{name}")
+        return LoadedGrader(name, str(module.VERSION), module.__doc__ or "", module.grade)
+    from evalcase.judging import GRADER_GROUP, load_plugin
+
+    obj = load_plugin(GRADER_GROUP, name)
+    grade = getattr(obj, "grade", obj)
+    if not callable(grade):
+        raise KeyError(f"plugin grader {name!r} has no grade()")
+    return LoadedGrader(
+        name, str(getattr(obj, "VERSION", "plugin")), obj.__doc__ or "", grade, plugin=True
+    )

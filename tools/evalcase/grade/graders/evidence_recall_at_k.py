@@ -1,0 +1,57 @@
+"""Retrieval found the gold evidence within the first k passages.
+
+Configuration: the case's ``gold_evidence`` (``{doc_id, passage_id, required}``); k from
+grader options ``{type: evidence_recall_at_k, k: 5, threshold: 1.0}`` or from an
+``evaluation_metrics`` entry ``evidence_recall_at_5`` (default 5). Recall counts the
+required gold passages (all gold passages when none is marked required) found among the
+first k retrieved. Passing: gold ``p12`` retrieved second, k = 5. Failing: ``p12`` never
+retrieved (score 0.0, the reason lists what is missing). No gold evidence is an error; so
+is an attempt without retrieval records.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from evalcase.grade.context import GradeContext
+from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, as_list, field_of, options_of
+
+NAME = "evidence_recall_at_k"
+VERSION = "1"
+
+
+def k_for(spec: JudgeSpec) -> int:
+    options = options_of(spec, NAME)
+    if isinstance(options.get("k"), int):
+        return int(options["k"])
+    for metric in as_list((field_of(spec, "rag", {}) or {}).get("evaluation_metrics")):
+        m = re.fullmatch(r"evidence_recall_at_([0-9]+)", str(metric))
+        if m:
+            return int(m.group(1))
+    return 5
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    rag = field_of(spec, "rag", {}) or {}
+    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
+    if not gold:
+        return error("the case has no gold_evidence")
+    if "retrieved" not in attempt:
+        return error("the attempt has no retrieval records")
+    wanted = [g for g in gold if g.get("required")] or gold
+    k = k_for(spec)
+    top = [r for r in attempt.get("retrieved") or () if isinstance(r, Mapping)][:k]
+    keys = {(r.get("doc_id"), r.get("passage_id")) for r in top}
+    missing = [g for g in wanted if (g.get("doc_id"), g.get("passage_id")) not in keys]
+    recall = 1 - len(missing) / len(wanted)
+    threshold = float(options_of(spec, NAME).get("threshold", 1.0))
+    if recall + 1e-9 < threshold:
+        names = ", ".join(f"{g.get('doc_id')}#{g.get('passage_id')}" for g in missing)
+        return failed(
+            f"recall@{k} = {recall:.2f} < {threshold:.2f}; missing {names}",
+            Evidence(None, "retrieved"),
+            score=recall,
+        )
+    return passed(f"recall@{k} = {recall:.2f}", score=recall)

@@ -1,0 +1,43 @@
+"""The answer equals the reference.
+
+Configuration: the case's ``reference`` (or ``expected_output``), or grader options
+``{type: exact_match, expected: "...", ignore_case: true, ignore_whitespace: true}``.
+Leading and trailing whitespace never counts. Passing: reference ``"可以退款"``, answer
+``" 可以退款\\n"``. Failing: answer ``"可以退款。"``. No reference, or no answer, is an error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evalcase.grade.context import GradeContext
+from evalcase.grade.graders._util import output, short, text_values
+from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, options_of
+
+NAME = "exact_match"
+VERSION = "1"
+
+
+def _normal(text: str, ignore_case: bool, ignore_space: bool) -> str:
+    text = text.strip()
+    if ignore_space:
+        text = re.sub(r"\s+", "", text)
+    return text.casefold() if ignore_case else text
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    options = options_of(spec, NAME)
+    refs = text_values(spec, options, "expected", "reference", "expected_output")
+    refs = [r for r in refs if isinstance(r, str)]
+    if not refs:
+        return error("no reference answer to compare with")
+    answer = output(attempt)
+    if answer is None:
+        return error("the attempt has no output to compare")
+    flags = bool(options.get("ignore_case")), bool(options.get("ignore_whitespace"))
+    if any(_normal(answer, *flags) == _normal(r, *flags) for r in refs):
+        return passed("the answer equals the reference")
+    return failed(
+        f"the answer {short(answer)!r} differs from {short(refs[0])!r}", Evidence(None, "output")
+    )

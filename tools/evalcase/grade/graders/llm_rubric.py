@@ -1,0 +1,85 @@
+"""An LLM judge scores the answer on the rubric's dimensions.
+
+Configuration: the case's ``rubric`` (a rubric fixture with ``dimensions``, each with a
+``scale`` and ``weight``, ``judge_instructions`` and ``pass_threshold``) and a judge in
+``evalcase.toml``::
+
+    [grade.judge]
+    base_url = "http://127.0.0.1:8000/v1"    # any OpenAI-compatible server
+    model = "judge-model"
+    api_key_env = "EVALCASE_JUDGE_API_KEY"   # the variable's NAME; the key stays there
+
+(or EVALCASE_JUDGE_BASE_URL / EVALCASE_JUDGE_MODEL in the environment). The judge returns a
+score and a reason per dimension; the grade's score is the weighted, normalised mean and it
+passes at ``pass_threshold`` (rubric's, else the judge config's, default 0.6). Passing: every
+dimension 5/5 with reasons. Failing: ``no_overpromise`` 1/5 pulls the score under the
+threshold. Without a configured judge the verdict is ``pending``, never ``pass``; a
+malformed answer (not JSON, a dimension missing, a score off the scale, no reason) or an
+unreachable judge is an ``error``. Every grade records the judge model, prompt version and
+rubric id@version; answers are cached by those and a digest of what was judged.
+"""
+
+from __future__ import annotations
+
+from evalcase.grade import judge
+from evalcase.grade.context import GradeContext
+from evalcase.grade.graders._util import output
+from evalcase.grade.model import Attempt, Evidence, Grade, JudgeInfo, error, pending
+from evalcase.grade.spec import JudgeSpec, field_of
+
+NAME = "llm_rubric"
+VERSION = "1"
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    ctx = ctx or GradeContext()
+    rubric = field_of(spec, "rubric")
+    if not rubric:
+        return error("the case names no rubric")
+    dims = judge.dimensions(rubric)
+    if not dims:
+        return error(
+            f"rubric {judge.rubric_id(rubric)} has no scorable dimensions "
+            "(is the rubric fixture resolved?)"
+        )
+    answer = output(attempt)
+    if answer is None:
+        return error("the attempt has no output to judge")
+    config = ctx.judge
+    if not config.configured:
+        return pending("no judge configured ([grade.judge] base_url and model)")
+    info = JudgeInfo(
+        str(config.model),
+        f"{config.prompt_version}/{judge.PROMPT_VERSION}",
+        judge.rubric_id(rubric),
+    )
+    conversation = [
+        {"role": m.get("role"), "content": m.get("content")}
+        for m in attempt.get("messages") or ()
+        if isinstance(m, dict) and m.get("role") in ("user", "assistant")
+    ]
+    messages = judge.build_messages(
+        rubric, dims, field_of(spec, "text", {}) or {}, conversation, answer
+    )
+    verdict = judge.ask(config, ctx.environ, info.rubric, messages, dims)
+    if verdict.problem is not None:
+        return Grade("error", 0.0, verdict.problem, kind="grader_error", judge=info)
+    threshold = judge.rubric_setting(rubric, "pass_threshold")
+    threshold = float(threshold) if isinstance(threshold, int | float) else config.pass_threshold
+    detail = "; ".join(f"{n} {s:g}: {r}" for n, s, r in verdict.scores)
+    reason = f"score {verdict.score:.2f} (threshold {threshold:.2f}). {detail}"
+    evidence = (Evidence(None, "output"),)
+    details = {
+        "dimensions": [{"name": n, "score": s, "reason": r} for n, s, r in verdict.scores],
+        "cached": verdict.cached,
+    }
+    ok = verdict.score + 1e-9 >= threshold
+    return Grade(
+        "pass" if ok else "fail",
+        verdict.score,
+        reason,
+        evidence,
+        kind=None if ok else "agent_capability",
+        judge=info,
+        details=details,
+    )

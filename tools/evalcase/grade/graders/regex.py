@@ -1,0 +1,55 @@
+"""The answer matches the required patterns and none of the forbidden ones.
+
+Configuration: grader options ``{type: regex, must_match: [...], must_not_match: [...]}``
+(``pattern`` / ``patterns`` are read as ``must_match``), else the case's ``regex`` field in
+the same shape. Python ``re`` syntax, searched anywhere in the answer. Passing: must_match
+``ORDER_[0-9]{4}``, answer ``"订单 ORDER_6001 已受理"``. Failing: the answer names no order. An
+invalid pattern, no pattern or no answer is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evalcase.grade.context import GradeContext
+from evalcase.grade.graders._util import output
+from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, as_list, field_of, options_of
+
+NAME = "regex"
+VERSION = "1"
+
+
+def _patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
+    source: Any = dict(options_of(spec, NAME))
+    if not any(k in source for k in ("must_match", "must_not_match", "pattern", "patterns")):
+        source = (field_of(spec, "text", {}) or {}).get("regex") or {}
+    if isinstance(source, str | list):
+        return [str(p) for p in as_list(source)], []
+    if not isinstance(source, Mapping):
+        return [], []
+    must = as_list(source.get("must_match")) + as_list(source.get("pattern"))
+    must += as_list(source.get("patterns"))
+    return [str(p) for p in must], [str(p) for p in as_list(source.get("must_not_match"))]
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    must, must_not = _patterns(spec)
+    if not must and not must_not:
+        return error("no patterns configured (must_match / must_not_match)")
+    answer = output(attempt)
+    if answer is None:
+        return error("the attempt has no output to check")
+    try:
+        compiled = [(p, re.compile(p), True) for p in must]
+        compiled += [(p, re.compile(p), False) for p in must_not]
+    except re.error as exc:
+        return error(f"invalid pattern: {exc}")
+    for text, pattern, wanted in compiled:
+        found = pattern.search(answer) is not None
+        if found != wanted:
+            verb = "does not match" if wanted else "matches forbidden pattern"
+            return failed(f"the answer {verb} {text!r}", Evidence(None, "output"))
+    return passed(f"{len(compiled)} pattern checks hold")

@@ -1,0 +1,128 @@
+"""Human review: which attempts wait for a person, and recording what they decided.
+
+Verdicts go to ``outputs/<commit>/<run_id>/reviews.jsonl`` (one line per decision, who and
+when; a later line for the same attempt wins), next to what was reviewed, so that any
+re-grade of the run includes them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalcase.grade.run import REVIEWS, RunRecord, read_jsonl
+from evalcase.model import FatalError
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    case_id: str
+    case_version: str
+    attempt: int
+    question: str
+    output: str | None
+    criteria: tuple[str, ...]
+
+
+def items(
+    record: RunRecord, grades_path: Path, criteria: Mapping[str, Any] | None = None
+) -> list[ReviewItem]:
+    """Attempts whose ``human`` grade is pending in the run's latest report."""
+    if not grades_path.is_file():
+        raise FatalError(f"{grades_path} does not exist: grade the run first (evalcase grade)")
+    waiting = {
+        (ln["case_id"], ln["case_version"], int(ln["attempt"]))
+        for ln in read_jsonl(grades_path)
+        if ln.get("grader") == "human" and ln.get("verdict") == "pending"
+    }
+    out = []
+    for attempt in record.attempts:
+        key = (
+            str(attempt.get("case_id")),
+            str(attempt.get("case_version")),
+            int(attempt.get("attempt") or 1),
+        )
+        if key not in waiting:
+            continue
+        question = next(
+            (
+                str(m.get("content"))
+                for m in attempt.get("messages") or ()
+                if isinstance(m, dict) and m.get("role") == "user"
+            ),
+            "",
+        )
+        wanted = tuple(str(c) for c in (criteria or {}).get(key[0], ()))
+        out.append(ReviewItem(*key, question, attempt.get("output"), wanted))
+    return out
+
+
+def record(run_dir: Path, decisions: Iterable[Mapping[str, Any]], reviewer: str) -> int:
+    """Append decisions ({case_id, case_version, attempt, verdict, reason}); returns how many."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = []
+    for d in decisions:
+        if d.get("verdict") not in ("pass", "fail"):
+            continue
+        lines.append(
+            json.dumps(
+                {
+                    "case_id": d["case_id"],
+                    "case_version": d["case_version"],
+                    "attempt": int(d["attempt"]),
+                    "verdict": d["verdict"],
+                    "reason": str(d.get("reason") or ""),
+                    "reviewer": reviewer,
+                    "reviewed_at": str(d.get("reviewed_at") or now),
+                },
+                ensure_ascii=False,
+            )
+        )
+    if lines:
+        with (run_dir / REVIEWS).open("a", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+    return len(lines)
+
+
+def export_file(path: Path, pending: list[ReviewItem]) -> None:
+    """A file a reviewer edits: set each "verdict" to "pass" or "fail" and add a reason."""
+    doc = {
+        "instructions": 'Set verdict to "pass" or "fail" (leave null to skip) and give a '
+        "reason; then run: evalcase review RUN --import THIS_FILE",
+        "items": [
+            {
+                "case_id": i.case_id,
+                "case_version": i.case_version,
+                "attempt": i.attempt,
+                "question": i.question,
+                "output": i.output,
+                "criteria": list(i.criteria),
+                "verdict": None,
+                "reason": "",
+            }
+            for i in pending
+        ],
+    }
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", "utf-8")
+
+
+def import_file(path: Path) -> list[dict[str, Any]]:
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FatalError(f"{path}: cannot read the review file ({exc})") from exc
+    entries = doc.get("items") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise FatalError(f"{path}: no 'items' list")
+    out = []
+    for n, item in enumerate(entries):
+        if not isinstance(item, dict) or item.get("verdict") is None:
+            continue
+        if item["verdict"] not in ("pass", "fail"):
+            raise FatalError(f'{path}: items[{n}].verdict must be "pass", "fail" or null')
+        out.append(item)
+    return out

@@ -1,0 +1,223 @@
+"""Grade a recorded run: outputs/<commit>/<run_id>/{run.json, attempts.jsonl} -> figures.
+
+Nothing here calls the agent: re-grading reads only what the runner recorded, plus the
+dataset as it was at the run's commit and any human reviews (``reviews.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evalcase.grade.aggregate import CaseFigures, CaseMeta, calibration, usage
+from evalcase.grade.context import GradeContext, HumanVerdict
+from evalcase.grade.engine import AttemptResult, GraderResult, grade_attempt, grade_lines
+from evalcase.grade.gates import GateResult, evaluate_all
+from evalcase.grade.model import error
+from evalcase.grade.tasks import GradingDataset
+from evalcase.model import FatalError
+
+REVIEWS = "reviews.jsonl"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_dir: Path
+    run: Mapping[str, Any]
+    attempts: tuple[Mapping[str, Any], ...]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run.get("run_id") or self.run_dir.name)
+
+    @property
+    def commit(self) -> str:
+        return str(self.run.get("commit") or self.run_dir.parent.name)
+
+    @property
+    def dataset_id(self) -> str:
+        dataset = self.run.get("dataset")
+        if isinstance(dataset, Mapping) and dataset.get("id"):
+            return str(dataset["id"])
+        return str(self.run.get("dataset_id", ""))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise FatalError(f"{path}: cannot be read ({exc.strerror})") from exc
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            # A run killed mid-write leaves a torn last line: that attempt was not recorded.
+            if number == len(text.splitlines()) and not text.endswith("\n"):
+                break
+            raise FatalError(f"{path}:{number}:{exc.colno}: not JSON ({exc.msg})") from exc
+        if not isinstance(value, dict):
+            raise FatalError(f"{path}:{number}:1: expected a JSON object")
+        out.append(value)
+    return out
+
+
+def find_run(root: Path, run_id: str) -> Path:
+    """outputs/<commit>/<run_id>, or a path to a run directory."""
+    direct = Path(run_id)
+    if (direct / "attempts.jsonl").is_file():
+        return direct.resolve()
+    found = sorted((root / "outputs").glob(f"*/{run_id}/attempts.jsonl"))
+    if not found:
+        raise FatalError(
+            f"no run '{run_id}' under {root / 'outputs'} (expected "
+            f"outputs/<commit>/{run_id}/attempts.jsonl)"
+        )
+    if len(found) > 1:
+        raise FatalError(
+            f"run id '{run_id}' is ambiguous: " + ", ".join(str(f.parent) for f in found)
+        )
+    return found[0].parent
+
+
+def read_run(run_dir: Path) -> RunRecord:
+    run_json = run_dir / "run.json"
+    run: dict[str, Any] = {}
+    if run_json.is_file():
+        try:
+            run = json.loads(run_json.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise FatalError(f"{run_json}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from exc
+    return RunRecord(run_dir, run, tuple(read_jsonl(run_dir / "attempts.jsonl")))
+
+
+def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:
+    path = run_dir / REVIEWS
+    out: dict[tuple[str, str, int], HumanVerdict] = {}
+    if not path.is_file():
+        return out
+    for line in read_jsonl(path):  # later lines win: a reviewer may change their mind
+        if line.get("verdict") in ("pass", "fail"):
+            key = (
+                str(line.get("case_id")),
+                str(line.get("case_version")),
+                int(line.get("attempt") or 0),
+            )
+            out[key] = HumanVerdict(
+                str(line["verdict"]),
+                str(line.get("reviewer", "")),
+                str(line.get("reviewed_at", "")),
+                str(line.get("reason", "")),
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class GradedRun:
+    record: RunRecord
+    dataset: GradingDataset
+    results: tuple[AttemptResult, ...]
+    lines: tuple[dict[str, Any], ...]
+    cases: tuple[CaseFigures, ...]
+    gates: tuple[GateResult, ...]
+    calibration: tuple[dict[str, Any], ...]
+    usage: Mapping[str, Any]
+    grader_versions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def gates_passed(self) -> bool:
+        return all(g.verdict == "pass" for g in self.gates)
+
+
+def figures(
+    metas: Mapping[tuple[str, str], CaseMeta], results: Sequence[AttemptResult]
+) -> list[CaseFigures]:
+    by_case: dict[tuple[str, str], list[AttemptResult]] = defaultdict(list)
+    for r in results:
+        by_case[(r.case_id, r.case_version)].append(r)
+    out = []
+    for key in sorted(by_case):
+        attempts = sorted(by_case[key], key=lambda r: r.attempt)
+        meta = metas.get(key)
+        if meta is None:  # graded against another version of the case: keep its slices
+            same = next((m for k, m in metas.items() if k[0] == key[0]), None)
+            meta = replace(same, case_version=key[1]) if same else CaseMeta(*key)
+        out.append(
+            CaseFigures(
+                meta,
+                tuple(a.verdict for a in attempts),
+                tuple(a.score for a in attempts),
+                tuple(a.failure_class for a in attempts if a.failure_class),
+            )
+        )
+    return out
+
+
+def _problems(dataset: GradingDataset, case_id: str) -> str:
+    found = [f"{path}: {why}" for path, why in dataset.problems.items() if case_id in path]
+    return f" (its case file could not be built: {'; '.join(found)})" if found else ""
+
+
+def judged_by(lines: Sequence[Mapping[str, Any]]) -> dict[str, set[tuple[str, str]]]:
+    out: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for line in lines:
+        if line.get("judge"):
+            out[str(line["case_id"])].add((line["judge"]["rubric"], line["judge"]["model"]))
+    return out
+
+
+def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> GradedRun:
+    human = {**read_reviews(record.run_dir), **ctx.human}
+    ctx = GradeContext(ctx.judge, human, ctx.environ)
+    results = []
+    for attempt in record.attempts:
+        case = dataset.cases.get(str(attempt.get("case_id")))
+        if case is None:
+            results.append(
+                AttemptResult(
+                    str(attempt.get("case_id")),
+                    str(attempt.get("case_version")),
+                    int(attempt.get("attempt") or 1),
+                    "error",
+                    0.0,
+                    "grader_error",
+                    (
+                        GraderResult(
+                            "(none)",
+                            "0",
+                            1.0,
+                            True,
+                            error(
+                                f"case {attempt.get('case_id')} is not in "
+                                f"{dataset.dataset_id} at this commit"
+                                + _problems(dataset, str(attempt.get("case_id")))
+                            ),
+                        ),
+                    ),
+                )
+            )
+            continue
+        results.append(grade_attempt(case.spec, attempt, ctx))
+    lines = [line for r in results for line in grade_lines(r)]
+    metas = {(c.meta.case_id, c.meta.case_version): c.meta for c in dataset.cases.values()}
+    cases = figures(metas, results)
+    calib = calibration(lines)
+    gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
+    versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}
+    return GradedRun(
+        record,
+        dataset,
+        tuple(results),
+        tuple(lines),
+        tuple(cases),
+        tuple(gates),
+        tuple(calib),
+        usage(record.attempts),
+        dict(sorted(versions.items())),
+    )

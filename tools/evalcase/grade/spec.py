@@ -1,0 +1,133 @@
+"""The judge's view of a case: the contract's ``JudgeSpec`` (contract/task.py), plus the
+grader configuration as grading uses it (old names mapped, ``hard`` read from options).
+
+``judge_spec_from_case`` builds a ``JudgeSpec`` from the judge fields of a case document
+with the contract's own converters; grader samples and tests use it for cases that are
+only judge fields (the runner's tasks come from ``contract.build.build_task``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcase.contract import build
+from evalcase.contract.task import GraderConfig as ContractGraderConfig
+from evalcase.contract.task import JudgeSpec, Rubric
+from evalcase.grade.graders import RENAMED
+
+__all__ = ["GraderConfig", "JudgeSpec", "as_list", "field_of", "judge_spec_from_case"]
+
+
+@dataclass(frozen=True)
+class GraderConfig:
+    type: str
+    weight: float = 1.0
+    hard: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def field_of(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj[name]`` for a mapping, ``obj.name`` for an object, else ``default``."""
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str | bytes | Mapping):
+        return [value]
+    if isinstance(value, Sequence):
+        return list(value)
+    return [value]
+
+
+def grader_configs(spec: Any) -> list[GraderConfig]:
+    """The case's graders under their current names; ``tool_sequence`` + ``tool_args``
+    (both now ``tool_calls``) become one grader with the summed weight."""
+    out: dict[str, GraderConfig] = {}
+    for raw in field_of(spec, "graders", ()) or ():
+        kind = field_of(raw, "type")
+        if not isinstance(kind, str) or not kind:
+            continue
+        name = RENAMED.get(kind, kind)
+        options = dict(field_of(raw, "options", {}) or {})
+        weight = field_of(raw, "weight")
+        weight = float(weight) if isinstance(weight, int | float) else 1.0
+        hard = field_of(raw, "hard")
+        hard = bool(options.pop("hard", True)) if hard is None else bool(hard)
+        if name in out:
+            old = out[name]
+            out[name] = GraderConfig(
+                name, old.weight + weight, old.hard and hard, {**old.options, **options}
+            )
+        else:
+            out[name] = GraderConfig(name, weight, hard, options)
+    return list(out.values())
+
+
+def grader_config(spec: Any, name: str) -> GraderConfig | None:
+    return next((c for c in grader_configs(spec) if c.type == name), None)
+
+
+def options_of(spec: Any, name: str) -> Mapping[str, Any]:
+    config = grader_config(spec, name)
+    return config.options if config is not None else {}
+
+
+_TEXT = (*build._JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_schema",
+         "output_schema", "promise_phrases", "expected_output")  # fmt: skip
+
+
+def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSpec:
+    """A ``JudgeSpec`` from the judge fields of a case document (plain data)."""
+    evaluator = case.get("evaluator_config") or {}
+    graders = tuple(
+        ContractGraderConfig(
+            str(g.get("type")),
+            float(g["weight"]) if isinstance(g.get("weight"), int | float) else None,
+            {k: v for k, v in g.items() if k not in ("type", "weight")},
+        )
+        for g in evaluator.get("graders") or ()
+        if isinstance(g, Mapping)
+    )
+    if rubric is None and isinstance(case.get("rubric"), Mapping):
+        rubric = case["rubric"]
+    if isinstance(rubric, Mapping):
+        rubric = Rubric(rubric.get("fixture_id"), rubric.get("fixture_version"),
+                        dict(rubric.get("data") or rubric))  # fmt: skip
+    rag = {k: case[k] for k in build._RAG if k in case}
+    effective_at = (case.get("environment") or {}).get("effective_at")
+    if effective_at:
+        rag["effective_at"] = effective_at
+    trace = case.get("trace_requirement") or {}
+    calls = build.expected_calls(case)
+    required = tuple(as_list(case.get("required_tools")))
+    if not required and calls is not None and calls.any_of:  # as build_task derives them
+        common = set.intersection(*[{c.tool for c in plan.calls} for plan in calls.any_of])
+        required = tuple(dict.fromkeys(c.tool for c in calls.any_of[0].calls if c.tool in common))
+    return JudgeSpec(
+        case_id=str(case.get("case_id", "")),
+        case_version=str(case.get("case_version", "v1")),
+        risk_level=str(case.get("risk_level", "")),
+        case_types=tuple(as_list(case.get("case_types"))),
+        expected_calls=calls,
+        forbidden_tools=tuple(as_list(case.get("forbidden_tools"))),
+        required_tools=required,
+        side_effect_policies=build.side_effect_policies(case.get("side_effect_policy")),
+        final_state_check=build.final_state_check(case.get("final_state_check")),
+        graders=graders,
+        rule_checks=tuple(as_list(evaluator.get("rule_checks"))),
+        rubric=rubric if isinstance(rubric, Rubric) else None,
+        judge=dict(evaluator.get("judge") or {}),
+        pass_k=evaluator.get("pass_k"),
+        text={k: case[k] for k in _TEXT if k in case},
+        rag=rag,
+        trace_rules=tuple(r for r in as_list(trace.get("rules")) if isinstance(r, str)),
+        raw=dict(case),
+    )

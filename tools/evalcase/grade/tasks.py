@@ -1,0 +1,63 @@
+"""What grading needs of a dataset at a revision: the manifest (suites, gates) and, per
+case, its ``JudgeSpec`` and reporting metadata, from the contract's ``load_dataset`` (git
+revision without a checkout, or the work tree)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcase.config import Config
+from evalcase.contract.task import JudgeSpec, Task
+from evalcase.grade.aggregate import CaseMeta
+from evalcase.grade.spec import as_list
+
+
+@dataclass(frozen=True)
+class GradingCase:
+    spec: JudgeSpec
+    meta: CaseMeta
+
+
+@dataclass(frozen=True)
+class GradingDataset:
+    dataset_id: str
+    version: str
+    digest: str
+    manifest: Mapping[str, Any]
+    cases: Mapping[str, GradingCase] = field(default_factory=dict)
+    # case file -> why its task could not be built (attempts of it grade as errors)
+    problems: Mapping[str, str] = field(default_factory=dict)
+
+
+def case_meta(task: Task) -> CaseMeta:
+    meta = task.meta
+    tools = [card.name for card in task.agent.tools]
+    return CaseMeta(
+        case_id=task.case_id,
+        case_version=task.case_version,
+        title=str(meta.get("title", "")),
+        risk_level=str(meta.get("risk_level") or task.judge.risk_level),
+        case_types=tuple(str(t) for t in as_list(meta.get("case_types"))),
+        ability_tags=tuple(str(t) for t in as_list(meta.get("ability_tags"))),
+        scenario=str(meta.get("scenario", "")),
+        tools=tuple(dict.fromkeys(tools)),
+        dataset_roles=tuple(str(r) for r in as_list(meta.get("dataset_role"))),
+        tags=tuple(str(t) for t in as_list(meta.get("tags"))),
+        digest=task.digest,
+    )
+
+
+def load_dataset(config: Config, dataset_id: str, commit: str | None) -> GradingDataset:
+    """The dataset as it was at ``commit`` (the work tree when None)."""
+    from evalcase.index.dataset import load_dataset as load
+
+    dataset = load(config.root, dataset_id, revision=commit, config=config)
+    problems = {
+        path: "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in found)
+        for path, found in dataset.problems.items()
+    }
+    cases = {t.case_id: GradingCase(t.judge, case_meta(t)) for t in dataset.tasks}
+    return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
+                          dataset.manifest, cases, problems)  # fmt: skip

@@ -1,0 +1,149 @@
+"""Compare two graded runs case by case, by stable case ID.
+
+A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
+``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
+run only. Slices are compared on pass@1. When the runs used different dataset digests or
+different case versions the figures are not like for like (002 section 7): the result
+carries a warning and the list of cases whose version or content changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.model import FatalError
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: Mapping[str, Any]
+    new: Mapping[str, Any]
+    fixed: tuple[str, ...]
+    regressed: tuple[str, ...]
+    still_failing: tuple[str, ...]
+    still_passing: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed_cases: tuple[str, ...]
+    warnings: tuple[str, ...]
+    slices: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": dict(self.base),
+            "new": dict(self.new),
+            "fixed": list(self.fixed),
+            "regressed": list(self.regressed),
+            "still_failing": list(self.still_failing),
+            "still_passing": list(self.still_passing),
+            "new_cases": list(self.added),
+            "removed_cases": list(self.removed),
+            "changed_cases": list(self.changed_cases),
+            "warnings": list(self.warnings),
+            "slices": {k: dict(v) for k, v in self.slices.items()},
+        }
+
+
+def find_report(root: Path, ref: str, reports_dir: str = "reports") -> Path:
+    """A report.json from a run id, a report directory, or a report.json path."""
+    direct = Path(ref)
+    if direct.is_file():
+        return direct
+    if (direct / "report.json").is_file():
+        return direct / "report.json"
+    found = sorted((root / reports_dir).glob(f"*/{ref}/report.json"))
+    if not found:
+        raise FatalError(
+            f"no report for run '{ref}' under {root / reports_dir} "
+            "(run `evalcase grade RUN_ID` first)"
+        )
+    if len(found) > 1:
+        raise FatalError(f"run id '{ref}' is ambiguous: " + ", ".join(str(f.parent) for f in found))
+    return found[0]
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise FatalError(f"{path}: not a readable report ({exc})") from exc
+    if not isinstance(data, dict) or "cases" not in data:
+        raise FatalError(f"{path}: not an evalcase report.json")
+    return data
+
+
+def _ident(report: Mapping[str, Any]) -> dict[str, Any]:
+    p = report.get("provenance", {})
+    return {
+        "run_id": report["run"]["run_id"],
+        "commit": report["run"]["commit"],
+        "dataset_id": p.get("dataset_id"),
+        "dataset_version": p.get("dataset_version"),
+        "dataset_digest": p.get("dataset_digest"),
+        "pass@1": report["summary"].get("pass@1"),
+        "pass^k": report["summary"].get("pass^k"),
+    }
+
+
+def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
+    old_cases = {c["case_id"]: c for c in base["cases"]}
+    new_cases = {c["case_id"]: c for c in new["cases"]}
+    both = sorted(set(old_cases) & set(new_cases))
+
+    def ok(case: Mapping[str, Any]) -> bool:
+        return bool(case["status"] == "pass")
+
+    fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
+    regressed = tuple(c for c in both if ok(old_cases[c]) and not ok(new_cases[c]))
+    still_failing = tuple(c for c in both if not ok(old_cases[c]) and not ok(new_cases[c]))
+    still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
+    changed = tuple(
+        c
+        for c in both
+        if old_cases[c]["case_version"] != new_cases[c]["case_version"]
+        or (
+            old_cases[c].get("digest")
+            and new_cases[c].get("digest")
+            and old_cases[c]["digest"] != new_cases[c]["digest"]
+        )
+    )
+    warnings = []
+    a, b = _ident(base), _ident(new)
+    if a["dataset_id"] != b["dataset_id"]:
+        warnings.append(f"different datasets: {a['dataset_id']} vs {b['dataset_id']}")
+    if a["dataset_digest"] != b["dataset_digest"]:
+        warnings.append(
+            f"DIFFERENT DATASET CONTENT: {a['dataset_version']} ({str(a['dataset_digest'])[:12]}) "
+            f"vs {b['dataset_version']} ({str(b['dataset_digest'])[:12]}): figures are not like "
+            f"for like; {len(changed)} case(s) changed"
+            + (f": {', '.join(changed)}" if changed else "")
+        )
+    elif changed:
+        warnings.append(f"case versions differ: {', '.join(changed)}")
+    slices: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in sorted(set(base.get("slices", {})) | set(new.get("slices", {}))):
+        old_s, new_s = base.get("slices", {}).get(key, {}), new.get("slices", {}).get(key, {})
+        rows = {}
+        for value in sorted(set(old_s) | set(new_s)):
+            x = (old_s.get(value) or {}).get("pass@1")
+            y = (new_s.get(value) or {}).get("pass@1")
+            delta = round(y - x, 6) if x is not None and y is not None else None
+            rows[value] = {"base": x, "new": y, "change": delta}
+        slices[key] = rows
+    return Comparison(
+        a,
+        b,
+        fixed,
+        regressed,
+        still_failing,
+        still_passing,
+        tuple(sorted(set(new_cases) - set(old_cases))),
+        tuple(sorted(set(old_cases) - set(new_cases))),
+        changed,
+        tuple(warnings),
+        slices,
+    )

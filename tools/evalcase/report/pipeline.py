@@ -1,0 +1,127 @@
+"""Grade a recorded run and write its report: what ``evalcase grade`` and ``evalcase run`` do."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalcase.config import Config
+from evalcase.grade.context import GradeContext, judge_config_from
+from evalcase.grade.run import GradedRun, grade_run, read_run
+from evalcase.grade.tasks import load_dataset
+from evalcase.model import FatalError
+from evalcase.report.write import write_report
+
+
+@dataclass(frozen=True)
+class Outcome:
+    graded: GradedRun
+    report_dir: Path
+
+
+def context_from(config: Config, environ: Mapping[str, str]) -> GradeContext:
+    # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
+    settings = config.grade.get("judge") or config.run.judge or {}
+    judge = judge_config_from(settings, environ, config.root / config.cache_dir)
+    return GradeContext(judge=judge, environ=environ)
+
+
+def reports_root(config: Config) -> Path:
+    return config.root / str(config.grade.get("reports_dir", "reports"))
+
+
+def grade_and_report(
+    config: Config,
+    run_dir: Path,
+    *,
+    redact: bool | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Outcome:
+    environ = dict(os.environ) if environ is None else environ
+    record = read_run(run_dir)
+    if not record.attempts:
+        raise FatalError(f"{run_dir}: the run recorded no attempt: nothing to grade")
+    dataset_id = record.dataset_id or str(record.attempts[0].get("dataset_id", ""))
+    if not dataset_id:
+        raise FatalError(f"{run_dir}/run.json names no dataset")
+    commit = record.run.get("commit")
+    # A run of a dirty work tree was graded against the work tree; re-grading uses the same.
+    at = None if record.run.get("dirty") or not isinstance(commit, str) else commit
+    if at is not None:
+        from evalcase.versioning.revisions import open_repo
+
+        try:
+            at = open_repo(config).rev_parse(at)
+        except FatalError as exc:
+            raise FatalError(
+                f"{run_dir}: the run's commit {at} is not in this repository ({exc}); "
+                "grade it where it was run"
+            ) from exc
+    dataset = load_dataset(config, dataset_id, at)
+    graded = grade_run(record, dataset, context_from(config, environ))
+    if redact is None:
+        redact = bool(config.grade.get("redact", False))
+    out = write_report(graded, reports_root(config), redact=redact, environ=environ)
+    return Outcome(graded, out)
+
+
+def summary_lines(outcome: Outcome) -> list[str]:
+    """A short summary table for the terminal."""
+    from evalcase.grade.aggregate import rates
+
+    r = rates(outcome.graded.cases)
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{v * 100:.1f}%"
+
+    lines = [
+        f"{'cases':<10}{'attempts':>10}{'pass@1':>10}{'pass@k':>10}{'pass^k':>10}",
+        f"{r['cases']:<10}{r['attempts']:>10}{pct(r['pass@1']):>10}{pct(r['pass@k']):>10}"
+        f"{pct(r['pass^k']):>10}",
+        "",
+    ]
+    statuses: dict[str, list[str]] = {}
+    for case in outcome.graded.cases:
+        shown = case.meta.case_id + (" (observation)" if case.meta.observation else "")
+        statuses.setdefault(case.status, []).append(shown)
+    for status in ("pass", "fail", "flaky", "error", "pending"):
+        ids = statuses.get(status, [])
+        if ids:
+            shown = ", ".join(ids[:6]) + (f", … (+{len(ids) - 6})" if len(ids) > 6 else "")
+            lines.append(f"{status:<8} {len(ids):>3}  {shown}")
+    lines.append("")
+    if not outcome.graded.gates:
+        lines.append("gates: the manifest declares none")
+    for gate in outcome.graded.gates:
+        lines.append(f"gate {gate.name:<22} {gate.verdict.upper():<8} {gate.reason}")
+    lines.append("")
+    lines.append(f"report: {outcome.report_dir / 'report.html'}")
+    return lines
+
+
+def redact_outputs(run_dir: Path) -> None:
+    """Mask personal data in a graded run's attempts.jsonl (atomically) and mark the run and
+    each attempt as redacted: a later re-grade then reports privacy checks as errors instead
+    of passing them on masked text."""
+    import json
+
+    from evalcase.grade import pii
+    from evalcase.grade.run import read_jsonl
+
+    attempts_path = run_dir / "attempts.jsonl"
+    records = read_jsonl(attempts_path)
+    tmp = attempts_path.with_name(f".{attempts_path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            masked = {**pii.redact(record), "redacted": True}
+            handle.write(json.dumps(masked, ensure_ascii=False, separators=(",", ":")) + "\n")
+    tmp.replace(attempts_path)
+    run_json = run_dir / "run.json"
+    if run_json.is_file():
+        meta = json.loads(run_json.read_text("utf-8"))
+        meta = {**pii.redact(meta), "redacted": True}
+        tmp = run_json.with_name(f".run.json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        tmp.replace(run_json)

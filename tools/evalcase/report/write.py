@@ -1,0 +1,141 @@
+"""Write reports/<commit>/<run_id>/: grades.jsonl, report.json, report.md, report.html.
+
+The Markdown fits a pull-request comment; the HTML is one self-contained file (inline CSS,
+inline SVG, a few lines of inline script for sorting) that opens from disk with no network.
+Both are Jinja2 templates. Every file is scrubbed of secret values from the environment
+before it is written, and with ``redact`` personal data is masked too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalcase.grade import pii
+from evalcase.grade.run import GradedRun
+from evalcase.model import FatalError
+from evalcase.report.build import build_report
+
+FILES = ("grades.jsonl", "report.json", "report.md", "report.html")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+MD_CASE_LIMIT = 25
+# Non-passing attempts shown in full per failing case in report.html.
+DETAIL_ATTEMPTS = 3
+
+
+def secret_values(environ: Mapping[str, str]) -> list[str]:
+    """Values of environment variables whose names say they are secrets."""
+    return sorted(
+        {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8},
+        key=len,
+        reverse=True,
+    )
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "[secret]")
+    return text
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None else f"{float(value) * 100:.1f}%"
+
+
+def _ms(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.0f} ms"
+
+
+def _badge(verdict: str) -> str:
+    return {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error", "pending": "⏳ pending"}.get(
+        verdict, verdict
+    )
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def environment() -> Any:
+    try:
+        import jinja2
+    except ImportError as exc:
+        raise FatalError("reports need Jinja2: pip install jinja2 (or reinstall evalcase)") from exc
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("evalcase.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html.j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pct=_pct, ms=_ms, badge=_badge, md=_md)
+    return env
+
+
+def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What the HTML shows for each failing case: conversation, calls, state diff, grades."""
+    failing = {c["case_id"] for c in report["failing_cases"]}
+    lines: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for line in graded.lines:
+        lines.setdefault((line["case_id"], int(line["attempt"])), []).append(line)
+    verdicts = {(r.case_id, r.attempt): r.verdict for r in graded.results}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for attempt in graded.record.attempts:
+        case_id, number = str(attempt.get("case_id")), int(attempt.get("attempt") or 1)
+        verdict = verdicts.get((case_id, number), "error")
+        if case_id not in failing or verdict == "pass":
+            continue
+        shown = out.setdefault(case_id, [])
+        if len(shown) >= DETAIL_ATTEMPTS:  # the rest are in grades.jsonl and attempts.jsonl
+            continue
+        shown.append(
+            {
+                "attempt": number,
+                "verdict": verdict,
+                "error": attempt.get("error"),
+                "grades": lines.get((case_id, number), []),
+                "messages": [m for m in attempt.get("messages") or () if isinstance(m, dict)],
+                "calls": [c for c in attempt.get("calls") or () if isinstance(c, dict)],
+                "state_diff": [d for d in attempt.get("state_diff") or () if isinstance(d, dict)],
+            }
+        )
+    return out
+
+
+def write_report(
+    graded: GradedRun,
+    reports_root: Path,
+    *,
+    redact: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """Render and write the four files; returns the report directory."""
+    environ = os.environ if environ is None else environ
+    secrets = secret_values(environ)
+    report = build_report(graded, redacted=redact)
+    view = details(graded, report)
+    lines: list[Any] = list(graded.lines)
+    if redact:
+        report, view, lines = pii.redact(report), pii.redact(view), pii.redact(lines)
+    env = environment()
+    texts = {
+        "grades.jsonl": "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
+        "report.json": json.dumps(report, ensure_ascii=False, indent=1) + "\n",
+        "report.md": env.get_template("report.md.j2").render(report=report, limit=MD_CASE_LIMIT),
+        "report.html": env.get_template("report.html.j2").render(report=report, details=view),
+    }
+    target = reports_root / graded.record.commit / graded.record.run_id
+    staging = target.with_name(target.name + ".writing")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, text in texts.items():
+        (staging / name).write_text(scrub(text, secrets), "utf-8")
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target

@@ -1,0 +1,118 @@
+"""Recording a review of a case (seed 000 12.9.6): `evalcase review-case`.
+
+A review record says who reviewed, with what result, for which views, and which
+``case_version`` was judged. The version is read from the case itself, never typed by
+hand: an approval holds for the version it judged only (EC411), so the record must name
+exactly the version the reviewer saw. The record is appended to
+``metadata.review_records`` in place (one line; comments, order and quoting of the rest
+of the file are kept).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalcase.config import Config
+from evalcase.model import FatalError
+
+RESULTS = ("approved", "rejected", "needs_revision")
+VIEWS = (
+    "golden",
+    "iteration",
+    "risk",
+    "regression",
+    "observation",
+    "hard_case",
+    "red_team",
+    "human_review_only",
+)
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """What was written, and where."""
+
+    path: str
+    case_id: str
+    case_version: str
+    record: dict[str, Any]
+
+
+def record_review(
+    config: Config,
+    path: str,
+    *,
+    reviewer: str,
+    result: str,
+    approved_for: tuple[str, ...] = (),
+    issue_type: str | None = None,
+    required_fix: str | None = None,
+    reviewed_at: str | None = None,
+) -> ReviewRecord:
+    """Append a review record for the case at ``path`` (relative to the root or
+    absolute), stating the case's current case_version. FatalError on bad input."""
+    from evalcase.files import classify
+    from evalcase.loader import append_to_list, load
+    from evalcase.model import FileKind
+
+    file = Path(path)
+    if not file.is_absolute():
+        file = (Path.cwd() / file) if (Path.cwd() / file).exists() else config.root / file
+    try:
+        rel = file.resolve().relative_to(config.root.resolve()).as_posix()
+    except ValueError:
+        raise FatalError(f"{path} is outside the repository ({config.root})") from None
+    if classify(rel)[0] is not FileKind.CASE:
+        raise FatalError(f"{rel} is not a case file (datasets/<dataset_id>/cases/*.yaml)")
+    if not reviewer.strip():
+        raise FatalError("--reviewer must name the person or reviewing role")
+    if result not in RESULTS:
+        raise FatalError(f"--result must be one of {', '.join(RESULTS)}, not {result!r}")
+    unknown = [v for v in approved_for if v not in VIEWS]
+    if unknown:
+        raise FatalError(f"--for: unknown view {unknown[0]!r}; views: {', '.join(VIEWS)}")
+    if approved_for and result != "approved":
+        raise FatalError("--for names what an approval covers: use it with --result approved")
+    if result == "approved" and not approved_for:
+        raise FatalError("an approval names the views it covers: add --for (e.g. regression)")
+    date = reviewed_at or _dt.date.today().isoformat()
+    try:
+        _dt.date.fromisoformat(date)
+    except ValueError:
+        raise FatalError(f"--date {date!r} is not a real date (YYYY-MM-DD)") from None
+    try:
+        text = file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FatalError(f"cannot read {rel}: {exc}") from None
+    doc = load(rel, text.encode("utf-8"))
+    data = doc.data if doc.ok and isinstance(doc.data, dict) else None
+    if data is None:
+        raise FatalError(f"{rel} does not parse as a case: run `evalcase lint {rel}`")
+    version = data.get("case_version")
+    case_id = data.get("case_id")
+    if not isinstance(version, str) or not isinstance(case_id, str):
+        raise FatalError(f"{rel} has no case_id or case_version: a review judges one version")
+    if not isinstance(data.get("metadata"), dict):
+        raise FatalError(f"{rel} has no metadata mapping to hold review records")
+    if "review_records" in data["metadata"] and not isinstance(
+        data["metadata"]["review_records"], list
+    ):
+        raise FatalError(f"{rel}: metadata.review_records is not a list")
+    record: dict[str, Any] = {
+        "reviewer": reviewer.strip(),
+        "review_result": result,
+        "case_version": version,
+        "reviewed_at": date,
+    }
+    if issue_type:
+        record["issue_type"] = issue_type
+    if required_fix:
+        record["required_fix"] = required_fix
+    if approved_for:
+        record["approved_for"] = list(approved_for)
+    new_text = append_to_list(text, ("metadata", "review_records"), record)
+    file.write_text(new_text, "utf-8")
+    return ReviewRecord(rel, case_id, version, record)

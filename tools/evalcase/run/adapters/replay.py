@@ -1,0 +1,75 @@
+"""``replay:RUN_ID``: an earlier run's recorded replies, replayed without calling anything.
+
+The replies of the attempt with the same ``attempt_key`` and attempt number are sent
+again in order, so an unchanged case under the deterministic environment reproduces its
+trace exactly (for re-grading, for tests, for bisecting the environment). A case or
+attempt the earlier run did not have is the recorded error ``adapter``; running out of
+recorded replies is ``protocol``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalcase.run.protocol import AgentFault, Reply, first_messages, parse_reply
+
+if TYPE_CHECKING:
+    from evalcase.run.executors.base import AttemptJob
+
+
+@lru_cache(maxsize=8)
+def recorded(outputs: str, run_id: str) -> dict[tuple[str, int], tuple[dict[str, Any], ...]]:
+    runs = list(Path(outputs).glob(f"*/{run_id}/attempts.jsonl"))
+    if not runs:
+        raise AgentFault("adapter", f"replay: no run {run_id!r} under {outputs}")
+    out: dict[tuple[str, int], tuple[dict[str, Any], ...]] = {}
+    with runs[0].open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a killed run
+            messages = list(record.get("messages") or [])
+            version = record.get("agent_version")
+            if version:
+                messages.append({"role": "_version", "agent_version": version})
+            out[(str(record.get("attempt_key")), int(record.get("attempt", 1)))] = tuple(messages)
+    return out
+
+
+class ReplaySession:
+    def __init__(self, replies: tuple[dict[str, Any], ...]) -> None:
+        self.replies = list(replies)
+        self.position = 0
+
+    def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
+        if self.position >= len(self.replies):
+            raise AgentFault("protocol", "the recorded run has no further reply here")
+        message = self.replies[self.position]
+        self.position += 1
+        return parse_reply(message)
+
+    def close(self) -> None:
+        return None
+
+
+def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> ReplaySession:
+    outputs = str(options.get("outputs_dir") or "outputs")
+    replies = recorded(outputs, target).get((job.agent.attempt_key, job.attempt))
+    if replies is None:
+        raise AgentFault(
+            "adapter", f"replay: run {target} has no attempt {job.attempt} of this case"
+        )
+    # Skip the system prompt and history the runner itself sent before the first turn.
+    messages = replies[len(first_messages(job.agent)) :]
+    version = next((m["agent_version"] for m in messages if m.get("role") == "_version"), None)
+    answers = tuple(
+        {**m, "agent_version": version} if version else m
+        for m in messages
+        if m.get("role") == "assistant"
+    )
+    return ReplaySession(answers)

@@ -1,0 +1,83 @@
+"""Which agent a run uses: ``--agent``, else the manifest's ``agent``, else ``[run]
+default_agent``. Each may be a name from ``[run.agents]`` or a spec (``SCHEME:TARGET``).
+
+``{python}`` in a spec is this interpreter (so ``cmd:{python} agent.py`` works in any
+virtual environment); ``cmd:`` agents start in the repository root unless ``cwd`` says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.config import RunConfig
+from evalcase.model import FatalError
+from evalcase.run.adapters import known_schemes, split_spec
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    spec: str
+    name: str | None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _is_spec(text: str) -> bool:
+    scheme, sep, _ = text.partition(":")
+    return bool(sep) and scheme in known_schemes()
+
+
+def _named(run: RunConfig, name: str, root: Path) -> AgentChoice | None:
+    entry = run.agents.get(name)
+    if entry is None:
+        return None
+    if isinstance(entry, str):
+        return _finish(AgentChoice(entry, name, {}), root)
+    options = {k: v for k, v in entry.items() if k != "spec"}
+    return _finish(AgentChoice(str(entry["spec"]), name, options), root)
+
+
+def _finish(choice: AgentChoice, root: Path) -> AgentChoice:
+    spec = choice.spec.replace("{python}", sys.executable)
+    options = dict(choice.options)
+    try:
+        scheme, _ = split_spec(spec)
+    except ValueError as exc:
+        raise FatalError(str(exc)) from None
+    if scheme == "cmd":
+        cwd = Path(str(options.get("cwd", ".")))
+        options["cwd"] = str(cwd if cwd.is_absolute() else (root / cwd).resolve())
+    if scheme == "py" and "path" not in options:
+        options["path"] = str(root)
+    return AgentChoice(spec, choice.name, options)
+
+
+def resolve(run: RunConfig, root: Path, cli: str | None, manifest: str | None) -> AgentChoice:
+    tried = []
+    for source, value in (
+        ("--agent", cli),
+        ("the manifest's agent", manifest),
+        ("[run] default_agent", run.default_agent),
+    ):
+        if not value:
+            continue
+        named = _named(run, value, root)
+        if named is not None:
+            return named
+        if _is_spec(value):
+            return _finish(AgentChoice(value, None, {}), root)
+        if source == "--agent":
+            raise FatalError(
+                f"--agent {value!r} is neither a [run.agents] name nor a spec "
+                f"({', '.join(s + ':...' for s in known_schemes())})"
+            )
+        tried.append(f"{source} {value!r} is not defined in [run.agents]")
+    hint = "; ".join(tried) + "; " if tried else ""
+    raise FatalError(
+        f"no agent to run: {hint}pass --agent SPEC (for example cmd:python my_agent.py) or set "
+        "[run] default_agent"
+    )

@@ -1,0 +1,546 @@
+"""The environment of one attempt: fresh state, tools as their fixtures declare, injected
+faults, permission policies, audit records, built-in retrieval, and the trace.
+
+The agent never reports its own tool calls or final state: this module observes them.
+One ``Environment`` serves one attempt and is then thrown away, so no state is ever
+shared between attempts (pass@k needs independent attempts).
+
+A tool call goes through, in order:
+
+1. the tool must be one the case offers (else the attempt ends: ``unknown_tool``);
+2. the arguments must be JSON and valid against the tool's parameter schema, else the
+   agent gets ``{"code": "invalid_arguments", "message": ...}`` as a real API would answer;
+3. permission policies naming the tool: a false ``condition`` refuses the call with the
+   policy's error (trace ``permission_denied``);
+4. the first fault whose ``when`` matches this call (trace ``fault``);
+5. the tool's behaviour: ``handler``, else the first matching ``responses`` entry
+   (``when`` as a subset match on the arguments or a CEL string; ``result``,
+   ``result_from``, ``error``, ``state_change``), else ``default``; else, in a case with a
+   corpus, a tool taking a ``query`` is answered by the runner's built-in retrieval over
+   the corpus passages in effect at ``effective_at``; else the recorded error
+   ``no_matching_response``.
+
+A side-effect tool leaves an audit record (operator, time, tool, arguments, whether the
+user had confirmed, whether identity was verified, whether a timeout hid the result).
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
+from evalcase.run.protocol import AgentFault
+from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
+
+RESERVED = frozenset({"args", "call", "calls", "state", "initial", "trace", "output"})
+FAULT_MESSAGES = {
+    "timeout": "upstream request timed out",
+    "rate_limited": "too many requests",
+    "permission_denied": "permission denied",
+    "error": "upstream error",
+}
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-like value (several times faster than copy.deepcopy)."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [copy_json(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: copy_json(v) for k, v in value.items()}
+    return value
+
+
+def state_diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]]:
+    """Path-level differences; mappings are walked, anything else compared whole."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[dict[str, Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in after:
+                out.append({"path": path, "before": before[key], "after": None, "op": "delete"})
+            elif key not in before:
+                out.append({"path": path, "before": None, "after": after[key], "op": "set"})
+            else:
+                out.extend(state_diff(before[key], after[key], path))
+        return out
+    if before != after:
+        return [{"path": prefix, "before": before, "after": after, "op": "set"}]
+    return []
+
+
+_STATE_TEXT: dict[int, tuple[Any, str]] = {}
+
+
+def _state_text(state: Mapping[str, Any]) -> str:
+    """The initial state as JSON text, once per spec: every attempt parses its own fresh
+    copy from it (the C parser beats a recursive copy by far)."""
+    hit = _STATE_TEXT.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    text = json.dumps(state, ensure_ascii=False, default=str)
+    if len(_STATE_TEXT) > 4096:
+        _STATE_TEXT.clear()
+    _STATE_TEXT[id(state)] = (state, text)
+    return text
+
+
+class HandlerError(Exception):
+    """Raised by a tool ``handler`` to answer with an error instead of a result."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.message = message
+
+
+class Recorder:
+    """The trace of one attempt: every event with its step number and time."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.trace: list[dict[str, Any]] = []
+
+    def event(self, kind: str, /, **fields: Any) -> int:
+        step = len(self.trace)
+        self.trace.append(
+            {
+                "step": step,
+                "t_ms": round((time.perf_counter() - self.t0) * 1000, 3),
+                "type": kind,
+                **fields,
+            }
+        )
+        return step
+
+
+class StateHandle:
+    """What a tool ``handler`` gets: read and change the state, every change recorded."""
+
+    def __init__(self, env: Environment, variables: Mapping[str, Any]) -> None:
+        self._env = env
+        self._variables = variables
+        self.changes: list[dict[str, Any]] = []
+
+    def get(self, path: str) -> Any:
+        return copy_json(get_path(self._env.state, split_path(path, self._variables)))
+
+    def _op(self, op: str, path: str, value: Any = None) -> None:
+        self.changes.append(self._env.change(op, path, value, self._variables))
+
+    def set(self, path: str, value: Any) -> None:
+        self._op("set", path, value)
+
+    def append(self, path: str, value: Any) -> None:
+        self._op("append", path, value)
+
+    def increment(self, path: str, by: float = 1) -> None:
+        self._op("increment", path, by)
+
+    def delete(self, path: str) -> None:
+        self._op("delete", path)
+
+
+class Environment:
+    """One attempt's world. ``call`` answers one tool call and records it."""
+
+    def __init__(self, spec: EnvSpec, recorder: Recorder, operator: str = "agent") -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.operator = operator
+        text = _state_text(spec.initial_state)
+        self.initial_state: dict[str, Any] = json.loads(text)
+        self.state: dict[str, Any] = json.loads(text)
+        self.calls: list[dict[str, Any]] = []
+        self.retrieved: list[dict[str, Any]] = []
+        self._counts: dict[str, int] = {}
+        self._started = datetime.now(UTC)
+
+    # -- variables -----------------------------------------------------------------------
+    def _vars(self, args: Any, call: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in self.state.items() if k not in RESERVED}
+        out.update(
+            args=args,
+            call=dict(call),
+            state=self.state,
+            calls=[
+                {k: c[k] for k in ("tool", "args", "ok", "error", "result")} for c in self.calls
+            ],
+        )
+        return out
+
+    def change(
+        self, op: str, path: str, value: Any, variables: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        parts = split_path(path, variables)
+        before, after = apply_op(self.state, op, parts, copy_json(value))
+        where = ".".join(parts)
+        self.recorder.event("state_change", op=op, path=where, before=before, after=after)
+        return {"op": op, "path": where, "before": before, "after": after}
+
+    # -- one call ------------------------------------------------------------------------
+    def call(
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+    ) -> dict[str, Any]:
+        """Answer one tool call; returns the ``tool`` message for the agent."""
+        try:
+            args: Any = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            args = None
+        step = self.recorder.event(
+            "tool_call", id=call_id, tool=name, args=args if args is not None else arguments
+        )
+        behaviour = self.spec.tools.get(name)
+        n = self._counts.get(name, 0) + 1
+        self._counts[name] = n
+        call_info = {"tool": name, "n": n, "index": len(self.calls)}
+        record: dict[str, Any] = {
+            "step": step, "id": call_id, "tool": name, "args": args, "valid": True,
+            "result": None, "error": None, "fault": None, "denied_by": None,
+            "side_effect": bool(behaviour and behaviour.side_effect),
+            "user_confirmed": user_confirmed,
+            "changes": [],
+        }  # fmt: skip
+        if behaviour is None:
+            record["valid"] = False
+            record["error"] = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
+            self._finish(record, None)
+            raise AgentFault("unknown_tool", f"called {name!r}, which this case does not offer")
+        if record["side_effect"]:
+            record["state_before"] = copy_json(self.state)
+        problem = self._validate(behaviour, args, arguments)
+        if problem is not None:
+            record["valid"] = False
+            return self._finish(record, {"code": "invalid_arguments", "message": problem})
+        variables = self._vars(args, call_info)
+        denied = self._permission(name, variables)
+        if denied is not None:
+            policy, error = denied
+            record["denied_by"] = policy
+            self.recorder.event(
+                "permission_denied", id=call_id, tool=name, policy=policy, error=error
+            )
+            return self._finish(record, error)
+        fault = self._fault(name, args, call_info)
+        if fault is not None:
+            record["fault"] = fault.kind
+            self.recorder.event(
+                "fault", id=call_id, tool=name, kind=fault.kind, applied=fault.applied
+            )
+            blocked = self._apply_fault(fault, behaviour, record, variables)
+            if blocked is not None:
+                return self._finish(record, blocked)
+        else:
+            self._execute(behaviour, record, variables)
+        return self._finish(record, record["error"])
+
+    def _validate(self, behaviour: ToolBehaviour, args: Any, raw: str) -> str | None:
+        if args is None:
+            return f"arguments are not valid JSON: {raw[:200]!r}"
+        if not isinstance(args, dict):
+            return "arguments must be a JSON object"
+        validator = _validator(behaviour.parameters or {"type": "object"})
+        if validator is None or validator.is_valid(args):
+            return None
+        error = next(iter(validator.iter_errors(args)))
+        where = ".".join(str(p) for p in error.instance_path)
+        return f"{where}: {error.message}" if where else str(error.message)
+
+    def _permission(
+        self, tool: str, variables: Mapping[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        for permission in self.spec.permissions:
+            if tool not in permission.tools:
+                continue
+            try:
+                allowed = truthy(permission.condition, variables)
+            except ExprError:
+                allowed = False  # a policy that cannot be evaluated never grants access
+            if not allowed:
+                return permission.name, _error(permission.error, "permission denied")
+        return None
+
+    def _fault(self, tool: str, args: Any, call: Mapping[str, Any]) -> Fault | None:
+        n = int(call["n"])
+        for fault in self.spec.faults:
+            if fault.tool != tool:
+                continue
+            when = fault.when
+            if when.every or n in when.calls or (when.first is not None and n <= when.first):
+                return fault
+            if when.condition:
+                try:
+                    if truthy(when.condition, {"args": args, "call": dict(call)}):
+                        return fault
+                except ExprError:
+                    continue
+        return None
+
+    def _apply_fault(
+        self,
+        fault: Fault,
+        behaviour: ToolBehaviour,
+        record: dict[str, Any],
+        variables: Mapping[str, Any],
+    ) -> dict[str, Any] | None:
+        """The error the agent sees, or None when the call goes on (slow, dirty_data, empty)."""
+        kind = fault.kind
+        if kind in {"slow", "dirty_data", "empty_result"} or (kind == "timeout" and fault.applied):
+            self._execute(behaviour, record, variables)
+        if kind == "slow":
+            record["latency_ms"] = fault.latency_ms
+            return None
+        if kind == "dirty_data":
+            if record["error"] is None:
+                record["result"] = _overlay(record["result"], fault.data)
+            return None
+        if kind == "empty_result":
+            if record["error"] is None:
+                record["result"] = fault.data if fault.data is not None else {}
+            return None
+        record["result"] = None
+        error: dict[str, Any] = {
+            "code": fault.code or kind,
+            "message": fault.message or FAULT_MESSAGES.get(kind, kind),
+        }
+        if fault.retry_after_ms is not None:
+            error["retry_after_ms"] = fault.retry_after_ms
+        return error
+
+    def _execute(
+        self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
+    ) -> None:
+        try:
+            if behaviour.handler:
+                self._run_handler(behaviour.handler, record, variables)
+                return
+            entry = self._match(behaviour, record["args"], variables)
+            if entry is None:
+                if self.spec.corpora and _is_retrieval(behaviour):
+                    record["result"] = self._retrieve(record)
+                    return
+                record["error"] = {
+                    "code": "no_matching_response",
+                    "message": f"{behaviour.name!r} has no sandbox response for these arguments",
+                }
+                return
+            self._answer(entry, record, variables)
+        except ExprError as exc:
+            record["error"] = {"code": "environment_error", "message": str(exc)}
+
+    def _match(
+        self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
+    ) -> Response | None:
+        for entry in behaviour.responses:
+            when = entry.when
+            if when is None:
+                return entry
+            if isinstance(when, Mapping):
+                if all(_subset(get_path(args, str(k).split(".")), v) for k, v in when.items()):
+                    return entry
+            elif isinstance(when, str) and _holds(when, variables):
+                return entry
+        return behaviour.default
+
+    def _answer(
+        self, entry: Response, record: dict[str, Any], variables: Mapping[str, Any]
+    ) -> None:
+        if entry.error is not None:
+            record["error"] = _error(entry.error, entry.error.code)
+            return
+        if entry.result_from:
+            record["result"] = copy_json(evaluate(entry.result_from, variables))
+        else:
+            record["result"] = copy_json(entry.result)
+        for op in entry.state_change:
+            if op.value_from:
+                value = evaluate(op.value_from, variables)
+            else:
+                value = op.by if op.op == "increment" else op.value
+            record["changes"].append(self.change(op.op, op.path, value, variables))
+        if entry.latency_ms is not None:
+            record["latency_ms"] = entry.latency_ms
+
+    def _run_handler(self, ref: str, record: dict[str, Any], variables: Mapping[str, Any]) -> None:
+        module_name, _, attr = ref.partition(":")
+        try:
+            func: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            record["error"] = {"code": "environment_error", "message": f"handler {ref!r}: {exc}"}
+            return
+        handle = StateHandle(self, variables)
+        try:
+            record["result"] = copy_json(func(copy_json(record["args"]), handle))
+        except HandlerError as exc:
+            record["error"] = {"code": exc.code, "message": exc.message or exc.code}
+        except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
+            record["error"] = {
+                "code": "environment_error",
+                "message": f"handler {ref!r} raised {exc!r}",
+            }
+        record["changes"].extend(handle.changes)
+
+    def _retrieve(self, record: dict[str, Any]) -> dict[str, Any]:
+        args = record["args"] or {}
+        query = str(args.get("query") or next((v for v in args.values() if isinstance(v, str)), ""))
+        top_k = int(args["top_k"]) if isinstance(args.get("top_k"), int) else 5
+        passages = retrieve(self.spec.corpora, query, top_k, self.spec.effective_at)
+        step = self.recorder.event("retrieval", id=record["id"], query=query, passages=[
+            {"doc_id": p.doc_id, "passage_id": p.passage_id} for p, _ in passages
+        ])  # fmt: skip
+        self.retrieved.extend(
+            {"passage_id": p.passage_id, "doc_id": p.doc_id, "step": step} for p, _ in passages
+        )
+        return {
+            "passages": [
+                {"doc_id": p.doc_id, "passage_id": p.passage_id, "text": p.text,
+                 "effective_date": p.effective_date, "score": round(s, 4)}
+                for p, s in passages
+            ]
+        }  # fmt: skip
+
+    def _finish(self, record: dict[str, Any], error: Mapping[str, Any] | None) -> dict[str, Any]:
+        record["error"] = None if error is None else dict(error)
+        if record["error"] is not None:
+            record["result"] = None
+        record["ok"] = record["error"] is None
+        if record["side_effect"]:
+            record["audit"] = self._audit(record)
+            self.recorder.event(
+                "audit", id=record["id"], tool=record["tool"], audit=record["audit"]
+            )
+        if record["error"] is not None:
+            self.recorder.event(
+                "tool_error", id=record["id"], tool=record["tool"], error=record["error"]
+            )
+        else:
+            self.recorder.event(
+                "tool_result", id=record["id"], tool=record["tool"], result=record["result"]
+            )
+        self.calls.append(record)
+        body = {"error": record["error"]} if record["error"] is not None else record["result"]
+        return {
+            "role": "tool",
+            "tool_call_id": record["id"],
+            "content": json.dumps(body, ensure_ascii=False),
+        }
+
+    def _audit(self, record: dict[str, Any]) -> dict[str, Any]:
+        raw_session = self.state.get("session")
+        session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
+        before: dict[str, Any] = record.get("state_before") or {}
+        raw_before = before.get("session")
+        before_session: dict[str, Any] = raw_before if isinstance(raw_before, dict) else {}
+        args = record["args"] if isinstance(record["args"], dict) else {}
+        return {
+            "operator": self.operator,
+            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "tool": record["tool"],
+            "tool_args": args,
+            "user_confirmation": record["user_confirmed"],
+            "identity_verification_result": bool(
+                before_session.get("user_authenticated", session.get("user_authenticated", False))
+            ),
+            "idempotency_key": args.get("idempotency_key"),
+            "timeout_event": record["fault"] == "timeout",
+            "executed": bool(record["changes"])
+            or (record["error"] is None and record["fault"] is None),
+        }
+
+
+def _holds(when: str, variables: Mapping[str, Any]) -> bool:
+    """A ``when`` that cannot be evaluated (say, over a state key this case lacks) does not
+    match; the next response is tried, as the fixture's author would expect."""
+    try:
+        return truthy(when, variables)
+    except ExprError:
+        return False
+
+
+def _is_retrieval(behaviour: ToolBehaviour) -> bool:
+    """A tool the built-in retrieval answers (when none of its own responses match): one
+    that takes a ``query`` and declares no default answer."""
+    properties = behaviour.parameters.get("properties")
+    return behaviour.default is None and isinstance(properties, Mapping) and "query" in properties
+
+
+def _error(error: ToolError, fallback: str) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message or fallback}
+
+
+def _subset(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(
+            _subset(actual.get(k), v) for k, v in expected.items()
+        )
+    return bool(actual == expected and type(actual) is type(expected)) or (
+        isinstance(actual, int | float) and isinstance(expected, int | float)
+        and not isinstance(actual, bool) and not isinstance(expected, bool) and actual == expected
+    )  # fmt: skip
+
+
+def _overlay(base: Any, data: Any) -> Any:
+    if isinstance(base, dict) and isinstance(data, Mapping):
+        out = dict(base)
+        for k, v in data.items():
+            out[k] = _overlay(base.get(k), v)
+        return out
+    return copy_json(data)
+
+
+_validators: dict[str, Any] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """A compiled validator per parameter schema (the Rust one: cheap to import and run).
+    A schema that does not compile validates nothing; lint reports it."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    if key not in _validators:
+        import jsonschema_rs
+
+        try:
+            _validators[key] = jsonschema_rs.validator_for(json.loads(key))
+        except Exception:
+            _validators[key] = None
+    return _validators[key]
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+
+
+def _grams(text: str) -> set[str]:
+    """Words for Latin text, characters and character pairs for CJK."""
+    tokens = [t.lower() for t in _WORD.findall(text) if not t.isspace()]
+    grams = {t for t in tokens if len(t) > 1 or t.isalnum() or ord(t) > 0x2E7F}
+    grams.update(a + b for a, b in itertools.pairwise(tokens) if ord(a[0]) > 0x2E7F)
+    return grams
+
+
+def retrieve(
+    corpora: Any, query: str, top_k: int, effective_at: str | None
+) -> list[tuple[Passage, float]]:
+    """The passages in effect at ``effective_at`` that best overlap the query."""
+    wanted = _grams(query)
+    scored: list[tuple[float, int, Passage]] = []
+    order = 0
+    for corpus in corpora:
+        for passage in corpus.passages:
+            order += 1
+            if effective_at and passage.effective_date and passage.effective_date > effective_at:
+                continue
+            have = _grams(passage.title + " " + passage.text)
+            if not wanted or not have:
+                continue
+            score = len(wanted & have) / len(wanted)
+            if score > 0:
+                scored.append((-score, order, passage))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    return [(p, -s) for s, _, p in scored[: max(1, top_k)]]

@@ -1,0 +1,135 @@
+"""The run folder: ``outputs/<commit>/<run_id>/run.json`` and ``attempts.jsonl``.
+
+``attempts.jsonl`` is append-only: one JSON line per finished attempt, flushed as it is
+written, so a run killed at any moment keeps every attempt it finished. A line torn by
+the kill is cut off before anything is appended again. ``run.json`` is replaced
+atomically (write, then rename), never edited in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from evalcase.model import FatalError
+
+RUN_FILE = "run.json"
+ATTEMPTS_FILE = "attempts.jsonl"
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=False)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def read_attempts(path: Path) -> Iterator[dict[str, Any]]:
+    """The complete lines of an attempts file (a torn last line is skipped)."""
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                continue
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line without its newline (the runner was killed mid-write)."""
+    if not path.exists():
+        return
+    with path.open("rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size == 0:
+            return
+        back = min(size, 1 << 20)
+        while True:
+            handle.seek(size - back)
+            tail = handle.read(back)
+            cut = tail.rfind(b"\n")
+            if cut >= 0 or back == size:
+                break
+            back = min(size, back * 4)
+        keep = 0 if cut < 0 else size - back + cut + 1
+        if keep != size:
+            handle.truncate(keep)
+
+
+@dataclass
+class RunFolder:
+    path: Path
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    @property
+    def attempts_file(self) -> Path:
+        return self.path / ATTEMPTS_FILE
+
+    def read_meta(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.run_file.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise FatalError(f"{self.run_file}: cannot read the run's record: {exc}") from exc
+        return data
+
+    def write_meta(self, meta: Mapping[str, Any]) -> None:
+        write_json_atomic(self.run_file, meta)
+
+    def attempts(self) -> Iterator[dict[str, Any]]:
+        return read_attempts(self.attempts_file)
+
+    def open_for_append(self) -> AttemptWriter:
+        _cut_torn_tail(self.attempts_file)
+        return AttemptWriter(self.attempts_file.open("a", encoding="utf-8"))
+
+
+class AttemptWriter:
+    """Appends one record per line, flushed at once (the driver is the only writer)."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def create(outputs: Path, commit: str, run_id: str, meta: Mapping[str, Any]) -> RunFolder:
+    path = outputs / commit / run_id
+    path.mkdir(parents=True, exist_ok=False)
+    folder = RunFolder(path)
+    folder.write_meta(meta)
+    folder.attempts_file.touch()
+    return folder
+
+
+def find(outputs: Path, run_id: str) -> RunFolder:
+    if not run_id or "/" in run_id or run_id.startswith("."):
+        raise FatalError(f"not a run id: {run_id!r}")
+    found = sorted(p for p in outputs.glob(f"*/{run_id}") if (p / RUN_FILE).is_file())
+    if not found:
+        raise FatalError(f"no run {run_id!r} under {outputs} (evalcase runs lists them)")
+    return RunFolder(found[0])
+
+
+def all_runs(outputs: Path) -> list[RunFolder]:
+    if not outputs.is_dir():
+        return []
+    return [RunFolder(p.parent) for p in outputs.glob(f"*/*/{RUN_FILE}")]

@@ -1,0 +1,152 @@
+"""One attempt: the agent talks, the environment answers, the runner writes down what happened.
+
+:func:`run_attempt` is the top-level function every executor runs (it pickles by
+reference). It never raises for anything an agent can do: a crash, a hang, garbage, an
+oversized reply, an unknown tool or a protocol violation becomes the record's ``error``.
+
+Multi-turn cases are played turn by turn: the first scripted user turn is sent; every
+assistant reply with tool calls is answered by the environment and the agent is asked
+again; a reply without tool calls ends the turn, and the next scripted user turn follows,
+until the script ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from evalcase.run.adapters import open_session
+from evalcase.run.environment import Environment, Recorder, state_diff
+from evalcase.run.executors.base import AttemptJob
+from evalcase.run.protocol import AgentFault, build_request, first_messages
+
+RECORD_VERSION = 1
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _base(job: AttemptJob) -> dict[str, Any]:
+    return {
+        "case_id": job.case_id,
+        "case_version": job.case_version,
+        "attempt": job.attempt,
+        "seed": job.seed,
+        "attempt_key": job.agent.attempt_key,
+    }
+
+
+def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
+    """The record of an attempt whose worker disappeared (executors use it)."""
+    now = _now()
+    return {
+        **_base(job),
+        "status": "error",
+        "error": {"kind": "worker_lost", "message": message},
+        "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
+        "initial_state": None, "final_state": None, "state_diff": [],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
+        "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
+        "record_version": RECORD_VERSION,
+    }  # fmt: skip
+
+
+def run_attempt(job: AttemptJob) -> dict[str, Any]:
+    """Run one attempt and return its record (design section 7)."""
+    started_at = _now()
+    start = time.monotonic()
+    deadline = start + job.timeout_s
+    recorder = Recorder()
+    env = Environment(job.env, recorder)
+    view = job.agent
+    messages = first_messages(view)
+    for m in messages:
+        recorder.event(m["role"], content=m["content"], history=True)
+    usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cost": None}
+    output: str | None = None
+    error: dict[str, Any] | None = None
+    agent_version: str | None = None
+    confirmations = set(job.env.confirmations)
+    confirmed = False
+    session = None
+    try:
+        session = open_session(job.adapter, job.adapter_options, job)
+        steps = 0
+        for turn_index, user_text in enumerate(view.user_turns):
+            confirmed = confirmed or turn_index in confirmations
+            messages.append({"role": "user", "content": user_text})
+            recorder.event("user", content=user_text, turn=turn_index)
+            while True:
+                steps += 1
+                if steps > job.limits.max_steps:
+                    raise AgentFault(
+                        "protocol", f"more than {job.limits.max_steps} replies in one attempt"
+                    )
+                if time.monotonic() >= deadline:
+                    raise AgentFault("timeout", f"no final answer within {job.timeout_s:g} s")
+                request = build_request(view, messages, job.attempt, job.seed)
+                reply = session.reply(request, deadline)
+                if reply.agent_version:
+                    agent_version = reply.agent_version
+                _add_usage(usage, reply.usage)
+                message = reply.message()
+                messages.append(message)
+                recorder.event(
+                    "assistant",
+                    content=reply.content,
+                    tool_calls=[{"id": c.id, "tool": c.name} for c in reply.tool_calls],
+                )
+                if not reply.tool_calls:
+                    output = reply.content
+                    break
+                for call in reply.tool_calls:
+                    messages.append(
+                        env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
+                    )
+    except AgentFault as fault:
+        error = {"kind": fault.kind, "message": fault.message}
+        recorder.event("error", kind=fault.kind, message=fault.message)
+    except Exception as exc:  # an adapter bug must not end the run
+        error = {"kind": "adapter", "message": f"{type(exc).__name__}: {exc}"}
+        recorder.event("error", kind="adapter", message=error["message"])
+    finally:
+        if session is not None:
+            with contextlib.suppress(Exception):  # closing a broken agent is best effort
+                session.close()
+    return {
+        **_base(job),
+        "status": "error" if error else "completed",
+        "error": error,
+        "output": output,
+        "messages": messages,
+        "trace": recorder.trace,
+        "calls": env.calls,
+        "retrieved": env.retrieved,
+        "initial_state": env.initial_state,
+        "final_state": env.state,
+        "state_diff": state_diff(env.initial_state, env.state),
+        "usage": usage,
+        "latency_ms": round((time.monotonic() - start) * 1000, 3),
+        "agent_version": agent_version,
+        "started_at": started_at,
+        "ended_at": _now(),
+        "record_version": RECORD_VERSION,
+    }
+
+
+def _add_usage(total: dict[str, Any], usage: Any) -> None:
+    if not isinstance(usage, dict):
+        return
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total[key] += value
+    cost = usage.get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        total["cost"] = (total["cost"] or 0) + cost
+    for key, value in usage.items():
+        if key not in {"prompt_tokens", "completion_tokens", "cost"} and isinstance(value, int):
+            total[key] = total.get(key, 0) + value
