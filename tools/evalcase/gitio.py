@@ -25,6 +25,8 @@ NULL_BLOB = "0" * 40
 
 # Object IDs per write to cat-file: 1,000 x 41 bytes stays under a pipe buffer (64 KiB).
 _CAT_FILE_BATCH = 1000
+# Objects one cat-file process serves before it is replaced (see Repo.read_blobs).
+_CAT_FILE_RECYCLE = 5000
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Repo:
         self.prefix = "" if rel == "." else f"{rel}/"
         self.git: Any = self._repo.git
         self._cat: subprocess.Popen[bytes] | None = None
+        self._cat_served = 0
 
     @staticmethod
     def is_repo(root: Path) -> bool:
@@ -205,6 +208,11 @@ class Repo:
             except (OSError, ValueError) as exc:
                 self._stop_cat_file()
                 raise FatalError(f"cannot read file contents from git: {exc}") from exc
+            self._cat_served += len(part)
+        if self._cat_served >= _CAT_FILE_RECYCLE:
+            # cat-file keeps every object it has parsed: a fresh one now and then keeps
+            # a cold lint of 100,000 files from holding them all twice.
+            self._stop_cat_file()
         return out
 
     def _cat_file(self) -> subprocess.Popen[bytes]:
@@ -220,15 +228,15 @@ class Repo:
 
     def _stop_cat_file(self) -> None:
         proc, self._cat = self._cat, None
+        self._cat_served = 0
         if proc is not None:
+            # It only reads: nothing is lost by killing it, and waiting for it to notice
+            # its closed input can take a second here.
+            proc.kill()
             for stream in (proc.stdin, proc.stdout):
                 if stream is not None:
                     stream.close()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            proc.wait()
 
     def diff_raw(self, base: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
         """What changed from ``base`` to the index (cached) or the work tree, in one call."""

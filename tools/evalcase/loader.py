@@ -2,10 +2,10 @@
 
 Files are untrusted: they arrive in pull requests and are derived from production logs.
 So the loader never constructs objects from tags and never recurses: it drives libyaml's
-event parser (ruamel.yaml's C extension) and builds plain dicts, lists and scalars with
-an explicit stack, recording the line and column of every key and value. Resource limits
-(size, depth, alias expansion) are checked while building, so a hostile file costs
-bounded time and memory and turns into a Finding like any other mistake.
+event parser (PyYAML's or ruamel.yaml's C binding) and builds plain dicts, lists and
+scalars with an explicit stack, recording the line and column of every key and value.
+Resource limits (size, depth, alias expansion) are checked while building, so a hostile
+file costs bounded time and memory and turns into a Finding like any other mistake.
 
 YAML 1.2 core schema: ``yes``/``no`` are strings, timestamps stay strings, and only the
 standard tags (str, int, float, bool, null, map, seq) are honoured.
@@ -18,7 +18,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn
+from functools import cache
+from typing import Any, NamedTuple, NoReturn
 
 from evalcase.model import Finding, Severity
 
@@ -327,6 +328,41 @@ def load(path: str, raw: bytes, limits: Limits | None = None) -> Document:
     return doc
 
 
+# What else a parser may raise on hostile input; reported as a syntax finding.
+_PARSE_ERRORS: tuple[type[BaseException], ...] = (ValueError, RecursionError, MemoryError)
+
+
+class _LibYAML(NamedTuple):
+    parser: Any  # CParser(text): check_event(), get_event(), dispose()
+    events: Any  # the module of its event classes
+    marked_errors: tuple[type[BaseException], ...]
+    errors: tuple[type[BaseException], ...]
+
+
+@cache
+def _libyaml() -> _LibYAML:
+    """libyaml's event parser. PyYAML's binding (installed with pre-commit) makes the
+    same events as ruamel.yaml's in about 60 % of the time (event objects are built in
+    Python, and PyYAML's are lighter); half of a cold lint is YAML, so it is used when
+    present. Both bindings wrap the same C parser: the events, marks and messages agree."""
+    from ruamel.yaml import events as ruamel_events
+    from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        import yaml  # type: ignore[import-untyped]
+        from yaml import events as pyyaml_events
+        from yaml._yaml import CParser as PyYAMLParser  # type: ignore[import-untyped]
+    except ImportError:
+        return _LibYAML(CParser, ruamel_events, (MarkedYAMLError,), (YAMLError, *_PARSE_ERRORS))
+    return _LibYAML(
+        PyYAMLParser,
+        pyyaml_events,
+        (MarkedYAMLError, yaml.MarkedYAMLError),
+        (YAMLError, yaml.YAMLError, *_PARSE_ERRORS),
+    )
+
+
 class _Builder:
     def __init__(self, doc: Document, limits: Limits) -> None:
         self.doc = doc
@@ -352,18 +388,16 @@ class _Builder:
         return line, col
 
     def run(self) -> None:
-        from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-        parser = CParser(self.doc.text)
+        libyaml = _libyaml()
+        parser = libyaml.parser(self.doc.text)
         try:
-            self._build(parser)
+            self._build(parser, libyaml.events)
         except _Abort:
             self.doc.data = None
-        except MarkedYAMLError as exc:
+        except libyaml.marked_errors as exc:
             self.doc.data = None
             self._syntax_error(exc)
-        except (YAMLError, ValueError, RecursionError, MemoryError) as exc:
+        except libyaml.errors as exc:
             self.doc.data = None
             _finding(self.doc, SYNTAX, 1, 1, f"cannot parse YAML: {exc}")
         finally:
@@ -372,6 +406,17 @@ class _Builder:
     def _syntax_error(self, exc: Any) -> None:
         mark = exc.problem_mark or exc.context_mark
         line, col = self._pos(mark) if mark is not None else (1, 1)
+        if "maximum nesting depth" in str(exc.problem):
+            # libyaml's own limit (1,000 levels), met while it reads ahead in flow
+            # collections before evalcase's lower one could be.
+            _finding(
+                self.doc,
+                RESOURCE_LIMIT,
+                line,
+                col,
+                f"nesting deeper than {self.limits.max_depth} levels; flatten the structure",
+            )
+            return
         problem = exc.problem or "invalid YAML"
         lines = self.doc.text.split("\n")
         char = lines[line - 1][col - 1 : col] if 0 < line <= len(lines) else ""
@@ -405,9 +450,7 @@ class _Builder:
             )
             raise _Abort
 
-    def _build(self, parser: Any) -> None:
-        from ruamel.yaml import events as ev
-
+    def _build(self, parser: Any, ev: Any) -> None:
         doc = self.doc
         pos = self._pos
         # Without odd line breaks (the usual case) libyaml's marks need no mapping: the

@@ -9,8 +9,11 @@ whoever asks first, and the index never imports the linter.
 
 from __future__ import annotations
 
+import gc
 import importlib
+import marshal
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -183,7 +186,7 @@ def _columns(facts: Any) -> Columns:
     return kind, case_id, similarity, keys
 
 
-def _rows(chunk: list[SourceFile], done: list[tuple[Any, Columns]]) -> Iterator[tuple[Any, ...]]:
+def _rows(chunk: list[SourceFile], done: list[tuple[bytes, Columns]]) -> Iterator[tuple[Any, ...]]:
     """Store rows of analysed files, with the columns repository-wide lookups use."""
     for source, (raw, (kind, case_id, similarity, keys)) in zip(chunk, done, strict=True):
         yield (source.path, source.blob, kind, case_id, similarity, keys, raw)
@@ -200,12 +203,35 @@ def _pool(jobs: int) -> Any:
 
 def _analyze_chunk(
     chunk: list[tuple[SourceFile, bytes]], config: Config, checks: Checks
-) -> list[tuple[Any, Columns]]:
+) -> list[tuple[bytes, Columns]]:
+    """Each file's result as the store keeps it (marshal), with its lookup columns. The
+    facts' short strings are interned first: marshal records that, and loading interns
+    them again, so the field names, kinds, fixture IDs and statuses that recur in every
+    case are held once when a whole repository's facts are in memory."""
     out = []
     for source, content in chunk:
         result = analyze(source, content, config, checks)
-        out.append((result.to_raw(), _columns(result.facts)))
+        findings, facts, sups = result.to_raw()
+        data = marshal.dumps((findings, _interned(facts), sups))
+        out.append((data, _columns(result.facts)))
     return out
+
+
+def _interned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= _INTERN_MAX else value
+    if kind is tuple:
+        return tuple(map(_interned, value))
+    if kind is list:
+        return list(map(_interned, value))
+    if kind is dict:
+        return {_interned(k): _interned(v) for k, v in value.items()}
+    return value
+
+
+# Longer strings (texts, digests' JSON) are rarely repeated.
+_INTERN_MAX = 64
 
 
 def _too_deep(source: SourceFile, config: Config) -> Finding:
@@ -293,15 +319,15 @@ class Analyzer:
                 except (TypeError, ValueError, KeyError, IndexError):
                     pass  # a malformed entry is recomputed, never trusted
             missing.append(source)
-        for source, raw_result in self.compute(missing, snapshot or self.snapshot):
-            results[source.path] = FileResult.from_raw(raw_result)
+        for source, data in self.compute(missing, snapshot or self.snapshot):
+            results[source.path] = FileResult.from_raw(marshal.loads(data))
         if snapshot is None:
             self.analysed = len(missing)
         return results
 
     def compute(
         self, sources: Sequence[SourceFile], snapshot: Snapshot
-    ) -> Iterator[tuple[SourceFile, Any]]:
+    ) -> Iterator[tuple[SourceFile, bytes]]:
         """Analyse files (in worker processes when there are many), storing each result;
         contents are read a chunk at a time, so memory does not grow with the repository."""
         store = self.cache()
@@ -315,17 +341,22 @@ class Analyzer:
             return [(s, contents.get(s.path, b"")) for s in chunk]
 
         def finish(
-            chunk: list[SourceFile], done: list[tuple[Any, Columns]]
-        ) -> list[tuple[SourceFile, Any]]:
+            chunk: list[SourceFile], done: list[tuple[bytes, Columns]]
+        ) -> list[tuple[SourceFile, bytes]]:
             if store is not None:
                 store.put_results(_rows(chunk, done))
-            return [(source, raw) for source, (raw, _columns) in zip(chunk, done, strict=True)]
+            return [(source, data) for source, (data, _columns) in zip(chunk, done, strict=True)]
 
         pool = _pool(jobs) if parallel else None
         finished = 0
         if pool is not None:
             from collections import deque
 
+            # Workers are forked from this process: objects it holds now (a large
+            # repository's file list) are shared with them until something writes to
+            # them, and a worker's garbage collector would, copying every page. Frozen
+            # objects are left alone by the collector.
+            gc.freeze()
             try:
                 with pool:
                     queue: deque[tuple[list[SourceFile], Any]] = deque()
@@ -346,6 +377,8 @@ class Analyzer:
                         yield from finish(done, raws)
             except (OSError, RuntimeError):
                 pass  # no working process pool here (a sandbox): do the rest in this process
+            finally:
+                gc.unfreeze()
         for chunk in chunks[finished:]:
             yield from finish(chunk, _analyze_chunk(work(chunk), self.config, self.checks))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import unicodedata
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -168,13 +167,6 @@ _TAGS = {CaseFacts: "case", FixtureFacts: "fixture", ManifestFacts: "dataset"}
 _FIELD_NAMES = {cls: tuple(f.name for f in fields(cls)) for cls in _TAGS}
 
 
-_REFS = 1 + _FIELD_NAMES[CaseFacts].index("refs")
-
-
-def _intern(text: str) -> str:
-    return sys.intern(text) if type(text) is str else text
-
-
 def to_raw(facts: Facts) -> tuple[Any, ...]:
     return (_TAGS[type(facts)], *(getattr(facts, f.name) for f in fields(facts)))
 
@@ -188,12 +180,6 @@ def from_raw(raw: tuple[Any, ...]) -> Facts:
     # repository come back from the cache on every run, so fill __dict__ at once.
     facts = object.__new__(cls)
     facts.__dict__.update(zip(names, raw[1:], strict=True))
-    if cls is CaseFacts and raw[_REFS]:
-        # The same field names, kinds and fixture IDs recur in every case: one copy of
-        # each keeps a whole repository's facts in memory (cold lint at 100,000 cases).
-        facts.__dict__["refs"] = tuple(
-            (_intern(f), _intern(k), _intern(t), line, col) for f, k, t, line, col in raw[_REFS]
-        )
     return facts
 
 

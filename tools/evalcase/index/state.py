@@ -17,6 +17,7 @@ Everything else is what was already computed for HEAD, looked up by path and blo
 from __future__ import annotations
 
 import hashlib
+import marshal
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -189,7 +190,8 @@ def _sync(repo: gitio.Repo, store: Store, analyzer: Analyzer, head: str) -> None
         sources = [_source(path, blob, mode) for path, blob, mode in missing]
         links = [s for s in sources if s.symlink]
         if links:
-            store.put_results((s.path, s.blob, "", None, None, (), ((), None, ())) for s in links)
+            empty = marshal.dumps(((), None, ()))
+            store.put_results((s.path, s.blob, "", None, None, (), empty) for s in links)
         files = [s for s in sources if not s.symlink]
         for _result in analyzer.compute(files, _Blobs(repo, files)):
             pass  # stored as computed

@@ -185,14 +185,14 @@ class Store:
         return out
 
     def put_results(self, items: Iterable[tuple[str, str, str, str | None, str | None,
-                                                 Iterable[str], Any]]) -> None:  # fmt: skip
-        """Store (path, blob, kind, case ID, fingerprint, reference keys, raw result)."""
+                                                 Iterable[str], bytes]]) -> None:  # fmt: skip
+        """Store (path, blob, kind, case ID, fingerprint, reference keys, result as
+        ``marshal.dumps`` gives it)."""
         try:
             db = self.db()
             rows = []
             refs: list[tuple[str, str, str]] = []
-            for path, blob, kind, case_id, similarity, keys, value in items:
-                raw = marshal.dumps(value)
+            for path, blob, kind, case_id, similarity, keys, raw in items:
                 rows.append((path, blob, kind, case_id, similarity, zlib.crc32(raw), raw))
                 refs.extend((key, path, blob) for key in set(keys))
             db.executemany(

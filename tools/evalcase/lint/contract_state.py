@@ -7,8 +7,8 @@ offer, and which leaves two fixtures set differently.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 
 from evalcase.index.facts import CaseFacts, FixtureFacts
 from evalcase.index.repo import RepoIndex
@@ -29,13 +29,12 @@ class Conflict:
 @dataclass
 class CaseState:
     complete: bool  # every state fixture resolved
-    paths: set[str] = field(default_factory=set)  # every leaf and every prefix of one
-    leaves: set[str] = field(default_factory=set)
+    # Every leaf and every prefix of one. Cases without inline state share their
+    # fixtures' sets: a run holds one state per case.
+    paths: AbstractSet[str] = field(default_factory=set)
+    leaves: AbstractSet[str] = field(default_factory=set)
     conflicts: list[Conflict] = field(default_factory=list)
-
-    @cached_property
-    def roots(self) -> set[str]:
-        return {p.split(".", 1)[0] for p in self.paths}
+    roots: AbstractSet[str] = field(default_factory=set)  # top-level keys
 
     def has(self, path: str) -> bool:
         """The path exists, or lies below a leaf that is a list or free-form value."""
@@ -45,11 +44,11 @@ class CaseState:
         return any(".".join(parts[:i]) in self.leaves for i in range(1, len(parts)))
 
 
-def _add(state: CaseState, path: str) -> None:
+def _add(paths: set[str], leaves: set[str], path: str) -> None:
     parts = path.split(".")
     for i in range(1, len(parts) + 1):
-        state.paths.add(".".join(parts[:i]))
-    state.leaves.add(path)
+        paths.add(".".join(parts[:i]))
+    leaves.add(path)
 
 
 def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
@@ -67,7 +66,9 @@ def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
 
 # Conflicts of a fixture sequence, with the position in it of the fixture that clashes
 # (the case's reference to it gives the place to report).
-_Merged = tuple[bool, frozenset[str], frozenset[str], tuple[tuple[int, Conflict], ...]]
+_Merged = tuple[
+    bool, frozenset[str], frozenset[str], frozenset[str], tuple[tuple[int, Conflict], ...]
+]
 
 
 def _case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
@@ -77,16 +78,24 @@ def _case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
     merged = merged_by_targets.get(targets)
     if merged is None:
         merged = merged_by_targets[targets] = _merge(index, targets)
-    complete, paths, leaves, conflicts = merged
-    state = CaseState(complete, set(paths), set(leaves))
-    state.conflicts = [replace(c, ref_at=refs[i][1:]) for i, c in conflicts]
+    complete, paths, leaves, roots, conflicts = merged
+    at = [replace(c, ref_at=refs[i][1:]) for i, c in conflicts]
+    if not case.inline_state:
+        return CaseState(complete, paths, leaves, at, roots)
+    own_paths, own_leaves = set(paths), set(leaves)
     for path, _value, _line, _col in case.inline_state:
-        _add(state, path)
-    return state
+        _add(own_paths, own_leaves, path)
+    return CaseState(complete, own_paths, own_leaves, at, _roots(own_paths))
+
+
+def _roots(paths: AbstractSet[str]) -> frozenset[str]:
+    return frozenset(p.split(".", 1)[0] for p in paths)
 
 
 def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
-    state = CaseState(complete=True)
+    complete = True
+    paths: set[str] = set()
+    leaves: set[str] = set()
     conflicts: list[tuple[int, Conflict]] = []
     owners: dict[str, tuple[str, FixtureFacts, int, int]] = {}
     # dotted prefix -> the first leaf below it (value, fixture, line, column)
@@ -94,7 +103,7 @@ def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
     for position, target in enumerate(targets):
         fixture = index.fixture(target)
         if fixture is None:
-            state.complete = False
+            complete = False
             continue
         if fixture.kind is None or fixture.kind[0] != "state":
             continue  # a conversation in context.fixtures
@@ -118,5 +127,5 @@ def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
             owners[path] = here
             for i in range(1, len(parts)):
                 below.setdefault(".".join(parts[:i]), here)
-            _add(state, path)
-    return state.complete, frozenset(state.paths), frozenset(state.leaves), tuple(conflicts)
+            _add(paths, leaves, path)
+    return complete, frozenset(paths), frozenset(leaves), _roots(paths), tuple(conflicts)
