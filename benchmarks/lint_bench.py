@@ -202,6 +202,9 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "generated")
+        # Write the generated files and objects out now: the kernel flushing a gigabyte
+        # of new files during the first measurement would be the generator's cost.
+        os.sync()
         cache = repo / ".evalcase_cache"
         row: dict[str, float] = {"n": n}
 

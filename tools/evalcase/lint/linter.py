@@ -179,20 +179,30 @@ class Linter:
 
     def is_empty(self) -> bool:
         """Whether the run has no file to check (counted in the store, not listed)."""
+        from evalcase.index.store import StoreError
+
         state = self._prepared()
         if state is not None:
-            return state.count() == 0
+            try:
+                return state.count() == 0
+            except StoreError:
+                self._state = None  # lint without the store
         return not self.snapshot.files()
 
     def select(self, wanted: set[str]) -> set[str]:
         """The run's files at or under the ``wanted`` repository-relative paths. Named
         files are looked up one by one in the store's tree (a hook names a few of them);
         a folder needs the listing."""
+        from evalcase.index.store import StoreError
+
         state = self._prepared()
         if state is not None:
-            if all(_is_file_path(w) for w in wanted):
-                return {s.path for s in state.sources(wanted)}
-            return filter_to((s.path for s in state.files()), wanted)
+            try:
+                if all(_is_file_path(w) for w in wanted):
+                    return {s.path for s in state.sources(wanted)}
+                return filter_to((s.path for s in state.files()), wanted)
+            except StoreError:
+                self._state = None  # lint without the store
         return filter_to((s.path for s in self.snapshot.files()), wanted)
 
     def run(
