@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evalcase.config import Config
 from evalcase.gitio import Tag
 from evalcase.index.digest import DatasetContent, Entry
@@ -69,3 +71,25 @@ def test_release_tags_are_recognised_by_the_tag_format() -> None:
     assert latest is not None and latest.version == "v2"
     assert releases.get("a", "v10") is not None and not releases.get("a", "v10").parsed  # type: ignore[union-attr]
     assert Releases.from_tags(tags[:1], config).key != releases.key
+
+
+def test_a_release_message_longer_than_a_command_line_is_tagged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release of many cases lists every one in the tag message: megabytes at 100,000
+    cases, more than one command-line argument may hold (128 KiB on Linux)."""
+    from evalcase.gitio import Repo
+    from tests.helpers import GIT_ENV, commit_all, git, init_repo
+
+    repo_path = init_repo(tmp_path / "repo")
+    (repo_path / "a.txt").write_text("a\n", "utf-8")
+    commit_all(repo_path, "first")
+    message = "".join(f"case_{i:06d} {i:024x}\n" for i in range(8_000))  # about 300 KB
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)  # the tagger's identity
+    repo = Repo(repo_path)
+    try:
+        repo.create_annotated_tag("set@v1", message)
+    finally:
+        repo.close()
+    assert git(repo_path, "cat-file", "-p", "set@v1").endswith(message)

@@ -353,12 +353,21 @@ class Repo:
 
     def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:
         """Create an annotated tag; never moves an existing one (git refuses without -f)."""
+        import tempfile
+
         import git
 
-        try:
-            self.git.tag("-a", name, "-m", message, "--cleanup=verbatim", commit)
-        except git.GitCommandError as exc:
-            raise FatalError(f"git could not create tag '{name}': {exc.stderr.strip()}") from exc
+        # The message lists every case of the release: at 100,000 cases it is megabytes,
+        # more than a command line holds, so git reads it from a file.
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as handle:
+            handle.write(message)
+            handle.flush()
+            try:
+                self.git.tag("-a", name, "-F", handle.name, "--cleanup=verbatim", commit)
+            except git.GitCommandError as exc:
+                raise FatalError(
+                    f"git could not create tag '{name}': {exc.stderr.strip()}"
+                ) from exc
 
 
 def parse_raw_diff(out: str) -> list[Change]:
