@@ -146,3 +146,28 @@ def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
     accepted = run(["git", "commit", "-m", "reword"], app, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert "\ncase_version: v5\n" in git(app, "show", f"HEAD:{EVALS_CASE}")
+
+
+def test_git_answers_are_about_the_subfolder(tmp_path: Path) -> None:
+    """History, diffs and trees name paths relative to the case repository, and only
+    its paths: a deleted case is still known (no ID reuse), the app's files are not."""
+    from evalcase.gitio import Repo
+
+    app = _app(tmp_path, configured=True)
+    first = git(app, "rev-parse", "HEAD").strip()
+    git(app, "rm", "-q", EVALS_CASE)
+    (app / "src" / "app.py").write_text("print('changed')\n")
+    second = commit_all(app, "delete a case, change the app")
+    repo = Repo(app / "evals")
+    try:
+        assert CASE in repo.paths_in_history(["datasets"])
+        assert [(c.status, c.path) for c in repo.diff_tree(first, second, ["datasets"])] == [
+            ("D", CASE)
+        ]
+        staged = app / "evals" / CASE
+        staged.write_text("case_id: back\n", "utf-8")
+        git(app, "add", EVALS_CASE)
+        assert [c.path for c in repo.diff_index(second, cached=True, paths=["datasets"])] == [CASE]
+        assert all(not p.startswith("evals/") for p, *_ in repo.tree_entries(first, ["datasets"]))
+    finally:
+        repo.close()
