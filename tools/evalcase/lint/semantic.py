@@ -129,6 +129,15 @@ def approval(doc: Document) -> Approval:
     return state
 
 
+def approved_for_at(doc: Document, state: Approval) -> tuple[int, int]:
+    """Where the current approval's ``approved_for`` is (its review record without one):
+    what a finding about the scope of an approval points at."""
+    assert state.last_approval is not None
+    path = ("metadata", "review_records", state.last_approval)
+    uses = doc.get((*path, "approved_for"))
+    return doc.locate((*path, "approved_for") if uses is not None else path)
+
+
 def review_verdict(doc: Document, index: int) -> tuple[str, str, int, int]:
     """(verdict, reviewer, line, column of the verdict) of review record ``index``."""
     path: Path = ("metadata", "review_records", index)

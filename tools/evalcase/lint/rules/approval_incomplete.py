@@ -28,7 +28,14 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
-from evalcase.lint.semantic import GATED_ROLES, approval, data_of, review_verdict, roles
+from evalcase.lint.semantic import (
+    GATED_ROLES,
+    approval,
+    approved_for_at,
+    data_of,
+    review_verdict,
+    roles,
+)
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -82,10 +89,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             f"and approved_for covering {names}",
         )
         return
-    assert state.last_approval is not None
-    path = ("metadata", "review_records", state.last_approval)
-    uses = doc.get((*path, "approved_for"))
-    line, col = doc.locate((*path, "approved_for") if uses is not None else path)
+    line, col = approved_for_at(doc, state)
     granted = ", ".join(sorted(state.approved_for)) or "nothing"
     yield report(
         doc.path,

@@ -28,7 +28,7 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
-from evalcase.lint.semantic import approval, data_of, review_verdict, roles
+from evalcase.lint.semantic import approval, approved_for_at, data_of, review_verdict, roles
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -74,10 +74,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         )
         return
     if "golden" not in state.approved_for:
-        assert state.last_approval is not None
-        path = ("metadata", "review_records", state.last_approval)
-        uses = doc.get((*path, "approved_for"))
-        line, col = doc.locate((*path, "approved_for") if uses is not None else path)
+        line, col = approved_for_at(doc, state)
         granted = ", ".join(sorted(state.approved_for)) or "nothing"
         yield report(
             doc.path,
