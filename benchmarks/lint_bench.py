@@ -11,7 +11,9 @@ then measures whole processes and prints, per size:
    ``--commits`` commits (median; peak memory), each run on an index it has never seen;
 4. ``evalcase lint --base REF`` where REF differs from the working tree in 1,000 case
    files (store warm from a run at REF, as on a developer machine or a CI cache);
-5. ``check-jsonschema`` with the same case schema on the same case files (schema
+5. the commit hook again once the dataset is released (``evalcase tag``): every run
+   then compares the dataset with its release;
+6. ``check-jsonschema`` with the same case schema on the same case files (schema
    validation only; about 50 ms a file here, so skipped above ``--cjs-max`` cases).
 
 Usage (from the repository root, with evalcase and check-jsonschema installed)::
@@ -261,7 +263,22 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
         row["base_mb"] = max(s.peak_mb for s in base_runs)
         row["base_files"] = len(changed)
 
-        # 5. check-jsonschema on the same case files.
+        # 5. the hook once the dataset is released: each commit compares it with the tag.
+        check(measure([*EVALCASE, "tag", "refund_regression_set"], repo), "evalcase tag")
+        released = []
+        for k in range(commits):
+            rel = paths[(k * 6271 + len(paths) // 3) % len(paths)]
+            bump_title(repo / rel, k)
+            git(repo, "add", rel)
+            sample = measure([*EVALCASE, "lint", "--staged", rel], repo, track_memory=True)
+            check(sample, "staged lint after a release", (0, 1))
+            released.append(sample)
+            git(repo, "commit", "-q", "-m", f"retitle {rel}")
+        row["rel"] = median(released)
+        row["rel_cpu"] = median_cpu(released)
+        row["rel_mb"] = max(s.peak_mb for s in released)
+
+        # 6. check-jsonschema on the same case files.
         if n <= cjs_max:
             cmd = [
                 sys.executable, "-m", "check_jsonschema",
@@ -298,8 +315,9 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
         "much less.",
         "",
         "| cases | hook per commit [CPU] (slowest) | hook memory | warm full lint [CPU] "
-        "| cold full lint [CPU] | cold peak memory | --base, 1,000 changed | check-jsonschema |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| cold full lint [CPU] | cold peak memory | --base, 1,000 changed "
+        "| hook once released [CPU] (memory) | check-jsonschema |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cjs = f"{r['cjs']:.1f} s" if "cjs" in r else "skipped"
@@ -308,7 +326,8 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
             f"({r['hook_max']:.2f} s) "
             f"| {r['hook_mb']:.0f} MB | {r['warm']:.2f} s [{r['warm_cpu']:.2f} s] "
             f"| {r['cold']:.1f} s [{r['cold_cpu']:.0f} s] "
-            f"| {r['cold_mb']:.0f} MB | {r['base']:.2f} s ({r['base_mb']:.0f} MB) | {cjs} |"
+            f"| {r['cold_mb']:.0f} MB | {r['base']:.2f} s ({r['base_mb']:.0f} MB) "
+            f"| {r['rel']:.2f} s [{r['rel_cpu']:.2f} s] ({r['rel_mb']:.0f} MB) | {cjs} |"
         )
     targets: list[tuple[str, str, bool]] = []
     for r in rows:

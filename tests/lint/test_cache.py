@@ -234,10 +234,10 @@ def test_the_hook_loads_only_what_the_change_touches(example_repo: Path) -> None
     original = linter_module.Linter._partial
 
     def spy(self: linter_module.Linter, state: object, focus: set[str]) -> object:
-        sources, results = original(self, state, focus)  # type: ignore[arg-type]
+        sources, results, contents = original(self, state, focus)  # type: ignore[arg-type]
         seen["sources"], seen["results"] = len(sources), len(results)
         seen["analysed"] = self.analysed
-        return sources, results
+        return sources, results, contents
 
     linter_module.Linter._partial = spy  # type: ignore[assignment,method-assign]
     try:
@@ -319,6 +319,83 @@ def test_exact_copies_and_manifest_rules_answer_from_the_store(example_repo: Pat
     found = focused([copy_rel], staged=True)
     assert "EC417" in {f.code for f in found}, found
     assert partial_runs
+
+
+def test_a_released_dataset_keeps_the_partial_hook(example_repo: Path) -> None:
+    """With release tags the hook still loads only the change, the fixtures and manifests,
+    and the cases the history rules read (those changed since the release, those holding
+    an ID another dataset released): datasets' contents come from the store's entries.
+    It finds what a run without the store finds: a released dataset that changed (EC505),
+    a case left at the released dataset_version (EC506), a released ID reused (EC507)."""
+    from evalcase.actions import tag_dataset
+    from evalcase.lint import linter as linter_module
+    from tests.helpers import commit_all, git, init_repo
+
+    init_repo(example_repo)
+    commit_all(example_repo, "examples")
+    tag_dataset(load_config(example_repo), "refund_regression_set")
+    run(example_repo, cache=True)  # the store now holds HEAD
+    loaded: list[int] = []
+    original = linter_module.Linter._partial
+
+    def spy(self: linter_module.Linter, state: object, focus: set[str]) -> object:
+        sources, results, contents = original(self, state, focus)  # type: ignore[arg-type]
+        assert contents is not None
+        loaded.append(len(results))
+        return sources, results, contents
+
+    def hook(rel: str) -> set[str]:
+        git(example_repo, "add", rel)
+        loaded.clear()
+        linter_module.Linter._partial = spy  # type: ignore[assignment,method-assign]
+        try:
+            found = hook_agrees(example_repo, [rel])
+        finally:
+            linter_module.Linter._partial = original  # type: ignore[method-assign]
+        assert len(loaded) == 1, "the hook did not run partially"
+        return {f"{f.code} {f.path}" for f in found}
+
+    def edit(rel: str, old: str, new: str) -> None:
+        path = example_repo / rel
+        text = path.read_text("utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), "utf-8")
+
+    manifest = "datasets/refund_regression_set/dataset.yaml"
+    everything = len(list(example_repo.glob("*/**/*.yaml")))
+    # A content change in the released dataset: the case and the dataset need bumps.
+    edit(CASE, "risk_level: P1", "risk_level: P0")
+    found = hook(CASE)
+    assert {f"EC501 {CASE}", f"EC505 {manifest}"} <= found, found
+    assert loaded[0] < everything
+    git(example_repo, "commit", "-q", "-m", "riskier")
+    # The next commit touches another case's title only: the dataset is still changed
+    # since its release (the earlier case is read from the store's entries).
+    other = "datasets/refund_regression_set/cases/llm_instruction_001.yaml"
+    edit(other, "title: ", "title: (retitled) ")
+    assert f"EC505 {manifest}" in hook(other)
+    git(example_repo, "commit", "-q", "-m", "retitle")
+    # Bumped, committed without the hook; the first case still says dataset_version v1.
+    edit(manifest, "dataset_version: v1", "dataset_version: v2")
+    git(example_repo, "commit", "-q", "-am", "bump the dataset")
+    edit(other, "title: (retitled) ", "title: (again) ")
+    found = hook(other)
+    assert f"EC506 {CASE}" in found and f"EC505 {manifest}" not in found, found
+    git(example_repo, "commit", "-q", "-m", "again")
+    # Another dataset takes a released ID for a different case, committed without the
+    # hook: a later commit's hook still reports it.
+    reused = "datasets/crm_safety_set/cases/refund_eligibility_001.yaml"
+    text = (example_repo / CASE).read_text("utf-8")
+    (example_repo / reused).write_text(
+        text.replace("dataset_id: refund_regression_set", "dataset_id: crm_safety_set").replace(
+            "input: ", "input: (another case) ", 1
+        ),
+        "utf-8",
+    )
+    git(example_repo, "add", reused)
+    git(example_repo, "commit", "-q", "-m", "reuse")
+    edit(other, "title: (again) ", "title: (and again) ")
+    assert f"EC507 {reused}" in hook(other)
 
 
 def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Path) -> None:

@@ -32,7 +32,7 @@ from evalcase.index.facts import (
 )
 from evalcase.index.refs import referenced_keys
 from evalcase.index.repo import RepoIndex
-from evalcase.index.store import CONTENT_KEY, ref_key
+from evalcase.index.store import CONTENT_KEY, StoredResult, ref_key
 from evalcase.loader import Limits, capped, load
 from evalcase.model import FileKind, Finding, Severity
 
@@ -163,14 +163,15 @@ def analyze(
     return FileResult(tuple(sorted(set(findings))), facts, sups)
 
 
-Columns = tuple[str, str | None, str | None, list[str]]
+Columns = tuple[str, str | None, str | None, list[str], tuple[str, str, str]]
 
 
 def _columns(facts: Any) -> Columns:
-    """(kind, case ID, fingerprint, reference keys): what the store indexes a file's
-    result by for repository-wide lookups. Computed where the facts were made (a worker)
-    so that the parent process does not decode them again."""
-    kind, case_id, similarity, keys = "", None, None, []
+    """(kind, case ID, fingerprint, reference keys, (case_version, content digest,
+    grouping digest)): what the store indexes a file's result by for repository-wide
+    lookups and dataset contents. Computed where the facts were made (a worker) so that
+    the parent process does not decode them again."""
+    kind, case_id, similarity, keys, entry = "", None, None, [], ("", "", "")
     if isinstance(facts, CaseFacts):
         kind = "case"
         if facts.case_id is not None and isinstance(facts.case_id[0], str):
@@ -181,15 +182,18 @@ def _columns(facts: Any) -> Columns:
         if facts.content_digest:
             # Exact copies (EC417) are found by this key like a fixture's users.
             keys.append(ref_key(CONTENT_KEY, facts.content_digest))
+        version = facts.case_version
+        label = version[0] if version is not None and isinstance(version[0], str) else ""
+        entry = (label, facts.content_digest, facts.grouping_digest)
     elif facts is not None:
         kind = to_raw(facts)[0]
-    return kind, case_id, similarity, keys
+    return kind, case_id, similarity, keys, entry
 
 
-def _rows(chunk: list[SourceFile], done: list[tuple[bytes, Columns]]) -> Iterator[tuple[Any, ...]]:
+def _rows(chunk: list[SourceFile], done: list[tuple[bytes, Columns]]) -> Iterator[StoredResult]:
     """Store rows of analysed files, with the columns repository-wide lookups use."""
-    for source, (raw, (kind, case_id, similarity, keys)) in zip(chunk, done, strict=True):
-        yield (source.path, source.blob, kind, case_id, similarity, keys, raw)
+    for source, (raw, (kind, case_id, similarity, keys, entry)) in zip(chunk, done, strict=True):
+        yield (source.path, source.blob, kind, case_id, similarity, keys, raw, entry)
 
 
 def _pool(jobs: int) -> Any:

@@ -26,6 +26,8 @@ import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import NamedTuple
 
 from evalcase.contract.fields import IDENTITY_FIELDS
 from evalcase.index.facts import (
@@ -139,9 +141,10 @@ def referenced_fixtures(index: RepoIndex, cases: Iterable[CaseFacts]) -> list[Fi
     return index.referenced_fixtures(cases)
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One case or fixture of a dataset: identity, version label, content digest, file."""
+class Entry(NamedTuple):
+    """One case or fixture of a dataset: identity, version label, content digest, file.
+    (A named tuple: a dataset of 100,000 cases builds that many on every comparison
+    with its release.)"""
 
     id: str
     version: str
@@ -198,12 +201,7 @@ def dataset_contents(
 ) -> dict[str, DatasetContent]:
     """Every dataset with a manifest (or those named in ``only``), by dataset ID.
     ``broken``: paths of files that were read but yielded no facts (syntax errors...)."""
-    manifests: dict[str, ManifestFacts] = {}
-    for manifest in sorted(index.manifests, key=lambda m: m.path):
-        # A second manifest with the same ID is ignored: the identity rules report it.
-        dataset_id = dataset_id_of(manifest)
-        if only is None or dataset_id in only:
-            manifests.setdefault(dataset_id, manifest)
+    manifests = dataset_manifests(index, only)
     dirs = {m.dataset_dir for m in manifests.values()}
     cases_by_dir: dict[str, list[CaseFacts]] = {}
     for case in index.cases:
@@ -212,45 +210,73 @@ def dataset_contents(
     fixtures_broken = any(p.startswith("fixtures/") for p in broken)
     out: dict[str, DatasetContent] = {}
     for dataset_id, manifest in sorted(manifests.items()):
-        cases = sorted(cases_by_dir.get(manifest.dataset_dir, []), key=lambda c: c.path)
-        case_entries = tuple(
-            sorted(
-                (
-                    Entry(
-                        case_id_of(c),
-                        text(c.case_version),
-                        case_digest(c, governance),
-                        c.path,
-                        c.grouping_digest,
-                    )
-                    for c in cases
-                ),
-                key=lambda e: (e.id, e.path),
-            )
-        )
-        fixture_entries = tuple(
-            sorted(
-                (
-                    Entry(fixture_id_of(f), text(f.fixture_version), fixture_digest(f), f.path)
-                    for f in referenced_fixtures(index, cases)
-                ),
-                key=lambda e: (e.id, e.path),
-            )
-        )
+        cases = cases_by_dir.get(manifest.dataset_dir, [])
         prefix = f"datasets/{manifest.dataset_dir}/"
-        complete = not fixtures_broken and not any(p.startswith(prefix) for p in broken)
-        out[dataset_id] = DatasetContent(
-            dataset_id=dataset_id,
-            dataset_dir=manifest.dataset_dir,
-            version=text(manifest.dataset_version),
-            manifest=manifest,
-            cases=case_entries,
-            fixtures=fixture_entries,
-            digest=dataset_digest(
-                ((e.id, e.digest) for e in case_entries),
-                ((e.id, e.digest) for e in fixture_entries),
-                grouping_map(manifest, ((e.id, e.grouping) for e in case_entries)),
-            ),
-            complete=complete,
+        out[dataset_id] = assemble(
+            dataset_id,
+            manifest,
+            [case_entry(c, governance) for c in cases],
+            referenced_fixtures(index, cases),
+            complete=not fixtures_broken and not any(p.startswith(prefix) for p in broken),
         )
     return out
+
+
+def dataset_manifests(index: RepoIndex, only: Collection[str] | None) -> dict[str, ManifestFacts]:
+    """The manifest of every dataset (or of those in ``only``) by dataset ID; a second
+    manifest with the same ID is ignored (the identity rules report it)."""
+    manifests: dict[str, ManifestFacts] = {}
+    for manifest in sorted(index.manifests, key=lambda m: m.path):
+        dataset_id = dataset_id_of(manifest)
+        if only is None or dataset_id in only:
+            manifests.setdefault(dataset_id, manifest)
+    return manifests
+
+
+def case_entry(case: CaseFacts, governance: Collection[str]) -> Entry:
+    return Entry(
+        case_id_of(case),
+        text(case.case_version),
+        case_digest(case, governance),
+        case.path,
+        case.grouping_digest,
+    )
+
+
+_BY_ID_AND_PATH = itemgetter(0, 3)  # Entry.id, Entry.path
+
+
+def assemble(
+    dataset_id: str,
+    manifest: ManifestFacts,
+    cases: Iterable[Entry],
+    fixtures: Iterable[FixtureFacts],
+    *,
+    complete: bool,
+) -> DatasetContent:
+    """A dataset's content from its manifest, its cases' entries (any order) and the
+    fixtures they reference (evalcase.index.store builds the same from stored entries)."""
+    case_entries = tuple(sorted(cases, key=_BY_ID_AND_PATH))
+    fixture_entries = tuple(
+        sorted(
+            (
+                Entry(fixture_id_of(f), text(f.fixture_version), fixture_digest(f), f.path)
+                for f in fixtures
+            ),
+            key=_BY_ID_AND_PATH,
+        )
+    )
+    return DatasetContent(
+        dataset_id=dataset_id,
+        dataset_dir=manifest.dataset_dir,
+        version=text(manifest.dataset_version),
+        manifest=manifest,
+        cases=case_entries,
+        fixtures=fixture_entries,
+        digest=dataset_digest(
+            ((e.id, e.digest) for e in case_entries),
+            ((e.id, e.digest) for e in fixture_entries),
+            grouping_map(manifest, ((e.id, e.grouping) for e in case_entries)),
+        ),
+        complete=complete,
+    )

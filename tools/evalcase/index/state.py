@@ -191,7 +191,9 @@ def _sync(repo: gitio.Repo, store: Store, analyzer: Analyzer, head: str) -> None
         links = [s for s in sources if s.symlink]
         if links:
             empty = marshal.dumps(((), None, ()))
-            store.put_results((s.path, s.blob, "", None, None, (), empty) for s in links)
+            store.put_results(
+                (s.path, s.blob, "", None, None, (), empty, ("", "", "")) for s in links
+            )
         files = [s for s in sources if not s.symlink]
         for _result in analyzer.compute(files, _Blobs(repo, files)):
             pass  # stored as computed

@@ -12,9 +12,15 @@ Tables:
   near-duplicate fingerprint.
 - ``refs``: per case (path, blob id), the reference keys it looks up (fixture -> users),
   and its content digest (exact copies under another ID).
+- ``entries``: per file (path, blob id), what a dataset's content is made of (see
+  evalcase.index.digest): kind, case ID, case_version, content and grouping digests,
+  reference keys. Narrow rows, so that "what changed since the release" reads a whole
+  dataset's digests without touching the results.
 - ``tree``: the candidate files of one commit (path, blob id, mode), normally HEAD. A run
   is that tree plus the few files that differ from it (one ``git diff-index``); the tree
   moves to a new HEAD with one ``git diff-tree``.
+- ``tags``: release tag messages as versioning parsed them, by a hash of the message (a
+  release of 100,000 cases has a 13 MB message).
 - ``runs``: the findings of the last few whole runs, keyed by everything they depend on.
 
 The store can make lint faster but never make it pass: a file that is not a SQLite
@@ -33,7 +39,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "evalcase-lint-store-3"
+SCHEMA = "evalcase-lint-store-4"
 FILE_NAME = "lint.sqlite"
 RUNS_KEPT = 4
 # SQLite's default limit of host parameters is 999 on old builds.
@@ -55,11 +61,24 @@ _TABLES = (
     "CREATE INDEX results_kind ON results (kind) WHERE kind != 'case'",
     "CREATE TABLE refs (key TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,"
     " PRIMARY KEY (key, path, blob)) WITHOUT ROWID",
+    "CREATE TABLE entries (path TEXT NOT NULL, blob TEXT NOT NULL, kind TEXT NOT NULL,"
+    " case_id TEXT, version TEXT NOT NULL, digest TEXT NOT NULL, grouping TEXT NOT NULL,"
+    " refs BLOB NOT NULL, PRIMARY KEY (path, blob)) WITHOUT ROWID",
     "CREATE TABLE tree (path TEXT PRIMARY KEY, blob TEXT NOT NULL, mode TEXT NOT NULL)"
     " WITHOUT ROWID",
+    "CREATE TABLE tags (key TEXT PRIMARY KEY, crc INTEGER NOT NULL, raw BLOB NOT NULL)",
     "CREATE TABLE runs (key TEXT PRIMARY KEY, at INTEGER NOT NULL, crc INTEGER NOT NULL,"
     " raw BLOB NOT NULL)",
 )
+
+
+# (path, blob, kind, case ID, fingerprint, reference keys, marshalled result, (case_version,
+# content digest, grouping digest)): one analysed file as the store keeps it.
+StoredResult = tuple[str, str, str, str | None, str | None, Iterable[str], bytes,
+                     tuple[str, str, str]]  # fmt: skip
+# (path, kind or None, case ID, case_version, content digest, grouping digest, reference
+# keys): a tree file under datasets/ as dataset contents need it.
+TreeEntry = tuple[str, str | None, str | None, str, str, str, tuple[str, ...]]
 
 
 class StoreError(Exception):
@@ -188,23 +207,32 @@ class Store:
             return {}
         return out
 
-    def put_results(self, items: Iterable[tuple[str, str, str, str | None, str | None,
-                                                 Iterable[str], bytes]]) -> None:  # fmt: skip
+    def put_results(self, items: Iterable[StoredResult]) -> None:
         """Store (path, blob, kind, case ID, fingerprint, reference keys, result as
-        ``marshal.dumps`` gives it)."""
+        ``marshal.dumps`` gives it, entry): see :data:`StoredResult`."""
         try:
             db = self.db()
             rows = []
             refs: list[tuple[str, str, str]] = []
-            for path, blob, kind, case_id, similarity, keys, raw in items:
+            entries = []
+            for path, blob, kind, case_id, similarity, keys, raw, entry in items:
                 rows.append((path, blob, kind, case_id, similarity, zlib.crc32(raw), raw))
-                refs.extend((key, path, blob) for key in set(keys))
+                unique = sorted(set(keys))
+                refs.extend((key, path, blob) for key in unique)
+                version, digest, grouping = entry
+                uses = tuple(k for k in unique if not k.startswith(CONTENT_KEY))
+                entries.append(
+                    (path, blob, kind, case_id, version, digest, grouping, marshal.dumps(uses))
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO results (path, blob, kind, case_id, similarity, crc, raw)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             db.executemany("INSERT OR IGNORE INTO refs VALUES (?, ?, ?)", refs)
+            db.executemany(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", entries
+            )
             self._dirty = True
         except StoreError:
             pass
@@ -316,6 +344,28 @@ class Store:
             )
         return out
 
+    def tree_dataset_entries(self) -> Iterator[TreeEntry]:
+        """Every tree file under datasets/ with its entry (see :data:`TreeEntry`); kind
+        is None for a file without a stored entry."""
+        sql = (
+            "SELECT t.path, e.kind, e.case_id, coalesce(e.version, ''), coalesce(e.digest, ''),"
+            " coalesce(e.grouping, ''), e.refs"
+            " FROM tree t LEFT JOIN entries e ON e.path = t.path AND e.blob = t.blob"
+            " WHERE t.path >= 'datasets/' AND t.path < 'datasets0'"
+        )
+        # Most cases reference the same few fixtures: decode each key list once.
+        decoded: dict[bytes, tuple[str, ...]] = {}
+        for path, kind, case_id, version, digest, grouping, uses in self._iter(sql):
+            keys: tuple[str, ...] = ()
+            if kind == "case":
+                keys = decoded.get(uses, ())
+                if uses not in decoded:
+                    try:
+                        keys = decoded[uses] = tuple(marshal.loads(uses))
+                    except (EOFError, ValueError, TypeError) as exc:
+                        raise self._guard(exc) from exc
+            yield path, kind, case_id, version, digest, grouping, keys
+
     # --- whole runs --------------------------------------------------------------------
     def get_run(self, key: str) -> Any:
         try:
@@ -337,6 +387,26 @@ class Store:
             db.execute(
                 "DELETE FROM runs WHERE key NOT IN (SELECT key FROM runs ORDER BY at DESC LIMIT ?)",
                 (RUNS_KEPT,),
+            )
+            self._dirty = True
+        except StoreError:
+            pass
+        except sqlite3.Error as exc:
+            self._guard(exc)
+
+    # --- parsed release tags ------------------------------------------------------------
+    def get_parsed_tag(self, key: str) -> Any:
+        try:
+            row = self._one("SELECT crc, raw FROM tags WHERE key = ?", (key,))
+        except StoreError:
+            return None
+        return None if row is None else _decode(row[0], row[1])
+
+    def put_parsed_tag(self, key: str, value: Any) -> None:
+        try:
+            raw = marshal.dumps(value)
+            self.db().execute(
+                "INSERT OR REPLACE INTO tags VALUES (?, ?, ?)", (key, zlib.crc32(raw), raw)
             )
             self._dirty = True
         except StoreError:

@@ -30,9 +30,10 @@ from evalcase.model import FileKind, Finding, Severity
 
 if TYPE_CHECKING:
     from evalcase.gitio import Change
+    from evalcase.index.contents import StoredContents
     from evalcase.index.state import TreeState
     from evalcase.versioning.history import History
-    from evalcase.versioning.tags import Releases
+    from evalcase.versioning.tags import ParsedTags, Releases
 
 __all__ = ["FileResult", "LintResult", "Linter", "analyze", "analyzer", "limits_of"]
 
@@ -53,16 +54,25 @@ class HistoryCheck(Protocol):
         """The release tags (a partial run needs none to compare with)."""
         ...
 
+    def keep_tags_in(self, kept: ParsedTags) -> None:
+        """Where parsed release messages are kept between runs (the store)."""
+        ...
+
     def known_changes(self, commit: str, staged: bool, changes: list[Change]) -> None:
         """What differs between ``commit`` and the index (staged) or work tree, already
         asked of git: reused when the base is that commit."""
         ...
 
     def build(
-        self, analyzer: Analyzer, index: RepoIndex, results: dict[str, FileResult]
+        self,
+        analyzer: Analyzer,
+        index: RepoIndex,
+        results: dict[str, FileResult],
+        contents: StoredContents | None = None,
     ) -> History:
         """The comparison; ``analyzer.analyze_files(sources, snapshot=...)`` reads other
-        revisions (the base, a release) through the same per-file cache."""
+        revisions (the base, a release) through the same per-file cache. ``contents``:
+        the run's dataset contents when ``index`` holds only part of the cases."""
         ...
 
 
@@ -245,6 +255,8 @@ class Linter:
         """Lint the store's tree plus the changed files (evalcase.index.state)."""
         store = state.store
         count = state.count()
+        if self.history is not None:
+            self.history.keep_tags_in(store)
         run_key = self._run_key(state.key(), focus_set)
         if run_key is not None:
             hit = _stored_run(store, run_key, only_set, count)
@@ -255,13 +267,21 @@ class Linter:
             self.history.known_changes(state.commit, state.staged, state.head_changes)
         self.analyzer.analysed = 0
         self.analyzer.snapshot = state
+        contents = None
         if focus_set is not None and self._partial_ok(state):
-            sources, results = self._partial(state, focus_set)
+            sources, results, contents = self._partial(state, focus_set)
         else:
             sources = state.files()
             results = self._load_all(state, sources)
         return self._check(
-            sources, results, only_set, focus_set, run_key, count, extra=state.results_of
+            sources,
+            results,
+            only_set,
+            focus_set,
+            run_key,
+            count,
+            extra=state.results_of,
+            contents=contents,
         )
 
     def _load_all(self, state: TreeState, sources: list[SourceFile]) -> dict[str, FileResult]:
@@ -278,21 +298,30 @@ class Linter:
 
     def _partial_ok(self, state: TreeState) -> bool:
         """Whether findings on the focus can come from the changed and focused files plus
-        what the repo rules look up: every repo rule says which other cases it reads, and
-        the history rules need no whole-dataset digest (no release tags, only cases
-        changed)."""
+        what the repo rules look up: every repo rule says which other cases it reads;
+        only cases changed (a fixture or manifest changes what the base's datasets
+        hold); and every release tag is evalcase's, recorded with the configured
+        governance fields, so that datasets' contents can be compared with it from the
+        store's entries (evalcase.index.contents)."""
         for rule in RULES.values():
             if rule.scope == "repo" and getattr(rule.module, "CASE_LOOKUPS", None) is None:
                 return False
         if any(not _is_case(path) for path in state.changed):
             return False
-        return self.history is None or not self.history.releases().all
+        if self.history is None:
+            return True
+        governance = tuple(sorted(self.config.governance_fields))
+        return all(
+            r.parsed and r.governance in (None, governance) for r in self.history.releases().all
+        )
 
     def _partial(
         self, state: TreeState, focus: set[str]
-    ) -> tuple[list[SourceFile], dict[str, FileResult]]:
+    ) -> tuple[list[SourceFile], dict[str, FileResult], StoredContents | None]:
         """The changed and focused files, every fixture and manifest, and the cases the
-        repo rules look up for them, from the store's indexes."""
+        repo rules look up for them, from the store's indexes; with release tags, the
+        dataset contents from the store's entries and the cases the history rules read
+        (evalcase.index.contents)."""
         from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
         from evalcase.index.repo import provided
         from evalcase.index.store import CONTENT_KEY, ref_key
@@ -339,7 +368,16 @@ class Linter:
         for path, _blob, raw in rows:
             if path not in state.changed and path not in results:
                 results[path] = FileResult.from_raw(raw)
-        return sources, results
+        if self.history is None or not self.history.releases().all:
+            return sources, results, None
+        from evalcase.index.contents import StoredContents
+
+        contents = StoredContents(store, state.changed, results, self.config.governance_fields)
+        more = contents.paths_history_reads(self.history.releases())
+        for path, _blob, raw in store.tree_results_in("path", more - set(results)):
+            if path not in state.changed:
+                results[path] = FileResult.from_raw(raw)
+        return sources, results, contents
 
     def _check(
         self,
@@ -350,6 +388,7 @@ class Linter:
         run_key: str | None,
         count: int,
         extra: Callable[[Iterable[str]], dict[str, FileResult]] | None = None,
+        contents: StoredContents | None = None,
     ) -> LintResult:
         cache = self.analyzer.cache()
         index = RepoIndex(focus=None if focus_set is None else frozenset(focus_set))
@@ -370,7 +409,7 @@ class Linter:
             if rule.scope == "repo":
                 findings.extend(rule.module.check(index, self.config))
         if self.history is not None:
-            history = self.history.build(self.analyzer, index, results)
+            history = self.history.build(self.analyzer, index, results, contents)
             for rule in RULES.values():
                 if rule.scope == "history":
                     findings.extend(rule.module.check(history))

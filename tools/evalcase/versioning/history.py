@@ -46,11 +46,18 @@ from evalcase.index.digest import (
 from evalcase.index.facts import CaseFacts, FixtureFacts, Located, ManifestFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.model import FatalError
-from evalcase.versioning.tags import Release, Releases, next_version, version_number
+from evalcase.versioning.tags import (
+    ParsedTags,
+    Release,
+    Releases,
+    next_version,
+    version_number,
+)
 
 if TYPE_CHECKING:
     from evalcase import gitio
     from evalcase.index.analysis import Analyzer, FileResult
+    from evalcase.index.contents import StoredContents
 
 F = TypeVar("F", CaseFacts, FixtureFacts, ManifestFacts)
 
@@ -255,7 +262,11 @@ class History:
         touched_new: frozenset[str] = frozenset(),
         touched_old: frozenset[str] = frozenset(),
         contents_at: Callable[[str], dict[str, DatasetContent]] | None = None,
+        stored: StoredContents | None = None,
     ) -> None:
+        """``stored``: the current datasets' contents when ``index`` holds only some of
+        the cases (a partial run of lint, see evalcase.index.contents); such a run
+        changes only cases, so the base's contents are never asked for."""
         self.config = config
         self.index = index
         self.releases = releases
@@ -267,6 +278,7 @@ class History:
         self._touched_new = touched_new
         self._touched_old = touched_old
         self._contents_at = contents_at
+        self._stored = stored
         self._contents: dict[tuple[str, ...], dict[str, DatasetContent]] = {}
         self._content: dict[tuple[str, ...], DatasetContent | None] = {}
         self._release_maps: dict[
@@ -299,7 +311,10 @@ class History:
         (default: the configuration's governance fields)."""
         key = self.governance if governance is None else tuple(sorted(governance))
         if key not in self._contents:
-            self._contents[key] = dataset_contents(self.index, key, self.broken)
+            if self._stored is not None:
+                self._contents[key] = self._stored(key)
+            else:
+                self._contents[key] = dataset_contents(self.index, key, self.broken)
         return self._contents[key]
 
     def content(
@@ -311,7 +326,10 @@ class History:
             return self._contents[key].get(dataset_id)
         one = (dataset_id, *key)
         if one not in self._content:
-            found = dataset_contents(self.index, key, self.broken, only={dataset_id})
+            if self._stored is not None:
+                found = self._stored(key, {dataset_id})
+            else:
+                found = dataset_contents(self.index, key, self.broken, only={dataset_id})
             self._content[one] = found.get(dataset_id)
         return self._content[one]
 
@@ -566,6 +584,12 @@ class VersionHistory:
     staged: bool
     _releases: Releases | None = field(default=None, repr=False)
     _known: tuple[str, bool, list[gitio.Change]] | None = field(default=None, repr=False)
+    _kept: ParsedTags | None = field(default=None, repr=False)
+
+    def keep_tags_in(self, kept: ParsedTags) -> None:
+        """Read parsed release messages from (and write them to) ``kept``, the lint
+        store, instead of parsing every message on every run."""
+        self._kept = kept
 
     def known_changes(self, commit: str, staged: bool, changes: list[gitio.Change]) -> None:
         """Changes from ``commit`` the caller already asked git for (lint's run state):
@@ -576,16 +600,21 @@ class VersionHistory:
 
     def releases(self) -> Releases:
         if self._releases is None:
-            self._releases = Releases.from_tags(self.repo.tags(), self.config)
+            self._releases = Releases.from_tags(self.repo.tags(), self.config, self._kept)
         return self._releases
 
     def key(self) -> str:
         return f"history-1\0{self.base or '-'}\0{int(self.staged)}\0{self.releases().key}"
 
     def build(
-        self, analyzer: Analyzer, index: RepoIndex, results: dict[str, FileResult]
+        self,
+        analyzer: Analyzer,
+        index: RepoIndex,
+        results: dict[str, FileResult],
+        contents: StoredContents | None = None,
     ) -> History:
-        """Compare the facts of one lint run with the base and the releases."""
+        """Compare the facts of one lint run with the base and the releases;
+        ``contents``: the datasets' contents when ``index`` holds only some cases."""
         from evalcase.files import GitTree
 
         broken = broken_paths(results)
@@ -602,7 +631,12 @@ class VersionHistory:
 
         if self.base is None:
             return History(
-                self.config, index, self.releases(), broken=broken, contents_at=contents_at
+                self.config,
+                index,
+                self.releases(),
+                broken=broken,
+                contents_at=contents_at,
+                stored=contents,
             )
         if self._known is not None and self._known[:2] == (self.base, self.staged):
             changes = self._known[2]
@@ -654,4 +688,5 @@ class VersionHistory:
             touched_new=frozenset(new_paths),
             touched_old=frozenset(base_results),
             contents_at=contents_at,
+            stored=contents,
         )

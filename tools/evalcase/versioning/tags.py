@@ -25,6 +25,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
@@ -153,6 +154,37 @@ def tag_pattern(config: Config) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
+class ParsedTags(Protocol):
+    """Where parsed tag messages are kept between runs (the lint store): a release of
+    100,000 cases has a 13 MB message, longer to parse than the commit hook may take."""
+
+    def get_parsed_tag(self, key: str) -> Any: ...
+
+    def put_parsed_tag(self, key: str, value: Any) -> None: ...
+
+
+# (digest, governance fields, cases, fixtures, grouping) of one tag message.
+_Parsed = tuple[
+    str | None, tuple[str, ...] | None, CaseMap | None, CaseMap | None, dict[str, str] | None
+]
+
+
+def _parsed(message: str, kept: ParsedTags | None) -> _Parsed:
+    key = ""
+    if kept is not None:
+        key = hashlib.blake2b(message.encode(), digest_size=16).hexdigest()
+        found = kept.get_parsed_tag(key)
+        if isinstance(found, tuple) and len(found) == 5:
+            digest, governance, cases, fixtures, grouping = found
+            return digest, tuple(governance) if governance is not None else None, cases, \
+                fixtures, grouping  # fmt: skip
+    digest, governance, cases, fixtures = parse_message(message)
+    grouping = parse_grouping(message) if digest is not None else None
+    if kept is not None:
+        kept.put_parsed_tag(key, (digest, governance, cases, fixtures, grouping))
+    return digest, governance, cases, fixtures, grouping
+
+
 class Releases:
     """Every release tag of the repository, with the lookups versioning needs."""
 
@@ -166,7 +198,10 @@ class Releases:
         self._fixture_index: dict[str, list[tuple[Release, str, str]]] | None = None
 
     @classmethod
-    def from_tags(cls, tags: Sequence[Tag], config: Config) -> Releases:
+    def from_tags(
+        cls, tags: Sequence[Tag], config: Config, kept: ParsedTags | None = None
+    ) -> Releases:
+        """The release tags among ``tags``; ``kept``: parsed messages from earlier runs."""
         pattern = tag_pattern(config)
         h = hashlib.blake2b(digest_size=16)
         releases = []
@@ -175,7 +210,7 @@ class Releases:
             match = pattern.fullmatch(tag.name)
             if match is None:
                 continue
-            digest, governance, cases, fixtures = parse_message(tag.message)
+            digest, governance, cases, fixtures, grouping = _parsed(tag.message, kept)
             releases.append(
                 Release(
                     tag=tag.name,
@@ -186,7 +221,7 @@ class Releases:
                     governance=governance,
                     cases=cases,
                     fixtures=fixtures,
-                    grouping=parse_grouping(tag.message) if digest is not None else None,
+                    grouping=grouping,
                 )
             )
         return cls(releases, h.hexdigest())

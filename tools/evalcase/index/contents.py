@@ -1,0 +1,193 @@
+"""Dataset contents from the lint store, for a run that loaded only what changed.
+
+Versioning compares each dataset's content (evalcase.index.digest: every case's ID,
+case_version, content and grouping digests, and the fixtures its cases reference) with
+its releases. In a repository with release tags that would make every commit hook load
+every case. The store keeps those few values per file (the ``entries`` table, written
+by the workers with the facts), so :class:`StoredContents` builds the same contents from
+the store's tree plus the changed files' facts: one narrow scan, no result decoded.
+
+Only contents under the configuration's governance fields can be built this way (the
+stored digests leave exactly those out); anything else raises StoreError, and the run is
+done again without the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from evalcase.files import classify
+from evalcase.index.digest import (
+    DatasetContent,
+    Entry,
+    assemble,
+    case_entry,
+    dataset_id_of,
+    dataset_manifests,
+    governance_key,
+)
+from evalcase.index.facts import CaseFacts, FixtureFacts
+from evalcase.index.repo import RepoIndex
+from evalcase.index.store import StoreError
+from evalcase.model import FileKind
+
+if TYPE_CHECKING:
+    from evalcase.files import SourceFile
+    from evalcase.index.analysis import FileResult
+    from evalcase.index.store import Store
+    from evalcase.versioning.tags import Releases
+
+# (path, case ID as versioning sees it, case_version, content digest, grouping digest,
+# reference keys as the store writes them)
+_Row = tuple[str, str, str, str, str, tuple[str, ...]]
+
+
+class StoredContents:
+    """Dataset contents of a run: the store's tree, with ``changed`` paths replaced by
+    the facts in ``results`` (None: deleted). ``results`` must hold every fixture and
+    manifest (a partial run loads them all)."""
+
+    def __init__(
+        self,
+        store: Store,
+        changed: Mapping[str, SourceFile | None],
+        results: Mapping[str, FileResult],
+        governance: Collection[str],
+    ) -> None:
+        self.store = store
+        self.changed = changed
+        self.results = results
+        self.governance = governance_key(governance)
+        self._governance = tuple(sorted(governance))
+        self.index = RepoIndex()
+        for result in results.values():
+            if result.facts is not None and not isinstance(result.facts, CaseFacts):
+                self.index.add(result.facts)
+        self._rows: dict[str, list[_Row]] | None = None
+        self._broken_dirs: set[str] = set()
+        self._contents: dict[str, DatasetContent] | None = None
+
+    def _scan(self) -> dict[str, list[_Row]]:
+        """The tree's cases by dataset folder (one scan of the narrow entries)."""
+        if self._rows is not None:
+            return self._rows
+        rows: dict[str, list[_Row]] = {}
+        for (
+            path,
+            kind,
+            case_id,
+            version,
+            digest,
+            grouping,
+            keys,
+        ) in self.store.tree_dataset_entries():
+            if path in self.changed:
+                continue
+            if kind is None:
+                raise StoreError(f"no stored entry for {path}")
+            if kind == "case":
+                folder = path.split("/", 2)[1]
+                rows.setdefault(folder, []).append(
+                    (path, case_id or f"path:{path}", version, digest, grouping, keys)
+                )
+            elif not kind and classify(path)[0] is not FileKind.UNKNOWN:
+                self._broken_dirs.add(path.split("/", 2)[1])  # read, but no facts
+        for path, source in self.changed.items():
+            if source is None or not path.startswith("datasets/"):
+                continue
+            result = self.results.get(path)
+            broken = result is not None and result.facts is None
+            if broken and classify(path)[0] is not FileKind.UNKNOWN:
+                self._broken_dirs.add(path.split("/", 2)[1])
+        self._rows = rows
+        return rows
+
+    def __call__(
+        self, governance: Collection[str], only: Collection[str] | None = None
+    ) -> dict[str, DatasetContent]:
+        """As evalcase.index.digest.dataset_contents of the whole run."""
+        if governance_key(governance) != self.governance:
+            raise StoreError("stored digests are for the configured governance fields only")
+        if self._contents is not None:
+            return {k: v for k, v in self._contents.items() if only is None or k in only}
+        rows = self._scan()
+        changed_cases: dict[str, list[CaseFacts]] = {}
+        for path, source in self.changed.items():
+            result = self.results.get(path)
+            if source is not None and result is not None and isinstance(result.facts, CaseFacts):
+                changed_cases.setdefault(result.facts.dataset_dir, []).append(result.facts)
+        fixtures_broken = any(
+            p.startswith("fixtures/") and r.facts is None and classify(p)[0] is FileKind.FIXTURE
+            for p, r in self.results.items()
+        )
+        out: dict[str, DatasetContent] = {}
+        for dataset_id, manifest in sorted(dataset_manifests(self.index, only).items()):
+            folder = manifest.dataset_dir
+            stored = rows.get(folder, [])
+            fresh = changed_cases.get(folder, [])
+            entries = [Entry(i, v, d, p, g) for p, i, v, d, g, _k in stored]
+            entries += [case_entry(c, self._governance) for c in fresh]
+            keys = {k for *_rest, ks in stored for k in ks}
+            for case in fresh:
+                keys.update(f"{kind}\0{target}" for kind, target in _case_keys(case))
+            broken = folder in self._broken_dirs
+            out[dataset_id] = assemble(
+                dataset_id,
+                manifest,
+                entries,
+                self._fixtures(keys),
+                complete=not fixtures_broken and not broken,
+            )
+        if only is None:
+            self._contents = out
+        return out
+
+    def _fixtures(self, keys: Iterable[str]) -> list[FixtureFacts]:
+        """The fixtures the reference keys resolve to, each once, in path order."""
+        found: dict[str, FixtureFacts] = {}
+        for key in keys:
+            kind, _, target = key.partition("\0")
+            for fixture in self.index.resolve(kind, target):
+                found[fixture.path] = fixture
+        return [found[p] for p in sorted(found)]
+
+    def paths_history_reads(self, releases: Releases) -> set[str]:
+        """Cases beyond the changed ones whose facts the history rules read: those added
+        or modified since their dataset's reference release (they must carry the
+        current dataset_version; a new one must not reuse a released ID), and those
+        holding an ID that another dataset released. None of them is reported unless
+        already wrong at HEAD, but a full run reports them, so a partial one must too."""
+        from evalcase.versioning.tags import version_number
+
+        contents = self(self._governance)
+        wanted: set[str] = set()
+        for dataset_id, content in contents.items():
+            # As History.reference_release: the newest release at or below the version.
+            if version_number(content.version) is None:
+                continue
+            release = releases.latest(dataset_id, up_to=content.version)
+            if release is None or release.cases is None:
+                continue
+            # Added or modified since (evalcase.versioning.history.compare_maps).
+            old = release.cases
+            ids = {i for i, (_v, d) in content.case_map().items() if i not in old or old[i][1] != d}
+            wanted.update(e.path for e in content.cases if e.id in ids)
+        if releases.all:
+            names = {m.dataset_dir: dataset_id_of(m) for m in self.index.manifests}
+            for folder, rows in self._scan().items():
+                dataset = names.get(folder, folder)
+                ids = {row[1] for row in rows}
+                held: set[str] = set()
+                for release in releases.all:
+                    if release.dataset_id != dataset and release.cases:
+                        held |= ids & release.cases.keys()
+                if held:
+                    wanted.update(row[0] for row in rows if row[1] in held)
+        return wanted
+
+
+def _case_keys(case: CaseFacts) -> list[tuple[str, str]]:
+    from evalcase.index.refs import referenced_keys
+
+    return referenced_keys(case.refs)
