@@ -76,9 +76,10 @@ _TABLES = (
 # content digest, grouping digest)): one analysed file as the store keeps it.
 StoredResult = tuple[str, str, str, str | None, str | None, Iterable[str], bytes,
                      tuple[str, str, str]]  # fmt: skip
-# (path, kind or None, case ID, case_version, content digest, grouping digest, reference
-# keys): a tree file under datasets/ as dataset contents need it.
-TreeEntry = tuple[str, str | None, str | None, str, str, str, tuple[str, ...]]
+# (path, kind, case ID, case_version, content digest, grouping digest, reference keys as
+# stored): a tree file under datasets/ as dataset contents need it; all but the path are
+# None for a file without a stored entry.
+TreeEntry = tuple[str, str | None, str | None, str | None, str | None, str | None, bytes | None]
 
 
 class StoreError(Exception):
@@ -344,27 +345,30 @@ class Store:
             )
         return out
 
-    def tree_dataset_entries(self) -> Iterator[TreeEntry]:
-        """Every tree file under datasets/ with its entry (see :data:`TreeEntry`); kind
-        is None for a file without a stored entry."""
+    def tree_dataset_entries(self) -> Iterator[list[TreeEntry]]:
+        """Every tree file under datasets/ with its entry, in batches (see
+        :data:`TreeEntry`; decode the reference keys with :meth:`reference_keys`)."""
         sql = (
-            "SELECT t.path, e.kind, e.case_id, coalesce(e.version, ''), coalesce(e.digest, ''),"
-            " coalesce(e.grouping, ''), e.refs"
+            "SELECT t.path, e.kind, e.case_id, e.version, e.digest, e.grouping, e.refs"
             " FROM tree t LEFT JOIN entries e ON e.path = t.path AND e.blob = t.blob"
             " WHERE t.path >= 'datasets/' AND t.path < 'datasets0'"
         )
-        # Most cases reference the same few fixtures: decode each key list once.
-        decoded: dict[bytes, tuple[str, ...]] = {}
-        for path, kind, case_id, version, digest, grouping, uses in self._iter(sql):
-            keys: tuple[str, ...] = ()
-            if kind == "case":
-                keys = decoded.get(uses, ())
-                if uses not in decoded:
-                    try:
-                        keys = decoded[uses] = tuple(marshal.loads(uses))
-                    except (EOFError, ValueError, TypeError) as exc:
-                        raise self._guard(exc) from exc
-            yield path, kind, case_id, version, digest, grouping, keys
+        try:
+            cursor = self.db().execute(sql)
+            while rows := cursor.fetchmany(4096):
+                yield rows
+        except sqlite3.Error as exc:
+            raise self._guard(exc) from exc
+
+    def reference_keys(self, raw: bytes) -> tuple[str, ...]:
+        """The reference keys of an entry (as :meth:`tree_dataset_entries` gives them)."""
+        try:
+            keys = marshal.loads(raw)
+        except (EOFError, ValueError, TypeError) as exc:
+            raise self._guard(exc) from exc
+        if not isinstance(keys, tuple) or not all(isinstance(k, str) for k in keys):
+            raise self._guard(ValueError("damaged reference keys"))
+        return keys
 
     # --- whole runs --------------------------------------------------------------------
     def get_run(self, key: str) -> Any:
