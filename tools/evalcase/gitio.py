@@ -47,6 +47,8 @@ class Tag:
     name: str
     commit: str
     message: str
+    # The tag object (an annotated tag: it changes with the message) or the commit.
+    object: str = ""
 
 
 def find_top(folder: Path) -> Path | None:
@@ -305,13 +307,16 @@ class Repo:
         except git.GitCommandError:
             return False
 
-    def tags(self, pattern: str = "") -> list[Tag]:
+    def tags(self, pattern: str = "", *, messages: bool = True) -> list[Tag]:
         """Annotated and lightweight tags with the commit they point at and their message,
-        from one for-each-ref call. No pattern: every tag, including names with slashes."""
+        from one for-each-ref call. No pattern: every tag, including names with slashes.
+        ``messages=False``: leave messages empty (a release of 100,000 cases has a 13 MB
+        one); the tag object's id still tells whether a message changed."""
         # Five NUL-terminated fields a tag (messages never hold NUL; the peeled name is
         # empty for lightweight tags, so fields are counted, not split on "\0\0"). A
         # lightweight tag has no message of its own: %(contents) would be the commit's.
-        fmt = "%(refname)%00%(objecttype)%00%(*objectname)%00%(objectname)%00%(contents)%00"
+        contents = "%(contents)" if messages else ""
+        fmt = f"%(refname)%00%(objecttype)%00%(*objectname)%00%(objectname)%00{contents}%00"
         ref_pattern = f"refs/tags/{pattern}" if pattern else "refs/tags"
         out = self.git.for_each_ref(f"--format={fmt}", ref_pattern, strip_newline_in_stdout=False)
         fields = out.split("\0")
@@ -321,7 +326,7 @@ class Repo:
             name = name.lstrip("\n")
             if name:
                 message = message if kind == "tag" else ""
-                tags.append(Tag(name.removeprefix("refs/tags/"), peeled or obj, message))
+                tags.append(Tag(name.removeprefix("refs/tags/"), peeled or obj, message, obj))
         return tags
 
     def status_porcelain(self) -> str:

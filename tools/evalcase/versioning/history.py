@@ -600,7 +600,10 @@ class VersionHistory:
 
     def releases(self) -> Releases:
         if self._releases is None:
-            self._releases = Releases.from_tags(self.repo.tags(), self.config, self._kept)
+            if self._kept is not None:
+                self._releases = Releases.from_repo(self.repo, self.config, self._kept)
+            else:
+                self._releases = Releases.from_tags(self.repo.tags(), self.config)
         return self._releases
 
     def key(self) -> str:

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from evalcase import __version__
 from evalcase.config import Config
-from evalcase.gitio import Tag
+from evalcase.gitio import Repo, Tag
 from evalcase.index.digest import DatasetContent
 
 _VERSION = re.compile(r"v([1-9][0-9]{0,8})")
@@ -169,20 +169,19 @@ _Parsed = tuple[
 ]
 
 
-def _parsed(message: str, kept: ParsedTags | None) -> _Parsed:
-    key = ""
-    if kept is not None:
-        key = hashlib.blake2b(message.encode(), digest_size=16).hexdigest()
-        found = kept.get_parsed_tag(key)
-        if isinstance(found, tuple) and len(found) == 5:
-            digest, governance, cases, fixtures, grouping = found
-            return digest, tuple(governance) if governance is not None else None, cases, \
-                fixtures, grouping  # fmt: skip
+def _parse(message: str) -> _Parsed:
     digest, governance, cases, fixtures = parse_message(message)
     grouping = parse_grouping(message) if digest is not None else None
-    if kept is not None:
-        kept.put_parsed_tag(key, (digest, governance, cases, fixtures, grouping))
     return digest, governance, cases, fixtures, grouping
+
+
+def _kept(kept: ParsedTags, key: str) -> _Parsed | None:
+    found = kept.get_parsed_tag(key)
+    if not isinstance(found, tuple) or len(found) != 5:
+        return None
+    digest, governance, cases, fixtures, grouping = found
+    return digest, tuple(governance) if governance is not None else None, cases, fixtures, \
+        grouping  # fmt: skip
 
 
 class Releases:
@@ -198,19 +197,47 @@ class Releases:
         self._fixture_index: dict[str, list[tuple[Release, str, str]]] | None = None
 
     @classmethod
-    def from_tags(
-        cls, tags: Sequence[Tag], config: Config, kept: ParsedTags | None = None
-    ) -> Releases:
-        """The release tags among ``tags``; ``kept``: parsed messages from earlier runs."""
+    def from_tags(cls, tags: Sequence[Tag], config: Config) -> Releases:
+        """The release tags among ``tags`` (with their messages)."""
         pattern = tag_pattern(config)
         h = hashlib.blake2b(digest_size=16)
-        releases = []
+        found = []
         for tag in sorted(tags, key=lambda t: t.name):
             h.update(f"{tag.name}\0{tag.commit}\0{tag.message}\0\0".encode())
+            if pattern.fullmatch(tag.name):
+                found.append((tag, _parse(tag.message)))
+        return cls._of(found, pattern, h.hexdigest())
+
+    @classmethod
+    def from_repo(cls, repo: Repo, config: Config, kept: ParsedTags) -> Releases:
+        """The release tags of ``repo``, with messages parsed in earlier runs taken from
+        ``kept`` by tag object: a message is read and parsed once."""
+        pattern = tag_pattern(config)
+        h = hashlib.blake2b(digest_size=16)
+        found: list[tuple[Tag, _Parsed | None]] = []
+        for tag in sorted(repo.tags(messages=False), key=lambda t: t.name):
+            h.update(f"{tag.name}\0{tag.commit}\0{tag.object}\0\0".encode())
+            if pattern.fullmatch(tag.name):
+                found.append((tag, _kept(kept, f"tag:{tag.object}")))
+        if any(parsed is None for _tag, parsed in found):
+            messages = {t.name: t.message for t in repo.tags()}
+            for i, (tag, parsed) in enumerate(found):
+                if parsed is None:
+                    parsed = _parse(messages.get(tag.name, ""))
+                    kept.put_parsed_tag(f"tag:{tag.object}", parsed)
+                    found[i] = (tag, parsed)
+        return cls._of(found, pattern, "objects:" + h.hexdigest())
+
+    @classmethod
+    def _of(
+        cls, found: Sequence[tuple[Tag, _Parsed | None]], pattern: re.Pattern[str], key: str
+    ) -> Releases:
+        releases = []
+        for tag, parsed in found:
             match = pattern.fullmatch(tag.name)
-            if match is None:
+            if match is None or parsed is None:
                 continue
-            digest, governance, cases, fixtures, grouping = _parsed(tag.message, kept)
+            digest, governance, cases, fixtures, grouping = parsed
             releases.append(
                 Release(
                     tag=tag.name,
@@ -224,7 +251,7 @@ class Releases:
                     grouping=grouping,
                 )
             )
-        return cls(releases, h.hexdigest())
+        return cls(releases, key)
 
     def of(self, dataset_id: str) -> list[Release]:
         """Releases of one dataset, oldest version first."""
