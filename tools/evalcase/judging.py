@@ -50,35 +50,38 @@ RULE_CHECKS: dict[str, str] = {
 }
 
 
-def _may_declare(group: str) -> bool:
-    """Whether some installed distribution may declare entry points of ``group``: false
-    only when none of the places importlib.metadata reads (the entry_points.txt of every
-    *.dist-info and *.egg-info folder on sys.path) mentions the group's name.
+@cache
+def _declared_groups() -> frozenset[str]:
+    """The plugin groups some installed distribution may declare entry points of: a group
+    is left out only when none of the places importlib.metadata reads (the
+    entry_points.txt of every *.dist-info and *.egg-info folder on sys.path) mentions its
+    name.
 
     Lint asks on every run, the commit hook's included, and almost always there is no
     plugin: importing importlib.metadata and parsing every distribution's metadata to
-    find that out cost the hook tens of milliseconds; a scan for the name costs one
+    find that out cost the hook tens of milliseconds; a scan for the names costs one
     directory listing per sys.path entry and one small read per distribution. Anything
     this scan does not cover (a zip archive on sys.path, another distribution finder)
-    counts as "may declare", and importlib.metadata answers.
+    counts as a mention, and importlib.metadata answers.
     """
     from importlib.machinery import PathFinder
 
+    groups = frozenset((GRADER_GROUP, RULE_CHECK_GROUP))
     if any(
         finder is not PathFinder and hasattr(finder, "find_distributions")
         for finder in sys.meta_path
     ):
-        return True
-    needle = group.encode()
+        return groups
+    found: set[str] = set()
     for entry in sys.path:
         if not isinstance(entry, str):
-            return True
+            return groups
         base = Path(entry)  # "" is the current folder, as for importlib.metadata
         try:
             children = os.listdir(base)
         except OSError:
             if base.is_file():
-                return True  # a zip archive, which importlib.metadata also reads
+                return groups  # a zip archive, which importlib.metadata also reads
             continue
         egg = base.name.lower().endswith(".egg")
         for child in children:
@@ -86,16 +89,16 @@ def _may_declare(group: str) -> bool:
             if not (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")):
                 continue
             try:
-                if needle in (base / child / "entry_points.txt").read_bytes():
-                    return True
+                text = (base / child / "entry_points.txt").read_bytes()
             except OSError:
                 continue
-    return False
+            found.update(g for g in groups if g.encode() in text)
+    return frozenset(found)
 
 
 def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of ``group`` (importlib.metadata's answer)."""
-    if not _may_declare(group):
+    if group in (GRADER_GROUP, RULE_CHECK_GROUP) and group not in _declared_groups():
         return []
     from importlib.metadata import entry_points as installed
 
