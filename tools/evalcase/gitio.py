@@ -114,6 +114,9 @@ class Repo:
         self.prefix = "" if rel == "." else f"{rel}/"
         self._cat: subprocess.Popen[bytes] | None = None
         self._cat_served = 0
+        # The commit has_commits() found HEAD at, for the rev_parse("HEAD") callers make
+        # right after it (see has_commits).
+        self._head: str | None = None
 
     def _git(self, *args: str, strip_newline: bool = True) -> str:
         """The standard output of one git command run at the top of the work tree, with
@@ -158,6 +161,9 @@ class Repo:
 
     # --- revisions -------------------------------------------------------------------
     def rev_parse(self, rev: str) -> str:
+        if rev == "HEAD" and self._head is not None:
+            head, self._head = self._head, None
+            return head
         try:
             return self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
         except GitError as exc:
@@ -172,10 +178,15 @@ class Repo:
         return url.strip() or None
 
     def has_commits(self) -> bool:
+        """Whether HEAD names a commit. Callers that go on to ``rev_parse("HEAD")`` (the
+        commit hook does twice) get the commit found here instead of starting a second
+        git process for the same answer; only that next call, so that a Repo kept open
+        while HEAD moves does not answer with an old commit later."""
         try:
-            self._git("rev-parse", "--verify", "--quiet", "HEAD")
+            self._head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
             return True
         except GitError:
+            self._head = None
             return False
 
     def merge_base(self, a: str, b: str) -> str:
