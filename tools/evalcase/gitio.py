@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,6 +32,25 @@ NULL_BLOB = "0" * 40
 _CAT_FILE_BATCH = 1000
 # Objects one cat-file process serves before it is replaced (see Repo.read_blobs).
 _CAT_FILE_RECYCLE = 5000
+
+# While a run holds HEAD still (see one_head): the commit HEAD names per work tree (None:
+# nothing committed yet), innermost run last.
+_HEADS: list[dict[Path, str | None]] = []
+
+
+@contextmanager
+def one_head() -> Iterator[None]:
+    """Within the block, every Repo of a work tree answers has_commits() (and the
+    rev_parse("HEAD") after it) with the commit HEAD named the first time one asked.
+
+    A lint run opens the repository in several places (the history checks, the store's
+    state), and each asked git where HEAD is, one process each; the run is about one
+    HEAD anyway."""
+    _HEADS.append({})
+    try:
+        yield
+    finally:
+        _HEADS.pop()
 
 
 class GitError(Exception):
@@ -182,12 +202,17 @@ class Repo:
         commit hook does twice) get the commit found here instead of starting a second
         git process for the same answer; only that next call, so that a Repo kept open
         while HEAD moves does not answer with an old commit later."""
+        known = _HEADS[-1] if _HEADS else None
+        if known is not None and self.top in known:
+            self._head = known[self.top]
+            return self._head is not None
         try:
             self._head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
-            return True
         except GitError:
             self._head = None
-            return False
+        if known is not None:
+            known[self.top] = self._head
+        return self._head is not None
 
     def merge_base(self, a: str, b: str) -> str:
         try:
