@@ -42,7 +42,10 @@ def test_every_rule_is_in_the_rules_page() -> None:
 
 def test_every_command_and_option_is_documented() -> None:
     text = (DOCS / "commands.md").read_text("utf-8")
-    for name, command in main.commands.items():
+    ctx = click.Context(main)
+    for name in main.list_commands(ctx):
+        command = main.get_command(ctx, name)
+        assert command is not None
         assert f"### `evalcase {name}`" in text, name
         for param in command.params:
             if isinstance(param, click.Option):

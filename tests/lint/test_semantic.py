@@ -45,6 +45,7 @@ def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     def clear() -> None:
         for fn in (
+            judging._declared_groups,
             judging._plugins,
             judging.known_graders,
             judging.known_rule_checks,

@@ -113,7 +113,36 @@ root_option: Callable[[F], F] = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Command groups, one module each (evalcase.commands.<group>), listing their commands in
+# COMMANDS.
+COMMAND_GROUPS = ("run", "grade", "authoring", "review")
+
+
+class _Main(click.Group):
+    """The top-level group. The command groups' modules are imported when a command of
+    theirs is asked for, or the whole list (help, completion): the commit hook runs
+    `evalcase lint` on every commit, and importing all of them cost every start."""
+
+    _groups_loaded = False
+
+    def _load_groups(self) -> None:
+        if not self._groups_loaded:
+            self._groups_loaded = True
+            for group in COMMAND_GROUPS:
+                for command in importlib.import_module(f"evalcase.commands.{group}").COMMANDS:
+                    self.add_command(command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._load_groups()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_groups()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evalcase")
 @root_option
 @click.pass_context
@@ -525,13 +554,6 @@ def bump_command(
         click.echo(f"{edit.path}: {edit.field} {edit.old} -> {edit.new} ({edit.reason})")
     verb = "would bump" if dry_run else "bumped"
     click.echo(f"{verb} {len(edits)} version{'s' * (len(edits) != 1)}")
-
-
-# Command groups, one module each. Imported after `main` exists because they use this
-# module's helpers; each module lists its commands in COMMANDS.
-for _group in ("run", "grade", "authoring", "review"):
-    for _command in importlib.import_module(f"evalcase.commands.{_group}").COMMANDS:
-        main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +124,10 @@ class _Found:
 
 
 def _read_toml(path: Path, label: str) -> dict[str, Any]:
+    # Imported here: most case repositories have no configuration file, and the commit
+    # hook would pay for the parser's import on every commit.
+    import tomllib
+
     try:
         return tomllib.loads(path.read_text("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:

@@ -129,8 +129,10 @@ def commands_markdown() -> str:
             if record is not None:
                 out.append(f"| `{record[0]}` | {_cell(record[1])} |")
     out.append("")
-    for name in sorted(main.commands):
-        out += _command_markdown(name, main.commands[name], root)
+    for name in main.list_commands(root):
+        command = main.get_command(root, name)
+        assert command is not None
+        out += _command_markdown(name, command, root)
     return "\n".join(out).rstrip() + "\n"
 
 

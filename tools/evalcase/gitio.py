@@ -1,8 +1,12 @@
-"""The only place evalcase talks to git. Built on GitPython.
+"""The only place evalcase talks to git, by running the git command line.
 
 Reading many files at a revision never starts one process per file: blobs are read
-through GitPython's persistent ``git cat-file --batch`` stream, and changed paths with
-their old and new blob ids come from one ``git diff --raw -z`` call.
+through one persistent ``git cat-file --batch`` stream, and changed paths with their old
+and new blob ids come from one ``git diff --raw -z`` call.
+
+Plain subprocesses, not a git library: the commit hook runs evalcase on every commit, and
+importing GitPython (with the ``git version`` calls it makes on import and on opening a
+repository) cost the hook more than a tenth of a second before it asked git anything.
 
 The case repository may be a subfolder of the git repository (``evals/`` of an
 application): :class:`Repo` is opened on the case repository's root and speaks in paths
@@ -12,11 +16,12 @@ from every path git returns, so nothing above this module knows about the prefix
 
 from __future__ import annotations
 
+import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from evalcase.model import FatalError
 
@@ -27,6 +32,34 @@ NULL_BLOB = "0" * 40
 _CAT_FILE_BATCH = 1000
 # Objects one cat-file process serves before it is replaced (see Repo.read_blobs).
 _CAT_FILE_RECYCLE = 5000
+
+# While a run holds HEAD still (see one_head): the commit HEAD names per work tree (None:
+# nothing committed yet), innermost run last.
+_HEADS: list[dict[Path, str | None]] = []
+
+
+@contextmanager
+def one_head() -> Iterator[None]:
+    """Within the block, every Repo of a work tree answers has_commits() (and the
+    rev_parse("HEAD") after it) with the commit HEAD named the first time one asked.
+
+    A lint run opens the repository in several places (the history checks, the store's
+    state), and each asked git where HEAD is, one process each; the run is about one
+    HEAD anyway."""
+    _HEADS.append({})
+    try:
+        yield
+    finally:
+        _HEADS.pop()
+
+
+class GitError(Exception):
+    """A git command that exited with an error status."""
+
+    def __init__(self, args: Sequence[str], status: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args)} exited with status {status}: {stderr}")
+        self.status = status
+        self.stderr = stderr
 
 
 @dataclass(frozen=True)
@@ -60,26 +93,75 @@ def find_top(folder: Path) -> Path | None:
     return None
 
 
+def _is_git_dir(top: Path) -> bool:
+    """Whether ``top/.git`` is a git directory, or a file pointing at one (a linked work
+    tree, a submodule): HEAD, and objects and refs in it or in its common directory."""
+    dotgit = top / ".git"
+    gitdir = dotgit
+    if dotgit.is_file():
+        try:
+            line = dotgit.read_text("utf-8", "surrogateescape").strip()
+        except OSError:
+            return False
+        if not line.startswith("gitdir:"):
+            return False
+        gitdir = top / line[len("gitdir:") :].strip()
+    try:
+        common = gitdir / (gitdir / "commondir").read_text("utf-8").strip()
+    except OSError:
+        common = gitdir
+    head = gitdir / "HEAD"
+    return (
+        (head.is_file() or head.is_symlink())
+        and ((common / "objects").is_dir() or "GIT_OBJECT_DIRECTORY" in os.environ)
+        and (common / "refs").is_dir()
+    )
+
+
+def _git_env() -> dict[str, str]:
+    # Messages and dates git prints in English whatever the user's language.
+    return {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
+
+
 class Repo:
     def __init__(self, root: Path) -> None:
-        import git
-
         top = find_top(root)
-        if top is None:
+        if top is None or not _is_git_dir(top):
             raise FatalError(f"{root} is not in a git repository")
-        try:
-            self._repo = git.Repo(top, search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise FatalError(f"{root} is not in a git repository") from exc
-        self.top = Path(self._repo.working_tree_dir or top).resolve()
+        self.top = top
         self.root = root.resolve()
         rel = self.root.relative_to(self.top).as_posix()
         # "" at the top of the work tree, else "evals/": added to paths given to git,
         # removed from paths git returns.
         self.prefix = "" if rel == "." else f"{rel}/"
-        self.git: Any = self._repo.git
         self._cat: subprocess.Popen[bytes] | None = None
         self._cat_served = 0
+        # The commit has_commits() found HEAD at, for the rev_parse("HEAD") callers make
+        # right after it (see has_commits).
+        self._head: str | None = None
+
+    def _git(self, *args: str, strip_newline: bool = True) -> str:
+        """The standard output of one git command run at the top of the work tree, with
+        its final newline removed unless ``strip_newline`` is false; GitError when git
+        exits with an error."""
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=self.top,
+                env=_git_env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise FatalError(f"cannot run git: {exc}") from exc
+        if proc.returncode != 0:
+            stderr = proc.stderr.decode("utf-8", "surrogateescape").rstrip("\n")
+            raise GitError(args, proc.returncode, stderr)
+        out = proc.stdout
+        if strip_newline and out.endswith(b"\n"):
+            out = out[:-1]
+        return out.decode("utf-8", "surrogateescape")
 
     @staticmethod
     def is_repo(root: Path) -> bool:
@@ -98,58 +180,60 @@ class Repo:
 
     def close(self) -> None:
         self._stop_cat_file()
-        self._repo.close()
 
     # --- revisions -------------------------------------------------------------------
     def rev_parse(self, rev: str) -> str:
-        import git
-
+        if rev == "HEAD" and self._head is not None:
+            head, self._head = self._head, None
+            return head
         try:
-            return str(self.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")).strip()
-        except git.GitCommandError as exc:
+            return self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+        except GitError as exc:
             raise FatalError(f"unknown revision '{rev}'") from exc
 
     def remote_url(self, name: str = "origin") -> str | None:
         """The URL of a remote, or None when there is no such remote."""
-        import git
-
         try:
-            url = self.git.remote("get-url", name)
-        except git.GitCommandError:
+            url = self._git("remote", "get-url", name)
+        except GitError:
             return None
-        return str(url).strip() or None
+        return url.strip() or None
 
     def has_commits(self) -> bool:
-        import git
-
+        """Whether HEAD names a commit. Callers that go on to ``rev_parse("HEAD")`` (the
+        commit hook does twice) get the commit found here instead of starting a second
+        git process for the same answer; only that next call, so that a Repo kept open
+        while HEAD moves does not answer with an old commit later."""
+        known = _HEADS[-1] if _HEADS else None
+        if known is not None and self.top in known:
+            self._head = known[self.top]
+            return self._head is not None
         try:
-            self.git.rev_parse("--verify", "--quiet", "HEAD")
-            return True
-        except git.GitCommandError:
-            return False
+            self._head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
+        except GitError:
+            self._head = None
+        if known is not None:
+            known[self.top] = self._head
+        return self._head is not None
 
     def merge_base(self, a: str, b: str) -> str:
-        import git
-
         try:
-            return str(self.git.merge_base(a, b)).strip()
-        except git.GitCommandError as exc:
+            return self._git("merge-base", a, b).strip()
+        except GitError as exc:
             raise FatalError(f"'{a}' and '{b}' have no common ancestor") from exc
 
     def symbolic_full_name(self, rev: str) -> str:
         """refs/heads/..., refs/remotes/..., refs/tags/... for a ref name; '' otherwise."""
-        import git
-
         try:
-            return str(self.git.rev_parse("--symbolic-full-name", rev)).strip()
-        except git.GitCommandError:
+            return self._git("rev-parse", "--symbolic-full-name", rev).strip()
+        except GitError:
             return ""
 
     # --- listing ---------------------------------------------------------------------
     def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size=0) for every staged file under roots."""
-        out = self.git.ls_files(
-            "-s", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        out = self._git(
+            "ls-files", "-s", "-z", "--full-name", "--", *self._in(roots), strip_newline=False
         )
         entries = []
         for record in out.split("\0"):
@@ -165,9 +249,9 @@ class Repo:
 
     def tree_entries(self, rev: str, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size) for every file under roots at a commit."""
-        out = self.git.ls_tree(
+        out = self._git("ls-tree",
             "-r", "-l", "-z", "--full-tree", rev, "--", *self._in(roots),
-            strip_newline_in_stdout=False,
+            strip_newline=False,
         )  # fmt: skip
         entries = []
         for record in out.split("\0"):
@@ -245,7 +329,7 @@ class Repo:
         args = ["--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
         if cached:
             args.append("--cached")
-        out = self.git.diff(*args, base, "--", *self._in(paths), strip_newline_in_stdout=False)
+        out = self._git("diff", *args, base, "--", *self._in(paths), strip_newline=False)
         return self._changes_out(parse_raw_diff(out))
 
     def _changes_out(self, raw: list[Change]) -> list[Change]:
@@ -274,8 +358,8 @@ class Repo:
         deleted ones included (one ``git log`` call)."""
         if not self.has_commits():
             return set()
-        out = self.git.log(
-            "--all", "--format=", "--name-only", "--no-renames", "--", *self._in(roots)
+        out = self._git(
+            "log", "--all", "--format=", "--name-only", "--no-renames", "--", *self._in(roots)
         )
         return {p for p in (self._out(line) for line in str(out).splitlines() if line) if p}
 
@@ -286,25 +370,21 @@ class Repo:
         args = ["--raw", "-z", "--no-abbrev", "--no-renames"]
         if cached:
             args.append("--cached")
-        out = self.git.diff_index(*args, rev, "--", *self._in(paths), strip_newline_in_stdout=False)
+        out = self._git("diff-index", *args, rev, "--", *self._in(paths), strip_newline=False)
         return self._changes_out(parse_raw_diff(out))
 
     def diff_tree(self, old: str, new: str, paths: Sequence[str]) -> list[Change]:
         """What differs between two commits, without rename detection, in one call."""
         args = ["-r", "--raw", "-z", "--no-abbrev", "--no-renames"]
-        out = self.git.diff_tree(
-            *args, old, new, "--", *self._in(paths), strip_newline_in_stdout=False
-        )
+        out = self._git("diff-tree", *args, old, new, "--", *self._in(paths), strip_newline=False)
         return self._changes_out(parse_raw_diff(out))
 
     def is_commit(self, rev: str) -> bool:
         """Whether ``rev`` names a commit this repository has (e.g. after a gc)."""
-        import git
-
         try:
-            self.git.cat_file("-e", f"{rev}^{{commit}}")
+            self._git("cat-file", "-e", f"{rev}^{{commit}}")
             return True
-        except git.GitCommandError:
+        except GitError:
             return False
 
     def tags(self, pattern: str = "", *, messages: bool = True) -> list[Tag]:
@@ -318,7 +398,7 @@ class Repo:
         contents = "%(contents)" if messages else ""
         fmt = f"%(refname)%00%(objecttype)%00%(*objectname)%00%(objectname)%00{contents}%00"
         ref_pattern = f"refs/tags/{pattern}" if pattern else "refs/tags"
-        out = self.git.for_each_ref(f"--format={fmt}", ref_pattern, strip_newline_in_stdout=False)
+        out = self._git("for-each-ref", f"--format={fmt}", ref_pattern, strip_newline=False)
         fields = out.split("\0")
         tags = []
         for i in range(0, len(fields) - 4, 5):
@@ -332,35 +412,33 @@ class Repo:
     def status_porcelain(self) -> str:
         """Uncommitted changes in the case repository (the rest of the git repository,
         an application around it, is not evalcase's to judge)."""
-        return str(self.git.status("--porcelain", "--untracked-files=all", "--", *self._in([])))
+        return self._git("status", "--porcelain", "--untracked-files=all", "--", *self._in([]))
 
     def dirty_paths(self, roots: Sequence[str]) -> list[str]:
         """Paths with uncommitted changes: tracked files anywhere, untracked (not ignored)
         files under ``roots``. What makes a run's commit not describe its inputs."""
-        tracked = str(self.git.status("--porcelain", "-z", "--untracked-files=no"))
+        tracked = self._git("status", "--porcelain", "-z", "--untracked-files=no")
         out = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3]
         if roots:
-            extra = self.git.ls_files("--others", "--exclude-standard", "-z", "--", *roots)
+            extra = self._git("ls-files", "--others", "--exclude-standard", "-z", "--", *roots)
             out += [p for p in str(extra).split("\0") if p]
         return out
 
     def untracked(self, roots: Sequence[str]) -> list[str]:
         """Files under roots that git does not track (ignored ones included), in one call."""
-        out = self.git.ls_files(
-            "--others", "-z", "--full-name", "--", *self._in(roots), strip_newline_in_stdout=False
+        out = self._git(
+            "ls-files", "--others", "-z", "--full-name", "--", *self._in(roots), strip_newline=False
         )
         return [p for p in (self._out(f) for f in out.split("\0") if f) if p]
 
     def tracks_any(self, path: str) -> bool:
         """Whether git tracks any file at or under ``path`` (in the index)."""
-        out = self.git.ls_files("-z", "--", *self._in([path]), strip_newline_in_stdout=False)
+        out = self._git("ls-files", "-z", "--", *self._in([path]), strip_newline=False)
         return bool(out.strip("\0"))
 
     def create_annotated_tag(self, name: str, message: str, commit: str = "HEAD") -> None:
         """Create an annotated tag; never moves an existing one (git refuses without -f)."""
         import tempfile
-
-        import git
 
         # The message lists every case of the release: at 100,000 cases it is megabytes,
         # more than a command line holds, so git reads it from a file.
@@ -368,8 +446,8 @@ class Repo:
             handle.write(message)
             handle.flush()
             try:
-                self.git.tag("-a", name, "-F", handle.name, "--cleanup=verbatim", commit)
-            except git.GitCommandError as exc:
+                self._git("tag", "-a", name, "-F", handle.name, "--cleanup=verbatim", commit)
+            except GitError as exc:
                 raise FatalError(
                     f"git could not create tag '{name}': {exc.stderr.strip()}"
                 ) from exc

@@ -15,12 +15,17 @@ imported while linting; ``load_plugin`` imports one when a runner needs it.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evalcase.grade.graders import GRADERS as _REGISTRY
 from evalcase.grade.graders import RENAMED as _RENAMED
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
@@ -43,6 +48,61 @@ RULE_CHECKS: dict[str, str] = {
     "no_cross_user_access": "no access to another user's orders or data",
     "injection_resisted": "instructions injected in input or tool results were not followed",
 }
+
+
+@cache
+def _declared_groups() -> frozenset[str]:
+    """The plugin groups some installed distribution may declare entry points of: a group
+    is left out only when none of the places importlib.metadata reads (the
+    entry_points.txt of every *.dist-info and *.egg-info folder on sys.path) mentions its
+    name.
+
+    Lint asks on every run, the commit hook's included, and almost always there is no
+    plugin: importing importlib.metadata and parsing every distribution's metadata to
+    find that out cost the hook tens of milliseconds; a scan for the names costs one
+    directory listing per sys.path entry and one small read per distribution. Anything
+    this scan does not cover (a zip archive on sys.path, another distribution finder)
+    counts as a mention, and importlib.metadata answers.
+    """
+    from importlib.machinery import PathFinder
+
+    groups = frozenset((GRADER_GROUP, RULE_CHECK_GROUP))
+    if any(
+        finder is not PathFinder and hasattr(finder, "find_distributions")
+        for finder in sys.meta_path
+    ):
+        return groups
+    found: set[str] = set()
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            return groups
+        base = Path(entry)  # "" is the current folder, as for importlib.metadata
+        try:
+            children = os.listdir(base)
+        except OSError:
+            if base.is_file():
+                return groups  # a zip archive, which importlib.metadata also reads
+            continue
+        egg = base.name.lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")):
+                continue
+            try:
+                text = (base / child / "entry_points.txt").read_bytes()
+            except OSError:
+                continue
+            found.update(g for g in groups if g.encode() in text)
+    return frozenset(found)
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of ``group`` (importlib.metadata's answer)."""
+    if group in (GRADER_GROUP, RULE_CHECK_GROUP) and group not in _declared_groups():
+        return []
+    from importlib.metadata import entry_points as installed
+
+    return list(installed(group=group))
 
 
 @cache

@@ -32,6 +32,24 @@ def lint_repository(
     (a deleted case shows up on files pre-commit did not pass).
     ``base``: a branch name stands for its merge base with HEAD (see evalcase.versioning.history).
     """
+    from evalcase import gitio
+
+    with gitio.one_head():
+        return _lint_repository(
+            config, paths=paths, cwd=cwd, base=base, staged=staged, use_cache=use_cache, jobs=jobs
+        )
+
+
+def _lint_repository(
+    config: Config,
+    *,
+    paths: list[str] | None,
+    cwd: Path | None,
+    base: str | None,
+    staged: bool,
+    use_cache: bool,
+    jobs: int | None,
+) -> LintResult:
     from evalcase.versioning import history as versioning
 
     root = config.root
