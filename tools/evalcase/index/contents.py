@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from evalcase.files import SourceFile
     from evalcase.index.analysis import FileResult
     from evalcase.index.store import Store
-    from evalcase.versioning.tags import Releases
 
 
 class StoredContents:
@@ -54,8 +53,9 @@ class StoredContents:
         self.store = store
         self.changed = changed
         self.results = results
-        self.governance = governance_key(governance)
-        self._governance = tuple(sorted(governance))
+        # The configuration's governance fields: the only ones the stored digests answer.
+        self.governance_fields = tuple(sorted(governance))
+        self._governance_key = governance_key(governance)
         self.index = RepoIndex()
         for result in results.values():
             if result.facts is not None and not isinstance(result.facts, CaseFacts):
@@ -104,7 +104,7 @@ class StoredContents:
         self, governance: Collection[str], only: Collection[str] | None = None
     ) -> dict[str, DatasetContent]:
         """As evalcase.index.digest.dataset_contents of the whole run."""
-        if governance_key(governance) != self.governance:
+        if governance_key(governance) != self._governance_key:
             raise StoreError("stored digests are for the configured governance fields only")
         if self._contents is not None:
             return {k: v for k, v in self._contents.items() if only is None or k in only}
@@ -123,7 +123,7 @@ class StoredContents:
             folder = manifest.dataset_dir
             stored, stored_keys = rows.get(folder, ([], set()))
             fresh = changed_cases.get(folder, [])
-            entries = [*stored, *(case_entry(c, self._governance) for c in fresh)]
+            entries = [*stored, *(case_entry(c, self.governance_fields) for c in fresh)]
             keys = {k for raw in stored_keys for k in self.store.reference_keys(raw)}
             for case in fresh:
                 keys.update(f"{kind}\0{target}" for kind, target in _case_keys(case))
@@ -148,39 +148,14 @@ class StoredContents:
                 found[fixture.path] = fixture
         return [found[p] for p in sorted(found)]
 
-    def paths_history_reads(self, releases: Releases) -> set[str]:
-        """Cases beyond the changed ones whose facts the history rules read: those added
-        or modified since their dataset's reference release (they must carry the
-        current dataset_version; a new one must not reuse a released ID), and those
-        holding an ID that another dataset released. None of them is reported unless
-        already wrong at HEAD, but a full run reports them, so a partial one must too."""
-        from evalcase.versioning.tags import version_number
+    def tree_cases(self) -> dict[str, list[Entry]]:
+        """The tree's unchanged cases by dataset folder (the changed ones are in the
+        results)."""
+        return {folder: entries for folder, (entries, _keys) in self._scan().items()}
 
-        contents = self(self._governance)
-        wanted: set[str] = set()
-        for dataset_id, content in contents.items():
-            # As History.reference_release: the newest release at or below the version.
-            if version_number(content.version) is None:
-                continue
-            release = releases.latest(dataset_id, up_to=content.version)
-            if release is None or release.cases is None:
-                continue
-            # Added or modified since (evalcase.versioning.history.compare_maps).
-            old = release.cases
-            ids = {i for i, (_v, d) in content.case_map().items() if i not in old or old[i][1] != d}
-            wanted.update(e.path for e in content.cases if e.id in ids)
-        if releases.all:
-            names = {m.dataset_dir: dataset_id_of(m) for m in self.index.manifests}
-            for folder, (entries, _keys) in self._scan().items():
-                dataset = names.get(folder, folder)
-                ids = {e.id for e in entries}
-                held: set[str] = set()
-                for release in releases.all:
-                    if release.dataset_id != dataset and release.cases:
-                        held |= ids & release.cases.keys()
-                if held:
-                    wanted.update(e.path for e in entries if e.id in held)
-        return wanted
+    def dataset_ids(self) -> dict[str, str]:
+        """Dataset folder -> dataset ID, from the manifests."""
+        return {m.dataset_dir: dataset_id_of(m) for m in self.index.manifests}
 
 
 def _case_keys(case: CaseFacts) -> list[tuple[str, str]]:

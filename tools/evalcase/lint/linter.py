@@ -372,9 +372,10 @@ class Linter:
         if self.history is None or not self.history.releases().all:
             return sources, results, None
         from evalcase.index.contents import StoredContents
+        from evalcase.versioning.history import cases_history_reads
 
         contents = StoredContents(store, state.changed, results, self.config.governance_fields)
-        more = contents.paths_history_reads(self.history.releases())
+        more = cases_history_reads(contents, self.history.releases())
         for path, _blob, raw in store.tree_results_in("path", more - set(results)):
             if path not in state.changed:
                 results[path] = FileResult.from_raw(raw)

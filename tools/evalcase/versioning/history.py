@@ -342,6 +342,13 @@ class History:
     def base_contents(self) -> dict[str, DatasetContent]:
         if self.base_index is None:
             return {}
+        if self._stored is not None:
+            # A partial run's base index holds only some cases: lint again without the
+            # store (evalcase.lint.linter answers StoreError so). Its runs change only
+            # cases, which never ask for this.
+            from evalcase.index.store import StoreError
+
+            raise StoreError("the base's dataset contents need every case")
         return dataset_contents(self.base_index, self.governance, self.base_broken)
 
     def _pairs(self, current: Sequence[F], previous: Sequence[F]) -> list[Pair[F]]:
@@ -540,6 +547,40 @@ class History:
                 if case_id_of(case) in since[1]:
                     out[case.path] = (case, since[0].tag)
         return [out[p] for p in sorted(out)]
+
+
+def cases_history_reads(contents: StoredContents, releases: Releases) -> set[str]:
+    """For a partial run of lint (evalcase.index.contents): the unchanged cases whose
+    facts the history rules read, which it must load too. Those added or modified since
+    their dataset's reference release (they must carry the current dataset_version; a new
+    one must not reuse a released ID), and those holding an ID another dataset released.
+    None of them is reported unless already wrong at HEAD, but a full run reports them,
+    so a partial one must too."""
+    wanted: set[str] = set()
+    for dataset_id, content in contents(contents.governance_fields).items():
+        # As History.reference_release: the newest release at or below the version.
+        if version_number(content.version) is None:
+            continue
+        release = releases.latest(dataset_id, up_to=content.version)
+        if release is None or release.cases is None:
+            continue
+        old = release.cases
+        # Added or modified since the release (as compare_maps).
+        ids = {i for i, (_v, d) in content.case_map().items() if i not in old or old[i][1] != d}
+        wanted.update(e.path for e in content.cases if e.id in ids)
+    if not releases.all:
+        return wanted
+    names = contents.dataset_ids()
+    for folder, entries in contents.tree_cases().items():
+        dataset = names.get(folder, folder)
+        present = {e.id for e in entries}
+        held: set[str] = set()
+        for release in releases.all:
+            if release.dataset_id != dataset and release.cases:
+                held |= present & release.cases.keys()
+        if held:
+            wanted.update(e.path for e in entries if e.id in held)
+    return wanted
 
 
 def _id(facts: CaseFacts | FixtureFacts | ManifestFacts) -> str:
