@@ -25,6 +25,10 @@ from evalcase.model import Finding, Severity
 
 Path = tuple[str | int, ...]
 Position = tuple[int, int]
+# What the loader knows of one container: (container, marks of its values (a dict by key
+# or a list by index), marks of its keys (None for a list), the container it was read
+# into, its key or index there).
+_Table = tuple[Any, Any, Any, Any, Any]
 
 _YAML = "tag:yaml.org,2002:"
 _STANDARD_TAGS = frozenset(
@@ -95,9 +99,15 @@ class Document:
     path: str
     text: str
     data: Any = None
-    positions: dict[Path, Position] = field(default_factory=dict)
-    key_positions: dict[Path, Position] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # Where values came from, per container rather than per path (a path tuple per value
+    # was a fifth of loading): id(container) -> _Table. Marks are converted to positions
+    # only when asked for, which is for a few values of a file.
+    _tables: dict[int, _Table] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _root_mark: Any = field(default=None, init=False, repr=False, compare=False)
+    _breaks: tuple[list[int], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     _lines: tuple[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     # Findings per rule code, including those past MAX_FINDINGS_PER_RULE (not kept).
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -131,18 +141,80 @@ class Document:
 
     def locate(self, path: Path) -> Position:
         """Where the value at ``path`` starts; the nearest located ancestor otherwise."""
-        path = tuple(path)
-        while path:
-            pos = self.positions.get(path)
-            if pos is not None:
-                return pos
-            path = path[:-1]
-        return self.positions.get((), (1, 1))
+        mark = self._walk(path, False)
+        return (1, 1) if mark is None else _position(mark, self._breaks)
 
     def locate_key(self, path: Path) -> Position:
         """Where the key of the mapping entry at ``path`` is (the value's place otherwise)."""
-        pos = self.key_positions.get(tuple(path))
-        return pos if pos is not None else self.locate(path)
+        mark = self._walk(path, True)
+        return (1, 1) if mark is None else _position(mark, self._breaks)
+
+    def _walk(self, path: Path, key: bool) -> Any:
+        """The mark of the deepest value along ``path`` that was read where the path says
+        (not through an alias: a copy's parts are located at the alias), or of its key."""
+        tables = self._tables
+        node = self.data
+        mark = self._root_mark
+        table = tables.get(id(node))
+        if table is None or table[0] is not node:
+            return mark
+        parts = tuple(path)
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            container, marks, keys = table[0], table[1], table[2]
+            if keys is not None:
+                found = marks.get(part)
+                if found is None:
+                    break
+                if key and i == last:
+                    return keys[part]
+            elif isinstance(part, int) and 0 <= part < len(marks):
+                found = marks[part]
+            else:
+                break
+            mark = found
+            child = container[part]
+            table = self._read_at(child, container, part)
+            if table is None:
+                break
+        return mark
+
+    def _read_at(self, child: Any, container: Any, part: Any) -> _Table | None:
+        """The table of ``child`` if it was read as ``container[part]``; None for a scalar
+        or a copy (an alias: the original was read elsewhere)."""
+        table = self._tables.get(id(child))
+        if table is None or table[0] is not child or table[3] is not container:
+            return None
+        return table if table[4] == part else None
+
+    @property
+    def positions(self) -> dict[Path, Position]:
+        """Every located value's position by path (built on demand: rules use locate)."""
+        return self._all_positions(False)
+
+    @property
+    def key_positions(self) -> dict[Path, Position]:
+        """Every mapping entry's key position by path (built on demand)."""
+        return self._all_positions(True)
+
+    def _all_positions(self, keys: bool) -> dict[Path, Position]:
+        out: dict[Path, Position] = {}
+        if self._root_mark is not None and not keys:
+            out[()] = _position(self._root_mark, self._breaks)
+        pending: list[tuple[Path, Any]] = [((), self.data)]
+        while pending:
+            path, node = pending.pop()
+            table = self._tables.get(id(node))
+            if table is None or table[0] is not node:
+                continue
+            where = table[2] if keys else table[1]
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for part, child in items:
+                if where is not None:
+                    out[(*path, part)] = _position(where[part], self._breaks)
+                if self._read_at(child, node, part) is not None:
+                    pending.append(((*path, part), child))
+        return out
 
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
@@ -363,6 +435,22 @@ def _libyaml() -> _LibYAML:
     )
 
 
+def _position(mark: Any, breaks: tuple[list[int], list[int]] | None) -> Position:
+    """A libyaml mark as a 1-based (line, column) in '\\n'-numbered lines.
+
+    libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029; those lines are
+    folded back into the line git and editors show.
+    """
+    line, col = mark.line + 1, mark.column + 1
+    if breaks is not None:
+        starts, offsets = breaks
+        n = bisect_right(starts, mark.line)
+        if n and starts[n - 1] == mark.line:
+            col += offsets[n - 1]
+        line -= n
+    return line, col
+
+
 class _Builder:
     def __init__(self, doc: Document, limits: Limits) -> None:
         self.doc = doc
@@ -373,19 +461,7 @@ class _Builder:
         self.breaks = _odd_breaks(doc.text)
 
     def _pos(self, mark: Any) -> Position:
-        """A libyaml mark as a 1-based (line, column) in '\\n'-numbered lines.
-
-        libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029; those lines are
-        folded back into the line git and editors show.
-        """
-        line, col = mark.line + 1, mark.column + 1
-        if self.breaks is not None:
-            starts, offsets = self.breaks
-            n = bisect_right(starts, mark.line)
-            if n and starts[n - 1] == mark.line:
-                col += offsets[n - 1]
-            line -= n
-        return line, col
+        return _position(mark, self.breaks)
 
     def run(self) -> None:
         libyaml = _libyaml()
@@ -438,110 +514,108 @@ class _Builder:
                 )
         _finding(self.doc, SYNTAX, line, col, message)
 
-    def _count(self, n: int, mark: Any) -> None:
-        self.nodes += n
-        if self.nodes > self.limits.max_nodes:
-            _finding(
-                self.doc,
-                RESOURCE_LIMIT,
-                *self._pos(mark),
-                f"document expands to more than {self.limits.max_nodes:,} values "
-                "(alias expansion?); write the values out or raise [lint] max_nodes",
-            )
-            raise _Abort
+    def _too_many(self, mark: Any) -> NoReturn:
+        _finding(
+            self.doc,
+            RESOURCE_LIMIT,
+            *self._pos(mark),
+            f"document expands to more than {self.limits.max_nodes:,} values "
+            "(alias expansion?); write the values out or raise [lint] max_nodes",
+        )
+        raise _Abort
 
     def _build(self, parser: Any, ev: Any) -> None:
+        # The hot loop of a cold lint (a few hundred events per case, 100,000 cases): the
+        # open container's state lives in local variables, the scalar cases of _scalar and
+        # _take_key that recur in every file are inlined, and where each value came from
+        # is a libyaml mark kept in its container's table (see Document._tables).
         doc = self.doc
         pos = self._pos
-        # Without odd line breaks (the usual case) libyaml's marks need no mapping: the
-        # per-value call to _pos is skipped, as is the per-event call to _count.
-        plain = self.breaks is None
-        positions = doc.positions
+        anchors = self.anchors
+        tables = doc._tables
         max_depth = self.limits.max_depth
         max_nodes = self.limits.max_nodes
-        # Each frame: [container, path, pending key (or _NO_KEY), key position, seen keys,
-        #              nodes at start, anchor, start mark, levels of its deepest child]
-        stack: list[list[Any]] = []
+        plain_values = _PLAIN_VALUES
+        get_event = parser.get_event
+        scalar_event, alias_event = ev.ScalarEvent, ev.AliasEvent
+        mapping_start, sequence_start = ev.MappingStartEvent, ev.SequenceStartEvent
+        mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        document_start, stream_end = ev.DocumentStartEvent, ev.StreamEndEvent
+        nothing, no_key, dropped, merge = _NOTHING, _NO_KEY, _DROPPED, _MERGE
+        nodes = 0
+        # The open container: itself, whether a mapping, marks of its values and of its
+        # keys, the pending key (or _NO_KEY, _DROPPED), levels of its deepest child.
+        container: Any = None
+        is_map = False
+        marks: Any = None
+        keys: Any = None
+        key: Any = no_key
+        deepest = 0
+        # Each entry: the enclosing container's state as above, then the open
+        # container's nodes at start, anchor and start mark.
+        stack: list[tuple[Any, ...]] = []
         documents = 0
-        root: Any = _NOTHING
+        root: Any = nothing
         root_mark: Any = None
-
-        def attach(value: Any, mark: Any, height: int) -> None:
-            nonlocal root, root_mark
-            if not stack:
-                root, root_mark = ("<<" if value is _MERGE else value), mark
-                return
-            frame = stack[-1]
-            if height > frame[8]:
-                frame[8] = height
-            container = frame[0]
-            if value is _MERGE and not (isinstance(container, dict) and frame[2] is _NO_KEY):
-                value = "<<"
-            if isinstance(container, list):
-                path = (*frame[1], len(container))
-                container.append(value)
-                positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
-                return
-            key = frame[2]
-            if key is _NO_KEY:
-                self._take_key(frame, value, mark)
-                return
-            frame[2] = _NO_KEY
-            if key is _DROPPED:
-                return
-            path = (*frame[1], key)
-            container[key] = value
-            positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
-            doc.key_positions[path] = frame[3]
-
-        while parser.check_event():
-            event = parser.get_event()
+        while True:
+            event = get_event()
+            if event is None:
+                break
             cls = event.__class__
-            if cls is ev.ScalarEvent:
-                self.nodes += 1
-                if self.nodes > max_nodes:
-                    self._count(0, event.start_mark)
-                value = self._scalar(event)
+            if cls is scalar_event:
+                nodes += 1
+                if nodes > max_nodes:
+                    self.nodes = nodes
+                    self._too_many(event.start_mark)
+                if event.tag is None:
+                    if event.implicit[0]:
+                        value = plain_values.get(event.value, nothing)
+                        if value is nothing:
+                            value = self._scalar(event)
+                    else:
+                        value = event.value
+                else:
+                    value = self._scalar(event)
                 if event.anchor:
-                    self.anchors[event.anchor] = (value, 1, 0)
-                attach(value, event.start_mark, 0)
-            elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
-                self._count(1, event.start_mark)
-                self._check_tag(event)
+                    anchors[event.anchor] = (value, 1, 0)
+                mark = event.start_mark
+                height = 0
+            elif cls is mapping_start or cls is sequence_start:
+                nodes += 1
+                if nodes > max_nodes:
+                    self.nodes = nodes
+                    self._too_many(event.start_mark)
+                if event.tag is not None:
+                    self._check_tag(event)
                 if len(stack) >= max_depth:
                     self._too_deep(event.start_mark)
-                container: Any = {} if cls is ev.MappingStartEvent else []
-                in_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][2] is _NO_KEY
-                if not stack:
-                    path: Path = ()
-                elif in_key:
-                    path = (*stack[-1][1], "<complex key>")
-                elif isinstance(stack[-1][0], list):
-                    path = (*stack[-1][1], len(stack[-1][0]))
-                else:
-                    path = (*stack[-1][1], stack[-1][2])
                 stack.append(
-                    [
-                        container,
-                        path,
-                        _NO_KEY,
-                        None,
-                        {},
-                        self.nodes,
-                        event.anchor,
-                        event.start_mark,
-                        0,
-                    ]
-                )
-            elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
-                frame = stack.pop()
-                size = self.nodes - frame[5] + 1
-                height = frame[8] + 1
-                if frame[6]:
-                    self.anchors[frame[6]] = (frame[0], size, height)
-                attach(frame[0], frame[7], height)
-            elif cls is ev.AliasEvent:
-                target = self.anchors.get(event.anchor)
+                    (container, is_map, marks, keys, key, deepest, nodes, event.anchor,
+                     event.start_mark)
+                )  # fmt: skip
+                if container is None:
+                    place: Any = None
+                elif is_map:
+                    place = key
+                else:
+                    place = len(container)
+                parent = container
+                if cls is mapping_start:
+                    container, is_map, marks, keys = {}, True, {}, {}
+                else:
+                    container, is_map, marks, keys = [], False, [], None
+                tables[id(container)] = (container, marks, keys, parent, place)
+                key = no_key
+                deepest = 0
+                continue
+            elif cls is mapping_end or cls is sequence_end:
+                value, height = container, deepest + 1
+                (container, is_map, marks, keys, key, deepest, start, anchor,
+                 mark) = stack.pop()  # fmt: skip
+                if anchor:
+                    anchors[anchor] = (value, nodes - start + 1, height)
+            elif cls is alias_event:
+                target = anchors.get(event.anchor)
                 if target is None:  # libyaml reports undefined aliases itself; belt and braces
                     _finding(
                         doc,
@@ -551,12 +625,15 @@ class _Builder:
                         "be used inside itself); write the value out",
                     )
                     raise _Abort
-                self._count(target[1], event.start_mark)
+                nodes += target[1]
+                if nodes > max_nodes:
+                    self.nodes = nodes
+                    self._too_many(event.start_mark)
                 # The alias stands for a copy of its target: its nesting counts here too.
                 if len(stack) + target[2] > max_depth:
                     self._too_deep(event.start_mark, event.anchor)
-                attach(target[0], event.start_mark, target[2])
-            elif cls is ev.DocumentStartEvent:
+                value, mark, height = target[0], event.start_mark, target[2]
+            elif cls is document_start:
                 documents += 1
                 if documents > 1:
                     _finding(
@@ -567,7 +644,33 @@ class _Builder:
                         "move it to a file of its own",
                     )
                     break
-        if root is _NOTHING or root is None:
+                continue
+            elif cls is stream_end:
+                break
+            else:
+                continue
+            # The value (scalar, finished container or alias) goes into the open container.
+            if container is None:
+                root, root_mark = ("<<" if value is merge else value), mark
+                continue
+            if height > deepest:
+                deepest = height
+            if not is_map:
+                container.append("<<" if value is merge else value)
+                marks.append(mark)
+            elif key is no_key:
+                if type(value) is str and value not in keys:
+                    keys[value] = mark
+                    key = value
+                else:
+                    key = self._take_key(keys, value, mark)
+            else:
+                if key is not dropped:
+                    container[key] = "<<" if value is merge else value
+                    marks[key] = mark
+                key = no_key
+        self.nodes = nodes
+        if root is nothing or root is None:
             has_comment = any(line.strip().startswith("#") for line in doc.text.splitlines())
             what = "only comments" if has_comment else "nothing"
             _finding(
@@ -590,7 +693,8 @@ class _Builder:
             )
             return
         doc.data = root
-        doc.positions[()] = pos(root_mark)
+        doc._root_mark = root_mark
+        doc._breaks = self.breaks
 
     def _too_deep(self, mark: Any, alias: str | None = None) -> NoReturn:
         through = f" (through alias *{_clip(alias)})" if alias is not None else ""
@@ -603,7 +707,9 @@ class _Builder:
         )
         raise _Abort
 
-    def _take_key(self, frame: list[Any], key: Any, mark: Any) -> None:
+    def _take_key(self, seen: dict[str, Any], key: Any, mark: Any) -> Any:
+        """The pending key of a mapping after ``key`` was read (_DROPPED when its entry
+        is not kept); ``seen``: the marks of the mapping's keys so far."""
         line, col = self._pos(mark)
         doc = self.doc
         if key is _MERGE:
@@ -615,8 +721,7 @@ class _Builder:
                 "merge key '<<' is not allowed: merged fields are invisible in review diffs; "
                 "write the fields out",
             )
-            frame[2] = _DROPPED
-            return
+            return _DROPPED
         if not isinstance(key, str):
             what = _KEY_KINDS.get(type(key), "a mapping or list")
             _finding(
@@ -626,11 +731,10 @@ class _Builder:
                 col,
                 f"key is {what}, not a string; quote it or use a plain name",
             )
-            frame[2] = _DROPPED
-            return
-        seen: dict[str, Position] = frame[4]
-        first = seen.get(key)
-        if first is not None:
+            return _DROPPED
+        first_mark = seen.get(key)
+        if first_mark is not None:
+            first = self._pos(first_mark)
             _finding(
                 doc,
                 DUPLICATE_KEY,
@@ -640,11 +744,9 @@ class _Builder:
                 f"{line}; keep one (only one value would survive loading)",
                 related=((doc.path, first[0], first[1]),),
             )
-            frame[2] = _DROPPED
-            return
-        seen[key] = (line, col)
-        frame[2] = key
-        frame[3] = (line, col)
+            return _DROPPED
+        seen[key] = mark
+        return key
 
     def _check_tag(self, event: Any) -> bool:
         tag = event.tag
