@@ -25,10 +25,9 @@ from evalcase.model import Finding, Severity
 
 Path = tuple[str | int, ...]
 Position = tuple[int, int]
-# What the loader knows of one container: (container, marks of its values (a dict by key
-# or a list by index), marks of its keys (None for a list), the container it was read
-# into, its key or index there).
-_Table = tuple[Any, Any, Any, Any, Any]
+# Where the values of one container came from: libyaml marks of its values (a dict by key,
+# a list by index) and of its keys (None for a list).
+_Table = tuple[Any, dict[str, Any] | None]
 
 _YAML = "tag:yaml.org,2002:"
 _STANDARD_TAGS = frozenset(
@@ -100,10 +99,10 @@ class Document:
     text: str
     data: Any = None
     findings: list[Finding] = field(default_factory=list)
-    # Where values came from, per container rather than per path (a path tuple per value
-    # was a fifth of loading): id(container) -> _Table. Marks are converted to positions
-    # only when asked for, which is for a few values of a file.
-    _tables: dict[int, _Table] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Where values came from: a table per container, by the container's path (a path and
+    # a position per value took a fifth of loading). Marks become positions when asked
+    # for, which is for a few values of a file.
+    _tables: dict[Path, _Table] = field(default_factory=dict, init=False, repr=False, compare=False)
     _root_mark: Any = field(default=None, init=False, repr=False, compare=False)
     _breaks: tuple[list[int], list[int]] | None = field(
         default=None, init=False, repr=False, compare=False
@@ -141,79 +140,58 @@ class Document:
 
     def locate(self, path: Path) -> Position:
         """Where the value at ``path`` starts; the nearest located ancestor otherwise."""
-        mark = self._walk(path, False)
+        path = tuple(path)
+        tables = self._tables
+        while path:
+            parent = path[:-1]
+            table = tables.get(parent)
+            if table is not None:
+                marks, keys = table
+                part = path[-1]
+                if keys is not None:
+                    mark = marks.get(part)
+                elif isinstance(part, int) and 0 <= part < len(marks):
+                    mark = marks[part]
+                else:
+                    mark = None
+                if mark is not None:
+                    if self._breaks is None:  # the usual case, inlined: called per value
+                        return mark.line + 1, mark.column + 1
+                    return _position(mark, self._breaks)
+            path = parent
+        mark = self._root_mark
         return (1, 1) if mark is None else _position(mark, self._breaks)
 
     def locate_key(self, path: Path) -> Position:
         """Where the key of the mapping entry at ``path`` is (the value's place otherwise)."""
-        mark = self._walk(path, True)
-        return (1, 1) if mark is None else _position(mark, self._breaks)
-
-    def _walk(self, path: Path, key: bool) -> Any:
-        """The mark of the deepest value along ``path`` that was read where the path says
-        (not through an alias: a copy's parts are located at the alias), or of its key."""
-        tables = self._tables
-        node = self.data
-        mark = self._root_mark
-        table = tables.get(id(node))
-        if table is None or table[0] is not node:
-            return mark
-        parts = tuple(path)
-        last = len(parts) - 1
-        for i, part in enumerate(parts):
-            container, marks, keys = table[0], table[1], table[2]
-            if keys is not None:
-                found = marks.get(part)
-                if found is None:
-                    break
-                if key and i == last:
-                    return keys[part]
-            elif isinstance(part, int) and 0 <= part < len(marks):
-                found = marks[part]
-            else:
-                break
-            mark = found
-            child = container[part]
-            table = self._read_at(child, container, part)
-            if table is None:
-                break
-        return mark
-
-    def _read_at(self, child: Any, container: Any, part: Any) -> _Table | None:
-        """The table of ``child`` if it was read as ``container[part]``; None for a scalar
-        or a copy (an alias: the original was read elsewhere)."""
-        table = self._tables.get(id(child))
-        if table is None or table[0] is not child or table[3] is not container:
-            return None
-        return table if table[4] == part else None
+        path = tuple(path)
+        if path:
+            table = self._tables.get(path[:-1])
+            keys = None if table is None else table[1]
+            if keys is not None and path[-1] in table[0]:  # type: ignore[index]
+                return _position(keys[path[-1]], self._breaks)  # type: ignore[index]
+        return self.locate(path)
 
     @property
     def positions(self) -> dict[Path, Position]:
         """Every located value's position by path (built on demand: rules use locate)."""
-        return self._all_positions(False)
+        out: dict[Path, Position] = {}
+        if self._root_mark is not None:
+            out[()] = _position(self._root_mark, self._breaks)
+        for path, (marks, _keys) in self._tables.items():
+            items = marks.items() if isinstance(marks, dict) else enumerate(marks)
+            for part, mark in items:
+                out[(*path, part)] = _position(mark, self._breaks)
+        return out
 
     @property
     def key_positions(self) -> dict[Path, Position]:
         """Every mapping entry's key position by path (built on demand)."""
-        return self._all_positions(True)
-
-    def _all_positions(self, keys: bool) -> dict[Path, Position]:
         out: dict[Path, Position] = {}
-        if self._root_mark is not None and not keys:
-            out[()] = _position(self._root_mark, self._breaks)
-        pending: list[tuple[Path, Any]] = [((), self.data)]
-        while pending:
-            path, node = pending.pop()
-            table = self._tables.get(id(node))
-            if table is None or table[0] is not node:
-                continue
-            where = table[2] if keys else table[1]
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            for part, child in items:
-                if where is not None:
-                    out[(*path, part)] = _position(where[part], self._breaks)
-                if self._read_at(child, node, part) is not None:
-                    pending.append(((*path, part), child))
+        for path, (marks, keys) in self._tables.items():
+            if keys is not None:
+                for part in marks:
+                    out[(*path, part)] = _position(keys[part], self._breaks)
         return out
 
     def get(self, path: Path, default: Any = None) -> Any:
@@ -458,7 +436,7 @@ class _Builder:
         self.nodes = 0
         # anchor -> (value, values it expands to, levels of nesting it adds)
         self.anchors: dict[str, tuple[Any, int, int]] = {}
-        self.breaks = _odd_breaks(doc.text)
+        self.breaks = doc._breaks = _odd_breaks(doc.text)
 
     def _pos(self, mark: Any) -> Position:
         return _position(mark, self.breaks)
@@ -544,13 +522,14 @@ class _Builder:
         nothing, no_key, dropped, merge = _NOTHING, _NO_KEY, _DROPPED, _MERGE
         nodes = 0
         # The open container: itself, whether a mapping, marks of its values and of its
-        # keys, the pending key (or _NO_KEY, _DROPPED), levels of its deepest child.
+        # keys, the pending key (or _NO_KEY, _DROPPED), levels of its deepest child, path.
         container: Any = None
         is_map = False
         marks: Any = None
         keys: Any = None
         key: Any = no_key
         deepest = 0
+        path: Path = ()  # of the open container
         # Each entry: the enclosing container's state as above, then the open
         # container's nodes at start, anchor and start mark.
         stack: list[tuple[Any, ...]] = []
@@ -590,27 +569,28 @@ class _Builder:
                 if len(stack) >= max_depth:
                     self._too_deep(event.start_mark)
                 stack.append(
-                    (container, is_map, marks, keys, key, deepest, nodes, event.anchor,
+                    (container, is_map, marks, keys, key, deepest, path, nodes, event.anchor,
                      event.start_mark)
                 )  # fmt: skip
                 if container is None:
-                    place: Any = None
-                elif is_map:
-                    place = key
+                    path = ()
+                elif not is_map:
+                    path = (*path, len(container))
+                elif key is no_key:
+                    path = (*path, "<complex key>")
                 else:
-                    place = len(container)
-                parent = container
+                    path = (*path, key)
                 if cls is mapping_start:
                     container, is_map, marks, keys = {}, True, {}, {}
                 else:
                     container, is_map, marks, keys = [], False, [], None
-                tables[id(container)] = (container, marks, keys, parent, place)
+                tables[path] = (marks, keys)
                 key = no_key
                 deepest = 0
                 continue
             elif cls is mapping_end or cls is sequence_end:
                 value, height = container, deepest + 1
-                (container, is_map, marks, keys, key, deepest, start, anchor,
+                (container, is_map, marks, keys, key, deepest, path, start, anchor,
                  mark) = stack.pop()  # fmt: skip
                 if anchor:
                     anchors[anchor] = (value, nodes - start + 1, height)
@@ -694,7 +674,6 @@ class _Builder:
             return
         doc.data = root
         doc._root_mark = root_mark
-        doc._breaks = self.breaks
 
     def _too_deep(self, mark: Any, alias: str | None = None) -> NoReturn:
         through = f" (through alias *{_clip(alias)})" if alias is not None else ""
