@@ -134,7 +134,7 @@ class Document:
         rules scan every string of a file; the walk is done once per document."""
         cached = self._strings
         if cached is None or cached[0] is not self.data:
-            found = [(p, v) for p, v in iter_paths(self.data) if isinstance(v, str)]
+            found = _string_paths(self.data)
             cached = self._strings = (self.data, found)
         return cached[1]
 
@@ -913,6 +913,36 @@ _NOTHING: Any = _Sentinel("<nothing>")
 _NO_KEY: Any = _Sentinel("<no key>")
 _DROPPED: Any = _Sentinel("<dropped>")
 _MERGE: Any = _Sentinel("<<")
+
+
+def _string_paths(data: Any) -> list[tuple[Path, str]]:
+    """The string values of ``data`` with their paths, in :func:`iter_paths` order. The
+    same walk without a path for every value (three rules scan every file's strings)."""
+    if isinstance(data, str):
+        return [((), data)]
+    found: list[tuple[Path, str]] = []
+    if not (isinstance(data, dict | list) and data):
+        return found
+    stack: list[tuple[Path, Iterator[tuple[Any, Any]]]] = [
+        ((), iter(data.items() if isinstance(data, dict) else enumerate(data)))
+    ]
+    append = found.append
+    while stack:
+        path, children = stack[-1]
+        for key, value in children:
+            kind = type(value)
+            if kind is str:
+                append(((*path, key), value))
+            elif kind is dict or kind is list or isinstance(value, dict | list):
+                if value:
+                    items = value.items() if isinstance(value, dict) else enumerate(value)
+                    stack.append(((*path, key), iter(items)))
+                    break
+            elif isinstance(value, str):
+                append(((*path, key), value))
+        else:
+            stack.pop()
+    return found
 
 
 def iter_paths(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
