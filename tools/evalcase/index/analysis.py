@@ -221,15 +221,23 @@ def _interned(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return sys.intern(value) if len(value) <= _INTERN_MAX else value
-    if kind is tuple:
-        return tuple(map(_interned, value))
-    if kind is list:
-        return list(map(_interned, value))
+    if kind is tuple or kind is list:
+        # Most items are strings or numbers: handled here, without a call each.
+        items = [
+            (sys.intern(v) if len(v) <= _INTERN_MAX else v)
+            if type(v) is str
+            else _interned(v)
+            if type(v) in _NESTED
+            else v
+            for v in value
+        ]
+        return tuple(items) if kind is tuple else items
     if kind is dict:
         return {_interned(k): _interned(v) for k, v in value.items()}
     return value
 
 
+_NESTED = frozenset({tuple, list, dict})
 # Longer strings (texts, digests' JSON) are rarely repeated.
 _INTERN_MAX = 64
 
