@@ -209,9 +209,13 @@ class Document:
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
         for part in path:
-            in_mapping = isinstance(part, str) and isinstance(node, dict) and part in node
-            in_list = isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node)
-            if not (in_mapping or in_list):
+            if isinstance(node, dict):
+                if not (isinstance(part, str) and part in node):
+                    return default
+            elif isinstance(node, list):
+                if not (isinstance(part, int) and 0 <= part < len(node)):
+                    return default
+            else:
                 return default
             node = node[part]
         return node
