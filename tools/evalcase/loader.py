@@ -27,7 +27,7 @@ Path = tuple[str | int, ...]
 Position = tuple[int, int]
 # Where the values of one container came from: libyaml marks of its values (a dict by key,
 # a list by index) and of its keys (None for a list).
-_Table = tuple[Any, dict[str, Any] | None]
+_Table = tuple[Any, dict[Any, Any] | None]
 
 _YAML = "tag:yaml.org,2002:"
 _STANDARD_TAGS = frozenset(
@@ -179,9 +179,10 @@ class Document:
         path = tuple(path)
         if path:
             table = self._tables.get(path[:-1])
-            keys = None if table is None else table[1]
-            if keys is not None and path[-1] in table[0]:  # type: ignore[index]
-                return _position(keys[path[-1]], self._breaks)  # type: ignore[index]
+            if table is not None:
+                marks, keys = table
+                if keys is not None and path[-1] in marks:
+                    return _position(keys[path[-1]], self._breaks)
         return self.locate(path)
 
     @property
@@ -449,7 +450,6 @@ class _Builder:
     def __init__(self, doc: Document, limits: Limits) -> None:
         self.doc = doc
         self.limits = limits
-        self.nodes = 0
         # anchor -> (value, values it expands to, levels of nesting it adds)
         self.anchors: dict[str, tuple[Any, int, int]] = {}
         self.breaks = doc._breaks = _odd_breaks(doc.text)
@@ -560,7 +560,6 @@ class _Builder:
             if cls is scalar_event:
                 nodes += 1
                 if nodes > max_nodes:
-                    self.nodes = nodes
                     self._too_many(event.start_mark)
                 if event.tag is None:
                     if event.implicit[0]:
@@ -578,7 +577,6 @@ class _Builder:
             elif cls is mapping_start or cls is sequence_start:
                 nodes += 1
                 if nodes > max_nodes:
-                    self.nodes = nodes
                     self._too_many(event.start_mark)
                 if event.tag is not None:
                     self._check_tag(event)
@@ -623,7 +621,6 @@ class _Builder:
                     raise _Abort
                 nodes += target[1]
                 if nodes > max_nodes:
-                    self.nodes = nodes
                     self._too_many(event.start_mark)
                 # The alias stands for a copy of its target: its nesting counts here too.
                 if len(stack) + target[2] > max_depth:
@@ -665,7 +662,6 @@ class _Builder:
                     container[key] = "<<" if value is merge else value
                     marks[key] = mark
                 key = no_key
-        self.nodes = nodes
         if root is nothing or root is None:
             has_comment = any(line.strip().startswith("#") for line in doc.text.splitlines())
             what = "only comments" if has_comment else "nothing"
