@@ -591,7 +591,9 @@ class _Builder:
                 elif not is_map:
                     path = (*path, len(container))
                 elif key is no_key:
-                    path = (*path, "<complex key>")
+                    # A key that is a mapping or list (reported, never kept): a path no
+                    # value of the data can have.
+                    path = (*path, no_key)
                 else:
                     path = (*path, key)
                 if cls is mapping_start:
