@@ -25,6 +25,9 @@ from evalcase.model import Finding, Severity
 
 Path = tuple[str | int, ...]
 Position = tuple[int, int]
+# Where the values of one container came from: libyaml marks of its values (a dict by key,
+# a list by index) and of its keys (None for a list).
+_Table = tuple[Any, dict[Any, Any] | None]
 
 _YAML = "tag:yaml.org,2002:"
 _STANDARD_TAGS = frozenset(
@@ -65,6 +68,18 @@ _FORBIDDEN_CHAR = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufff
 # Line breaks libyaml counts (YAML 1.1) that git, and the line numbers evalcase reports,
 # do not: a CR without LF, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
 _ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+
+
+def _may_break_oddly(text: str) -> bool:
+    """False when ``text`` has none of _ODD_BREAK's breaks. The regular expression has no
+    literal to skip ahead by and reads every character (a tenth of loading a case); these
+    scans are a few microseconds."""
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        return True
+    crs = text.count("\r")
+    return crs > 0 and crs != text.count("\r\n")
+
+
 _ODD_BREAK_NAMES = {
     "\r": "a carriage return (CR) without a line feed",
     "\x85": "NEXT LINE (U+0085)",
@@ -95,9 +110,15 @@ class Document:
     path: str
     text: str
     data: Any = None
-    positions: dict[Path, Position] = field(default_factory=dict)
-    key_positions: dict[Path, Position] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # Where values came from: a table per container, by the container's path (a path and
+    # a position per value took a fifth of loading). Marks become positions when asked
+    # for, which is for a few values of a file.
+    _tables: dict[Path, _Table] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _root_mark: Any = field(default=None, init=False, repr=False, compare=False)
+    _breaks: tuple[list[int], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     _lines: tuple[str, int] | None = field(default=None, init=False, repr=False, compare=False)
     # Findings per rule code, including those past MAX_FINDINGS_PER_RULE (not kept).
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -125,31 +146,77 @@ class Document:
         rules scan every string of a file; the walk is done once per document."""
         cached = self._strings
         if cached is None or cached[0] is not self.data:
-            found = [(p, v) for p, v in iter_paths(self.data) if isinstance(v, str)]
+            found = _string_paths(self.data)
             cached = self._strings = (self.data, found)
         return cached[1]
 
     def locate(self, path: Path) -> Position:
         """Where the value at ``path`` starts; the nearest located ancestor otherwise."""
         path = tuple(path)
+        tables = self._tables
         while path:
-            pos = self.positions.get(path)
-            if pos is not None:
-                return pos
-            path = path[:-1]
-        return self.positions.get((), (1, 1))
+            parent = path[:-1]
+            table = tables.get(parent)
+            if table is not None:
+                marks, keys = table
+                part = path[-1]
+                if keys is not None:
+                    mark = marks.get(part)
+                elif isinstance(part, int) and 0 <= part < len(marks):
+                    mark = marks[part]
+                else:
+                    mark = None
+                if mark is not None:
+                    if self._breaks is None:  # the usual case, inlined: called per value
+                        return mark.line + 1, mark.column + 1
+                    return _position(mark, self._breaks)
+            path = parent
+        mark = self._root_mark
+        return (1, 1) if mark is None else _position(mark, self._breaks)
 
     def locate_key(self, path: Path) -> Position:
         """Where the key of the mapping entry at ``path`` is (the value's place otherwise)."""
-        pos = self.key_positions.get(tuple(path))
-        return pos if pos is not None else self.locate(path)
+        path = tuple(path)
+        if path:
+            table = self._tables.get(path[:-1])
+            if table is not None:
+                marks, keys = table
+                if keys is not None and path[-1] in marks:
+                    return _position(keys[path[-1]], self._breaks)
+        return self.locate(path)
+
+    @property
+    def positions(self) -> dict[Path, Position]:
+        """Every located value's position by path (built on demand: rules use locate)."""
+        out: dict[Path, Position] = {}
+        if self._root_mark is not None:
+            out[()] = _position(self._root_mark, self._breaks)
+        for path, (marks, _keys) in self._tables.items():
+            items = marks.items() if isinstance(marks, dict) else enumerate(marks)
+            for part, mark in items:
+                out[(*path, part)] = _position(mark, self._breaks)
+        return out
+
+    @property
+    def key_positions(self) -> dict[Path, Position]:
+        """Every mapping entry's key position by path (built on demand)."""
+        out: dict[Path, Position] = {}
+        for path, (marks, keys) in self._tables.items():
+            if keys is not None:
+                for part in marks:
+                    out[(*path, part)] = _position(keys[part], self._breaks)
+        return out
 
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
         for part in path:
-            in_mapping = isinstance(part, str) and isinstance(node, dict) and part in node
-            in_list = isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node)
-            if not (in_mapping or in_list):
+            if isinstance(node, dict):
+                if not (isinstance(part, str) and part in node):
+                    return default
+            elif isinstance(node, list):
+                if not (isinstance(part, int) and 0 <= part < len(node)):
+                    return default
+            else:
                 return default
             node = node[part]
         return node
@@ -281,7 +348,7 @@ def decode(path: str, raw: bytes, limits: Limits) -> Document:
             "Windows line endings (CRLF); use LF line endings (e.g. `git add --renormalize`)",
             Severity.WARNING,
         )
-    odd = _ODD_BREAK.search(doc.text)
+    odd = _ODD_BREAK.search(doc.text) if _may_break_oddly(doc.text) else None
     if odd is not None:
         line, col = _line_col(doc.text, odd.start())
         char = odd.group()
@@ -363,29 +430,32 @@ def _libyaml() -> _LibYAML:
     )
 
 
+def _position(mark: Any, breaks: tuple[list[int], list[int]] | None) -> Position:
+    """A libyaml mark as a 1-based (line, column) in '\\n'-numbered lines.
+
+    libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029; those lines are
+    folded back into the line git and editors show.
+    """
+    line, col = mark.line + 1, mark.column + 1
+    if breaks is not None:
+        starts, offsets = breaks
+        n = bisect_right(starts, mark.line)
+        if n and starts[n - 1] == mark.line:
+            col += offsets[n - 1]
+        line -= n
+    return line, col
+
+
 class _Builder:
     def __init__(self, doc: Document, limits: Limits) -> None:
         self.doc = doc
         self.limits = limits
-        self.nodes = 0
         # anchor -> (value, values it expands to, levels of nesting it adds)
         self.anchors: dict[str, tuple[Any, int, int]] = {}
-        self.breaks = _odd_breaks(doc.text)
+        self.breaks = doc._breaks = _odd_breaks(doc.text)
 
     def _pos(self, mark: Any) -> Position:
-        """A libyaml mark as a 1-based (line, column) in '\\n'-numbered lines.
-
-        libyaml also breaks lines at a lone CR, NEL, U+2028 and U+2029; those lines are
-        folded back into the line git and editors show.
-        """
-        line, col = mark.line + 1, mark.column + 1
-        if self.breaks is not None:
-            starts, offsets = self.breaks
-            n = bisect_right(starts, mark.line)
-            if n and starts[n - 1] == mark.line:
-                col += offsets[n - 1]
-            line -= n
-        return line, col
+        return _position(mark, self.breaks)
 
     def run(self) -> None:
         libyaml = _libyaml()
@@ -438,110 +508,110 @@ class _Builder:
                 )
         _finding(self.doc, SYNTAX, line, col, message)
 
-    def _count(self, n: int, mark: Any) -> None:
-        self.nodes += n
-        if self.nodes > self.limits.max_nodes:
-            _finding(
-                self.doc,
-                RESOURCE_LIMIT,
-                *self._pos(mark),
-                f"document expands to more than {self.limits.max_nodes:,} values "
-                "(alias expansion?); write the values out or raise [lint] max_nodes",
-            )
-            raise _Abort
+    def _too_many(self, mark: Any) -> NoReturn:
+        _finding(
+            self.doc,
+            RESOURCE_LIMIT,
+            *self._pos(mark),
+            f"document expands to more than {self.limits.max_nodes:,} values "
+            "(alias expansion?); write the values out or raise [lint] max_nodes",
+        )
+        raise _Abort
 
     def _build(self, parser: Any, ev: Any) -> None:
+        # The hot loop of a cold lint (a few hundred events per case, 100,000 cases): the
+        # open container's state lives in local variables, the scalar cases of _scalar and
+        # _take_key that recur in every file are inlined, and where each value came from
+        # is a libyaml mark kept in its container's table (see Document._tables).
         doc = self.doc
         pos = self._pos
-        # Without odd line breaks (the usual case) libyaml's marks need no mapping: the
-        # per-value call to _pos is skipped, as is the per-event call to _count.
-        plain = self.breaks is None
-        positions = doc.positions
+        anchors = self.anchors
+        tables = doc._tables
         max_depth = self.limits.max_depth
         max_nodes = self.limits.max_nodes
-        # Each frame: [container, path, pending key (or _NO_KEY), key position, seen keys,
-        #              nodes at start, anchor, start mark, levels of its deepest child]
-        stack: list[list[Any]] = []
+        plain_values = _PLAIN_VALUES
+        get_event = parser.get_event
+        scalar_event, alias_event = ev.ScalarEvent, ev.AliasEvent
+        mapping_start, sequence_start = ev.MappingStartEvent, ev.SequenceStartEvent
+        mapping_end, sequence_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        document_start, stream_end = ev.DocumentStartEvent, ev.StreamEndEvent
+        nothing, no_key, dropped, merge = _NOTHING, _NO_KEY, _DROPPED, _MERGE
+        nodes = 0
+        # The open container: itself, whether a mapping, marks of its values and of its
+        # keys, the pending key (or _NO_KEY, _DROPPED), levels of its deepest child, path.
+        container: Any = None
+        is_map = False
+        marks: Any = None
+        keys: Any = None
+        key: Any = no_key
+        deepest = 0
+        path: Path = ()  # of the open container
+        # Each entry: the enclosing container's state as above, then the open
+        # container's nodes at start, anchor and start mark.
+        stack: list[tuple[Any, ...]] = []
         documents = 0
-        root: Any = _NOTHING
+        root: Any = nothing
         root_mark: Any = None
-
-        def attach(value: Any, mark: Any, height: int) -> None:
-            nonlocal root, root_mark
-            if not stack:
-                root, root_mark = ("<<" if value is _MERGE else value), mark
-                return
-            frame = stack[-1]
-            if height > frame[8]:
-                frame[8] = height
-            container = frame[0]
-            if value is _MERGE and not (isinstance(container, dict) and frame[2] is _NO_KEY):
-                value = "<<"
-            if isinstance(container, list):
-                path = (*frame[1], len(container))
-                container.append(value)
-                positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
-                return
-            key = frame[2]
-            if key is _NO_KEY:
-                self._take_key(frame, value, mark)
-                return
-            frame[2] = _NO_KEY
-            if key is _DROPPED:
-                return
-            path = (*frame[1], key)
-            container[key] = value
-            positions[path] = (mark.line + 1, mark.column + 1) if plain else pos(mark)
-            doc.key_positions[path] = frame[3]
-
-        while parser.check_event():
-            event = parser.get_event()
+        while True:
+            event = get_event()
+            if event is None:
+                break
             cls = event.__class__
-            if cls is ev.ScalarEvent:
-                self.nodes += 1
-                if self.nodes > max_nodes:
-                    self._count(0, event.start_mark)
-                value = self._scalar(event)
+            if cls is scalar_event:
+                nodes += 1
+                if nodes > max_nodes:
+                    self._too_many(event.start_mark)
+                if event.tag is None:
+                    if event.implicit[0]:
+                        value = plain_values.get(event.value, nothing)
+                        if value is nothing:
+                            value = self._scalar(event)
+                    else:
+                        value = event.value
+                else:
+                    value = self._scalar(event)
                 if event.anchor:
-                    self.anchors[event.anchor] = (value, 1, 0)
-                attach(value, event.start_mark, 0)
-            elif cls is ev.MappingStartEvent or cls is ev.SequenceStartEvent:
-                self._count(1, event.start_mark)
-                self._check_tag(event)
+                    anchors[event.anchor] = (value, 1, 0)
+                mark = event.start_mark
+                height = 0
+            elif cls is mapping_start or cls is sequence_start:
+                nodes += 1
+                if nodes > max_nodes:
+                    self._too_many(event.start_mark)
+                if event.tag is not None:
+                    self._check_tag(event)
                 if len(stack) >= max_depth:
                     self._too_deep(event.start_mark)
-                container: Any = {} if cls is ev.MappingStartEvent else []
-                in_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][2] is _NO_KEY
-                if not stack:
-                    path: Path = ()
-                elif in_key:
-                    path = (*stack[-1][1], "<complex key>")
-                elif isinstance(stack[-1][0], list):
-                    path = (*stack[-1][1], len(stack[-1][0]))
-                else:
-                    path = (*stack[-1][1], stack[-1][2])
                 stack.append(
-                    [
-                        container,
-                        path,
-                        _NO_KEY,
-                        None,
-                        {},
-                        self.nodes,
-                        event.anchor,
-                        event.start_mark,
-                        0,
-                    ]
-                )
-            elif cls is ev.MappingEndEvent or cls is ev.SequenceEndEvent:
-                frame = stack.pop()
-                size = self.nodes - frame[5] + 1
-                height = frame[8] + 1
-                if frame[6]:
-                    self.anchors[frame[6]] = (frame[0], size, height)
-                attach(frame[0], frame[7], height)
-            elif cls is ev.AliasEvent:
-                target = self.anchors.get(event.anchor)
+                    (container, is_map, marks, keys, key, deepest, path, nodes, event.anchor,
+                     event.start_mark)
+                )  # fmt: skip
+                if container is None:
+                    path = ()
+                elif not is_map:
+                    path = (*path, len(container))
+                elif key is no_key:
+                    # A key that is a mapping or list (reported, never kept): a path no
+                    # value of the data can have.
+                    path = (*path, no_key)
+                else:
+                    path = (*path, key)
+                if cls is mapping_start:
+                    container, is_map, marks, keys = {}, True, {}, {}
+                else:
+                    container, is_map, marks, keys = [], False, [], None
+                tables[path] = (marks, keys)
+                key = no_key
+                deepest = 0
+                continue
+            elif cls is mapping_end or cls is sequence_end:
+                value, height = container, deepest + 1
+                (container, is_map, marks, keys, key, deepest, path, start, anchor,
+                 mark) = stack.pop()  # fmt: skip
+                if anchor:
+                    anchors[anchor] = (value, nodes - start + 1, height)
+            elif cls is alias_event:
+                target = anchors.get(event.anchor)
                 if target is None:  # libyaml reports undefined aliases itself; belt and braces
                     _finding(
                         doc,
@@ -551,12 +621,14 @@ class _Builder:
                         "be used inside itself); write the value out",
                     )
                     raise _Abort
-                self._count(target[1], event.start_mark)
+                nodes += target[1]
+                if nodes > max_nodes:
+                    self._too_many(event.start_mark)
                 # The alias stands for a copy of its target: its nesting counts here too.
                 if len(stack) + target[2] > max_depth:
                     self._too_deep(event.start_mark, event.anchor)
-                attach(target[0], event.start_mark, target[2])
-            elif cls is ev.DocumentStartEvent:
+                value, mark, height = target[0], event.start_mark, target[2]
+            elif cls is document_start:
                 documents += 1
                 if documents > 1:
                     _finding(
@@ -567,7 +639,32 @@ class _Builder:
                         "move it to a file of its own",
                     )
                     break
-        if root is _NOTHING or root is None:
+                continue
+            elif cls is stream_end:
+                break
+            else:
+                continue
+            # The value (scalar, finished container or alias) goes into the open container.
+            if container is None:
+                root, root_mark = ("<<" if value is merge else value), mark
+                continue
+            if height > deepest:
+                deepest = height
+            if not is_map:
+                container.append("<<" if value is merge else value)
+                marks.append(mark)
+            elif key is no_key:
+                if type(value) is str and value not in keys:
+                    keys[value] = mark
+                    key = value
+                else:
+                    key = self._take_key(keys, value, mark)
+            else:
+                if key is not dropped:
+                    container[key] = "<<" if value is merge else value
+                    marks[key] = mark
+                key = no_key
+        if root is nothing or root is None:
             has_comment = any(line.strip().startswith("#") for line in doc.text.splitlines())
             what = "only comments" if has_comment else "nothing"
             _finding(
@@ -590,7 +687,7 @@ class _Builder:
             )
             return
         doc.data = root
-        doc.positions[()] = pos(root_mark)
+        doc._root_mark = root_mark
 
     def _too_deep(self, mark: Any, alias: str | None = None) -> NoReturn:
         through = f" (through alias *{_clip(alias)})" if alias is not None else ""
@@ -603,7 +700,9 @@ class _Builder:
         )
         raise _Abort
 
-    def _take_key(self, frame: list[Any], key: Any, mark: Any) -> None:
+    def _take_key(self, seen: dict[str, Any], key: Any, mark: Any) -> Any:
+        """The pending key of a mapping after ``key`` was read (_DROPPED when its entry
+        is not kept); ``seen``: the marks of the mapping's keys so far."""
         line, col = self._pos(mark)
         doc = self.doc
         if key is _MERGE:
@@ -615,8 +714,7 @@ class _Builder:
                 "merge key '<<' is not allowed: merged fields are invisible in review diffs; "
                 "write the fields out",
             )
-            frame[2] = _DROPPED
-            return
+            return _DROPPED
         if not isinstance(key, str):
             what = _KEY_KINDS.get(type(key), "a mapping or list")
             _finding(
@@ -626,11 +724,10 @@ class _Builder:
                 col,
                 f"key is {what}, not a string; quote it or use a plain name",
             )
-            frame[2] = _DROPPED
-            return
-        seen: dict[str, Position] = frame[4]
-        first = seen.get(key)
-        if first is not None:
+            return _DROPPED
+        first_mark = seen.get(key)
+        if first_mark is not None:
+            first = self._pos(first_mark)
             _finding(
                 doc,
                 DUPLICATE_KEY,
@@ -640,11 +737,9 @@ class _Builder:
                 f"{line}; keep one (only one value would survive loading)",
                 related=((doc.path, first[0], first[1]),),
             )
-            frame[2] = _DROPPED
-            return
-        seen[key] = (line, col)
-        frame[2] = key
-        frame[3] = (line, col)
+            return _DROPPED
+        seen[key] = mark
+        return key
 
     def _check_tag(self, event: Any) -> bool:
         tag = event.tag
@@ -801,7 +896,7 @@ def _odd_breaks(text: str) -> tuple[list[int], list[int]] | None:
     For each lone CR, NEL, U+2028 or U+2029: the 0-based libyaml line it starts, and the
     column offset of that line's start within the real ('\\n'-separated) line.
     """
-    if _ODD_BREAK.search(text) is None:
+    if not _may_break_oddly(text) or _ODD_BREAK.search(text) is None:
         return None
     starts: list[int] = []
     offsets: list[int] = []
@@ -832,6 +927,36 @@ _NOTHING: Any = _Sentinel("<nothing>")
 _NO_KEY: Any = _Sentinel("<no key>")
 _DROPPED: Any = _Sentinel("<dropped>")
 _MERGE: Any = _Sentinel("<<")
+
+
+def _string_paths(data: Any) -> list[tuple[Path, str]]:
+    """The string values of ``data`` with their paths, in :func:`iter_paths` order. The
+    same walk without a path for every value (three rules scan every file's strings)."""
+    if isinstance(data, str):
+        return [((), data)]
+    found: list[tuple[Path, str]] = []
+    if not (isinstance(data, dict | list) and data):
+        return found
+    stack: list[tuple[Path, Iterator[tuple[Any, Any]]]] = [
+        ((), iter(data.items() if isinstance(data, dict) else enumerate(data)))
+    ]
+    append = found.append
+    while stack:
+        path, children = stack[-1]
+        for key, value in children:
+            kind = type(value)
+            if kind is str:
+                append(((*path, key), value))
+            elif kind is dict or kind is list or isinstance(value, dict | list):
+                if value:
+                    items = value.items() if isinstance(value, dict) else enumerate(value)
+                    stack.append(((*path, key), iter(items)))
+                    break
+            elif isinstance(value, str):
+                append(((*path, key), value))
+        else:
+            stack.pop()
+    return found
 
 
 def iter_paths(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:

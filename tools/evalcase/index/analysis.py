@@ -15,7 +15,7 @@ import marshal
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -142,7 +142,7 @@ def analyze(
                     from evalcase.index.digest import case_digest, governance_key
 
                     facts = case_facts(doc, source.group)
-                    facts = replace(
+                    facts = _replaced(
                         facts,
                         content_governance=governance_key(config.governance_fields),
                         content_digest=case_digest(facts, config.governance_fields),
@@ -161,6 +161,16 @@ def analyze(
             findings.append(_too_deep(source, config))
     sups = tuple(scan(doc.text)) if scan is not None else ()
     return FileResult(tuple(sorted(set(findings))), facts, sups)
+
+
+def _replaced(facts: CaseFacts, **changes: str) -> CaseFacts:
+    """dataclasses.replace for facts, without the frozen __init__ of thirty-odd fields
+    (as from_raw: facts are plain frozen records, every field in __dict__)."""
+    out: CaseFacts = object.__new__(CaseFacts)
+    out.__dict__.update(facts.__dict__)
+    out.__dict__.update(changes)
+    out.__dict__.pop("field_digests", None)  # a cached_property: recomputed if asked for
+    return out
 
 
 Columns = tuple[str, str | None, str | None, list[str], tuple[str, str, str]]
@@ -225,15 +235,23 @@ def _interned(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return sys.intern(value) if len(value) <= _INTERN_MAX else value
-    if kind is tuple:
-        return tuple(map(_interned, value))
-    if kind is list:
-        return list(map(_interned, value))
+    if kind is tuple or kind is list:
+        # Most items are strings or numbers: handled here, without a call each.
+        items = [
+            (sys.intern(v) if len(v) <= _INTERN_MAX else v)
+            if type(v) is str
+            else _interned(v)
+            if type(v) in _NESTED
+            else v
+            for v in value
+        ]
+        return tuple(items) if kind is tuple else items
     if kind is dict:
         return {_interned(k): _interned(v) for k, v in value.items()}
     return value
 
 
+_NESTED = frozenset({tuple, list, dict})
 # Longer strings (texts, digests' JSON) are rarely repeated.
 _INTERN_MAX = 64
 

@@ -25,13 +25,25 @@ StatePath = tuple[str, str, int, int]
 Leaf = tuple[str, str, int, int]  # dotted path, JSON of the value, line, column
 
 
+# The lines of the last text looked in: a case's expressions and their references all
+# look in the same file (splitting it for each was a few percent of analysing a case).
+_last_lines: tuple[str, list[str]] = ("", [""])
+
+
+def _lines_of(text: str) -> list[str]:
+    global _last_lines
+    if _last_lines[0] is not text:
+        _last_lines = (text, text.split("\n"))
+    return _last_lines[1]
+
+
 def _file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
     """Where (line, column) of the expression ``text`` found at ``path`` is in the file:
     each line of the expression is looked up in the file, in order, from where the
     scalar starts (plain, quoted and block scalars alike). Falls back to the scalar's
     start when the text is not found verbatim (a quoted scalar with escapes)."""
     start = doc.locate(path)
-    file_lines = doc.text.split("\n")
+    file_lines = _lines_of(doc.text)
     expr_lines = text.split("\n")
     if not 1 <= line <= len(expr_lines):
         return start

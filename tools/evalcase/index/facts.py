@@ -32,8 +32,15 @@ CORPUS_VERSION, KNOWLEDGE_BASE = "corpus_version", "knowledge_base"
 
 def digest(value: Any) -> str:
     """Hash of a value's normalized form: independent of formatting, comments, key order."""
-    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    blob = _NORMAL_JSON.encode(value)
     return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()
+
+
+# What json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) and
+# json.dumps(value, separators=(",", ":")) use, made once: json.dumps builds an encoder
+# per call, and a case has a digest per field.
+_NORMAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def _located(doc: Document, path: Path) -> Located | None:
@@ -184,7 +191,7 @@ def from_raw(raw: tuple[Any, ...]) -> Facts:
 
 
 def _field_digests(data: dict[str, Any]) -> str:
-    return json.dumps({str(k): digest(v) for k, v in data.items()}, separators=(",", ":"))
+    return _COMPACT_JSON.encode({str(k): digest(v) for k, v in data.items()})
 
 
 def _strings(doc: Document, path: Path) -> list[Located]:
