@@ -203,10 +203,11 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
         paths = generate(repo, n, "refund_regression_set")
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "generated")
         # Pack the objects, as in any repository people lint: a clone or fetch brings a
         # pack, and git's automatic gc packs once there are more than 6,700 loose objects.
         # Reading 100,000 freshly written loose objects would measure the file system.
+        # (No automatic gc in the background of the commit: it would hold gc's lock.)
+        git(repo, "-c", "gc.auto=0", "commit", "-q", "-m", "generated")
         git(repo, "gc", "--quiet")
         # Write the generated files and objects out now: the kernel flushing a gigabyte
         # of new files during the first measurement would be the generator's cost.
