@@ -93,3 +93,12 @@ def test_findings_stay_inside_the_file() -> None:
         for f in doc.findings:
             assert 1 <= f.line <= doc.line_count
             assert f.column >= 1
+
+
+def test_a_complex_key_does_not_move_a_literal_key_of_the_same_name() -> None:
+    """A mapping used as a key is reported and dropped; what is inside it must not take
+    the place of a real key spelled like the loader's internal marker."""
+    text = '"<complex key>":\n  x: 1\n? {x: 2}\n: 3\n'
+    doc = load("c.yaml", text.encode())
+    assert doc.locate(("<complex key>", "x")) == (2, 6)
+    assert doc.locate_key(("<complex key>",)) == (1, 1)
