@@ -196,6 +196,23 @@ def bump_title(path: Path, k: int) -> None:
     path.write_text(new, "utf-8")
 
 
+def hook_commits(
+    repo: Path, paths: list[str], commits: int, stride: int, start: int
+) -> list[Sample]:
+    """``commits`` commits, each retitling one case (spread over the repository), running
+    the hook on it (what pre-commit runs), then committing."""
+    samples = []
+    for k in range(commits):
+        rel = paths[(k * stride + start) % len(paths)]
+        bump_title(repo / rel, k)
+        git(repo, "add", rel)
+        sample = measure([*EVALCASE, "lint", "--staged", rel], repo, track_memory=True)
+        check(sample, "staged lint", (0, 1))
+        samples.append(sample)
+        git(repo, "commit", "-q", "-m", f"retitle {rel}")
+    return samples
+
+
 def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix=f"evalcase-bench-{n}-"))
     try:
@@ -234,15 +251,7 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
         row["warm_cpu"] = median_cpu(warm)
 
         # 3. the commit hook: each run sees an index (and a HEAD) it has never seen.
-        hook = []
-        for k in range(commits):
-            rel = paths[(k * 7919 + len(paths) // 2) % len(paths)]
-            bump_title(repo / rel, k)
-            git(repo, "add", rel)
-            sample = measure([*EVALCASE, "lint", "--staged", rel], repo, track_memory=True)
-            check(sample, "staged lint", (0, 1))
-            hook.append(sample)
-            git(repo, "commit", "-q", "-m", f"retitle {rel}")
+        hook = hook_commits(repo, paths, commits, 7919, len(paths) // 2)
         row["hook"] = median(hook)
         row["hook_cpu"] = median_cpu(hook)
         row["hook_max"] = max(s.seconds for s in hook)
@@ -270,15 +279,7 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
 
         # 5. the hook once the dataset is released: each commit compares it with the tag.
         check(measure([*EVALCASE, "tag", "refund_regression_set"], repo), "evalcase tag")
-        released = []
-        for k in range(commits):
-            rel = paths[(k * 6271 + len(paths) // 3) % len(paths)]
-            bump_title(repo / rel, k)
-            git(repo, "add", rel)
-            sample = measure([*EVALCASE, "lint", "--staged", rel], repo, track_memory=True)
-            check(sample, "staged lint after a release", (0, 1))
-            released.append(sample)
-            git(repo, "commit", "-q", "-m", f"retitle {rel}")
+        released = hook_commits(repo, paths, commits, 6271, len(paths) // 3)
         row["rel"] = median(released)
         row["rel_cpu"] = median_cpu(released)
         row["rel_mb"] = max(s.peak_mb for s in released)

@@ -372,11 +372,7 @@ class Store:
 
     # --- whole runs --------------------------------------------------------------------
     def get_run(self, key: str) -> Any:
-        try:
-            row = self._one("SELECT crc, raw FROM runs WHERE key = ?", (key,))
-        except StoreError:
-            return None
-        return None if row is None else _decode(row[0], row[1])
+        return self._get("runs", key)
 
     def put_run(self, key: str, value: Any) -> None:
         """Keep the last few runs: a pre-commit run and a plain run do not evict each other."""
@@ -400,11 +396,7 @@ class Store:
 
     # --- parsed release tags ------------------------------------------------------------
     def get_parsed_tag(self, key: str) -> Any:
-        try:
-            row = self._one("SELECT crc, raw FROM tags WHERE key = ?", (key,))
-        except StoreError:
-            return None
-        return None if row is None else _decode(row[0], row[1])
+        return self._get("tags", key)
 
     def put_parsed_tag(self, key: str, value: Any) -> None:
         try:
@@ -437,6 +429,14 @@ class Store:
             self._db = None
 
     # --- helpers -----------------------------------------------------------------------
+    def _get(self, table: str, key: str) -> Any:
+        """A decoded value of a (key, crc, raw) table; None when absent or damaged."""
+        try:
+            row = self._one(f"SELECT crc, raw FROM {table} WHERE key = ?", (key,))
+        except StoreError:
+            return None
+        return None if row is None else _decode(row[0], row[1])
+
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
             return self.db().execute(sql, params).fetchone()
