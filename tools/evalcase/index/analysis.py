@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from evalcase.config import Config
 from evalcase.files import Snapshot, SourceFile, classify, looks_like
+from evalcase.index.digest import case_digest, governance_key, text
 from evalcase.index.facts import (
     CaseFacts,
     Facts,
@@ -139,8 +140,6 @@ def analyze(
             if looks is None or looks is kind:
                 findings += schemas.validate(doc, kind.value)
                 if kind is FileKind.CASE:
-                    from evalcase.index.digest import case_digest, governance_key
-
                     facts = case_facts(doc, source.group)
                     facts = _replaced(
                         facts,
@@ -192,9 +191,7 @@ def _columns(facts: Any) -> Columns:
         if facts.content_digest:
             # Exact copies (EC417) are found by this key like a fixture's users.
             keys.append(ref_key(CONTENT_KEY, facts.content_digest))
-        version = facts.case_version
-        label = version[0] if version is not None and isinstance(version[0], str) else ""
-        entry = (label, facts.content_digest, facts.grouping_digest)
+        entry = (text(facts.case_version), facts.content_digest, facts.grouping_digest)
     elif facts is not None:
         kind = to_raw(facts)[0]
     return kind, case_id, similarity, keys, entry

@@ -14,7 +14,7 @@ done again without the store.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from evalcase.files import classify
@@ -27,9 +27,10 @@ from evalcase.index.digest import (
     dataset_manifests,
     governance_key,
 )
-from evalcase.index.facts import CaseFacts, FixtureFacts
+from evalcase.index.facts import CaseFacts
+from evalcase.index.refs import referenced_keys
 from evalcase.index.repo import RepoIndex
-from evalcase.index.store import StoreError
+from evalcase.index.store import StoreError, split_ref_key
 from evalcase.model import FileKind
 
 if TYPE_CHECKING:
@@ -124,29 +125,22 @@ class StoredContents:
             stored, stored_keys = rows.get(folder, ([], set()))
             fresh = changed_cases.get(folder, [])
             entries = [*stored, *(case_entry(c, self.governance_fields) for c in fresh)]
-            keys = {k for raw in stored_keys for k in self.store.reference_keys(raw)}
+            refs = {
+                split_ref_key(key) for raw in stored_keys for key in self.store.reference_keys(raw)
+            }
             for case in fresh:
-                keys.update(f"{kind}\0{target}" for kind, target in _case_keys(case))
+                refs.update(referenced_keys(case.refs))
             broken = folder in self._broken_dirs
             out[dataset_id] = assemble(
                 dataset_id,
                 manifest,
                 entries,
-                self._fixtures(keys),
+                self.index.fixtures_reached(refs),
                 complete=not fixtures_broken and not broken,
             )
         if only is None:
             self._contents = out
         return out
-
-    def _fixtures(self, keys: Iterable[str]) -> list[FixtureFacts]:
-        """The fixtures the reference keys resolve to, each once, in path order."""
-        found: dict[str, FixtureFacts] = {}
-        for key in keys:
-            kind, _, target = key.partition("\0")
-            for fixture in self.index.resolve(kind, target):
-                found[fixture.path] = fixture
-        return [found[p] for p in sorted(found)]
 
     def tree_cases(self) -> dict[str, list[Entry]]:
         """The tree's unchanged cases by dataset folder (the changed ones are in the
@@ -156,9 +150,3 @@ class StoredContents:
     def dataset_ids(self) -> dict[str, str]:
         """Dataset folder -> dataset ID, from the manifests."""
         return {m.dataset_dir: dataset_id_of(m) for m in self.index.manifests}
-
-
-def _case_keys(case: CaseFacts) -> list[tuple[str, str]]:
-    from evalcase.index.refs import referenced_keys
-
-    return referenced_keys(case.refs)

@@ -61,11 +61,17 @@ class RepoIndex:
     def referenced_fixtures(self, cases: Iterable[CaseFacts]) -> list[FixtureFacts]:
         """Every fixture the cases reference, each once, in path order. Dangling
         references are skipped (the reference rules report them)."""
+        return self.fixtures_reached(
+            (kind, target) for case in cases for _field, kind, target, _line, _col in case.refs
+        )
+
+    def fixtures_reached(self, refs: Iterable[tuple[str, str]]) -> list[FixtureFacts]:
+        """Every fixture the (reference or key kind, target) pairs resolve to, each once,
+        in path order."""
         found: dict[str, FixtureFacts] = {}
-        for case in cases:
-            for _field, kind, target, _line, _col in case.refs:
-                for fixture in self.resolve(kind, target):
-                    found[fixture.path] = fixture
+        for kind, target in refs:
+            for fixture in self.resolve(kind, target):
+                found[fixture.path] = fixture
         return [found[p] for p in sorted(found)]
 
     def checked_cases(self) -> list[CaseFacts]:

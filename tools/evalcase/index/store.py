@@ -19,8 +19,8 @@ Tables:
 - ``tree``: the candidate files of one commit (path, blob id, mode), normally HEAD. A run
   is that tree plus the few files that differ from it (one ``git diff-index``); the tree
   moves to a new HEAD with one ``git diff-tree``.
-- ``tags``: release tag messages as versioning parsed them, by a hash of the message (a
-  release of 100,000 cases has a 13 MB message).
+- ``tags``: release tag messages as versioning parsed them, by tag object id (a release
+  of 100,000 cases has a 13 MB message, read and parsed once).
 - ``runs``: the findings of the last few whole runs, keyed by everything they depend on.
 
 The store can make lint faster but never make it pass: a file that is not a SQLite
@@ -92,6 +92,12 @@ CONTENT_KEY = "\0content"
 
 def ref_key(kind: str, value: str) -> str:
     return f"{kind}\0{value}"
+
+
+def split_ref_key(key: str) -> tuple[str, str]:
+    """(kind, value) of a :func:`ref_key`."""
+    kind, _, value = key.partition("\0")
+    return kind, value
 
 
 class Store:

@@ -485,9 +485,7 @@ class History:
     def reference_release(self, dataset_id: str, version: str) -> Release | None:
         """The newest release at or below ``version``: what "changed since the last
         release" is measured against."""
-        if version_number(version) is None:
-            return None
-        return self.releases.latest(dataset_id, up_to=version)
+        return self.releases.reference(dataset_id, version)
 
     def changed_since_release(
         self, dataset_id: str, version: str
@@ -558,15 +556,11 @@ def cases_history_reads(contents: StoredContents, releases: Releases) -> set[str
     so a partial one must too."""
     wanted: set[str] = set()
     for dataset_id, content in contents(contents.governance_fields).items():
-        # As History.reference_release: the newest release at or below the version.
-        if version_number(content.version) is None:
-            continue
-        release = releases.latest(dataset_id, up_to=content.version)
+        release = releases.reference(dataset_id, content.version)
         if release is None or release.cases is None:
             continue
-        old = release.cases
-        # Added or modified since the release (as compare_maps).
-        ids = {i for i, (_v, d) in content.case_map().items() if i not in old or old[i][1] != d}
+        added, _removed, modified = compare_maps(release.cases, content.case_map())
+        ids = {*added, *modified}
         wanted.update(e.path for e in content.cases if e.id in ids)
     if not releases.all:
         return wanted

@@ -204,9 +204,9 @@ class Releases:
         found = []
         for tag in sorted(tags, key=lambda t: t.name):
             h.update(f"{tag.name}\0{tag.commit}\0{tag.message}\0\0".encode())
-            if pattern.fullmatch(tag.name):
-                found.append((tag, _parse(tag.message)))
-        return cls._of(found, pattern, h.hexdigest())
+            if match := pattern.fullmatch(tag.name):
+                found.append((tag, match, _parse(tag.message)))
+        return cls._of(found, h.hexdigest())
 
     @classmethod
     def from_repo(cls, repo: Repo, config: Config, kept: ParsedTags) -> Releases:
@@ -214,28 +214,25 @@ class Releases:
         ``kept`` by tag object: a message is read and parsed once."""
         pattern = tag_pattern(config)
         h = hashlib.blake2b(digest_size=16)
-        found: list[tuple[Tag, _Parsed | None]] = []
+        found: list[tuple[Tag, re.Match[str], _Parsed | None]] = []
         for tag in sorted(repo.tags(messages=False), key=lambda t: t.name):
             h.update(f"{tag.name}\0{tag.commit}\0{tag.object}\0\0".encode())
-            if pattern.fullmatch(tag.name):
-                found.append((tag, _kept(kept, f"tag:{tag.object}")))
-        if any(parsed is None for _tag, parsed in found):
+            if match := pattern.fullmatch(tag.name):
+                found.append((tag, match, _kept(kept, f"tag:{tag.object}")))
+        if any(parsed is None for _tag, _match, parsed in found):
             messages = {t.name: t.message for t in repo.tags()}
-            for i, (tag, parsed) in enumerate(found):
+            for i, (tag, match, parsed) in enumerate(found):
                 if parsed is None:
                     parsed = _parse(messages.get(tag.name, ""))
                     kept.put_parsed_tag(f"tag:{tag.object}", parsed)
-                    found[i] = (tag, parsed)
-        return cls._of(found, pattern, "objects:" + h.hexdigest())
+                    found[i] = (tag, match, parsed)
+        return cls._of(found, "objects:" + h.hexdigest())
 
     @classmethod
-    def _of(
-        cls, found: Sequence[tuple[Tag, _Parsed | None]], pattern: re.Pattern[str], key: str
-    ) -> Releases:
+    def _of(cls, found: Sequence[tuple[Tag, re.Match[str], _Parsed | None]], key: str) -> Releases:
         releases = []
-        for tag, parsed in found:
-            match = pattern.fullmatch(tag.name)
-            if match is None or parsed is None:
+        for tag, match, parsed in found:
+            if parsed is None:
                 continue
             digest, governance, cases, fixtures, grouping = parsed
             releases.append(
@@ -266,6 +263,13 @@ class Releases:
         limit = version_number(up_to) if up_to is not None else None
         candidates = [r for r in self.of(dataset_id) if limit is None or r.number <= limit]
         return candidates[-1] if candidates else None
+
+    def reference(self, dataset_id: str, version: str) -> Release | None:
+        """The newest release at or below ``version`` (None when ``version`` is not a
+        version label): what "changed since the last release" is measured against."""
+        if version_number(version) is None:
+            return None
+        return self.latest(dataset_id, up_to=version)
 
     def highest(self, dataset_id: str) -> str | None:
         found = self.of(dataset_id)
