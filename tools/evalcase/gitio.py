@@ -361,7 +361,7 @@ class Repo:
         out = self._git(
             "log", "--all", "--format=", "--name-only", "--no-renames", "--", *self._in(roots)
         )
-        return {p for p in (self._out(line) for line in str(out).splitlines() if line) if p}
+        return {p for p in (self._out(line) for line in out.splitlines() if line) if p}
 
     def diff_index(self, rev: str, *, cached: bool, paths: Sequence[str]) -> list[Change]:
         """What differs between commit ``rev`` and the index (cached) or the work tree,
@@ -421,7 +421,7 @@ class Repo:
         out = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3]
         if roots:
             extra = self._git("ls-files", "--others", "--exclude-standard", "-z", "--", *roots)
-            out += [p for p in str(extra).split("\0") if p]
+            out += [p for p in extra.split("\0") if p]
         return out
 
     def untracked(self, roots: Sequence[str]) -> list[str]:
