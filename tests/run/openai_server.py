@@ -34,8 +34,13 @@ def completion(
 
 
 class Server:
-    def __init__(self, script: list[tuple[int, Any, dict[str, str]]]) -> None:
+    def __init__(
+        self,
+        script: list[tuple[int, Any, dict[str, str]]],
+        default: tuple[int, Any, dict[str, str]] | None = None,
+    ) -> None:
         self.script = list(script)
+        self.default = default  # the answer once the script has ended
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         server = self
@@ -46,7 +51,9 @@ class Server:
                 server.requests.append(json.loads(self.rfile.read(length)))
                 server.headers.append(dict(self.headers))
                 status, body, headers = (
-                    server.script.pop(0) if server.script else (500, {"error": "script ended"}, {})
+                    server.script.pop(0)
+                    if server.script
+                    else server.default or (500, {"error": "script ended"}, {})
                 )
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 self.send_response(status)

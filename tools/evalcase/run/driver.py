@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from evalcase import __version__
 from evalcase.model import FatalError
 from evalcase.run import outputs
+from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob, Executor, Limits
 from evalcase.run.spec import AgentView, EnvSpec
 
@@ -159,6 +160,7 @@ def run_meta(
             "name": options.agent_name,
             "options": public_options(options.agent_options),
             "version": None,
+            "rendering": rendering(options.agent),
         },
         "evalcase_version": __version__,
         "options": {

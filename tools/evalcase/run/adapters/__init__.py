@@ -65,6 +65,23 @@ def opener(scheme: str) -> Opener:
     return loaded
 
 
+def rendering(spec: str) -> str | None:
+    """The chat rendering (:mod:`evalcase.run.chat_view`) a scheme's adapter uses, from its
+    module's (or plugin object's) ``RENDERING``; None for agents that get the protocol
+    request itself (cmd:, py:, http:) or a scheme that cannot be loaded."""
+    try:
+        scheme, _ = split_spec(spec)
+        module = ADAPTERS.get(scheme)
+        found = (
+            getattr(importlib.import_module(module), "RENDERING", None)
+            if module is not None
+            else getattr(opener(scheme), "RENDERING", None)
+        )
+    except (ValueError, ImportError):
+        return None
+    return found if isinstance(found, str) else None
+
+
 def open_session(spec: str, options: Mapping[str, Any], job: AttemptJob) -> Session:
     try:
         scheme, target = split_spec(spec)

@@ -8,7 +8,9 @@ Settings (``[run.agents.NAME]`` or the environment): ``base_url`` (else
 ``OPENAI_API_KEY``; the key itself is never written anywhere), ``max_retries`` (default 4),
 ``backoff_s`` (first wait, default 1.0, doubled per retry, or the server's
 ``retry-after``), ``extra`` (more request fields). ``temperature``, ``max_tokens``,
-``top_p`` and ``seed`` come from the case's ``generation_config``.
+``top_p``, ``seed`` and ``stop`` come from the case's ``generation_config`` (or the
+prompt fixture's). What the model receives is rendered by :mod:`evalcase.run.chat_view`
+(system prompt, context block, turns, tools; its version is recorded in run.json).
 
 Passing: the endpoint answers a chat completion; its ``usage`` is recorded.
 Failing (recorded): 429/5xx after every retry (``adapter``), a reply without choices or
@@ -22,20 +24,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalcase.run import chat_view
 from evalcase.run.protocol import AgentFault, Reply, ToolCall
 
 if TYPE_CHECKING:
     from evalcase.run.executors.base import AttemptJob
 
-PARAMS = (
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-)
+# How requests become chat messages (recorded in run.json as agent.rendering).
+RENDERING = chat_view.VERSION
 
 
 class OpenAISession:
@@ -66,13 +62,7 @@ class OpenAISession:
 
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
         openai = self.openai
-        params = request.get("params") or {}
-        body: dict[str, Any] = {"model": self.model, "messages": request["messages"]}
-        if request.get("tools"):
-            body["tools"] = request["tools"]
-        for key in PARAMS:
-            if params.get(key) is not None:
-                body[key] = params[key]
+        body = chat_view.render(request).body(self.model)
         body.update(self.extra)
         retries = 0
         while True:
