@@ -155,6 +155,14 @@ def _progress(label: str, mode: str) -> Any:
     help="ID glob or tag:/role:/risk:/type: VALUE (repeatable: union; with --suite: intersection).",
 )
 @click.option(
+    "--prompt",
+    "prompt_ids",
+    multiple=True,
+    help="Prompt fixture IDs (fixtures/prompt/<id>.yaml), comma separated or repeated: every "
+    "selected case runs once per prompt. Default: the manifest's prompts, else each case's "
+    "own prompt.",
+)
+@click.option(
     "--allow-dirty", is_flag=True, help="Run uncommitted changes (the run is recorded as dirty)."
 )
 @click.option(
@@ -214,6 +222,7 @@ def run(
     timeout_s: float | None,
     suites: tuple[str, ...],
     selects: tuple[str, ...],
+    prompt_ids: tuple[str, ...],
     allow_dirty: bool,
     skip_invalid: bool,
     resume_id: str | None,
@@ -253,10 +262,15 @@ def run(
     if not out_root.is_absolute():
         out_root = config.root / out_root
     if resume_id:
-        if any(v is not None for v in (agent, repeat, concurrency, timeout_s)) or suites or selects:
+        if (
+            any(v is not None for v in (agent, repeat, concurrency, timeout_s))
+            or suites
+            or selects
+            or prompt_ids
+        ):
             raise FatalError(
                 "--resume takes the run's own options; "
-                "drop --agent/--repeat/--concurrency/--timeout/--suite/--select"
+                "drop --agent/--repeat/--concurrency/--timeout/--suite/--select/--prompt"
             )
         folder = outputs.find(out_root, resume_id)
         meta = folder.read_meta()
@@ -270,6 +284,7 @@ def run(
                 executor or meta["options"].get("executor", "local"), rc.ray, ray_address
             ),
             _progress(label, progress),
+            loaded.dataset.prompts,
         )  # fmt: skip
     else:
         if not dataset:
@@ -282,6 +297,12 @@ def run(
         except SelectionError as exc:
             raise FatalError(str(exc)) from None
         choice = resolve(rc, config.root, agent, loaded.manifest_agent)
+        from evalcase.run.prompts import split
+
+        manifest_prompts = loaded.dataset.manifest.get("prompts")
+        chosen = split(prompt_ids) or split(
+            [str(p) for p in manifest_prompts] if isinstance(manifest_prompts, list) else []
+        )
         options = driver.RunOptions(
             agent=choice.spec,
             agent_name=choice.name,
@@ -295,6 +316,7 @@ def run(
             limits=Limits(rc.max_reply_bytes, rc.max_steps),
             seed=seed,
             skipped=loaded.skipped,
+            prompts=chosen,
         )
         src = loaded.source
         label = f"{src.dataset_id}@{src.dataset_version}"
@@ -305,6 +327,7 @@ def run(
             options,
             get_executor(options.executor, rc.ray, ray_address),
             _progress(label, progress),
+            prompts=loaded.dataset.prompts,
         )
     try:
         shown = result.path.relative_to(config.root)

@@ -696,6 +696,8 @@ def build_task(
     metadata = _dict(case.get("metadata"))
     meta.update({k: metadata[k] for k in ("tags", "dataset_role", "owner") if k in metadata})
     meta["case_types"] = list(_strs(case.get("case_types")))
+    if isinstance(case.get("prompt"), str):
+        meta["prompt"] = case["prompt"]  # the runner applies it (evalcase.contract.prompt)
     return Task(
         case_id=case_id,
         case_version=case_version,

@@ -45,6 +45,7 @@ CASE_FIELDS: dict[str, Class] = {
     "context": "agent",
     "interaction": "agent",
     "generation_config": "agent",
+    "prompt": "agent",
     "available_tools": "agent",
     "environment.tools": "agent",
     # what only the environment knows
@@ -108,6 +109,7 @@ MANIFEST_FIELDS: dict[str, Class] = {
     "description": "governance",
     "owner": "governance",
     "agent": "governance",
+    "prompts": "agent",
     "suites": "governance",
     "gates": "governance",
     "coverage": "governance",

@@ -19,6 +19,8 @@ from typing import Any
 
 from evalcase.config import Config, load_config
 from evalcase.contract.build import Problem, build_task
+from evalcase.contract.prompt import KIND as PROMPT_KIND
+from evalcase.contract.prompt import Prompt, prompt_of
 from evalcase.contract.task import Task
 from evalcase.files import GitTree, Snapshot, WorkTree
 from evalcase.index.analysis import Analyzer, broken_paths, index_of, limits_of
@@ -40,6 +42,8 @@ class Dataset:
     # case path -> why its task could not be built
     problems: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
     complete: bool = True  # False when some file of the dataset could not be read
+    # every prompt fixture of the revision (--prompt may name any of them)
+    prompts: Mapping[str, Prompt] = field(default_factory=dict)
 
     def task(self, case_id: str) -> Task | None:
         return next((t for t in self.tasks if t.case_id == case_id), None)
@@ -138,4 +142,9 @@ def load_dataset(
         tasks=tuple(tasks),
         problems=problems,
         complete=content.complete,
+        prompts={
+            fid: prompt_of(fid, doc)
+            for fid, doc in sorted(fixtures.items())
+            if doc.get("kind") == PROMPT_KIND
+        },
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
+from evalcase.contract.prompt import offered, referenced
 from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
 
@@ -27,6 +28,7 @@ Ref = tuple[str, str, str, int, int]
 # Expected kinds of a reference. "corpus_version" and "knowledge_base" resolve against the
 # corpus fixtures' data, every other kind against fixture IDs of that kind.
 TOOL, STATE, STATE_OR_CONVERSATION, RUBRIC = "tool", "state", "state|conversation", "rubric"
+PROMPT = "prompt"
 CORPUS_VERSION, KNOWLEDGE_BASE = "corpus_version", "knowledge_base"
 
 
@@ -111,6 +113,8 @@ class CaseFacts(_FieldDigests):
     cel: tuple[Any, ...] = ()
     state_paths: tuple[tuple[str, str, int, int], ...] = ()
     inline_state: tuple[tuple[str, str, int, int], ...] = ()
+    # The variable paths the case offers a prompt template (evalcase.contract.prompt).
+    prompt_offers: tuple[str, ...] = ()
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
@@ -141,6 +145,9 @@ class FixtureFacts(_FieldDigests):
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] = ()
+    # A prompt's templates: (field, variable path read, line, column); a template that
+    # does not parse gives (field, "", line, column) (the schema rules say why).
+    prompt_vars: tuple[tuple[str, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,8 @@ class ManifestFacts(_FieldDigests):
     coverage: dict[str, list[str]] | None = None
     # coverage.required: each required cell as ((dimension, class), ...) with its place.
     coverage_required: tuple[tuple[tuple[tuple[str, str], ...], int, int], ...] = ()
+    # prompts: the prompt fixture IDs every case runs with, located.
+    prompts: tuple[Located, ...] = ()
 
 
 Facts = CaseFacts | FixtureFacts | ManifestFacts
@@ -269,6 +278,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
     add("context.fixtures", STATE_OR_CONVERSATION, _strings(doc, ("context", "fixtures")))
     for path, kind in (
         (("rubric",), RUBRIC),
+        (("prompt",), PROMPT),
         (("evaluator_config", "judge", "rubric"), RUBRIC),
         (("environment_requirements", "corpus_version"), CORPUS_VERSION),
         (("environment", "knowledge_base"), KNOWLEDGE_BASE),
@@ -432,6 +442,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         cel=cel,
         state_paths=state_paths,
         inline_state=tuple(inline),
+        prompt_offers=offered(data.get("input"), data.get("interaction"), data.get("context")),
     )
 
 
@@ -474,7 +485,32 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
+        prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),
     )
+
+
+def _prompt_vars(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:
+    templates: list[tuple[str, Any, Path]] = [
+        ("system", body.get("system"), ("data", "system")),
+        ("user", body.get("user"), ("data", "user")),
+    ]
+    messages = body.get("messages")
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict):
+            templates.append(
+                (f"messages.{i}", message.get("content"), ("data", "messages", i, "content"))
+            )
+    out: list[tuple[str, str, int, int]] = []
+    for name, template, path in templates:
+        if not isinstance(template, str):
+            continue
+        line, col = doc.locate(path)
+        found = referenced(template)
+        if isinstance(found, str):
+            out.append((name, "", line, col))
+        else:
+            out += [(name, variable, line, col) for variable in found]
+    return tuple(out)
 
 
 def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
@@ -489,6 +525,7 @@ def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
         gates=_gates(doc),
         coverage=_coverage(data),
         coverage_required=_required_cells(doc),
+        prompts=tuple(_strings(doc, ("prompts",))),
     )
 
 

@@ -154,6 +154,7 @@ EXPECTED_KINDS = {
     "state": ("state",),
     "state|conversation": ("state", "conversation"),
     "rubric": ("rubric",),
+    "prompt": ("prompt",),
 }
 KIND_WORDS = {
     "tool": "a tool definition",
@@ -161,6 +162,7 @@ KIND_WORDS = {
     "conversation": "a conversation fixture",
     "rubric": "a rubric",
     "corpus": "a corpus",
+    "prompt": "a prompt",
 }
 
 

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 from evalcase import __version__
 from evalcase.model import FatalError
 from evalcase.run import outputs
+from evalcase.contract.prompt import Prompt
+from evalcase.run import prompts as prompting
 from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob, Executor, Limits
 from evalcase.run.spec import AgentView, EnvSpec
@@ -72,6 +74,7 @@ class RunOptions:
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
     skipped: Mapping[str, Any] = field(default_factory=dict)  # case path -> why not run
+    prompts: tuple[str, ...] = ()  # prompt IDs every case runs with (evalcase.run.prompts)
 
 
 class Progress(Protocol):
@@ -135,8 +138,13 @@ def public_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_meta(
-    run_id: str, source: Source, tasks: Sequence[RunnableTask], options: RunOptions
+    run_id: str,
+    source: Source,
+    tasks: Sequence[RunnableTask],
+    options: RunOptions,
+    variants: Sequence[prompting.Variant] = (),
 ) -> dict[str, Any]:
+    planned = len(variants) if variants else len(tasks)
     return {
         "run_id": run_id,
         "commit": source.commit,
@@ -173,13 +181,15 @@ def run_meta(
             "seed": options.seed,
             "max_steps": options.limits.max_steps,
             "max_reply_bytes": options.limits.max_reply_bytes,
+            "prompts": list(options.prompts),
         },
+        "prompts": prompting.versions(variants),
         "host": {
             "hostname": socket.gethostname(),
             "platform": platform.platform(),
             "python": sys.version.split()[0],
         },
-        "planned": len(tasks) * options.repeat,
+        "planned": planned * options.repeat,
         "skipped": dict(options.skipped),
         "status": "running",
         "started_at": _now(),
@@ -193,23 +203,32 @@ def jobs_for(
     options: RunOptions,
     done: set[tuple[str, int]],
     outputs_dir: Path,
+    variants: Sequence[prompting.Variant] | None = None,
 ) -> Iterator[AttemptJob]:
+    """Jobs in attempt order; with prompts, one per case, prompt and attempt, numbered
+    across prompts (see evalcase.run.prompts)."""
     agent_options = {**options.agent_options, "outputs_dir": str(outputs_dir)}
-    for attempt in range(1, options.repeat + 1):
-        for task in tasks:
+    by_id = {t.case_id: t for t in tasks}
+    if variants is None:
+        variants = [prompting.Variant(t.case_id, t.agent, None, 0) for t in tasks]
+    for within in range(1, options.repeat + 1):
+        for variant in variants:
+            task = by_id[variant.case_id]
+            attempt = variant.slot * options.repeat + within
             if (task.case_id, attempt) in done:
                 continue
             yield AttemptJob(
                 case_id=task.case_id,
                 case_version=task.case_version,
-                agent=task.agent,
+                agent=variant.view,
                 env=task.env,
                 adapter=options.agent,
                 adapter_options=agent_options,
-                seed=seed_for(options.seed, task.case_id, attempt),
+                seed=seed_for(options.seed, task.case_id, within),
                 attempt=attempt,
                 timeout_s=options.timeout_s,
                 limits=options.limits,
+                prompt=variant.prompt,
             )
 
 
@@ -221,11 +240,17 @@ def start(
     executor: Executor,
     progress: Progress | None = None,
     run_id: str | None = None,
+    prompts: Mapping[str, Prompt] | None = None,
 ) -> RunResult:
+    """Start a run. ``prompts``: the prompt fixtures of the revision (by ID), for
+    ``options.prompts`` and the cases' own ``prompt:``."""
+    variants = prompting.plan(tasks, prompts or {}, options.prompts)  # before any folder
     run_id = run_id or new_run_id()
-    meta = run_meta(run_id, source, tasks, options)
+    meta = run_meta(run_id, source, tasks, options, variants)
     folder = outputs.create(outputs_dir, source.commit, run_id, meta)
-    return _execute(folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir)
+    return _execute(
+        folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir, variants
+    )
 
 
 def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> RunOptions:
@@ -246,6 +271,7 @@ def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> Run
             int(o.get("max_steps", Limits.max_steps)),
         ),
         seed=int(o.get("seed", 0)),
+        prompts=tuple(o.get("prompts", ())),
     )
 
 
@@ -279,11 +305,19 @@ def resume(
     agent_options: Mapping[str, Any],
     executor: Executor,
     progress: Progress | None = None,
+    prompts: Mapping[str, Prompt] | None = None,
 ) -> RunResult:
     meta = folder.read_meta()
     check_unchanged(meta, source, tasks)
     planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
     options = options_of(meta, agent_options)
+    variants = prompting.plan(planned, prompts or {}, options.prompts)
+    if prompting.versions(variants) != meta.get("prompts", {}):
+        raise FatalError(
+            f"cannot resume run {meta['run_id']}: its prompts changed since it started "
+            f"({meta.get('prompts', {})} then, {prompting.versions(variants)} now). "
+            "Start a new run instead."
+        )
     meta["status"] = "running"
     meta.setdefault("resumed_at", []).append(_now())
     return _execute(
@@ -294,6 +328,7 @@ def resume(
         executor,
         progress or NoProgress(),
         folder.path.parent.parent,
+        variants,
     )
 
 
@@ -305,6 +340,7 @@ def _execute(
     executor: Executor,
     progress: Progress,
     outputs_dir: Path,
+    variants: Sequence[prompting.Variant] | None = None,
 ) -> RunResult:
     done: set[tuple[str, int]] = set()
     errors = 0
@@ -314,7 +350,7 @@ def _execute(
         errors += record.get("status") == "error"
         if record.get("agent_version"):
             versions.add(str(record["agent_version"]))
-    total = len(tasks) * options.repeat
+    total = (len(variants) if variants is not None else len(tasks)) * options.repeat
     writer = folder.open_for_append()
     folder.write_meta(meta)
     new = 0
@@ -322,7 +358,7 @@ def _execute(
     progress.start(total, len(done), errors)
     try:
         for record in executor.run(
-            jobs_for(tasks, options, done, outputs_dir), options.concurrency
+            jobs_for(tasks, options, done, outputs_dir, variants), options.concurrency
         ):
             key = (record["case_id"], int(record["attempt"]))
             if key in done:  # an executor retried a job that had already finished

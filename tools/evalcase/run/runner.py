@@ -30,13 +30,16 @@ def _now() -> str:
 
 
 def _base(job: AttemptJob) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "case_id": job.case_id,
         "case_version": job.case_version,
         "attempt": job.attempt,
         "seed": job.seed,
         "attempt_key": job.agent.attempt_key,
     }
+    if job.prompt:
+        out["prompt"] = job.prompt  # id@version (evalcase.run.prompts)
+    return out
 
 
 def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:

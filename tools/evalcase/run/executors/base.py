@@ -38,6 +38,7 @@ class AttemptJob:
     attempt: int = 1
     timeout_s: float = 60.0
     limits: Limits = field(default_factory=Limits)
+    prompt: str | None = None  # "id@version" of the prompt the view was rendered with
 
     @property
     def key(self) -> tuple[str, int]:
