@@ -50,23 +50,43 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
 
 @click.command("compare")
 @click.argument("base")
-@click.argument("new")
+@click.argument("new", required=False)
+@click.option(
+    "--prompts",
+    "prompts",
+    default=None,
+    metavar="A,B",
+    help="Compare prompt A's attempts (in BASE) with prompt B's (in NEW, default BASE): "
+    "which cases prompt B fixed or regressed.",
+)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
 @root_option
 @fatal_errors
 def compare_command(
-    base: str, new: str, output_format: str, fail_on_regression: bool, root: str | None
+    base: str,
+    new: str | None,
+    prompts: str | None,
+    output_format: str,
+    fail_on_regression: bool,
+    root: str | None,
 ) -> None:
-    """Compare two graded runs (run ids or report directories) case by case."""
-    from evalcase.report.compare import compare, find_report, read_report
+    """Compare two graded runs (run ids or report directories) case by case, or two prompts
+    of one run (--prompts A,B)."""
+    from evalcase.report.compare import compare, find_report, for_prompt, read_report
 
     config = _config(root)
     where = str(config.grade.get("reports_dir", "reports"))
-    result = compare(
-        read_report(find_report(config.root, base, where)),
-        read_report(find_report(config.root, new, where)),
-    )
+    if new is None and prompts is None:
+        raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
+    base_report = read_report(find_report(config.root, base, where))
+    new_report = base_report if new is None else read_report(find_report(config.root, new, where))
+    if prompts is not None:
+        pair = [p.strip() for p in prompts.split(",")]
+        if len(pair) != 2 or not all(pair):
+            raise click.UsageError(f"--prompts takes two prompt IDs, as in a,b (got {prompts!r})")
+        base_report, new_report = for_prompt(base_report, pair[0]), for_prompt(new_report, pair[1])
+    result = compare(base_report, new_report)
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
     else:

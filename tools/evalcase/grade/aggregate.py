@@ -22,6 +22,7 @@ SLICE_KEYS = (
     "tool",
     "dataset_role",
     "failure_class",
+    "prompt",
 )
 METRICS = ("pass@1", "pass@k", "pass^k")
 
@@ -39,6 +40,7 @@ class CaseMeta:
     dataset_roles: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     digest: str = ""
+    prompt: str = ""  # id@version when the case ran with a prompt fixture: one row per prompt
 
     @property
     def observation(self) -> bool:
@@ -58,6 +60,7 @@ class CaseMeta:
             "tags": list(self.tags),
             "digest": self.digest,
             "observation": self.observation,
+            "prompt": self.prompt or None,
         }
 
     @classmethod
@@ -74,6 +77,7 @@ class CaseMeta:
             tuple(raw.get("dataset_roles", ())),
             tuple(raw.get("tags", ())),
             raw.get("digest", ""),
+            raw.get("prompt") or "",
         )
 
 
@@ -144,6 +148,7 @@ def slice_values(case: CaseFigures, key: str) -> tuple[str, ...]:
         "tool": m.tools,
         "dataset_role": m.dataset_roles,
         "failure_class": tuple(sorted(set(case.failure_classes))),
+        "prompt": (m.prompt,) if m.prompt else (),
     }[key]
     return tuple(dict.fromkeys(values))
 

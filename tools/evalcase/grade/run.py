@@ -136,18 +136,26 @@ class GradedRun:
 
 
 def figures(
-    metas: Mapping[tuple[str, str], CaseMeta], results: Sequence[AttemptResult]
+    metas: Mapping[tuple[str, str], CaseMeta],
+    results: Sequence[AttemptResult],
+    prompts: Mapping[tuple[str, int], str] | None = None,
 ) -> list[CaseFigures]:
-    by_case: dict[tuple[str, str], list[AttemptResult]] = defaultdict(list)
+    """One row per case and version, and per prompt when attempts ran with prompts
+    (``prompts``: (case ID, attempt) -> id@version)."""
+    prompts = prompts or {}
+    by_case: dict[tuple[str, str, str], list[AttemptResult]] = defaultdict(list)
     for r in results:
-        by_case[(r.case_id, r.case_version)].append(r)
+        by_case[(r.case_id, r.case_version, prompts.get((r.case_id, r.attempt), ""))].append(r)
     out = []
-    for key in sorted(by_case):
-        attempts = sorted(by_case[key], key=lambda r: r.attempt)
+    for case_id, version, prompt in sorted(by_case):
+        attempts = sorted(by_case[(case_id, version, prompt)], key=lambda r: r.attempt)
+        key = (case_id, version)
         meta = metas.get(key)
         if meta is None:  # graded against another version of the case: keep its slices
             same = next((m for k, m in metas.items() if k[0] == key[0]), None)
             meta = replace(same, case_version=key[1]) if same else CaseMeta(*key)
+        if prompt:
+            meta = replace(meta, prompt=prompt)
         out.append(
             CaseFigures(
                 meta,
@@ -206,7 +214,12 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         results.append(grade_attempt(case.spec, attempt, ctx))
     lines = [line for r in results for line in grade_lines(r)]
     metas = {(c.meta.case_id, c.meta.case_version): c.meta for c in dataset.cases.values()}
-    cases = figures(metas, results)
+    prompts = {
+        (str(a.get("case_id")), int(a.get("attempt") or 1)): str(a["prompt"])
+        for a in record.attempts
+        if a.get("prompt")
+    }
+    cases = figures(metas, results, prompts)
     calib = calibration(lines)
     gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
     versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}

@@ -39,10 +39,16 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
     summary["observation_cases"] = sum(1 for c in graded.cases if c.meta.observation)
     summary["gates_passed"] = graded.gates_passed
     summary["gates"] = dict(sorted(Counter(g.verdict for g in graded.gates).items()))
-    by_attempt: dict[tuple[str, str], list[str]] = {}
+    prompt_of = {
+        (str(a.get("case_id")), int(a.get("attempt") or 1)): str(a["prompt"])
+        for a in record.attempts
+        if a.get("prompt")
+    }
+    by_attempt: dict[tuple[str, str, str], list[str]] = {}
     for line in graded.lines:
         if line["verdict"] != "pass":
-            by_attempt.setdefault((line["case_id"], line["case_version"]), []).append(
+            prompt = prompt_of.get((str(line["case_id"]), int(line["attempt"])), "")
+            by_attempt.setdefault((line["case_id"], line["case_version"], prompt), []).append(
                 f"attempt {line['attempt']} {line['grader']}: {line['verdict']}: {line['reason']}"
             )
     order = {"fail": 0, "error": 1, "pending": 2}
@@ -77,6 +83,8 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
             "evalcase_version": __version__,
             "graders": dict(graded.grader_versions),
             "judges": [{"model": m, "prompt_version": p, "rubric": r} for m, p, r in judges],
+            "prompts": dict(run.get("prompts") or {}),
+            "rendering": (agent.get("rendering") if isinstance(agent, Mapping) else None),
         },
         "summary": summary,
         "gates": [g.to_dict() for g in graded.gates],
@@ -90,7 +98,8 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
                 "status": c.status,
                 "observation": c.meta.observation,
                 "failure_classes": sorted(set(c.failure_classes)),
-                "reasons": by_attempt.get((c.meta.case_id, c.meta.case_version), []),
+                "prompt": c.meta.prompt or None,
+                "reasons": by_attempt.get((c.meta.case_id, c.meta.case_version, c.meta.prompt), []),
             }
             for c in failing
         ],
@@ -104,6 +113,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
                 "verdict": r.verdict,
                 "score": r.score,
                 "failure_class": r.failure_class,
+                "prompt": prompt_of.get((r.case_id, r.attempt)),
             }
             for r in graded.results
         ],

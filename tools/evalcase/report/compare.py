@@ -5,6 +5,11 @@ A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, pas
 run only. Slices are compared on pass@1. When the runs used different dataset digests or
 different case versions the figures are not like for like (002 section 7): the result
 carries a warning and the list of cases whose version or content changed.
+
+Runs with prompts (``evalcase run --prompt a,b``) have one row per case and prompt; rows
+are matched by case and prompt ID (``case_id [prompt]``). :func:`for_prompt` narrows a
+report to one prompt's rows, so ``evalcase compare RUN --prompts a,b`` compares prompt
+``a`` (as base) with prompt ``b`` (as new) in one run, or across two runs.
 """
 
 from __future__ import annotations
@@ -89,9 +94,58 @@ def _ident(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _prompt_id(label: Any) -> str:
+    """``"a@v2"`` -> ``"a"`` (rows match by prompt ID across prompt versions)."""
+    if not label:
+        return ""
+    return str(label).rpartition("@")[0] or str(label)
+
+
+def _key(case: Mapping[str, Any]) -> str:
+    prompt = _prompt_id(case.get("prompt"))
+    return f"{case['case_id']} [{prompt}]" if prompt else str(case["case_id"])
+
+
+def prompts_of(report: Mapping[str, Any]) -> list[str]:
+    """The prompt labels (id@version) a report's rows ran with."""
+    return sorted({str(c["prompt"]) for c in report["cases"] if c.get("prompt")})
+
+
+def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
+    """The report as if only ``prompt`` (an ID, or id@version) had run: its rows, with
+    their summary and slices recomputed, the rows keyed by case ID alone."""
+    from evalcase.grade.aggregate import CaseFigures, CaseMeta, rates, slices
+
+    def matches(label: Any) -> bool:
+        return bool(label) and (str(label) == prompt or _prompt_id(label) == prompt)
+
+    rows = [c for c in report["cases"] if matches(c.get("prompt"))]
+    if not rows:
+        known = ", ".join(prompts_of(report)) or "none: the run used no prompt fixture"
+        raise FatalError(f"run {report['run']['run_id']} has no attempt with prompt {prompt!r}; "
+                         f"its prompts: {known}")  # fmt: skip
+    figures = [
+        CaseFigures(
+            CaseMeta.from_dict(c),
+            tuple(c.get("verdicts", ())),
+            tuple(c.get("scores", ())),
+            tuple(c.get("failure_classes", ())),
+        )
+        for c in rows
+    ]
+    label = str(rows[0]["prompt"])
+    return {
+        **report,
+        "run": {**report["run"], "run_id": f"{report['run']['run_id']} [{label}]"},
+        "summary": {**report["summary"], **rates(figures)},
+        "slices": {k: v for k, v in slices(figures).items() if k != "prompt"},
+        "cases": [{**c, "prompt": None} for c in rows],
+    }
+
+
 def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
-    old_cases = {c["case_id"]: c for c in base["cases"]}
-    new_cases = {c["case_id"]: c for c in new["cases"]}
+    old_cases = {_key(c): c for c in base["cases"]}
+    new_cases = {_key(c): c for c in new["cases"]}
     both = sorted(set(old_cases) & set(new_cases))
 
     def ok(case: Mapping[str, Any]) -> bool:

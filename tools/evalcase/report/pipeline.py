@@ -69,7 +69,7 @@ def grade_and_report(
 
 def summary_lines(outcome: Outcome) -> list[str]:
     """A short summary table for the terminal."""
-    from evalcase.grade.aggregate import rates
+    from evalcase.grade.aggregate import rates, slices
 
     r = rates(outcome.graded.cases)
 
@@ -82,9 +82,19 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{pct(r['pass^k']):>10}",
         "",
     ]
+    by_prompt = slices(outcome.graded.cases)["prompt"]
+    if by_prompt:
+        lines.insert(-1, "")
+        for prompt, rp in by_prompt.items():
+            lines.insert(
+                -1,
+                f"{'prompt ' + prompt:<30}{rp['cases']:>6} cases  pass@1 {pct(rp['pass@1']):>7}"
+                f"  pass^k {pct(rp['pass^k']):>7}",
+            )
     statuses: dict[str, list[str]] = {}
     for case in outcome.graded.cases:
-        shown = case.meta.case_id + (" (observation)" if case.meta.observation else "")
+        shown = case.meta.case_id + (f" [{case.meta.prompt}]" if case.meta.prompt else "")
+        shown += " (observation)" if case.meta.observation else ""
         statuses.setdefault(case.status, []).append(shown)
     for status in ("pass", "fail", "flaky", "error", "pending"):
         ids = statuses.get(status, [])

@@ -96,6 +96,7 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
         shown.append(
             {
                 "attempt": number,
+                "prompt": attempt.get("prompt"),
                 "verdict": verdict,
                 "error": attempt.get("error"),
                 "grades": lines.get((case_id, number), []),
