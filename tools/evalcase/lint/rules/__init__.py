@@ -58,6 +58,7 @@ from evalcase.lint.rules import (
     personal_data,
     placeholder,
     policy_conflict,
+    prompt_variable_missing,
     rag_effective_at_missing,
     rejected_in_gated_view,
     released_id_reused,
@@ -82,6 +83,7 @@ from evalcase.lint.rules import (
     unexpected_file,
     unknown_evaluator,
     unknown_fixture,
+    unknown_prompt,
     unknown_variable,
     unreachable_response,
     unsafe_tag,
@@ -149,6 +151,9 @@ _MODULES = (
     side_effect_contradiction,
     not_judgeable,
     rubric_impossible,
+    # prompts (EC34x)
+    unknown_prompt,
+    prompt_variable_missing,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,

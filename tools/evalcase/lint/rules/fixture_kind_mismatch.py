@@ -20,7 +20,7 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.index.facts import CORPUS_VERSION, KNOWLEDGE_BASE
+from evalcase.index.facts import CORPUS_VERSION, KNOWLEDGE_BASE, PROMPT
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import reporter
 from evalcase.lint.semantic import EXPECTED_KINDS, KIND_WORDS, fixture_kinds
@@ -61,6 +61,8 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             if ok is not None and ref[2] in ok:
                 continue
             field, kind, target, line, col = ref
+            if kind == PROMPT:
+                continue  # a prompt that is not a prompt fixture is EC340's
             if kind == KNOWLEDGE_BASE:
                 continue  # EC301
             expected = EXPECTED_KINDS.get(kind)

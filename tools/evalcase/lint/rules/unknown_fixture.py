@@ -26,7 +26,7 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.config import Config
-from evalcase.index.facts import CORPUS_VERSION, KNOWLEDGE_BASE
+from evalcase.index.facts import CORPUS_VERSION, KNOWLEDGE_BASE, PROMPT
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import reporter
 from evalcase.lint.semantic import EXPECTED_KINDS, did_you_mean, fixture_kinds, listing
@@ -67,6 +67,8 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             if ref[2] in fine.get(ref[1], known):
                 continue
             field, kind, target, line, col = ref
+            if kind == PROMPT:
+                continue  # a prompt that is not a prompt fixture is EC340's
             if index.unresolvable(kind, target):
                 continue  # the unreadable fixture file is reported, not each use of it
             if kind == CORPUS_VERSION:
