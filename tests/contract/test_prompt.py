@@ -66,7 +66,9 @@ def test_templates_are_sandboxed() -> None:
 
 
 def test_lint_facts_name_the_variables_a_template_reads_and_a_case_offers() -> None:
-    assert referenced("{{ context.channel }} {{ context['tier'] }} {% for t in turns %}{{ t }}{% endfor %}") == [
+    assert referenced(
+        "{{ context.channel }} {{ context['tier'] }} {% for t in turns %}{{ t }}{% endfor %}"
+    ) == [
         "context",
         "turns",
         "context.channel",

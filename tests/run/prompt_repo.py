@@ -34,7 +34,9 @@ description: Routes a customer message to one intent label.
 source: synthetic
 desensitized: true
 data:
-  system: "Classify the message. Labels: {{{{ data.labels | join(', ') }}}}. Answer with the label only."
+  system: >-
+    Classify the message. Labels: {{{{ data.labels | join(', ') }}}}.
+    Answer with the label only.
   user: "Message ({{{{ context.channel }}}}): {{{{ turn }}}}"
   generation_config: {{temperature: 0, max_tokens: 8}}
   variables:

@@ -67,7 +67,8 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
     first = full["intent_route_002"]["messages"]
     assert first[0] == {
         "role": "system",
-        "content": "Classify the message. Labels: refund, shipping, other. Answer with the label only.",
+        "content": "Classify the message. Labels: refund, shipping, other. "
+        "Answer with the label only.",
     }
     assert first[1]["content"] == "Message (app): Where is my parcel? The delivery is late"
     assert narrow["intent_route_002"]["output"] == "other"  # it was never offered "shipping"
@@ -86,7 +87,7 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
     assert [(c["case_id"], c["prompt"]) for c in report["failing_cases"]] == [
         ("intent_route_002", "intent_narrow@v1")
     ]
-    md = (run_dir.parents[2] / "reports" / run_dir.parent.name / run_dir.name / "report.md")
+    md = run_dir.parents[2] / "reports" / run_dir.parent.name / run_dir.name / "report.md"
     assert "### By prompt" in md.read_text("utf-8")
     # "prompt b regresses these cases", in one command
     proc = run_cli(
@@ -97,7 +98,11 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
     result = json.loads(proc.stdout)
     assert result["regressed"] == ["intent_route_002"]
     assert result["fixed"] == [] and result["new_cases"] == [] and result["removed_cases"] == []
-    assert sorted(result["still_passing"]) == ["intent_route_001", "intent_route_003", "intent_route_004"]
+    assert sorted(result["still_passing"]) == [
+        "intent_route_001",
+        "intent_route_003",
+        "intent_route_004",
+    ]
     assert result["base"]["pass@1"] == 1.0 and result["new"]["pass@1"] == 0.75
     proc = run_cli("compare", run_dir.name, "--prompts", "intent_narrow,intent_full", cwd=repo)
     assert "fixed (1): intent_route_002" in proc.stdout
@@ -120,7 +125,9 @@ def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
     repo: Path, tmp_path: Path
 ) -> None:
     outputs = tmp_path / "outputs"
-    proc = run_cli("run", "intents", "--prompt", "intent_fulll", "--outputs", str(outputs), cwd=repo)
+    proc = run_cli(
+        "run", "intents", "--prompt", "intent_fulll", "--outputs", str(outputs), cwd=repo
+    )
     assert proc.returncode == 2
     assert "unknown prompt(s) intent_fulll" in proc.stderr and "intent_full" in proc.stderr
     assert not outputs.exists()
@@ -128,9 +135,7 @@ def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
     original = case.read_text("utf-8")
     case.write_text(original.replace("  channel: app\n", "  shop: web\n"), "utf-8")
     try:
-        proc = run_cli(
-            "run", "intents", "--allow-dirty", "--outputs", str(outputs), cwd=repo
-        )
+        proc = run_cli("run", "intents", "--allow-dirty", "--outputs", str(outputs), cwd=repo)
         assert proc.returncode == 2
         assert "intent_route_004: prompt intent_full@v1 user" in proc.stderr
         assert "no attribute 'channel'" in proc.stderr
@@ -149,8 +154,7 @@ def test_the_prompt_and_its_generation_settings_reach_every_openai_request(
     original = config.read_text("utf-8")
     with server.running():
         config.write_text(
-            original
-            + f'model = {{ spec = "openai:tiny", base_url = "{server.url}", '
+            original + f'model = {{ spec = "openai:tiny", base_url = "{server.url}", '
             'api_key_env = "EVALCASE_TEST_PROMPT_KEY" }\n',
             "utf-8",
         )

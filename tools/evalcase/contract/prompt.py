@@ -104,7 +104,9 @@ def _environment() -> Any:
     # Prompts are data anyone with a PR writes: the sandbox keeps templates away from
     # attributes that reach Python internals; StrictUndefined makes a missing variable an
     # error instead of an empty string in front of a model.
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    return SandboxedEnvironment(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
 
 
 def variables(view: AgentView, prompt: Prompt) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML: a base dependency (the loader reads with its libyaml)
 
 VERSION = "evalcase-chat/1"
 CONTEXT_HEADER = "Context of this conversation (YAML):"

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalcase import __version__
+from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
 from evalcase.run import outputs
-from evalcase.contract.prompt import Prompt
 from evalcase.run import prompts as prompting
 from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob, Executor, Limits

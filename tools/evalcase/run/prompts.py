@@ -87,7 +87,8 @@ def plan(
     if problems:
         raise FatalError(
             f"{len(problems)} case(s) cannot be rendered with their prompt (evalcase lint "
-            "reports them as EC340/EC341):\n" + "\n".join(problems[:20])
+            "reports them as EC340/EC341):\n"
+            + "\n".join(problems[:20])
             + ("\n  ..." if len(problems) > 20 else "")
         )
     return out
