@@ -47,7 +47,8 @@ IDENTITY = (
 # What the agent receives and what only the environment knows (contract.fields: agent,
 # environment): the fields `evalcase new --from` copies.
 EXECUTION = (
-    "input", "context", "interaction", "environment", "generation_config", "initial_state",
+    "input", "context", "interaction", "environment", "generation_config", "prompt",
+    "initial_state",
     "state", "available_tools", "tool_schema", "environment_requirements",
 )  # fmt: skip
 JUDGING = (
