@@ -3,8 +3,8 @@ recorded), or a release tag / commit read straight from git without a checkout."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcase.config import Config
@@ -98,6 +98,7 @@ def _read(
         )
     if not dataset.tasks:
         raise FatalError(f"dataset {dataset_id} has no case to run")
+    tasks = with_handlers(dataset.tasks, config)
     source = Source(
         dataset_id=dataset_id,
         dataset_version=dataset.version,
@@ -110,4 +111,37 @@ def _read(
     suites = dict(manifest.get("suites") or {})
     agent = manifest.get("agent")
     manifest_agent = agent if isinstance(agent, str) else None
-    return Loaded(source, dataset, dataset.tasks, suites, manifest_agent, skipped)
+    return Loaded(source, dataset, tasks, suites, manifest_agent, skipped)
+
+
+def with_handlers(tasks: Sequence[Any], config: Config) -> tuple[Any, ...]:
+    """The tasks with each tool ``handler`` name replaced by the function the trusted
+    configuration registers for it (``[run.handlers]`` or the ``evalcase.handlers`` entry
+    points). A fixture naming anything else (an import path, an unregistered name) stops
+    the run before any attempt: data never names code (evalcase.trust)."""
+    from evalcase.trust import handler_problem, registered_handlers
+
+    if not any(b.handler for t in tasks for b in t.env.tools.values()):
+        return tuple(tasks)
+    registered = registered_handlers(config.raw.get("run") or {})
+    problems: dict[str, str] = {}
+    out = []
+    for task in tasks:
+        tools = dict(task.env.tools)
+        for name, behaviour in tools.items():
+            if not behaviour.handler:
+                continue
+            problem = handler_problem(behaviour.handler, registered)
+            if problem is not None:
+                where = f"fixture {behaviour.fixture_id or name}"
+                problems.setdefault(where, problem)
+                continue
+            tools[name] = replace(behaviour, handler=registered[behaviour.handler])
+        out.append(replace(task, env=replace(task.env, tools=tools)))
+    if problems:
+        lines = [f"  {where}: {why}" for where, why in sorted(problems.items())]
+        raise FatalError(
+            "refusing to run: a fixture names a tool handler the configuration does not "
+            "register:\n" + "\n".join(lines[:20]) + ("\n  ..." if len(lines) > 20 else "")
+        )
+    return tuple(out)

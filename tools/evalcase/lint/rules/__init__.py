@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import (
+    agent_not_a_name,
+    agent_not_configured,
     approval_incomplete,
     approval_stale,
     approved_without_review,
@@ -38,6 +40,7 @@ from evalcase.lint.rules import (
     gate_selects_nothing,
     gold_evidence,
     golden_without_approval,
+    handler_not_registered,
     id_characters,
     idempotency_key_missing,
     invalid_date,
@@ -149,6 +152,10 @@ _MODULES = (
     side_effect_contradiction,
     not_judgeable,
     rubric_impossible,
+    # the trust boundary (EC33x)
+    agent_not_a_name,
+    agent_not_configured,
+    handler_not_registered,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
