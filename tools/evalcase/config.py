@@ -101,7 +101,7 @@ class Config:
         # What data may name (evalcase.trust) is linted: the names [run.agents] defines and
         # the handlers [run.handlers] registers are part of the key; nothing else of [run].
         run = self.raw.get("run")
-        if isinstance(run, dict):
+        if isinstance(run, dict) and (run.get("agents") or run.get("handlers")):
             lint_relevant["run.names"] = {
                 "agents": sorted(run.get("agents") or {}),
                 "handlers": run.get("handlers") or {},
