@@ -228,6 +228,9 @@ def load_config(root: Path) -> Config:
             if target != root:
                 root = target
                 source = _label(found, root)
+    from evalcase import scrub
+
+    scrub.register(raw)  # whatever this command writes is scrubbed of its secrets
     naming = raw.get("naming", {})
     lint = raw.get("lint", {})
     versioning = raw.get("versioning", {})
