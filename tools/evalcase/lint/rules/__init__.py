@@ -42,6 +42,7 @@ from evalcase.lint.rules import (
     golden_without_approval,
     handler_not_registered,
     id_characters,
+    id_read_as_number,
     idempotency_key_missing,
     invalid_date,
     invalid_suppression,
@@ -132,6 +133,7 @@ _MODULES = (
     id_characters,
     duplicate_passage_id,
     corpus_claimed_twice,
+    id_read_as_number,
     # references (EC3xx)
     unknown_fixture,
     fixture_kind_mismatch,
