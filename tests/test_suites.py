@@ -73,9 +73,7 @@ def test_lint_run_and_gates_select_the_same_cases(repo: Path) -> None:
     for dataset_id in DATASETS:
         dataset = load_dataset(repo, dataset_id, config=config)
         named = dict(dataset.manifest["suites"])
-        manifest = next(
-            m for m in index.manifests if m.dataset_dir == dataset_id
-        )
+        manifest = next(m for m in index.manifests if m.dataset_dir == dataset_id)
         assert isinstance(manifest, ManifestFacts)
         facts = {str(c.case_id[0]): c for c in dataset_cases(index, manifest) if c.case_id}
         selectors = {s[0]: s[3] for s in manifest.suites}

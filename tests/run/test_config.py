@@ -31,7 +31,9 @@ def test_what_data_may_name_is_part_of_the_lint_digest(tmp_path: Path) -> None:
     a = load_config(_write(tmp_path / "a", '[run.agents]\nx = "cmd:a"\n'))
     b = load_config(_write(tmp_path / "b", '[run.agents]\nx = "cmd:b"\n'))
     c = load_config(_write(tmp_path / "c", '[run.agents]\ny = "cmd:a"\n'))
-    d = load_config(_write(tmp_path / "d", '[run.agents]\nx = "cmd:a"\n[run.handlers]\nh = "m:f"\n'))
+    d = load_config(
+        _write(tmp_path / "d", '[run.agents]\nx = "cmd:a"\n[run.handlers]\nh = "m:f"\n')
+    )
     assert a.digest == b.digest and len({a.digest, c.digest, d.digest}) == 3
 
 

@@ -76,9 +76,7 @@ def criteria(suite: Mapping[str, Any], name: str = "") -> dict[str, tuple[str, .
         criterion = ALIASES.get(key, key)
         if criterion not in CRITERIA:
             where = f"suite {name!r}: " if name else ""
-            raise SuiteError(
-                f"{where}{key!r} is not a suite criterion; use {', '.join(CRITERIA)}"
-            )
+            raise SuiteError(f"{where}{key!r} is not a suite criterion; use {', '.join(CRITERIA)}")
         out[criterion] = out.get(criterion, ()) + strings(value)
     return out
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
-from evalcase.suites import ALIASES, CRITERIA
 from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
+from evalcase.suites import ALIASES, CRITERIA
 
 Located = tuple[Any, int, int]
 # (field, expected fixture kind, target id, line, column)

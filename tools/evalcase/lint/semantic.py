@@ -7,13 +7,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase import suites
 from evalcase.files import FIXTURE_KINDS, looks_like
 from evalcase.index.analysis import FileContext
 from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.loader import Document, Path
 from evalcase.model import FileKind
-from evalcase import suites
 from evalcase.naming import ascii_form
 
 Located = tuple[Any, int, int]

@@ -107,10 +107,9 @@ def redact_outputs(run_dir: Path) -> None:
     of passing them on masked text."""
     import json
 
+    from evalcase import scrub
     from evalcase.grade import pii
     from evalcase.grade.run import read_jsonl
-
-    from evalcase import scrub
 
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
