@@ -65,14 +65,14 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not doc.numbers or not doc.ok:
         return
     by_place: dict[tuple[int, int], Path] = {}
-    for path, place in doc.positions.items():
-        if place in doc.numbers and path:
-            by_place.setdefault(place, path)
+    for at, place in doc.positions.items():
+        if place in doc.numbers and at:
+            by_place.setdefault(place, at)
     for place, text in sorted(doc.numbers.items()):
-        path = by_place.get(place)
-        if path is None or not expects_id(path):
+        found = by_place.get(place)
+        if found is None or not expects_id(found):
             continue
-        value = doc.get(path)
+        value = doc.get(found)
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue
         yield report(
