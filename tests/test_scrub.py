@@ -156,6 +156,11 @@ api_key_env = "EVALCASE_TEST_JUDGE_KEY"
 """  # noqa: E501
         (repo / "evalcase.toml").write_text(config, "utf-8")
         (repo / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
+        # A committed case quoting a link with a password: the export writes the case.
+        case = repo / "datasets" / "crm_safety_set" / "cases" / f"{CASE}.yaml"
+        link = f"http://{USER}:{PASSWORD}@crm.example.invalid/list/q3"
+        text = case.read_text("utf-8")
+        case.write_text(text.replace('input: "', f'input: "{link} ', 1), "utf-8")
         init_repo(repo)
         commit_all(repo, "datasets")
         env = {"EVALCASE_TEST_AGENT_KEY": AGENT_KEY, "EVALCASE_TEST_JUDGE_KEY": JUDGE_KEY}
@@ -174,6 +179,7 @@ api_key_env = "EVALCASE_TEST_JUDGE_KEY"
         proc = run_cli("export", "crm_safety_set", "--format", "jsonl", "-o", str(export),
                        cwd=repo, env=env)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
+    assert "http://crm.example.invalid/list/q3" in export.read_text("utf-8")
     # Controls: every secret reached what the agents and the judge answered.
     basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     said = "\n".join(answers)
