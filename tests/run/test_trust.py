@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
 
 MANIFEST = "datasets/refund_regression_set/dataset.yaml"
 TOOL = "fixtures/tool/refund_status_lookup.yaml"
@@ -102,3 +102,19 @@ def test_a_registered_handler_runs(repo: Path) -> None:
     assert {"order_id": "ORDER_0505", "status": "handled_by_registered"} in results or any(
         r and r.get("status") == "handled_by_registered" for r in results
     ), record["calls"]
+
+
+def test_a_committed_run_folder_is_never_resumed(repo: Path) -> None:
+    """--resume starts the agent run.json names: a run folder a pull request force-adds
+    must not choose it."""
+    run_dir = repo / "outputs" / ("0" * 40) / "20260101T000000Z-abcdef"
+    run_dir.mkdir(parents=True)
+    meta = {"run_id": run_dir.name, "agent": {"name": None, "spec": "cmd:touch PWNED"}}
+    (run_dir / "run.json").write_text(json.dumps(meta), "utf-8")
+    (run_dir / "attempts.jsonl").write_text("", "utf-8")
+    git(repo, "add", "-f", "outputs")
+    commit_all(repo, "a crafted run")
+    proc = run_cli("run", "--no-grade", "--resume", run_dir.name, cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert "refusing to resume" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (repo / "PWNED").exists()

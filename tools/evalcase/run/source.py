@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from evalcase.config import Config
@@ -51,6 +52,28 @@ def load(config: Config, spec: str, *, allow_dirty: bool, skip_invalid: bool = F
         repo.close()
     at = None if label == WORKTREE else commit
     return _read(config, rev.dataset_id, at, commit, dirty, label, skip_invalid)
+
+
+def check_not_committed(config: Config, run_dir: Path) -> None:
+    """Refuse to resume a run whose folder git tracks. ``--resume`` starts the agent its
+    ``run.json`` names; a run folder someone committed (``outputs/`` is ignored, so it
+    was force-added, as in a pull request) is data and may not name what runs."""
+    from evalcase.versioning.revisions import open_repo
+
+    try:
+        rel = run_dir.resolve().relative_to(config.root.resolve()).as_posix()
+    except ValueError:
+        return  # outside the repository: git cannot have brought it
+    repo = open_repo(config)
+    try:
+        committed = repo.has_commits() and repo.tracks_any(rel)
+    finally:
+        repo.close()
+    if committed:
+        raise FatalError(
+            f"refusing to resume: git tracks files in {rel}; a committed run folder is data "
+            "and cannot choose the agent a resume starts. Start a new run instead"
+        )
 
 
 def reload(config: Config, meta: Mapping[str, Any]) -> Loaded:
