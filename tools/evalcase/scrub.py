@@ -26,8 +26,6 @@ read one scrubs with it; the variables' values are read when a file is written.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import os
 import re
@@ -35,7 +33,6 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote, unquote, urlsplit
 
 MASK = "[secret]"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
@@ -93,7 +90,8 @@ def sources_of(raw: Mapping[str, Any]) -> Sources:
                 variables.add(node)
             elif _SECRET_KEY.search(key):
                 values.add(node)
-            values.update(_userinfo_parts(node))
+            if "@" in node and "://" in node:
+                values.update(_userinfo_parts(node))
 
     walk(raw)
     return Sources(frozenset(variables), frozenset(values))
@@ -101,6 +99,9 @@ def sources_of(raw: Mapping[str, Any]) -> Sources:
 
 def _userinfo_parts(text: str) -> list[str]:
     """The password, and user:password, of each URL with userinfo in ``text``."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
     out = []
     for match in _USERINFO.finditer(text):
         try:
@@ -182,6 +183,11 @@ def build(
 
 
 def _with_encodings(secrets: Iterable[str]) -> tuple[str, ...]:
+    # Imported here: every command loads a configuration, and lint (the commit hook)
+    # writes nothing that needs them.
+    import html
+    from urllib.parse import quote
+
     out: set[str] = set()
     for secret in secrets:
         out.add(secret)
