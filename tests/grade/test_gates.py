@@ -20,7 +20,7 @@ def case(
     return CaseFigures(meta, v, tuple(1.0 if x == "pass" else 0.0 for x in v), ())
 
 
-SUITES = {"smoke": {"tags": ["smoke"]}, "empty": {}}
+SUITES = {"smoke": {"tags": ["smoke"]}, "empty": {}, "bad": {"tag": ["smoke"]}}
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,11 @@ SUITES = {"smoke": {"tags": ["smoke"]}, "empty": {}}
             "pass",
         ),
         ({"suite": "nope", "min_pass_rate": 1.0}, [case("a", "p")], "error"),
-        ({"suite": "empty", "min_pass_rate": 1.0}, [case("a", "p")], "error"),
+        # A suite without criteria holds every case, for gates as for run and lint
+        # (evalcase.suites); a gate on it measures the whole dataset.
+        ({"suite": "empty", "min_pass_rate": 1.0}, [case("a", "p"), case("b", "f")], "fail"),
+        ({"suite": "empty", "min_pass_rate": 0.5}, [case("a", "p"), case("b", "f")], "pass"),
+        ({"suite": "bad", "min_pass_rate": 0.5}, [case("a", "p")], "error"),
         ({"min_pass_rate": 1.0, "metric": "pass@3"}, [case("a", "p")], "error"),
         ({"risk_levels": ["P0"]}, [case("a", "p")], "error"),
         ({"min_pass_rate": 1.0}, [case("a", "f", roles=("observation",)), case("b", "p")], "pass"),

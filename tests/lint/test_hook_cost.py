@@ -126,4 +126,8 @@ def test_what_the_plugin_scan_cannot_read_goes_to_importlib_metadata(
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("x-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: x\nVersion: 1.0\n")
     monkeypatch.setattr(sys, "path", [str(archive)])
-    assert judging._declared_groups() == {judging.GRADER_GROUP, judging.RULE_CHECK_GROUP}
+    assert judging._declared_groups() == {
+        judging.GRADER_GROUP,
+        judging.RULE_CHECK_GROUP,
+        judging.HANDLER_GROUP,
+    }

@@ -25,6 +25,18 @@ def test_a_run_section_change_keeps_the_lint_digest(tmp_path: Path) -> None:
     assert with_run.run.concurrency == 9 and with_run.run.default_agent == "x"
 
 
+def test_what_data_may_name_is_part_of_the_lint_digest(tmp_path: Path) -> None:
+    """EC330-EC332 read the agent names and the registered handlers: those, and nothing
+    else of [run.agents], change lint's cache key."""
+    a = load_config(_write(tmp_path / "a", '[run.agents]\nx = "cmd:a"\n'))
+    b = load_config(_write(tmp_path / "b", '[run.agents]\nx = "cmd:b"\n'))
+    c = load_config(_write(tmp_path / "c", '[run.agents]\ny = "cmd:a"\n'))
+    d = load_config(
+        _write(tmp_path / "d", '[run.agents]\nx = "cmd:a"\n[run.handlers]\nh = "m:f"\n')
+    )
+    assert a.digest == b.digest and len({a.digest, c.digest, d.digest}) == 3
+
+
 def _write(root: Path, text: str) -> Path:
     root.mkdir()
     (root / "evalcase.toml").write_text(text, "utf-8")

@@ -98,6 +98,14 @@ class Config:
         those that only steer runs, grading and reports (so a [run] change never makes the
         next lint cold)."""
         lint_relevant = {k: v for k, v in self.raw.items() if k not in NON_LINT_SECTIONS}
+        # What data may name (evalcase.trust) is linted: the names [run.agents] defines and
+        # the handlers [run.handlers] registers are part of the key; nothing else of [run].
+        run = self.raw.get("run")
+        if isinstance(run, dict) and (run.get("agents") or run.get("handlers")):
+            lint_relevant["run.names"] = {
+                "agents": sorted(run.get("agents") or {}),
+                "handlers": run.get("handlers") or {},
+            }
         blob = json.dumps(lint_relevant, sort_keys=True, default=str).encode()
         return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
@@ -220,6 +228,9 @@ def load_config(root: Path) -> Config:
             if target != root:
                 root = target
                 source = _label(found, root)
+    from evalcase import scrub
+
+    scrub.register(raw)  # whatever this command writes is scrubbed of its secrets
     naming = raw.get("naming", {})
     lint = raw.get("lint", {})
     versioning = raw.get("versioning", {})

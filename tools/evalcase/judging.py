@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 GRADER_GROUP = "evalcase.graders"
 RULE_CHECK_GROUP = "evalcase.rule_checks"
+# Tool handlers a fixture may name (evalcase.trust); listed here so that one scan finds
+# every plugin group and one digest covers them.
+HANDLER_GROUP = "evalcase.handlers"
+_GROUPS = (GRADER_GROUP, RULE_CHECK_GROUP, HANDLER_GROUP)
 
 # The grader registry's names and summaries (evalcase.grade.graders imports no grader, so
 # lint stays fast).
@@ -66,7 +70,7 @@ def _declared_groups() -> frozenset[str]:
     """
     from importlib.machinery import PathFinder
 
-    groups = frozenset((GRADER_GROUP, RULE_CHECK_GROUP))
+    groups = frozenset(_GROUPS)
     if any(
         finder is not PathFinder and hasattr(finder, "find_distributions")
         for finder in sys.meta_path
@@ -98,7 +102,7 @@ def _declared_groups() -> frozenset[str]:
 
 def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of ``group`` (importlib.metadata's answer)."""
-    if group in (GRADER_GROUP, RULE_CHECK_GROUP) and group not in _declared_groups():
+    if group in _GROUPS and group not in _declared_groups():
         return []
     from importlib.metadata import entry_points as installed
 
@@ -118,6 +122,11 @@ def plugin_names(group: str) -> tuple[str, ...]:
     return tuple(_plugins(group))
 
 
+def plugins(group: str) -> dict[str, EntryPoint]:
+    """The installed plugins of ``group`` by name (not imported)."""
+    return dict(_plugins(group))
+
+
 @cache
 def known_graders() -> frozenset[str]:
     return frozenset(GRADERS) | frozenset(_plugins(GRADER_GROUP))
@@ -132,7 +141,7 @@ def known_rule_checks() -> frozenset[str]:
 def plugins_digest() -> str:
     """Changes whenever an installed plugin is added, removed or re-pointed."""
     h = hashlib.blake2b(digest_size=12)
-    for group in (GRADER_GROUP, RULE_CHECK_GROUP):
+    for group in _GROUPS:
         for name, ep in _plugins(group).items():
             h.update(f"{group}\0{name}\0{ep.value}\n".encode())
     return h.hexdigest()

@@ -125,6 +125,10 @@ class Document:
     _strings: tuple[Any, list[tuple[Path, str]]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    # Plain scalars YAML 1.2 reads as numbers although they are not written the way the
+    # number prints (6634E6, 1e5, 0x1F, 012, 1_000): their text by position. An ID
+    # written that way silently becomes another value (EC211, EC008).
+    numbers: dict[Position, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -717,13 +721,16 @@ class _Builder:
             return _DROPPED
         if not isinstance(key, str):
             what = _KEY_KINDS.get(type(key), "a mapping or list")
-            _finding(
-                doc,
-                KEY_TYPE,
-                line,
-                col,
-                f"key is {what}, not a string; quote it or use a plain name",
-            )
+            text = doc.numbers.get((line, col))
+            if text is not None:
+                message = (
+                    f"key {_clip(text)} is read by YAML 1.2 as the number {_prints_as(key)}, "
+                    f"not a string (a YAML 1.1 writer such as PyYAML leaves it unquoted); "
+                    f"quote it: '{_clip(text)}'"
+                )
+            else:
+                message = f"key is {what}, not a string; quote it or use a plain name"
+            _finding(doc, KEY_TYPE, line, col, message)
             return _DROPPED
         first_mark = seen.get(key)
         if first_mark is not None:
@@ -793,7 +800,10 @@ class _Builder:
         else:
             return value
         if tag is None and not isinstance(number, str):
-            _remember(value, number)
+            if _prints_as(number) == value:
+                _remember(value, number)
+            else:  # never memoized: each occurrence is recorded where it is
+                self.doc.numbers[self._pos(event.start_mark)] = value
         return number
 
     def _int(self, event: Any, value: str) -> Any:
@@ -867,6 +877,11 @@ def _resolve_plain(value: str) -> str:
         if regexp.match(value):
             return tag
     return _YAML + "str"
+
+
+def _prints_as(number: int | float) -> str:
+    """How a number is written back (JSON, YAML, Python): 12, 1.5, 6634000000.0."""
+    return repr(number)
 
 
 def _remember(text: str, value: Any) -> None:

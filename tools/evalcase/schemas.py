@@ -421,6 +421,15 @@ def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> 
 
 def _unknown_message(doc: Document, kind: str, error: Any, path: tuple[Any, ...], key: str) -> str:
     where = f" in {dotted(path)}" if path else ""
+    if kind == "dataset" and len(path) == 2 and path[0] == "suites":
+        from evalcase.suites import ALIASES
+
+        if key in ALIASES:
+            return (
+                f"suite criterion '{key}'{where} is spelled '{ALIASES[key]}': rename it "
+                f"(evalcase run reads the old spelling too, but lint, run and gates share "
+                "one vocabulary)"
+            )
     if kind == "case" and not path:
         owner = extension_fields().get(key)
         if owner is not None:

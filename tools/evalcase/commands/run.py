@@ -273,6 +273,7 @@ def run(
                 "drop --agent/--repeat/--concurrency/--timeout/--suite/--select/--prompt"
             )
         folder = outputs.find(out_root, resume_id)
+        source.check_not_committed(config, folder.path)
         meta = folder.read_meta()
         loaded = source.reload(config, meta)
         choice = resolve(rc, config.root, meta["agent"].get("name") or meta["agent"]["spec"], None)

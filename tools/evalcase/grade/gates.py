@@ -1,7 +1,7 @@
 """Release gates from the dataset manifest, computed over case figures.
 
-A gate selects cases by ``risk_levels`` and/or ``suite`` (the manifest's suite filters:
-``tags``, ``dataset_roles``, ``risk_levels``, ``case_types``, ``case_ids``), measures
+A gate selects cases by ``risk_levels`` and/or ``suite`` (the manifest's suite, selected
+exactly as ``evalcase run --suite`` and lint select it: evalcase.suites), measures
 ``metric`` (pass@1, the default; pass@k; pass^k) and passes at ``min_pass_rate``. Optional
 ``min_judge_agreement`` requires Cohen's kappa between the judge and people (``evalcase
 calibrate``) for every rubric/judge the selected cases rest on. A gate never says yes by
@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalcase import suites
 from evalcase.grade.aggregate import METRICS, CaseFigures
 from evalcase.grade.spec import as_list
 
@@ -43,29 +44,23 @@ class GateResult:
         }
 
 
-def in_suite(case: CaseFigures, suite: Mapping[str, Any]) -> bool:
+def in_suite(case: CaseFigures, wanted: suites.Criteria) -> bool:
+    """evalcase.suites' selection: the one lint and ``evalcase run --suite`` make."""
     m = case.meta
-    tests = (
-        ("tags", m.tags),
-        ("dataset_roles", m.dataset_roles),
-        ("case_types", m.case_types),
-        ("risk_levels", (m.risk_level,)),
-        ("case_ids", (m.case_id,)),
+    facets = suites.Facets(
+        case_id=m.case_id,
+        tags=m.tags,
+        dataset_roles=m.dataset_roles,
+        risk_level=m.risk_level or None,
+        case_types=m.case_types,
     )
-    named = False
-    for key, values in tests:
-        wanted = as_list(suite.get(key))
-        if wanted:
-            named = True
-            if not set(map(str, wanted)) & set(values):
-                return False
-    return named
+    return suites.in_suite(facets, wanted)
 
 
 def evaluate(
     gate: Mapping[str, Any],
     cases: Sequence[CaseFigures],
-    suites: Mapping[str, Any],
+    named: Mapping[str, Any],
     calibration: Sequence[Mapping[str, Any]] = (),
     judged: Mapping[str, set[tuple[str, str]]] | None = None,
 ) -> GateResult:
@@ -91,10 +86,14 @@ def evaluate(
     if levels:
         selected = [c for c in selected if c.meta.risk_level in levels]
     if gate.get("suite") is not None:
-        suite = suites.get(str(gate["suite"]))
+        suite = named.get(str(gate["suite"]))
         if not isinstance(suite, Mapping):
             return result("error", f"unknown suite {gate['suite']!r}")
-        selected = [c for c in selected if in_suite(c, suite)]
+        try:
+            wanted = suites.criteria(suite, str(gate["suite"]))
+        except suites.SuiteError as exc:
+            return result("error", str(exc))
+        selected = [c for c in selected if in_suite(c, wanted)]
     if not selected:
         return result("error", "no case selected: nothing to check")
     value = round(sum(c.metric(metric) for c in selected) / len(selected), 6)
@@ -156,9 +155,9 @@ def evaluate_all(
     calibration: Sequence[Mapping[str, Any]] = (),
     judged: Mapping[str, set[tuple[str, str]]] | None = None,
 ) -> list[GateResult]:
-    suites = manifest.get("suites") or {}
+    named = manifest.get("suites") or {}
     return [
-        evaluate(g, cases, suites, calibration, judged)
+        evaluate(g, cases, named, calibration, judged)
         for g in as_list(manifest.get("gates"))
         if isinstance(g, Mapping)
     ]

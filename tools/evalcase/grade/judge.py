@@ -206,9 +206,11 @@ def ask(
     verdict = parse(content, dims)
     if verdict.problem is None and path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "dimensions": [{"name": n, "score": s, "reason": r} for n, s, r in verdict.scores]
-        }
+        from evalcase import scrub
+
+        payload = scrub.active(environ).data(  # an answer can echo the key it was sent
+            {"dimensions": [{"name": n, "score": s, "reason": r} for n, s, r in verdict.scores]}
+        )
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(payload, ensure_ascii=False), "utf-8")
         tmp.replace(path)

@@ -83,6 +83,9 @@ def record(run_dir: Path, decisions: Iterable[Mapping[str, Any]], reviewer: str)
             )
         )
     if lines:
+        from evalcase import scrub
+
+        lines = [scrub.active().text(line) for line in lines]
         with (run_dir / REVIEWS).open("a", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
     return len(lines)
@@ -107,6 +110,9 @@ def export_file(path: Path, pending: list[ReviewItem]) -> None:
             for i in pending
         ],
     }
+    from evalcase import scrub
+
+    doc = scrub.active().data(doc)  # the outputs shown to a reviewer are an agent's
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 

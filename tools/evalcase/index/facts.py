@@ -20,6 +20,7 @@ from typing import Any
 from evalcase.contract.prompt import offered, referenced
 from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
+from evalcase.suites import ALIASES, CRITERIA
 
 Located = tuple[Any, int, int]
 # (field, expected fixture kind, target id, line, column)
@@ -115,6 +116,8 @@ class CaseFacts(_FieldDigests):
     inline_state: tuple[tuple[str, str, int, int], ...] = ()
     # The variable paths the case offers a prompt template (evalcase.contract.prompt).
     prompt_offers: tuple[str, ...] = ()
+    # case_types, which suites may select by (evalcase.suites).
+    case_types: tuple[str, ...] = ()
 
     def offered_tools(self) -> tuple[Ref, ...]:
         return tuple(r for r in self.refs if r[0] in ("available_tools", "environment.tools"))
@@ -161,7 +164,8 @@ class ManifestFacts(_FieldDigests):
     field_digest_text: str = "{}"
     # suites: (name, line, column, selectors) with selectors
     # {"case_ids": ((id, line, column), ...), "tags": (...), "dataset_roles": (...),
-    #  "risk_levels": (...)} (only the selectors the suite has).
+    #  "risk_levels": (...), "case_types": (...)} (only the criteria the suite has; see
+    #  evalcase.suites).
     suites: tuple[tuple[str, int, int, dict[str, Any]], ...] = ()
     # gates: (name, line, column, suite or None, suite line, suite column, risk levels or None)
     gates: tuple[tuple[str, int, int, str | None, int, int, tuple[str, ...] | None], ...] = ()
@@ -394,6 +398,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                     inline += leaves(doc, (block, key), (str(key),))
 
     risk = data.get("risk_level")
+    types = data.get("case_types")
     tags_value = metadata.get("tags") if isinstance(metadata, dict) else None
     tags = tuple(str(t) for t in tags_value) if isinstance(tags_value, list) else ()
     coverage: list[tuple[str, str, int, int]] = []
@@ -443,6 +448,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         state_paths=state_paths,
         inline_state=tuple(inline),
         prompt_offers=offered(data.get("input"), data.get("interaction"), data.get("context")),
+        case_types=tuple(str(t) for t in types) if isinstance(types, list) else (),
     )
 
 
@@ -529,7 +535,8 @@ def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
     )
 
 
-_SELECTORS = ("case_ids", "tags", "dataset_roles", "risk_levels")
+# Every criterion of evalcase.suites, and the old spellings (stored as what they mean).
+_SELECTORS = (*CRITERIA, *ALIASES)
 
 
 def _suites(doc: Document) -> tuple[tuple[str, int, int, dict[str, Any]], ...]:
@@ -543,7 +550,8 @@ def _suites(doc: Document) -> tuple[tuple[str, int, int, dict[str, Any]], ...]:
         if isinstance(suite, dict):
             for selector in _SELECTORS:
                 if isinstance(suite.get(selector), list):
-                    selectors[selector] = tuple(
+                    criterion = ALIASES.get(selector, selector)
+                    selectors[criterion] = selectors.get(criterion, ()) + tuple(
                         (str(v), *doc.locate(("suites", name, selector, i)))
                         for i, v in enumerate(suite[selector])
                     )

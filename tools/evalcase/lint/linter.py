@@ -27,6 +27,7 @@ from evalcase.index.analysis import analyze as _analyze
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
+from evalcase.loader import MAX_FINDINGS_PER_RULE, not_shown
 from evalcase.model import FileKind, Finding, Severity
 
 if TYPE_CHECKING:
@@ -409,12 +410,12 @@ class Linter:
                 index.add_broken(path)
         for rule in RULES.values():
             if rule.scope == "repo":
-                findings.extend(rule.module.check(index, self.config))
+                findings.extend(capped_per_file(rule.module.check(index, self.config)))
         if self.history is not None:
             history = self.history.build(self.analyzer, index, results, contents)
             for rule in RULES.values():
                 if rule.scope == "history":
-                    findings.extend(rule.module.check(history))
+                    findings.extend(capped_per_file(rule.module.check(history)))
         if extra is not None:
             # Suppressions of files the partial run did not load, for findings on them.
             unseen = {f.path for f in findings} - set(results)
@@ -683,3 +684,21 @@ def _placeholders_win(findings: list[Finding]) -> list[Finding]:
     return [
         f for f in findings if f.code == _PLACEHOLDER or (f.path, f.line, f.column) not in spots
     ]
+
+
+def capped_per_file(findings: Iterable[Finding]) -> list[Finding]:
+    """One rule's findings, at most MAX_FINDINGS_PER_RULE per file, as the loader and file
+    rules keep them: the last one kept says how many more were left out."""
+    out: list[Finding] = []
+    kept: dict[str, int] = {}  # path -> index of its last kept finding in out
+    counts: dict[str, int] = {}
+    for finding in findings:
+        count = counts[finding.path] = counts.get(finding.path, 0) + 1
+        if count <= MAX_FINDINGS_PER_RULE:
+            kept[finding.path] = len(out)
+            out.append(finding)
+    for path, count in counts.items():
+        if count > MAX_FINDINGS_PER_RULE:
+            at = kept[path]
+            out[at] = not_shown(out[at], count - MAX_FINDINGS_PER_RULE)
+    return out

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase import suites
 from evalcase.files import FIXTURE_KINDS, looks_like
 from evalcase.index.analysis import FileContext
 from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
@@ -198,21 +199,22 @@ def countable(case: CaseFacts) -> bool:
     return "observation" not in case.roles
 
 
+def facets(case: CaseFacts) -> suites.Facets:
+    """What suites select the case by (evalcase.suites)."""
+    return suites.Facets(
+        case_id=str(case.case_id[0]) if case.case_id else "",
+        tags=case.tags,
+        dataset_roles=case.roles,
+        risk_level=case.risk_level,
+        case_types=case.case_types,
+    )
+
+
 def in_suite(case: CaseFacts, selectors: dict[str, Any]) -> bool:
-    """Whether a case meets every criterion a suite names (any value of each): the same
-    selection the runner makes (a suite without criteria holds every case)."""
-    case_id = str(case.case_id[0]) if case.case_id else None
-    for selector, values in selectors.items():
-        wanted = {v[0] for v in values}
-        if selector == "case_ids" and case_id not in wanted:
-            return False
-        if selector == "tags" and not wanted & set(case.tags):
-            return False
-        if selector == "dataset_roles" and not wanted & set(case.roles):
-            return False
-        if selector == "risk_levels" and case.risk_level not in wanted:
-            return False
-    return True
+    """Whether a case is in a suite: evalcase.suites' selection, the one the runner and
+    the gates make, over the suite's located criteria."""
+    wanted = {k: tuple(str(v[0]) for v in values) for k, values in selectors.items()}
+    return suites.in_suite(facets(case), wanted)
 
 
 def dataset_cases(index: RepoIndex, manifest: ManifestFacts) -> list[CaseFacts]:

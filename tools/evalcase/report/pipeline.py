@@ -117,21 +117,23 @@ def redact_outputs(run_dir: Path) -> None:
     of passing them on masked text."""
     import json
 
+    from evalcase import scrub
     from evalcase.grade import pii
     from evalcase.grade.run import read_jsonl
 
+    scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
     records = read_jsonl(attempts_path)
     tmp = attempts_path.with_name(f".{attempts_path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
         for record in records:
-            masked = {**pii.redact(record), "redacted": True}
+            masked = {**scrubber.data(pii.redact(record)), "redacted": True}
             handle.write(json.dumps(masked, ensure_ascii=False, separators=(",", ":")) + "\n")
     tmp.replace(attempts_path)
     run_json = run_dir / "run.json"
     if run_json.is_file():
         meta = json.loads(run_json.read_text("utf-8"))
-        meta = {**pii.redact(meta), "redacted": True}
+        meta = {**scrubber.data(pii.redact(meta)), "redacted": True}
         tmp = run_json.with_name(f".run.json.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", "utf-8")
         tmp.replace(run_json)

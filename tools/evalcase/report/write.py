@@ -2,46 +2,30 @@
 
 The Markdown fits a pull-request comment; the HTML is one self-contained file (inline CSS,
 inline SVG, a few lines of inline script for sorting) that opens from disk with no network.
-Both are Jinja2 templates. Every file is scrubbed of secret values from the environment
-before it is written, and with ``redact`` personal data is masked too.
+Both are Jinja2 templates. Every file is scrubbed of secrets (evalcase.scrub: key
+variables' values, configured header values, URL userinfo) before it is written, and with
+``redact`` personal data is masked too.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalcase import scrub
 from evalcase.grade import pii
 from evalcase.grade.run import GradedRun
 from evalcase.model import FatalError
 from evalcase.report.build import build_report
 
 FILES = ("grades.jsonl", "report.json", "report.md", "report.html")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 MD_CASE_LIMIT = 25
 # Non-passing attempts shown in full per failing case in report.html.
 DETAIL_ATTEMPTS = 3
-
-
-def secret_values(environ: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names say they are secrets."""
-    return sorted(
-        {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 8},
-        key=len,
-        reverse=True,
-    )
-
-
-def scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "[secret]")
-    return text
 
 
 def _pct(value: Any) -> str:
@@ -116,11 +100,10 @@ def write_report(
     environ: Mapping[str, str] | None = None,
 ) -> Path:
     """Render and write the four files; returns the report directory."""
-    environ = os.environ if environ is None else environ
-    secrets = secret_values(environ)
-    report = build_report(graded, redacted=redact)
-    view = details(graded, report)
-    lines: list[Any] = list(graded.lines)
+    scrubber = scrub.active(os.environ if environ is None else environ)
+    report = scrubber.data(build_report(graded, redacted=redact))
+    view = scrubber.data(details(graded, report))
+    lines: list[Any] = scrubber.data(list(graded.lines))
     if redact:
         report, view, lines = pii.redact(report), pii.redact(view), pii.redact(lines)
     env = environment()
@@ -135,7 +118,9 @@ def write_report(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     for name, text in texts.items():
-        (staging / name).write_text(scrub(text, secrets), "utf-8")
+        # The data was scrubbed; the rendered Markdown and HTML once more, as text.
+        text = text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
+        (staging / name).write_text(text, "utf-8")
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)

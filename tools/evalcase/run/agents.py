@@ -1,5 +1,8 @@
 """Which agent a run uses: ``--agent``, else the manifest's ``agent``, else ``[run]
-default_agent``. Each may be a name from ``[run.agents]`` or a spec (``SCHEME:TARGET``).
+default_agent``. ``--agent`` and ``default_agent`` (typed by the user, or reviewed as
+code) may be a name from ``[run.agents]`` or a spec (``SCHEME:TARGET``); the manifest is
+data, so its ``agent`` may only be a ``[run.agents]`` name: a manifest naming a command is
+refused even when ``--agent`` would have chosen another agent (evalcase.trust).
 
 ``{python}`` in a spec is this interpreter (so ``cmd:{python} agent.py`` works in any
 virtual environment); ``cmd:`` agents start in the repository root unless ``cwd`` says
@@ -17,6 +20,7 @@ from typing import Any
 from evalcase.config import RunConfig
 from evalcase.model import FatalError
 from evalcase.run.adapters import known_schemes, split_spec
+from evalcase.trust import agent_problem, is_name
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,9 @@ def _finish(choice: AgentChoice, root: Path) -> AgentChoice:
 
 
 def resolve(run: RunConfig, root: Path, cli: str | None, manifest: str | None) -> AgentChoice:
+    if manifest and not is_name(manifest) and manifest not in run.agents:
+        problem = agent_problem(manifest, {"agents": run.agents})
+        raise FatalError(f"refusing to run: the manifest's {problem}")
     tried = []
     for source, value in (
         ("--agent", cli),
@@ -68,7 +75,7 @@ def resolve(run: RunConfig, root: Path, cli: str | None, manifest: str | None) -
         named = _named(run, value, root)
         if named is not None:
             return named
-        if _is_spec(value):
+        if source != "the manifest's agent" and _is_spec(value):
             return _finish(AgentChoice(value, None, {}), root)
         if source == "--agent":
             raise FatalError(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from evalcase import scrub
 from evalcase.model import FatalError
 
 RUN_FILE = "run.json"
@@ -22,6 +23,7 @@ ATTEMPTS_FILE = "attempts.jsonl"
 
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
         json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=False)
@@ -104,6 +106,7 @@ class AttemptWriter:
         self.handle = handle
 
     def write(self, record: Mapping[str, Any]) -> None:
+        record = scrub.active().data(record)
         self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         self.handle.flush()
 

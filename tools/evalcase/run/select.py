@@ -1,9 +1,10 @@
 """Which cases a run runs: ``--suite`` and ``--select``, and how they combine.
 
-- A manifest suite lists criteria (``tags``, ``dataset_roles``, ``risk_levels``,
-  ``case_types``, ``cases``): a case is in the suite when it meets **every** criterion the
-  suite names, and a criterion is met by **any** of its values (``tags: [smoke, golden]``
-  means smoke or golden). A suite with no criteria holds every case.
+- A manifest suite lists criteria (``case_ids``, ``tags``, ``dataset_roles``,
+  ``risk_levels``, ``case_types``): a case is in the suite when it meets **every**
+  criterion the suite names, and a criterion is met by **any** of its values (``tags:
+  [smoke, golden]`` means smoke or golden). A suite with no criteria holds every case.
+  The selection is :mod:`evalcase.suites`', the one lint and the release gates make.
 - ``--select PATTERN`` (repeatable) picks cases by ID glob (``refund_*``) or by facet:
   ``tag:smoke``, ``role:golden``, ``risk:P0``, ``type:agent``; a facet value may be a
   glob too (``risk:P[01]``). Several ``--select`` are a union.
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Protocol, TypeVar
+
+from evalcase import suites
 
 
 class Selectable(Protocol):
@@ -36,7 +39,6 @@ FACETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "risk": ("risk_levels", ("risk_level",)),
     "type": ("case_types", ("case_types",)),
 }
-SUITE_KEYS = {suite_key: meta_keys for suite_key, meta_keys in FACETS.values()}
 
 
 class SelectionError(ValueError):
@@ -56,22 +58,25 @@ def facet_values(task: Selectable, meta_keys: Sequence[str]) -> list[str]:
     return []
 
 
-def in_suite(task: Selectable, suite: Mapping[str, Any]) -> bool:
-    for key, wanted in suite.items():
-        if key == "description":
-            continue
-        values = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted or ()]
-        if key == "cases":
-            have = [task.case_id]
-        elif key in SUITE_KEYS:
-            have = facet_values(task, SUITE_KEYS[key])
-        else:
-            raise SelectionError(
-                f"suite criterion {key!r} is not one of cases, {', '.join(SUITE_KEYS)}"
-            )
-        if not any(fnmatchcase(h, w) for h in have for w in values):
-            return False
-    return True
+def facets(task: Selectable) -> suites.Facets:
+    """What suites select a task by (evalcase.suites)."""
+    risk = facet_values(task, FACETS["risk"][1])
+    return suites.Facets(
+        case_id=task.case_id,
+        tags=tuple(facet_values(task, FACETS["tag"][1])),
+        dataset_roles=tuple(facet_values(task, FACETS["role"][1])),
+        risk_level=risk[0] if risk else None,
+        case_types=tuple(facet_values(task, FACETS["type"][1])),
+    )
+
+
+def in_suite(task: Selectable, suite: Mapping[str, Any], name: str = "") -> bool:
+    """evalcase.suites' selection: the one lint and the gates make."""
+    try:
+        wanted = suites.criteria(suite, name)
+    except suites.SuiteError as exc:
+        raise SelectionError(str(exc)) from None
+    return suites.in_suite(facets(task), wanted)
 
 
 def matches(task: Selectable, pattern: str) -> bool:
@@ -88,18 +93,18 @@ def matches(task: Selectable, pattern: str) -> bool:
 
 def select(
     tasks: Sequence[T],
-    suites: Mapping[str, Mapping[str, Any]],
+    named: Mapping[str, Mapping[str, Any]],
     suite_names: Sequence[str] = (),
     patterns: Sequence[str] = (),
 ) -> list[T]:
     for name in suite_names:
-        if name not in suites:
-            known = ", ".join(sorted(suites)) or "none"
+        if name not in named:
+            known = ", ".join(sorted(named)) or "none"
             raise SelectionError(f"no suite {name!r} in the manifest (its suites: {known})")
     chosen = [
         t
         for t in tasks
-        if (not suite_names or any(in_suite(t, suites[n]) for n in suite_names))
+        if (not suite_names or any(in_suite(t, named[n], n) for n in suite_names))
         and (not patterns or any(matches(t, p) for p in patterns))
     ]
     if not chosen:

@@ -3,8 +3,9 @@ recorded), or a release tag / commit read straight from git without a checkout."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from evalcase.config import Config
@@ -53,6 +54,28 @@ def load(config: Config, spec: str, *, allow_dirty: bool, skip_invalid: bool = F
     return _read(config, rev.dataset_id, at, commit, dirty, label, skip_invalid)
 
 
+def check_not_committed(config: Config, run_dir: Path) -> None:
+    """Refuse to resume a run whose folder git tracks. ``--resume`` starts the agent its
+    ``run.json`` names; a run folder someone committed (``outputs/`` is ignored, so it
+    was force-added, as in a pull request) is data and may not name what runs."""
+    from evalcase.versioning.revisions import open_repo
+
+    try:
+        rel = run_dir.resolve().relative_to(config.root.resolve()).as_posix()
+    except ValueError:
+        return  # outside the repository: git cannot have brought it
+    repo = open_repo(config)
+    try:
+        committed = repo.has_commits() and repo.tracks_any(rel)
+    finally:
+        repo.close()
+    if committed:
+        raise FatalError(
+            f"refusing to resume: git tracks files in {rel}; a committed run folder is data "
+            "and cannot choose the agent a resume starts. Start a new run instead"
+        )
+
+
 def reload(config: Config, meta: Mapping[str, Any]) -> Loaded:
     """Read the dataset of an earlier run (``--resume``) where that run read it: the same
     commit, or the working tree (its content digest then decides whether it is the same)."""
@@ -98,6 +121,7 @@ def _read(
         )
     if not dataset.tasks:
         raise FatalError(f"dataset {dataset_id} has no case to run")
+    tasks = with_handlers(dataset.tasks, config)
     source = Source(
         dataset_id=dataset_id,
         dataset_version=dataset.version,
@@ -110,4 +134,37 @@ def _read(
     suites = dict(manifest.get("suites") or {})
     agent = manifest.get("agent")
     manifest_agent = agent if isinstance(agent, str) else None
-    return Loaded(source, dataset, dataset.tasks, suites, manifest_agent, skipped)
+    return Loaded(source, dataset, tasks, suites, manifest_agent, skipped)
+
+
+def with_handlers(tasks: Sequence[Any], config: Config) -> tuple[Any, ...]:
+    """The tasks with each tool ``handler`` name replaced by the function the trusted
+    configuration registers for it (``[run.handlers]`` or the ``evalcase.handlers`` entry
+    points). A fixture naming anything else (an import path, an unregistered name) stops
+    the run before any attempt: data never names code (evalcase.trust)."""
+    from evalcase.trust import handler_problem, registered_handlers
+
+    if not any(b.handler for t in tasks for b in t.env.tools.values()):
+        return tuple(tasks)
+    registered = registered_handlers(config.raw.get("run") or {})
+    problems: dict[str, str] = {}
+    out = []
+    for task in tasks:
+        tools = dict(task.env.tools)
+        for name, behaviour in tools.items():
+            if not behaviour.handler:
+                continue
+            problem = handler_problem(behaviour.handler, registered)
+            if problem is not None:
+                where = f"fixture {behaviour.fixture_id or name}"
+                problems.setdefault(where, problem)
+                continue
+            tools[name] = replace(behaviour, handler=registered[behaviour.handler])
+        out.append(replace(task, env=replace(task.env, tools=tools)))
+    if problems:
+        lines = [f"  {where}: {why}" for where, why in sorted(problems.items())]
+        raise FatalError(
+            "refusing to run: a fixture names a tool handler the configuration does not "
+            "register:\n" + "\n".join(lines[:20]) + ("\n  ..." if len(lines) > 20 else "")
+        )
+    return tuple(out)

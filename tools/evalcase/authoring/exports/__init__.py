@@ -109,7 +109,10 @@ def export(
         for r in result.records
         if r.get("case_id") not in built
     )
-    return result, replace(rendered, not_exported=missing)
+    from evalcase import scrub
+
+    text = scrub.active().text(rendered.text)  # an export is a written file like any other
+    return result, replace(rendered, text=text, not_exported=missing)
 
 
 def suffix(fmt: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import (
+    agent_not_a_name,
+    agent_not_configured,
     approval_incomplete,
     approval_stale,
     approved_without_review,
@@ -38,7 +40,9 @@ from evalcase.lint.rules import (
     gate_selects_nothing,
     gold_evidence,
     golden_without_approval,
+    handler_not_registered,
     id_characters,
+    id_read_as_number,
     idempotency_key_missing,
     invalid_date,
     invalid_suppression,
@@ -131,6 +135,7 @@ _MODULES = (
     id_characters,
     duplicate_passage_id,
     corpus_claimed_twice,
+    id_read_as_number,
     # references (EC3xx)
     unknown_fixture,
     fixture_kind_mismatch,
@@ -154,6 +159,10 @@ _MODULES = (
     # prompts (EC34x)
     unknown_prompt,
     prompt_variable_missing,
+    # the trust boundary (EC33x)
+    agent_not_a_name,
+    agent_not_configured,
+    handler_not_registered,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
