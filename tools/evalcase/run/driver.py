@@ -6,6 +6,14 @@ attempt the same seed), writes ``run.json`` before the first attempt and again a
 and appends each record to ``attempts.jsonl`` the moment it arrives. ``resume`` runs the
 planned attempts that have no record yet, after checking that the dataset content is the
 one the run started with.
+
+A run folder has one writer at a time: the driver holds an exclusive lock on it
+(:meth:`~evalcase.run.outputs.RunFolder.lock`) from the first line read to the last line
+written, so a second ``run --resume`` of the same run is refused (exit 2) instead of
+writing the same attempts twice. A damaged line of ``attempts.jsonl`` is skipped and
+reported (``RunResult.damaged``); its attempt has no record, so ``--resume`` runs it
+again. SIGTERM or SIGINT (the CLI turns both into ``KeyboardInterrupt``) ends the agents
+still running and leaves ``status: interrupted`` in ``run.json``; ``--resume`` continues.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalcase import __version__
+from evalcase.contract import records
 from evalcase.model import FatalError
 from evalcase.run import outputs
 from evalcase.run.executors import AttemptJob, Executor, Limits
@@ -100,6 +109,7 @@ class RunResult:
     errors: int
     new: int
     status: str
+    damaged: tuple[str, ...] = ()  # damaged lines of attempts.jsonl, skipped
 
 
 def seed_for(base: int, case_id: str, attempt: int) -> int:
@@ -171,6 +181,10 @@ def run_meta(
             "seed": options.seed,
             "max_steps": options.limits.max_steps,
             "max_reply_bytes": options.limits.max_reply_bytes,
+            "max_tool_calls": options.limits.max_tool_calls,
+            "max_state_bytes": options.limits.max_state_bytes,
+            "max_record_bytes": options.limits.max_record_bytes,
+            "cel_memory_mb": options.limits.cel_memory_mb,
         },
         "host": {
             "hostname": socket.gethostname(),
@@ -223,7 +237,10 @@ def start(
     run_id = run_id or new_run_id()
     meta = run_meta(run_id, source, tasks, options)
     folder = outputs.create(outputs_dir, source.commit, run_id, meta)
-    return _execute(folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir)
+    with folder.lock():
+        return _execute(
+            folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir
+        )
 
 
 def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> RunOptions:
@@ -242,6 +259,10 @@ def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> Run
         limits=Limits(
             int(o.get("max_reply_bytes", Limits.max_reply_bytes)),
             int(o.get("max_steps", Limits.max_steps)),
+            int(o.get("max_tool_calls", Limits.max_tool_calls)),
+            int(o.get("max_state_bytes", Limits.max_state_bytes)),
+            int(o.get("max_record_bytes", Limits.max_record_bytes)),
+            int(o.get("cel_memory_mb", Limits.cel_memory_mb)),
         ),
         seed=int(o.get("seed", 0)),
     )
@@ -278,21 +299,22 @@ def resume(
     executor: Executor,
     progress: Progress | None = None,
 ) -> RunResult:
-    meta = folder.read_meta()
-    check_unchanged(meta, source, tasks)
-    planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
-    options = options_of(meta, agent_options)
-    meta["status"] = "running"
-    meta.setdefault("resumed_at", []).append(_now())
-    return _execute(
-        folder,
-        meta,
-        planned,
-        options,
-        executor,
-        progress or NoProgress(),
-        folder.path.parent.parent,
-    )
+    with folder.lock():
+        meta = folder.read_meta()
+        check_unchanged(meta, source, tasks)
+        planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
+        options = options_of(meta, agent_options)
+        meta["status"] = "running"
+        meta.setdefault("resumed_at", []).append(_now())
+        return _execute(
+            folder,
+            meta,
+            planned,
+            options,
+            executor,
+            progress or NoProgress(),
+            folder.path.parent.parent,
+        )
 
 
 def _execute(
@@ -307,8 +329,12 @@ def _execute(
     done: set[tuple[str, int]] = set()
     errors = 0
     versions: set[str] = set()
-    for record in folder.attempts():
-        done.add((record["case_id"], int(record["attempt"])))
+    damaged: list[records.Damaged] = []
+    for record in folder.attempts(damaged):
+        key = (str(record.get("case_id")), _attempt_number(record))
+        if key in done:  # a duplicate written by an older runner: counted once
+            continue
+        done.add(key)
         errors += record.get("status") == "error"
         if record.get("agent_version"):
             versions.add(str(record["agent_version"]))
@@ -318,6 +344,8 @@ def _execute(
     new = 0
     status = "interrupted"
     progress.start(total, len(done), errors)
+    if damaged:
+        meta["damaged_lines"] = [str(d) for d in damaged[:100]]
     try:
         for record in executor.run(
             jobs_for(tasks, options, done, outputs_dir), options.concurrency
@@ -333,6 +361,11 @@ def _execute(
                 versions.add(str(record["agent_version"]))
             progress.advance(record)
         status = "completed"
+    except BaseException:
+        from evalcase.run.adapters.cmd import kill_all
+
+        kill_all()  # interrupted: the agents still running end now, with their trees
+        raise
     finally:
         writer.close()
         progress.close()
@@ -341,4 +374,13 @@ def _execute(
         meta["counts"] = {"attempts": len(done), "errors": errors}
         meta["agent"]["version"] = ", ".join(sorted(versions)) or None
         folder.write_meta(meta)
-    return RunResult(meta["run_id"], folder.path, len(done), errors, new, status)
+    return RunResult(
+        meta["run_id"], folder.path, len(done), errors, new, status, tuple(map(str, damaged))
+    )
+
+
+def _attempt_number(record: Mapping[str, Any]) -> int:
+    try:
+        return int(record.get("attempt") or 0)
+    except (TypeError, ValueError):
+        return 0

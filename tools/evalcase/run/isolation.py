@@ -172,3 +172,32 @@ def sandbox_argv(
 def reaper_argv(argv: list[str]) -> list[str]:
     """``argv`` started under the reaper (:mod:`evalcase.run.reaper`)."""
     return [sys.executable, "-I", "-S", str(REAPER), *argv]
+
+
+def key_variables(run: Mapping[str, Any], grade: Mapping[str, Any]) -> list[str]:
+    """Names of the variables that hold keys the runner or the judge uses: the
+    ``api_key_env`` of every agent and judge in the configuration, and the defaults."""
+    names = set(ALWAYS_SECRET)
+    tables: list[Any] = [run.get("judge"), grade.get("judge")]
+    agents = run.get("agents")
+    if isinstance(agents, Mapping):
+        tables.extend(agents.values())
+    for table in tables:
+        if isinstance(table, Mapping) and isinstance(table.get("api_key_env"), str):
+            names.add(table["api_key_env"])
+    return sorted(names)
+
+
+def configure(
+    spec: str, options: Mapping[str, Any], root: Path, sandbox_default: bool, secrets: list[str]
+) -> dict[str, Any]:
+    """A cmd: agent's options with what isolation needs: the repository root (hidden by
+    the sandbox), the sandbox setting (the agent's, else ``[run] sandbox``) and the names
+    never passed to it. Other agents' options are returned as they are."""
+    out = dict(options)
+    if not spec.startswith("cmd:"):
+        return out
+    out["root"] = str(root)
+    out["sandbox"] = bool(out.get("sandbox", sandbox_default))
+    out["secret_env"] = secrets
+    return out
