@@ -157,6 +157,8 @@ def sandbox_argv(
     out = [bwrap, "--die-with-parent", "--unshare-all", "--new-session"]
     if network:
         out.append("--share-net")
+    # Fresh /tmp and /run first: a bind below them must come after, or it is hidden.
+    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     seen: set[str] = set()
     for path in binds:
         text = str(path)
@@ -164,7 +166,6 @@ def sandbox_argv(
             continue
         seen.add(text)
         out += ["--ro-bind", text, text]
-    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     out += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir), "--"]
     return out + argv
 
