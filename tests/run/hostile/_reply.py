@@ -16,9 +16,11 @@ def say(content, **extra):
 def call(*calls):
     """A reply with tool calls: (name, arguments dict) pairs."""
     tool_calls = [
-        {"id": f"c{i}", "type": "function",
-         "function": {"name": name, "arguments": json.dumps(args)}}
+        {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         for i, (name, args) in enumerate(calls)
     ]
-    print(json.dumps({"role": "assistant", "content": None, "tool_calls": tool_calls}),
-          flush=True)
+    print(json.dumps({"role": "assistant", "content": None, "tool_calls": tool_calls}), flush=True)

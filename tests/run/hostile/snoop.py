@@ -5,6 +5,7 @@ holding NEEDLE. Answers with what it found, as JSON."""
 import json
 import os
 import sys
+from pathlib import Path
 
 from _reply import requests, say
 
@@ -17,31 +18,25 @@ def look(path):
     global visited
     visited += 1
     try:
-        if os.path.getsize(path) > 2_000_000:
+        if path.stat().st_size > 2_000_000:
             return
-        with open(path, "rb") as handle:
-            if needle in handle.read():
-                found.append(path)
+        if needle in path.read_bytes():
+            found.append(str(path))
     except OSError:
         pass
 
 
 ups = []
-for start in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
-    here = start
-    while True:
+for start in (Path.cwd(), Path(__file__).resolve().parent):
+    for here in (start, *start.parents):
         for name in ("datasets", "fixtures", "outputs", "evalcase.toml"):
-            if os.path.exists(os.path.join(here, name)):
-                ups.append(os.path.join(here, name))
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
+            if (here / name).exists():
+                ups.append(str(here / name))
 if walk:
     for top, dirs, files in os.walk("/"):
-        dirs[:] = [d for d in dirs if os.path.join(top, d) not in ("/proc", "/sys", "/dev")]
+        dirs[:] = [d for d in dirs if str(Path(top) / d) not in ("/proc", "/sys", "/dev")]
         for name in files:
-            look(os.path.join(top, name))
+            look(Path(top) / name)
 for _request in requests():
-    say(json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "found": found,
-                    "visited": visited, "ups": ups}))
+    seen = {"cwd": str(Path.cwd()), "env": dict(os.environ), "found": found}
+    say(json.dumps({**seen, "visited": visited, "ups": ups}))

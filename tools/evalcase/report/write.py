@@ -8,7 +8,6 @@ before it is written, and with ``redact`` personal data is masked too.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil

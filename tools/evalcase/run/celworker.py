@@ -76,7 +76,7 @@ class Worker:
             raise WorkerFailed("the CEL worker exited") from None
         fd = self.proc.stdout.fileno()
         (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-        return pickle.loads(_read_exact(fd, size, deadline))  # noqa: S301 - our own child
+        return pickle.loads(_read_exact(fd, size, deadline))
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -107,10 +107,10 @@ def evaluate(source: str, variables: Any, deadline: float | None, memory_mb: int
         worker.kill()
         raise
     with _lock:
-        if len(_idle) < 32:
+        keep = len(_idle) < 32
+        if keep:
             _idle.append(worker)
-            worker = None  # type: ignore[assignment]
-    if worker is not None:
+    if not keep:
         worker.kill()
     return result
 
@@ -139,7 +139,7 @@ def _serve(memory_mb: int) -> None:
         except WorkerFailed:
             return
         (size,) = _HEADER.unpack(header)
-        source, variables = pickle.loads(_read_exact(stdin, size, None))  # noqa: S301
+        source, variables = pickle.loads(_read_exact(stdin, size, None))
         try:
             value: Any = cel.evaluate(source, variables)
         except MemoryError:

@@ -86,7 +86,7 @@ def resolve_argv(argv: list[str], base: Path) -> list[str]:
     out = []
     for arg in argv:
         candidate = base / arg
-        if arg and not arg.startswith("-") and not os.path.isabs(arg) and candidate.exists():
+        if arg and not arg.startswith("-") and not Path(arg).is_absolute() and candidate.exists():
             out.append(str(candidate.resolve()))
         else:
             out.append(arg)
@@ -136,15 +136,12 @@ def sandbox_argv(
     bwrap = shutil.which("bwrap") or "bwrap"
     hidden = [(root / h).resolve() for h in HIDDEN] if root is not None else []
     binds: list[Path] = []
-    for path in SYSTEM_PATHS:
-        if os.path.exists(path):
-            binds.append(Path(path))
-    for prefix in {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}:
-        binds.append(Path(prefix))
+    binds += [Path(path) for path in SYSTEM_PATHS if Path(path).exists()]
+    binds += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent]
     for arg in [*argv, *extra]:
-        if not os.path.isabs(arg) or not os.path.exists(arg):
+        if not Path(arg).is_absolute() or not Path(arg).exists():
             continue
-        real = Path(os.path.realpath(arg))
+        real = Path(arg).resolve()
         target = real.parent if real.is_file() else real
         # A directory that holds case data is never shown whole: only the file itself.
         if any(_is_inside(h, target) or _is_inside(target, h) for h in hidden) or (

@@ -21,7 +21,6 @@ is not JSON (``bad_json``) or longer than ``max_reply_bytes`` (``oversized``).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import shlex
@@ -56,9 +55,7 @@ def kill_all() -> int:
 
 
 class CmdSession:
-    def __init__(
-        self, argv: list[str], workdir: Path, limit: int, env: Mapping[str, str]
-    ) -> None:
+    def __init__(self, argv: list[str], workdir: Path, limit: int, env: Mapping[str, str]) -> None:
         self.limit = limit
         self.workdir = workdir
         self.stderr_tail = bytearray()

@@ -77,7 +77,9 @@ class HttpSession:
             status = response.status
         except (OSError, http.client.HTTPException) as exc:
             if expired.is_set() or isinstance(exc, TimeoutError | socket.timeout):
-                raise AgentFault("timeout", "no whole reply before the attempt's deadline") from None
+                raise AgentFault(
+                    "timeout", "no whole reply before the attempt's deadline"
+                ) from None
             raise AgentFault("adapter", f"cannot reach {self.url}: {exc}") from None
         finally:
             watchdog.cancel()
