@@ -304,6 +304,26 @@ def test_an_expensive_cel_when_is_a_timeout_and_does_not_starve_the_others() -> 
     assert got["quick"]["calls"][0]["result"] == {"matched": True}
 
 
+def test_tool_work_for_many_calls_stops_at_the_deadline() -> None:
+    # Each call costs a fraction of a second of CEL work; 200 of them far exceed 2 s.
+    lookup = tool(
+        "order_lookup",
+        responses=({"when": "L.map(a, s.contains(t)).size() < 0", "result": {}},),
+        default={"result": {"matched": False}},
+    )
+    record = run_attempt(
+        job(
+            view("x", tools=(lookup,)),
+            (lookup,),
+            agent=cmd("tool_storm", "200"),
+            state={"L": list(range(200)), "s": "a" * (4 << 20), "t": "b" * 64},
+            timeout=2.0,
+        )
+    )
+    assert record["error"]["kind"] == "timeout", record["error"]
+    assert 0 < len(record["calls"]) < 200
+
+
 def test_a_memory_hungry_cel_when_is_a_tool_error_not_a_crash() -> None:
     bomb = _cel_case(
         "L.map(a, L.map(b, s + s)).size() > 0",
@@ -385,9 +405,9 @@ def test_a_record_over_its_cap_becomes_a_clear_error() -> None:
 def test_an_out_of_range_number_in_a_reply_is_a_protocol_error(kind: str) -> None:
     record = run_attempt(job(view("x"), agent=cmd("out_of_range", kind)))
     assert record["status"] == "error" and record["error"]["kind"] == "protocol"
-    text = records.dumps(record)
-    assert "NaN" not in text and "Infinity" not in text
-    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} written"))
+    assert record["usage"]["prompt_tokens"] == 0 and record["usage"]["cost"] is None
+    # The record is strict JSON: no NaN or Infinity constant (the words only in the message).
+    json.loads(records.dumps(record), parse_constant=lambda name: pytest.fail(f"{name} written"))
 
 
 def test_line_separators_in_an_answer_survive_jsonl(tmp_path: Path) -> None:

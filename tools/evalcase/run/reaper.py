@@ -10,18 +10,19 @@ when the runner dies, the reaper kills the agent's process group and then every 
 still below it, until none is left, and exits with the agent's status.
 
 Elsewhere than Linux the reaper only kills the agent's process group (no subreaper).
-It is standard library only and imports nothing of evalcase, so that it starts fast.
+It is standard library only, imports nothing of evalcase and as little else as it can
+(``python -I -S``: no site), so that it starts fast.
 """
+
+# contextlib.suppress would cost this process an import of collections: try/except here.
+# ruff: noqa: SIM105
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
 import sys
-import time
-from types import FrameType
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -39,6 +40,11 @@ def _prctl(option: int, value: int) -> bool:
 
 def children(pid: int) -> list[int]:
     """Direct children of ``pid`` (from /proc; empty where there is no /proc)."""
+    try:  # one small file where the kernel offers it (CONFIG_PROC_CHILDREN)
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as handle:
+            return [int(p) for p in handle.read().split()]
+    except (OSError, ValueError):
+        pass
     found = []
     try:
         entries = os.listdir("/proc")
@@ -62,22 +68,30 @@ def children(pid: int) -> list[int]:
 def kill_below(pid: int, group: int | None) -> None:
     """Kill ``group`` and every descendant of ``pid`` (the caller is their subreaper)."""
     if group is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     for _ in range(1000):  # bounded: each round kills what the last round orphaned
         below = children(pid)
         if not below:
             break
         for child in below:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
+            try:
                 os.kill(child, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         for child in below:
-            with contextlib.suppress(ChildProcessError):
+            try:
                 os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
     # Zombies of children that died by themselves.
-    with contextlib.suppress(ChildProcessError):
+    try:
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass
+    except ChildProcessError:
+        pass
 
 
 def main(argv: list[str]) -> int:
@@ -89,7 +103,7 @@ def main(argv: list[str]) -> int:
     parent = os.getppid()
     state: dict[str, int | None] = {"agent": None}
 
-    def stop(signum: int, frame: FrameType | None) -> None:
+    def stop(signum: int, frame: object) -> None:
         agent = state["agent"]
         kill_below(os.getpid(), agent)
         os._exit(128 + signum)
@@ -126,7 +140,6 @@ def main(argv: list[str]) -> int:
     # The agent is gone; what it left behind goes with it. Give the stdout pipe's last
     # bytes a moment to be read (they are in the pipe already: no wait is needed).
     kill_below(os.getpid(), pid)
-    time.sleep(0)
     return os.waitstatus_to_exitcode(status) if status else 0
 
 

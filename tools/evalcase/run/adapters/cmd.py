@@ -179,14 +179,15 @@ class CmdSession:
         return AgentFault("agent_exit", message)
 
     def _drain_stderr(self, until: float) -> None:
-        assert self.proc.stderr is not None
-        while time.monotonic() < until:
+        """Read stderr (and discard stdout) until both are closed or ``until``."""
+        while self.selector.get_map() and time.monotonic() < until:
             ready = self.selector.select(timeout=max(0.0, until - time.monotonic()))
             if not ready:
                 return
             for key, _ in ready:
-                if not self._drain(key.data) and key.data == "err":
-                    return
+                self._drain(key.data)
+            if len(self.buffer) > self.limit:  # output after the last reply is not kept
+                self.buffer.clear()
 
     def stderr_record(self) -> dict[str, Any]:
         """The record's ``agent_stderr``: the last 64 KiB and the total size."""
@@ -210,8 +211,11 @@ class CmdSession:
                 self.proc.stdin.close()
         except OSError:
             pass
+        # The agent exits at the end of its input; the reaper then kills what it left and
+        # exits, which closes both pipes: waiting for that is waiting for the tree.
+        self._drain_stderr(time.monotonic() + 1.0)
         try:
-            self.proc.wait(timeout=1)
+            self.proc.wait(timeout=0 if self.selector.get_map() else 1)
         except subprocess.TimeoutExpired:
             self.kill()  # the reaper kills the agent's tree, then exits
             try:
@@ -220,7 +224,7 @@ class CmdSession:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        self._drain_stderr(time.monotonic() + 0.2)
+            self._drain_stderr(time.monotonic() + 0.2)
         with _LIVE_LOCK:
             _LIVE.discard(self)
         self.selector.close()
