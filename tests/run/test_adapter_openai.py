@@ -121,7 +121,7 @@ def test_the_api_key_is_in_no_file_the_run_writes(tmp_path: Path) -> None:
         result = driver.start(tmp_path, source, [task_of(j)], options, get_executor("local"))
     assert result.attempts == 2 and result.errors == 0
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in written} == {"run.json", "attempts.jsonl"}
+    assert {p.name for p in written} == {"run.json", "attempts.jsonl", ".lock"}
     for path in written:
         assert KEY not in path.read_text("utf-8"), path
     meta = json.loads((result.path / "run.json").read_text("utf-8"))

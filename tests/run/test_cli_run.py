@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from evalcase.contract import records as record_files
 from evalcase.index.dataset import load_dataset
 from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
 
@@ -97,7 +98,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
         ("refund_status_lookup", None),
     ]
     assert (
-        by_case["tool_refund_submit_confirmed_010"]["final_state"]
+        record_files.final_state(by_case["tool_refund_submit_confirmed_010"])
         != by_case["tool_refund_submit_confirmed_010"]["initial_state"]
     )
     listing = run_cli("runs", cwd=repo)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from evalcase.contract import records
 from evalcase.run.runner import run_attempt
 from evalcase.run.spec import Corpus, Fault, Passage, Permission, ToolError
 from tests.run.support import fault, job, tool, view
@@ -91,7 +92,7 @@ def test_permission_refuses_before_identity_verification_and_allows_after() -> N
         and allowed["audit"]["identity_verification_result"] is True
     )
     assert [e["type"] for e in record["trace"]].count("permission_denied") == 1
-    assert record["final_state"]["refunds"]["R1"] == {"account_change": "pending"}
+    assert records.final_state(record)["refunds"]["R1"] == {"account_change": "pending"}
     tool_msgs = [json.loads(m["content"]) for m in record["messages"] if m["role"] == "tool"]
     assert tool_msgs[0] == {
         "error": {"code": "permission_denied", "message": "verify identity first"}
@@ -190,7 +191,10 @@ def test_handler_escape_hatch() -> None:
     )
     ok, out = record["calls"]
     assert ok["result"] == {"reserved": True, "left": 0}
-    assert ok["changes"] == [{"op": "increment", "path": "stock.ORDER_1", "before": 1, "after": 0}]
+    assert ok["changes"] == [
+        {"op": "increment", "path": "stock.ORDER_1", "keys": ["stock", "ORDER_1"], "before": 1,
+         "after": 0}
+    ]  # fmt: skip
     assert out["error"] == {"code": "out_of_stock", "message": "nothing left"}
 
 
@@ -213,7 +217,7 @@ def test_state_ops_and_cel_segments() -> None:
         (ops,),
         state={"carts": {"ORDER_7": {"n": 1}, "ORDER_8": {}}},
     )
-    assert record["final_state"] == {
+    assert records.final_state(record) == {
         "carts": {"ORDER_8": {}},
         "log": [{"order_id": "ORDER_7"}],
         "counter": 1,

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from evalcase.contract import records
 from evalcase.model import FatalError
 from evalcase.run import outputs
 from evalcase.run.executors import get_executor
@@ -161,7 +162,7 @@ def _facts(record: dict[str, Any]) -> tuple[Any, ...]:
         (record["error"] or {}).get("kind"),
         record["output"],
         json.dumps(calls, sort_keys=True, ensure_ascii=False),
-        json.dumps(record["final_state"], sort_keys=True, ensure_ascii=False),
+        json.dumps(records.final_state(record), sort_keys=True, ensure_ascii=False),
         json.dumps(record["state_diff"], sort_keys=True, ensure_ascii=False),
         record["agent_version"],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 
+from evalcase.contract import records
 from evalcase.run.executors import Limits, get_executor
 from evalcase.run.runner import run_attempt
 from tests.run.support import job, tool, view
@@ -60,7 +61,7 @@ def test_tool_calls_results_and_state_changes_are_recorded() -> None:
     assert calls[1]["result"] == {"refund_status": "not_started"}
     submit = calls[2]
     assert submit["side_effect"] and submit["user_confirmed"]
-    assert submit["state_before"]["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert records.state_before(record, 2)["orders"]["ORDER_2"]["refund_status"] == "not_started"
     assert [c["path"] for c in submit["changes"]] == [
         "orders.ORDER_2.refund_status",
         "orders.ORDER_2.attempts",
@@ -68,7 +69,7 @@ def test_tool_calls_results_and_state_changes_are_recorded() -> None:
     ]
     assert submit["audit"]["user_confirmation"] is True
     assert submit["audit"]["identity_verification_result"] is True
-    assert record["final_state"]["orders"]["ORDER_2"] == {
+    assert records.final_state(record)["orders"]["ORDER_2"] == {
         "refund_status": "refund_submitted",
         "attempts": 1,
     }
@@ -92,8 +93,8 @@ def test_every_attempt_starts_from_a_fresh_state() -> None:
     )
     j = job(v, (SUBMIT,), state=STATE)
     first, second = run_attempt(j), run_attempt(j)
-    assert first["final_state"] == second["final_state"]
-    assert second["calls"][0]["state_before"]["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert records.final_state(first) == records.final_state(second)
+    assert records.state_before(second, 0)["orders"]["ORDER_2"]["refund_status"] == "not_started"
     assert STATE["orders"]["ORDER_2"] == {"refund_status": "not_started"}
 
 

@@ -54,6 +54,11 @@ class RunConfig:
     repeat: int = 1
     max_steps: int = 64
     max_reply_bytes: int = 1_000_000
+    max_tool_calls: int = 256
+    max_state_bytes: int = 32 * 1024 * 1024
+    max_record_bytes: int = 64 * 1024 * 1024
+    cel_memory_mb: int = 512
+    sandbox: bool = False
     outputs_dir: str = "outputs"
     executor: str = "local"
     judge: dict[str, Any] = field(default_factory=dict)
@@ -277,6 +282,11 @@ def load_config(root: Path) -> Config:
             repeat=run.get("repeat", 1),
             max_steps=run.get("max_steps", 64),
             max_reply_bytes=run.get("max_reply_bytes", 1_000_000),
+            max_tool_calls=run.get("max_tool_calls", 256),
+            max_state_bytes=run.get("max_state_bytes", 32 * 1024 * 1024),
+            max_record_bytes=run.get("max_record_bytes", 64 * 1024 * 1024),
+            cel_memory_mb=run.get("cel_memory_mb", 512),
+            sandbox=bool(run.get("sandbox", False)),
             outputs_dir=run.get("outputs_dir", "outputs"),
             executor=run.get("executor", "local"),
             judge=dict(run.get("judge", {})),

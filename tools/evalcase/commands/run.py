@@ -254,6 +254,16 @@ def run(
 
     config = _config(root)
     rc = config.run
+    from evalcase.run import isolation
+
+    secrets = isolation.key_variables(config.raw.get("run", {}), config.grade)
+
+    def isolated(spec: str, agent_options: Mapping[str, Any]) -> dict[str, Any]:
+        out = isolation.configure(spec, agent_options, config.root, rc.sandbox, secrets)
+        if out.get("sandbox") and (problem := isolation.sandbox_problem()) is not None:
+            click.echo(f"evalcase: warning: no sandbox for the agent: {problem}", err=True)
+        return out
+
     if ray_address and executor not in (None, "ray"):
         raise click.UsageError("--ray-address goes with --executor ray")
     if ray_address:
@@ -278,15 +288,16 @@ def run(
         loaded = source.reload(config, meta)
         choice = resolve(rc, config.root, meta["agent"].get("name") or meta["agent"]["spec"], None)
         agent_options = choice.options if choice.spec == meta["agent"]["spec"] else {}
+        agent_options = isolated(meta["agent"]["spec"], agent_options)
         label = f"{resume_id} (resume)"
-        result = driver.resume(
+        result = _interruptible(lambda: driver.resume(
             folder, loaded.source, loaded.tasks, agent_options,
             get_executor(
                 executor or meta["options"].get("executor", "local"), rc.ray, ray_address
             ),
             _progress(label, progress),
             loaded.dataset.prompts,
-        )  # fmt: skip
+        ), resume_id)  # fmt: skip
     else:
         if not dataset:
             raise click.UsageError("name a DATASET[@vN], or --resume RUN_ID")
@@ -307,33 +318,48 @@ def run(
         options = driver.RunOptions(
             agent=choice.spec,
             agent_name=choice.name,
-            agent_options=choice.options,
+            agent_options=isolated(choice.spec, choice.options),
             repeat=repeat or rc.repeat,
             concurrency=concurrency or rc.concurrency,
             timeout_s=timeout_s or rc.timeout_s,
             suites=suites,
             select=selects,
             executor=executor or rc.executor,
-            limits=Limits(rc.max_reply_bytes, rc.max_steps),
+            limits=Limits(
+                rc.max_reply_bytes,
+                rc.max_steps,
+                rc.max_tool_calls,
+                rc.max_state_bytes,
+                rc.max_record_bytes,
+                rc.cel_memory_mb,
+            ),
             seed=seed,
             skipped=loaded.skipped,
             prompts=chosen,
         )
         src = loaded.source
         label = f"{src.dataset_id}@{src.dataset_version}"
-        result = driver.start(
-            out_root,
-            src,
-            tasks,
-            options,
-            get_executor(options.executor, rc.ray, ray_address),
-            _progress(label, progress),
-            prompts=loaded.dataset.prompts,
+        executor_ = get_executor(options.executor, rc.ray, ray_address)
+        run_id = driver.new_run_id()
+        result = _interruptible(
+            lambda: driver.start(
+                out_root,
+                src,
+                tasks,
+                options,
+                executor_,
+                _progress(label, progress),
+                run_id,
+                prompts=loaded.dataset.prompts,
+            ),
+            run_id,
         )
     try:
         shown = result.path.relative_to(config.root)
     except ValueError:
         shown = result.path
+    for line in result.damaged[:5]:
+        click.echo(f"evalcase: warning: {line}", err=True)
     click.echo(
         f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
         f"{result.errors} errors -> {shown}"
@@ -351,6 +377,30 @@ def run(
         click.echo("\n".join(summary_lines(outcome)))
         if not outcome.graded.gates_passed:
             sys.exit(EXIT_GATES)
+
+
+def _interruptible(body: Any, run_id: str) -> Any:
+    """Run ``body`` with SIGTERM turned into KeyboardInterrupt (as SIGINT is): the driver
+    then ends the agents and records ``interrupted``; exit status 130 (SIGINT) or 143."""
+    import signal
+
+    received: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return body()
+    except KeyboardInterrupt:
+        click.echo(
+            f"evalcase: run {run_id} interrupted; `evalcase run --resume {run_id}` continues it",
+            err=True,
+        )
+        sys.exit(143 if received else 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @click.command("runs")
@@ -372,6 +422,8 @@ def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None
     out_root = Path(outputs_dir or config.run.outputs_dir)
     if not out_root.is_absolute():
         out_root = config.root / out_root
+    from evalcase.contract import records
+
     rows = []
     for folder in outputs.all_runs(out_root):
         try:
@@ -380,6 +432,14 @@ def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None
             continue
         if dataset and meta["dataset"]["id"] != dataset:
             continue
+        # Counted as --resume and grade count them: damaged lines skipped, one per key.
+        damaged: list[records.Damaged] = []
+        found = records.dedup(list(folder.attempts(damaged)))
+        meta["counts"] = {
+            "attempts": len(found),
+            "errors": sum(r.get("status") == "error" for r in found),
+        }
+        meta["damaged"] = len(damaged)
         rows.append(meta)
     if not rows:
         click.echo(f"no runs under {out_root}")
@@ -395,10 +455,11 @@ def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None
         agent = m["agent"].get("name") or m["agent"]["spec"]
         commit = m["commit"][:10] + ("*" if m.get("dirty") else "")
         attempts = f"{counts.get('attempts', 0)}/{m.get('planned', '?')}"
+        status = str(m.get("status", "?")) + (f" ({m['damaged']} damaged)" if m["damaged"] else "")
         started = _when(m.get("started_at"))
         click.echo(
             f"{m['run_id']:<24} {commit:<11} {ds:<32} {agent[:28]:<28} "
-            f"{attempts:>9} {counts.get('errors', 0):>6} {m.get('status', '?'):<11} {started}"
+            f"{attempts:>9} {counts.get('errors', 0):>6} {status:<11} {started}"
         )
 
 

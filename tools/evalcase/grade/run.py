@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalcase.contract import records
 from evalcase.grade.aggregate import CaseFigures, CaseMeta, calibration, usage
 from evalcase.grade.context import GradeContext, HumanVerdict
 from evalcase.grade.engine import AttemptResult, GraderResult, grade_attempt, grade_lines
@@ -29,6 +30,7 @@ class RunRecord:
     run_dir: Path
     run: Mapping[str, Any]
     attempts: tuple[Mapping[str, Any], ...]
+    damaged: tuple[str, ...] = ()  # lines of attempts.jsonl skipped as damaged
 
     @property
     def run_id(self) -> str:
@@ -46,26 +48,13 @@ class RunRecord:
         return str(self.run.get("dataset_id", ""))
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out = []
+def read_jsonl(path: Path, damaged: list[records.Damaged] | None = None) -> list[dict[str, Any]]:
+    """The objects of a JSONL file, read as the runner reads it (split on newlines only;
+    a damaged line skipped and appended to ``damaged``; a torn last line dropped)."""
     try:
-        text = path.read_text("utf-8")
+        return list(records.read_jsonl(path, damaged))
     except OSError as exc:
         raise FatalError(f"{path}: cannot be read ({exc.strerror})") from exc
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            # A run killed mid-write leaves a torn last line: that attempt was not recorded.
-            if number == len(text.splitlines()) and not text.endswith("\n"):
-                break
-            raise FatalError(f"{path}:{number}:{exc.colno}: not JSON ({exc.msg})") from exc
-        if not isinstance(value, dict):
-            raise FatalError(f"{path}:{number}:1: expected a JSON object")
-        out.append(value)
-    return out
 
 
 def find_run(root: Path, run_id: str) -> Path:
@@ -94,7 +83,9 @@ def read_run(run_dir: Path) -> RunRecord:
             run = json.loads(run_json.read_text("utf-8"))
         except json.JSONDecodeError as exc:
             raise FatalError(f"{run_json}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from exc
-    return RunRecord(run_dir, run, tuple(read_jsonl(run_dir / "attempts.jsonl")))
+    damaged: list[records.Damaged] = []
+    attempts = records.dedup(read_jsonl(run_dir / "attempts.jsonl", damaged))
+    return RunRecord(run_dir, run, tuple(attempts), tuple(map(str, damaged)))
 
 
 def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:

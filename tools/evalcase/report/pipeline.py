@@ -72,11 +72,16 @@ def summary_lines(outcome: Outcome) -> list[str]:
     from evalcase.grade.aggregate import rates, slices
 
     r = rates(outcome.graded.cases)
+    damaged = outcome.graded.record.damaged
+    warnings = [f"warning: {d}" for d in damaged[:5]]
+    if len(damaged) > 5:
+        warnings.append(f"warning: … and {len(damaged) - 5} more damaged lines skipped")
 
     def pct(v: float | None) -> str:
         return "–" if v is None else f"{v * 100:.1f}%"
 
     lines = [
+        *warnings,
         f"{'cases':<10}{'attempts':>10}{'pass@1':>10}{'pass@k':>10}{'pass^k':>10}",
         f"{r['cases']:<10}{r['attempts']:>10}{pct(r['pass@1']):>10}{pct(r['pass@k']):>10}"
         f"{pct(r['pass^k']):>10}",
@@ -118,6 +123,7 @@ def redact_outputs(run_dir: Path) -> None:
     import json
 
     from evalcase import scrub
+    from evalcase.contract import records as strict
     from evalcase.grade import pii
     from evalcase.grade.run import read_jsonl
 
@@ -128,12 +134,12 @@ def redact_outputs(run_dir: Path) -> None:
     with tmp.open("w", encoding="utf-8") as handle:
         for record in records:
             masked = {**scrubber.data(pii.redact(record)), "redacted": True}
-            handle.write(json.dumps(masked, ensure_ascii=False, separators=(",", ":")) + "\n")
+            handle.write(strict.dumps(masked) + "\n")
     tmp.replace(attempts_path)
     run_json = run_dir / "run.json"
     if run_json.is_file():
         meta = json.loads(run_json.read_text("utf-8"))
         meta = {**scrubber.data(pii.redact(meta)), "redacted": True}
         tmp = run_json.with_name(f".run.json.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        tmp.write_text(strict.dumps(meta, indent=2) + "\n", "utf-8")
         tmp.replace(run_json)

@@ -9,7 +9,6 @@ variables' values, configured header values, URL userinfo) before it is written,
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import scrub
+from evalcase.contract import records
 from evalcase.grade import pii
 from evalcase.grade.run import GradedRun
 from evalcase.model import FatalError
@@ -108,8 +108,8 @@ def write_report(
         report, view, lines = pii.redact(report), pii.redact(view), pii.redact(lines)
     env = environment()
     texts = {
-        "grades.jsonl": "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
-        "report.json": json.dumps(report, ensure_ascii=False, indent=1) + "\n",
+        "grades.jsonl": "".join(records.dumps(x) + "\n" for x in lines),
+        "report.json": records.dumps(report, indent=1) + "\n",
         "report.md": env.get_template("report.md.j2").render(report=report, limit=MD_CASE_LIMIT),
         "report.html": env.get_template("report.html.j2").render(report=report, details=view),
     }

@@ -6,6 +6,14 @@ attempt the same seed), writes ``run.json`` before the first attempt and again a
 and appends each record to ``attempts.jsonl`` the moment it arrives. ``resume`` runs the
 planned attempts that have no record yet, after checking that the dataset content is the
 one the run started with.
+
+A run folder has one writer at a time: the driver holds an exclusive lock on it
+(:meth:`~evalcase.run.outputs.RunFolder.lock`) from the first line read to the last line
+written, so a second ``run --resume`` of the same run is refused (exit 2) instead of
+writing the same attempts twice. A damaged line of ``attempts.jsonl`` is skipped and
+reported (``RunResult.damaged``); its attempt has no record, so ``--resume`` runs it
+again. SIGTERM or SIGINT (the CLI turns both into ``KeyboardInterrupt``) ends the agents
+still running and leaves ``status: interrupted`` in ``run.json``; ``--resume`` continues.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any, Protocol
 
 from evalcase import __version__
 from evalcase.contract.prompt import Prompt
+from evalcase.contract import records
 from evalcase.model import FatalError
 from evalcase.run import outputs
 from evalcase.run import prompts as prompting
@@ -104,6 +113,7 @@ class RunResult:
     errors: int
     new: int
     status: str
+    damaged: tuple[str, ...] = ()  # damaged lines of attempts.jsonl, skipped
 
 
 def seed_for(base: int, case_id: str, attempt: int) -> int:
@@ -182,6 +192,10 @@ def run_meta(
             "max_steps": options.limits.max_steps,
             "max_reply_bytes": options.limits.max_reply_bytes,
             "prompts": list(options.prompts),
+            "max_tool_calls": options.limits.max_tool_calls,
+            "max_state_bytes": options.limits.max_state_bytes,
+            "max_record_bytes": options.limits.max_record_bytes,
+            "cel_memory_mb": options.limits.cel_memory_mb,
         },
         "prompts": prompting.versions(variants),
         "host": {
@@ -248,9 +262,10 @@ def start(
     run_id = run_id or new_run_id()
     meta = run_meta(run_id, source, tasks, options, variants)
     folder = outputs.create(outputs_dir, source.commit, run_id, meta)
-    return _execute(
-        folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir, variants
-    )
+    with folder.lock():
+        return _execute(
+            folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir, variants
+        )
 
 
 def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> RunOptions:
@@ -269,6 +284,10 @@ def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> Run
         limits=Limits(
             int(o.get("max_reply_bytes", Limits.max_reply_bytes)),
             int(o.get("max_steps", Limits.max_steps)),
+            int(o.get("max_tool_calls", Limits.max_tool_calls)),
+            int(o.get("max_state_bytes", Limits.max_state_bytes)),
+            int(o.get("max_record_bytes", Limits.max_record_bytes)),
+            int(o.get("cel_memory_mb", Limits.cel_memory_mb)),
         ),
         seed=int(o.get("seed", 0)),
         prompts=tuple(o.get("prompts", ())),
@@ -307,29 +326,30 @@ def resume(
     progress: Progress | None = None,
     prompts: Mapping[str, Prompt] | None = None,
 ) -> RunResult:
-    meta = folder.read_meta()
-    check_unchanged(meta, source, tasks)
-    planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
-    options = options_of(meta, agent_options)
-    variants = prompting.plan(planned, prompts or {}, options.prompts)
-    if prompting.versions(variants) != meta.get("prompts", {}):
-        raise FatalError(
-            f"cannot resume run {meta['run_id']}: its prompts changed since it started "
-            f"({meta.get('prompts', {})} then, {prompting.versions(variants)} now). "
-            "Start a new run instead."
+    with folder.lock():
+        meta = folder.read_meta()
+        check_unchanged(meta, source, tasks)
+        planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
+        options = options_of(meta, agent_options)
+        variants = prompting.plan(planned, prompts or {}, options.prompts)
+        if prompting.versions(variants) != meta.get("prompts", {}):
+            raise FatalError(
+                f"cannot resume run {meta['run_id']}: its prompts changed since it started "
+                f"({meta.get('prompts', {})} then, {prompting.versions(variants)} now). "
+                "Start a new run instead."
+            )
+        meta["status"] = "running"
+        meta.setdefault("resumed_at", []).append(_now())
+        return _execute(
+            folder,
+            meta,
+            planned,
+            options,
+            executor,
+            progress or NoProgress(),
+            folder.path.parent.parent,
+            variants,
         )
-    meta["status"] = "running"
-    meta.setdefault("resumed_at", []).append(_now())
-    return _execute(
-        folder,
-        meta,
-        planned,
-        options,
-        executor,
-        progress or NoProgress(),
-        folder.path.parent.parent,
-        variants,
-    )
 
 
 def _execute(
@@ -345,8 +365,12 @@ def _execute(
     done: set[tuple[str, int]] = set()
     errors = 0
     versions: set[str] = set()
-    for record in folder.attempts():
-        done.add((record["case_id"], int(record["attempt"])))
+    damaged: list[records.Damaged] = []
+    for record in folder.attempts(damaged):
+        key = (str(record.get("case_id")), _attempt_number(record))
+        if key in done:  # a duplicate written by an older runner: counted once
+            continue
+        done.add(key)
         errors += record.get("status") == "error"
         if record.get("agent_version"):
             versions.add(str(record["agent_version"]))
@@ -356,6 +380,8 @@ def _execute(
     new = 0
     status = "interrupted"
     progress.start(total, len(done), errors)
+    if damaged:
+        meta["damaged_lines"] = [str(d) for d in damaged[:100]]
     try:
         for record in executor.run(
             jobs_for(tasks, options, done, outputs_dir, variants), options.concurrency
@@ -371,6 +397,11 @@ def _execute(
                 versions.add(str(record["agent_version"]))
             progress.advance(record)
         status = "completed"
+    except BaseException:
+        from evalcase.run.adapters.cmd import kill_all
+
+        kill_all()  # interrupted: the agents still running end now, with their trees
+        raise
     finally:
         writer.close()
         progress.close()
@@ -379,4 +410,13 @@ def _execute(
         meta["counts"] = {"attempts": len(done), "errors": errors}
         meta["agent"]["version"] = ", ".join(sorted(versions)) or None
         folder.write_meta(meta)
-    return RunResult(meta["run_id"], folder.path, len(done), errors, new, status)
+    return RunResult(
+        meta["run_id"], folder.path, len(done), errors, new, status, tuple(map(str, damaged))
+    )
+
+
+def _attempt_number(record: Mapping[str, Any]) -> int:
+    try:
+        return int(record.get("attempt") or 0)
+    except (TypeError, ValueError):
+        return 0

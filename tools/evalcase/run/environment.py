@@ -20,6 +20,12 @@ A tool call goes through, in order:
    the corpus passages in effect at ``effective_at``; else the recorded error
    ``no_matching_response``.
 
+Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
+``max_tool_calls`` calls per attempt (default 256), and a state that stays under
+``max_state_bytes`` (default 32 MiB, the initial state's JSON plus every value written).
+Each call's ``changes`` are diffs (path, keys, before, after), never a copy of the state;
+tool work stops at the attempt's deadline (``timeout``).
+
 A side-effect tool leaves an audit record (operator, time, tool, arguments, whether the
 user had confirmed, whether identity was verified, whether a timeout hid the result).
 """
@@ -35,6 +41,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from evalcase.contract.records import OutOfRange, loads_strict
+from evalcase.run.executors.base import Limits
 from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
@@ -152,14 +160,25 @@ class StateHandle:
 class Environment:
     """One attempt's world. ``call`` answers one tool call and records it."""
 
-    def __init__(self, spec: EnvSpec, recorder: Recorder, operator: str = "agent") -> None:
+    def __init__(
+        self,
+        spec: EnvSpec,
+        recorder: Recorder,
+        operator: str = "agent",
+        limits: Limits | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self.spec = spec
         self.recorder = recorder
         self.operator = operator
+        self.limits = limits or Limits()
+        self.deadline = deadline
         text = _state_text(spec.initial_state)
         self.initial_state: dict[str, Any] = json.loads(text)
         self.state: dict[str, Any] = json.loads(text)
+        self.state_bytes = len(text.encode("utf-8"))
         self.calls: list[dict[str, Any]] = []
+        self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
         self._started = datetime.now(UTC)
@@ -171,9 +190,7 @@ class Environment:
             args=args,
             call=dict(call),
             state=self.state,
-            calls=[
-                {k: c[k] for k in ("tool", "args", "ok", "error", "result")} for c in self.calls
-            ],
+            calls=self._call_view,
         )
         return out
 
@@ -181,18 +198,35 @@ class Environment:
         self, op: str, path: str, value: Any, variables: Mapping[str, Any]
     ) -> dict[str, Any]:
         parts = split_path(path, variables)
-        before, after = apply_op(self.state, op, parts, copy_json(value))
+        value = copy_json(value)
+        self.state_bytes += len(json.dumps(value, ensure_ascii=False, default=str))
+        if self.state_bytes > self.limits.max_state_bytes:
+            raise AgentFault(
+                "budget",
+                f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
+            )
+        before, after = apply_op(self.state, op, parts, value)
+        # Copies: a later change to the same place must not rewrite this record.
+        before, after = copy_json(before), copy_json(after)
         where = ".".join(parts)
         self.recorder.event("state_change", op=op, path=where, before=before, after=after)
-        return {"op": op, "path": where, "before": before, "after": after}
+        return {"op": op, "path": where, "keys": list(parts), "before": before, "after": after}
 
     # -- one call ------------------------------------------------------------------------
     def call(
         self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
     ) -> dict[str, Any]:
         """Answer one tool call; returns the ``tool`` message for the agent."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise AgentFault("timeout", "the attempt's deadline passed during tool work")
+        if len(self.calls) >= self.limits.max_tool_calls:
+            raise AgentFault(
+                "budget", f"more than max_tool_calls ({self.limits.max_tool_calls}) tool calls"
+            )
         try:
-            args: Any = json.loads(arguments) if arguments.strip() else {}
+            args: Any = loads_strict(arguments) if arguments.strip() else {}
+        except OutOfRange as exc:
+            raise AgentFault("protocol", f"tool call {call_id!r} arguments: {exc}") from None
         except ValueError:
             args = None
         step = self.recorder.event(
@@ -214,8 +248,8 @@ class Environment:
             record["error"] = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
             self._finish(record, None)
             raise AgentFault("unknown_tool", f"called {name!r}, which this case does not offer")
-        if record["side_effect"]:
-            record["state_before"] = copy_json(self.state)
+        if record["side_effect"]:  # for the audit only; the record keeps diffs
+            self._session_before: Any = copy_json(self.state.get("session"))
         problem = self._validate(behaviour, args, arguments)
         if problem is not None:
             record["valid"] = False
@@ -426,6 +460,7 @@ class Environment:
                 "tool_result", id=record["id"], tool=record["tool"], result=record["result"]
             )
         self.calls.append(record)
+        self._call_view.append({k: record[k] for k in ("tool", "args", "ok", "error", "result")})
         body = {"error": record["error"]} if record["error"] is not None else record["result"]
         return {
             "role": "tool",
@@ -436,8 +471,7 @@ class Environment:
     def _audit(self, record: dict[str, Any]) -> dict[str, Any]:
         raw_session = self.state.get("session")
         session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
-        before: dict[str, Any] = record.get("state_before") or {}
-        raw_before = before.get("session")
+        raw_before = getattr(self, "_session_before", None)
         before_session: dict[str, Any] = raw_before if isinstance(raw_before, dict) else {}
         args = record["args"] if isinstance(record["args"], dict) else {}
         return {

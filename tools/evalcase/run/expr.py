@@ -4,14 +4,41 @@ A thin door onto ``evalcase.contract.cel`` and ``evalcase.contract.paths`` (desi
 sections 3 and 5): errors come back from those as values; here they become an
 ``ExprError`` that the environment turns into a recorded tool error, never a crash of
 the run.
+
+Every evaluation is bounded by the attempt's deadline (:func:`bounded`): one that could be
+expensive runs in a killable worker process (:mod:`evalcase.run.celworker`), and one
+still running at the deadline ends the attempt as a recorded ``timeout``. Only the
+variables an expression names are passed to it, so that the cost of an evaluation does
+not grow with the state or the calls it does not read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from evalcase.contract import cel, paths
+from evalcase.run import celworker
+from evalcase.run.protocol import AgentFault
+
+# What may make an evaluation expensive: a comprehension, or + (strings and lists grow).
+_COSTLY = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(|\+")
+_bounds = threading.local()
+
+
+@contextmanager
+def bounded(deadline: float, memory_mb: int = celworker.DEFAULT_MEMORY_MB) -> Iterator[None]:
+    """Evaluations in this thread stop at ``deadline`` (a ``time.monotonic()`` value)."""
+    saved = getattr(_bounds, "value", None)
+    _bounds.value = (deadline, memory_mb)
+    try:
+        yield
+    finally:
+        _bounds.value = saved
 
 
 class ExprError(Exception):
@@ -20,7 +47,26 @@ class ExprError(Exception):
 
 def evaluate(source: str, variables: Mapping[str, Any]) -> Any:
     """Evaluate ``source`` with JSON-like ``variables``; plain Python values back."""
-    value = cel.evaluate(source, variables)
+    analysis = cel.analyze(source) if isinstance(source, str) else None
+    if analysis is not None and analysis.error is None:
+        roots = analysis.roots
+        variables = {k: v for k, v in variables.items() if k in roots}
+    bounds = getattr(_bounds, "value", None)
+    if bounds is not None and time.monotonic() >= bounds[0]:
+        raise AgentFault("timeout", "the attempt's deadline passed during tool work")
+    if bounds is not None and isinstance(source, str) and _COSTLY.search(source):
+        try:
+            value = celworker.evaluate(source, cel.plain(variables), bounds[0], bounds[1])
+        except celworker.WorkerTimeout:
+            raise AgentFault(
+                "timeout", f"the expression {source[:80]!r} was still running at the deadline"
+            ) from None
+        except celworker.WorkerFailed:
+            raise ExprError(
+                f"{source[:80]!r}: the evaluation exceeded its memory limit of {bounds[1]} MB"
+            ) from None
+    else:
+        value = cel.evaluate(source, variables)
     if isinstance(value, cel.CelError):
         raise ExprError(f"{source!r} does not compile: {value.message}")
     if isinstance(value, cel.EvalError):

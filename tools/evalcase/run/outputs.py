@@ -3,11 +3,13 @@
 ``attempts.jsonl`` is append-only: one JSON line per finished attempt, flushed as it is
 written, so a run killed at any moment keeps every attempt it finished. A line torn by
 the kill is cut off before anything is appended again. ``run.json`` is replaced
-atomically (write, then rename), never edited in place.
+atomically (write, then rename), never edited in place. Both are strict JSON
+(:mod:`evalcase.contract.records`). ``.lock`` is the writer's lock (``flock``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -16,7 +18,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalcase import scrub
+from evalcase.contract import records
 from evalcase.model import FatalError
+
+LOCK_FILE = ".lock"
 
 RUN_FILE = "run.json"
 ATTEMPTS_FILE = "attempts.jsonl"
@@ -26,25 +31,18 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=False)
-        handle.write("\n")
+        handle.write(records.dumps(data, indent=2) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
 
 
-def read_attempts(path: Path) -> Iterator[dict[str, Any]]:
-    """The complete lines of an attempts file (a torn last line is skipped)."""
-    if not path.exists():
-        return
-    with path.open("rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                return
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                continue
+def read_attempts(
+    path: Path, damaged: list[records.Damaged] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The records of an attempts file: damaged lines are skipped (and appended to
+    ``damaged``), a torn last line too (:func:`evalcase.contract.records.read_jsonl`)."""
+    return records.read_jsonl(path, damaged)
 
 
 def _cut_torn_tail(path: Path) -> None:
@@ -91,8 +89,35 @@ class RunFolder:
     def write_meta(self, meta: Mapping[str, Any]) -> None:
         write_json_atomic(self.run_file, meta)
 
-    def attempts(self) -> Iterator[dict[str, Any]]:
-        return read_attempts(self.attempts_file)
+    def attempts(self, damaged: list[records.Damaged] | None = None) -> Iterator[dict[str, Any]]:
+        return read_attempts(self.attempts_file, damaged)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run's writer lock, or refuse: another runner is writing this run."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock, as before
+            yield
+            return
+        handle = (self.path / LOCK_FILE).open("a+")
+        try:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise FatalError(
+                    f"run {self.path.name} is being written by another runner ({holder}); "
+                    "wait for it to finish, or stop it, before resuming"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}\n")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
 
     def open_for_append(self) -> AttemptWriter:
         _cut_torn_tail(self.attempts_file)
@@ -107,7 +132,7 @@ class AttemptWriter:
 
     def write(self, record: Mapping[str, Any]) -> None:
         record = scrub.active().data(record)
-        self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.handle.write(records.dumps(record) + "\n")
         self.handle.flush()
 
     def close(self) -> None:

@@ -26,13 +26,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract.records import OutOfRange, dumps, loads_strict
 from evalcase.run.spec import AgentView
 
 PROTOCOL = "evalcase-agent/1"
 ERROR_KINDS = (
     "agent_exit", "timeout", "bad_json", "oversized", "unknown_tool", "protocol", "adapter",
-    "worker_lost",
+    "worker_lost", "budget", "record_limit", "interrupted",
 )  # fmt: skip
+
+
+def dumps_strict(value: Any) -> str:
+    """A request or record as one line of strict JSON (no NaN or Infinity)."""
+    return dumps(value)
 
 
 class AgentFault(Exception):
@@ -116,7 +122,9 @@ def parse_reply_text(text: str | bytes, limit: int) -> Reply:
     if len(text) > limit:
         raise AgentFault("oversized", f"reply of {len(text)} bytes exceeds the limit of {limit}")
     try:
-        obj = json.loads(text)
+        obj = loads_strict(text)
+    except OutOfRange as exc:
+        raise AgentFault("protocol", f"reply holds a number JSON records cannot: {exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         shown = text[:80] if isinstance(text, str) else text[:80].decode("utf-8", "replace")
         raise AgentFault("bad_json", f"reply is not JSON ({exc}): {shown!r}") from None

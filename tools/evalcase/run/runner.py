@@ -8,6 +8,12 @@ Multi-turn cases are played turn by turn: the first scripted user turn is sent; 
 assistant reply with tool calls is answered by the environment and the agent is asked
 again; a reply without tool calls ends the turn, and the next scripted user turn follows,
 until the script ends.
+
+One deadline (``--timeout``) bounds everything: the agent's replies, writes to it, tool
+work and every CEL evaluation (:func:`evalcase.run.expr.bounded`). A record is bounded
+too: state changes are diffs, a ``cmd:`` agent's stderr is its last 64 KiB, and a record
+whose JSON exceeds ``max_record_bytes`` is replaced by an error record (``record_limit``)
+that keeps what identifies the attempt.
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from evalcase.contract.records import dumps
 from evalcase.run.adapters import open_session
 from evalcase.run.environment import Environment, Recorder, state_diff
 from evalcase.run.executors.base import AttemptJob
+from evalcase.run.expr import bounded
 from evalcase.run.protocol import AgentFault, build_request, first_messages
 
-RECORD_VERSION = 1
+# 2: no final_state and no per-call state_before (rebuilt from initial_state and the
+# calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
+RECORD_VERSION = 2
 
 
 def _now() -> str:
@@ -50,7 +60,7 @@ def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
         "status": "error",
         "error": {"kind": "worker_lost", "message": message},
         "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
-        "initial_state": None, "final_state": None, "state_diff": [],
+        "initial_state": None, "state_diff": [],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
         "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
         "record_version": RECORD_VERSION,
@@ -62,8 +72,36 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
     started_at = _now()
     start = time.monotonic()
     deadline = start + job.timeout_s
+    with bounded(deadline, job.limits.cel_memory_mb):
+        record = _run(job, started_at, start, deadline)
+    return cap_record(record, job.limits.max_record_bytes)
+
+
+def cap_record(record: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The record, or an error record when its JSON is longer than ``limit`` bytes."""
+    size = len(dumps(record).encode("utf-8"))
+    if size <= limit:
+        return record
+    kept = {k: record.get(k) for k in ("started_at", "ended_at", "latency_ms", "usage")}
+    return {
+        **{k: record[k] for k in ("case_id", "case_version", "attempt", "seed", "attempt_key")},
+        "status": "error",
+        "error": {
+            "kind": "record_limit",
+            "message": f"the attempt's record is {size} bytes, over max_record_bytes ({limit}): "
+            "its messages, trace and calls were dropped (a runaway agent or state?)",
+        },
+        "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
+        "initial_state": None, "state_diff": [],
+        "agent_version": record.get("agent_version"),
+        **kept,
+        "record_version": RECORD_VERSION,
+    }  # fmt: skip
+
+
+def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dict[str, Any]:
     recorder = Recorder()
-    env = Environment(job.env, recorder)
+    env = Environment(job.env, recorder, limits=job.limits, deadline=deadline)
     view = job.agent
     messages = first_messages(view)
     for m in messages:
@@ -119,6 +157,8 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
         if session is not None:
             with contextlib.suppress(Exception):  # closing a broken agent is best effort
                 session.close()
+    stderr = getattr(session, "stderr_record", None)
+    extra: dict[str, Any] = {"agent_stderr": stderr()} if callable(stderr) else {}
     return {
         **_base(job),
         "status": "error" if error else "completed",
@@ -129,7 +169,6 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
         "calls": env.calls,
         "retrieved": env.retrieved,
         "initial_state": env.initial_state,
-        "final_state": env.state,
         "state_diff": state_diff(env.initial_state, env.state),
         "usage": usage,
         "latency_ms": round((time.monotonic() - start) * 1000, 3),
@@ -137,6 +176,7 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
         "started_at": started_at,
         "ended_at": _now(),
         "record_version": RECORD_VERSION,
+        **extra,
     }
 
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract import records
 from evalcase.grade.context import GradeContext
 from evalcase.grade.expr import CelFailure, check, resolve_path, state_variables, sugar
 from evalcase.grade.graders._util import calls, short
@@ -63,12 +64,18 @@ def _transition_hit(
 
 
 def _check_call(
-    policy: Any, call: Mapping[str, Any], index: int, made: list[Mapping[str, Any]]
+    policy: Any,
+    call: Mapping[str, Any],
+    index: int,
+    made: list[Mapping[str, Any]],
+    attempt: Attempt,
 ) -> Grade | None:
     here = Evidence(call.get("step"), f"calls.{index}")
-    before = call.get("state_before")
-    if not isinstance(before, Mapping):
-        return error(f"call {index} ({call.get('tool')}) has no recorded state_before", here)
+    if not isinstance(attempt.get("initial_state"), Mapping) and not isinstance(
+        call.get("state_before"), Mapping
+    ):
+        return error(f"call {index} ({call.get('tool')}) has no recorded state to check", here)
+    before = records.state_before(attempt, index)
     so_far = [
         {k: c.get(k) for k in ("tool", "args", "ok", "error", "result")}
         | {"ok": c.get("error") is None}
@@ -179,7 +186,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
             if call.get("tool") != tool or call.get("denied_by"):
                 continue
             checked += 1
-            problem = _check_call(policy, call, index, made)
+            problem = _check_call(policy, call, index, made, attempt)
             if problem is not None:
                 return problem
             key_fields = _key_fields(field_of(policy, "idempotency_key"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract import records
 from evalcase.grade.context import GradeContext
 from evalcase.grade.expr import MISSING, CelFailure, check, get_path, split_path, state_variables
 from evalcase.grade.graders._util import calls, output, short, subset_match
@@ -58,7 +59,7 @@ def _covered(path: str, named: list[str]) -> bool:
 
 def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
     """Grade one alternative; the int counts the checks made (0 = nothing to check)."""
-    final = attempt.get("final_state")
+    final = records.final_state(attempt)
     initial = attempt.get("initial_state") or {}
     if not isinstance(final, Mapping):
         return error("the attempt has no recorded final_state"), 0

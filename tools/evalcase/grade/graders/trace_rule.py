@@ -17,6 +17,7 @@ does not compile is an error; so is a case with no rules and no rule checks.
 
 from __future__ import annotations
 
+from evalcase.contract import records
 from evalcase.grade.context import GradeContext
 from evalcase.grade.expr import CelFailure, check
 from evalcase.grade.graders._util import calls, output
@@ -43,7 +44,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
         "trace": list(attempt.get("trace") or ()),
         "calls": call_view,
         "output": output(attempt),
-        "state": attempt.get("final_state") or {},
+        "state": records.final_state(attempt) or {},
         "initial": attempt.get("initial_state") or {},
     }
     for rule in rules:

@@ -24,6 +24,10 @@ class Limits:
 
     max_reply_bytes: int = 1_000_000
     max_steps: int = 64  # assistant replies per attempt
+    max_tool_calls: int = 256  # tool calls per attempt, over all replies
+    max_state_bytes: int = 32 * 1024 * 1024  # initial state JSON plus every value written
+    max_record_bytes: int = 64 * 1024 * 1024  # one attempt's JSONL line
+    cel_memory_mb: int = 512  # address space of a CEL worker process
 
 
 @dataclass(frozen=True)

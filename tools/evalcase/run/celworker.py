@@ -1,0 +1,158 @@
+"""CEL evaluations that can be stopped: a pool of worker processes.
+
+cel-cpp holds the GIL while it evaluates and cannot be interrupted; it bounds the
+iterations of comprehensions (``map``, ``filter``, ``all``, ``exists``) but not the memory
+one iteration may build (``list.map(x, list.map(y, s + s))`` over a long ``s`` takes
+gigabytes). An expression is fixture data, written by anyone with a pull request, so an
+evaluation that could be expensive (one with a comprehension or a ``+``) runs in a worker
+process: with a memory limit (``RLIMIT_AS``, ``[run] cel_memory_mb``, default 512), killed
+at the attempt's deadline (the attempt records ``timeout``), and in another process, so
+that it never holds the GIL the other attempts of the run need. Other expressions
+(comparisons, field reads, ``in``...) cost microseconds and are evaluated in process.
+
+Workers are reused across attempts (one per concurrently evaluating attempt); a killed
+one is replaced on demand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+DEFAULT_MEMORY_MB = 512
+_HEADER = struct.Struct("!Q")
+
+
+class WorkerTimeout(Exception):
+    """The evaluation did not finish before the deadline (the worker was killed)."""
+
+
+class WorkerFailed(Exception):
+    """The worker died (for example at its memory limit)."""
+
+
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise WorkerTimeout()
+        chunk = os.read(fd, min(1 << 20, size - len(chunks)))
+        if not chunk:
+            raise WorkerFailed("the CEL worker exited")
+        chunks.extend(chunk)
+    return bytes(chunks)
+
+
+class Worker:
+    def __init__(self, memory_mb: int) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.memory_mb = memory_mb
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "evalcase.run.celworker", str(memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+
+    def evaluate(self, source: str, variables: Any, deadline: float | None) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        blob = pickle.dumps((source, variables), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.proc.stdin.write(_HEADER.pack(len(blob)) + blob)
+            self.proc.stdin.flush()
+        except OSError:
+            raise WorkerFailed("the CEL worker exited") from None
+        fd = self.proc.stdout.fileno()
+        (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+        return pickle.loads(_read_exact(fd, size, deadline))
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+_idle: list[Worker] = []
+_lock = threading.Lock()
+
+
+def evaluate(source: str, variables: Any, deadline: float | None, memory_mb: int) -> Any:
+    """``cel.evaluate(source, variables)`` in a worker; WorkerTimeout at the deadline,
+    WorkerFailed when the worker died (its memory limit)."""
+    with _lock:
+        worker = next((w for w in _idle if w.memory_mb == memory_mb), None)
+        if worker is not None:
+            _idle.remove(worker)
+    if worker is None:
+        worker = Worker(memory_mb)
+    try:
+        result = worker.evaluate(source, variables, deadline)
+    except BaseException:
+        worker.kill()
+        raise
+    with _lock:
+        keep = len(_idle) < 32
+        if keep:
+            _idle.append(worker)
+    if not keep:
+        worker.kill()
+    return result
+
+
+def shutdown() -> None:
+    with _lock:
+        workers = list(_idle)
+        _idle.clear()
+    for worker in workers:
+        worker.kill()
+
+
+def _serve(memory_mb: int) -> None:
+    if sys.platform.startswith("linux") and memory_mb > 0:
+        import resource
+
+        limit = memory_mb * 1024 * 1024
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    from evalcase.contract import cel
+
+    stdin, stdout = sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno()
+    while True:
+        try:
+            header = _read_exact(stdin, _HEADER.size, None)
+        except WorkerFailed:
+            return
+        (size,) = _HEADER.unpack(header)
+        source, variables = pickle.loads(_read_exact(stdin, size, None))
+        try:
+            value: Any = cel.evaluate(source, variables)
+        except MemoryError:
+            value = cel.EvalError(f"the evaluation exceeded its memory limit of {memory_mb} MB")
+        try:
+            blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            blob = pickle.dumps(cel.EvalError(f"the value cannot be returned: {exc}"))
+        os.write(stdout, _HEADER.pack(len(blob)))
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(stdout, view) :]
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_MEMORY_MB)

@@ -1,0 +1,148 @@
+"""The reaper: the small process every ``cmd:`` agent is started under.
+
+``python -m evalcase.run.reaper PROGRAM ARGS...`` makes itself a child subreaper
+(Linux ``prctl(PR_SET_CHILD_SUBREAPER)``), asks to receive SIGTERM when the runner dies
+(``PR_SET_PDEATHSIG``), starts the agent in its own session with the same stdin, stdout
+and stderr, and waits. However the agent forks (``setsid``, a double fork, a daemon), its
+descendants stay below the reaper: an orphan is re-parented to the nearest subreaper, not
+to init. When the agent exits, when the runner sends SIGTERM (the attempt is over) or
+when the runner dies, the reaper kills the agent's process group and then every process
+still below it, until none is left, and exits with the agent's status.
+
+Elsewhere than Linux the reaper only kills the agent's process group (no subreaper).
+It is standard library only, imports nothing of evalcase and as little else as it can
+(``python -I -S``: no site), so that it starts fast.
+"""
+
+# contextlib.suppress would cost this process an import of collections: try/except here.
+# ruff: noqa: SIM105
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (from /proc; empty where there is no /proc)."""
+    try:  # one small file where the kernel offers it (CONFIG_PROC_CHILDREN)
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as handle:
+            return [int(p) for p in handle.read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: fields follow the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def kill_below(pid: int, group: int | None) -> None:
+    """Kill ``group`` and every descendant of ``pid`` (the caller is their subreaper)."""
+    if group is not None:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for _ in range(1000):  # bounded: each round kills what the last round orphaned
+        below = children(pid)
+        if not below:
+            break
+        for child in below:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for child in below:
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+    # Zombies of children that died by themselves.
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m evalcase.run.reaper PROGRAM [ARGS...]", file=sys.stderr)
+        return 2
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    parent = os.getppid()
+    state: dict[str, int | None] = {"agent": None}
+
+    def stop(signum: int, frame: object) -> None:
+        agent = state["agent"]
+        kill_below(os.getpid(), agent)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides; Ctrl-C reaches it
+    if os.getppid() != parent:  # the runner died before the death signal was armed
+        return 1
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        print(f"cannot start {argv[0]!r}: {exc}", file=sys.stderr)
+        return 127
+    if pid == 0:  # the agent
+        try:
+            os.setsid()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the reaper
+            os.execvp(argv[0], argv)
+        except OSError as exc:
+            os.write(2, f"cannot start {argv[0]!r}: {exc}\n".encode())
+        os._exit(127)
+    state["agent"] = pid
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            status = 0
+            break
+        except InterruptedError:
+            continue
+    # The agent is gone; what it left behind goes with it. Give the stdout pipe's last
+    # bytes a moment to be read (they are in the pipe already: no wait is needed).
+    kill_below(os.getpid(), pid)
+    return os.waitstatus_to_exitcode(status) if status else 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.exit(code if code >= 0 else 128 - code)
