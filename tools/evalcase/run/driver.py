@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalcase import __version__
-from evalcase.contract.prompt import Prompt
 from evalcase.contract import records
+from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
 from evalcase.run import outputs
 from evalcase.run import prompts as prompting
