@@ -52,11 +52,26 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
 @click.argument("base")
 @click.argument("new")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a case regressed (a case whose content changed is `changed`, not "
+    "regressed).",
+)
+@click.option(
+    "--require-same-content",
+    is_flag=True,
+    help="Refuse (exit 2) when the two runs graded different dataset content (digests).",
+)
 @root_option
 @fatal_errors
 def compare_command(
-    base: str, new: str, output_format: str, fail_on_regression: bool, root: str | None
+    base: str,
+    new: str,
+    output_format: str,
+    fail_on_regression: bool,
+    require_same_content: bool,
+    root: str | None,
 ) -> None:
     """Compare two graded runs (run ids or report directories) case by case."""
     from evalcase.report.compare import compare, find_report, read_report
@@ -66,6 +81,7 @@ def compare_command(
     result = compare(
         read_report(find_report(config.root, base, where)),
         read_report(find_report(config.root, new, where)),
+        require_same_content=require_same_content,
     )
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
@@ -80,6 +96,7 @@ def compare_command(
             ("regressed", result.regressed),
             ("fixed", result.fixed),
             ("still failing", result.still_failing),
+            ("changed", result.changed_cases),
             ("new", result.added),
             ("removed", result.removed),
         ):
