@@ -32,9 +32,9 @@ from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
 from evalcase.schemas import validator_for
 from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.peer_tools import cached_install
 
 DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
-CACHE = Path(os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests"))
 EVALS_VERSION = "3.0.1.post1"
 PROMPTFOO_VERSION = "0.123.1"
 TOOLS = Path(__file__).parent / "tools"
@@ -112,23 +112,25 @@ def test_inspect_loads_the_dataset_with_its_own_json_dataset(
                 assert text in s.target
 
 
+def _install_evals(site: Path) -> None:
+    wheels = site / ".wheels"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+         f"evals=={EVALS_VERSION}", "-d", str(wheels)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, "cannot fetch the evals wheel:\n" + proc.stderr
+    wheel = next(wheels.glob(f"evals-{EVALS_VERSION}-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    shutil.rmtree(wheels)
+
+
 @pytest.fixture(scope="module")
 def evals_site() -> Path:
     """The OpenAI evals package (its wheel, without the 40 heavy dependencies it declares
-    but these evals never import), fetched once."""
-    site = CACHE / f"evals-{EVALS_VERSION}"
-    if not (site / "evals" / "elsuite").is_dir():
-        wheels = CACHE / "wheels"
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-             f"evals=={EVALS_VERSION}", "-d", str(wheels)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        assert proc.returncode == 0, "cannot fetch the evals wheel:\n" + proc.stderr
-        wheel = next(wheels.glob(f"evals-{EVALS_VERSION}-*.whl"))
-        with zipfile.ZipFile(wheel) as archive:
-            archive.extractall(site)
-    return site
+    but these evals never import), fetched once into the locked cache."""
+    return cached_install("evals", EVALS_VERSION, _install_evals)
 
 
 RUN_EVALS = """
@@ -245,21 +247,22 @@ def test_an_unknown_format_is_a_usage_error() -> None:
     assert proc.returncode == 2 and "'csv' is not one of" in proc.stderr
 
 
+def _install_promptfoo(target: Path) -> None:
+    npm = shutil.which("npm")
+    assert npm, "npm is needed to install promptfoo for this test"
+    proc = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(target),
+         f"promptfoo@{PROMPTFOO_VERSION}"],
+        capture_output=True, text=True, check=False, timeout=1500,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 @pytest.fixture(scope="module")
 def promptfoo_dir() -> Path:
-    """promptfoo from the npm registry, installed once (large: it is the real CLI)."""
-    target = CACHE / f"promptfoo-{PROMPTFOO_VERSION}"
-    if not (target / "node_modules" / "promptfoo" / "package.json").is_file():
-        npm = shutil.which("npm")
-        assert npm, "npm is needed to install promptfoo for this test"
-        target.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(target),
-             f"promptfoo@{PROMPTFOO_VERSION}"],
-            capture_output=True, text=True, check=False, timeout=1500,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return target
+    """promptfoo from the npm registry, installed once into the locked cache (large: it
+    is the real CLI)."""
+    return cached_install("promptfoo", PROMPTFOO_VERSION, _install_promptfoo)
 
 
 @pytest.mark.slow
