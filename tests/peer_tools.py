@@ -19,9 +19,10 @@ from pathlib import Path
 
 from filelock import FileLock
 
-CACHE = Path(
-    os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests")
-) / "peer-tools"
+CACHE = (
+    Path(os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests"))
+    / "peer-tools"
+)
 MARKER = ".evalcase-complete"
 LOCK_TIMEOUT_S = 3600  # a cold npm install on a loaded machine takes minutes
 
@@ -46,7 +47,7 @@ def cached_install(
         try:
             install(tmp)
             (tmp / MARKER).write_text(version, "utf-8")
-            os.rename(tmp, final)
+            tmp.rename(final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -101,8 +101,12 @@ def _register_judge() -> None:
             answer_text = re.search(r"\[ANSWER\]\n(.*?)\n\n\[", prompt, re.S)
             said = answer_text.group(1) if answer_text else ""
             ok = all(b in said for b in _section(prompt, "THE ANSWER MUST DO ALL OF THESE"))
-            ok = ok and not any(b in said for b in _section(prompt, "THE ANSWER MUST DO NONE OF THESE"))
-            return ModelOutput.from_content(self.model_name, f"checked\nGRADE: {'C' if ok else 'I'}")
+            ok = ok and not any(
+                b in said for b in _section(prompt, "THE ANSWER MUST DO NONE OF THESE")
+            )
+            return ModelOutput.from_content(
+                self.model_name, f"checked\nGRADE: {'C' if ok else 'I'}"
+            )
 
 
 @pytest.mark.slow

@@ -484,8 +484,7 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @click.option(
     "--strict",
     is_flag=True,
-    help="Exit 1 when the format could not carry any part of any case (the summary names "
-    "them).",
+    help="Exit 1 when the format could not carry any part of any case (the summary names them).",
 )
 @click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
 @root_option

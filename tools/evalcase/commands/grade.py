@@ -55,8 +55,7 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Exit 1 when a case regressed (a case whose content changed is `changed`, not "
-    "regressed).",
+    help="Exit 1 when a case regressed (a case whose content changed is `changed`, not regressed).",
 )
 @click.option(
     "--require-same-content",

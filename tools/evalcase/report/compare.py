@@ -100,7 +100,9 @@ def compare(
     new_cases = {c["case_id"]: c for c in new["cases"]}
     common = sorted(set(old_cases) & set(new_cases))
     a, b = _ident(base), _ident(new)
-    if require_same_content and (a["dataset_digest"] is None or a["dataset_digest"] != b["dataset_digest"]):
+    if require_same_content and (
+        a["dataset_digest"] is None or a["dataset_digest"] != b["dataset_digest"]
+    ):
         raise FatalError(
             f"runs {a['run_id']} and {b['run_id']} graded different dataset content "
             f"({a['dataset_id']} {a['dataset_version']} {str(a['dataset_digest'])[:12]} vs "

@@ -17,7 +17,8 @@ module grades it the way ``evalcase grade`` does:
 Use it with the exported file (evalcase and inspect-ai installed)::
 
     evalcase export refund_regression_set@v1 --format inspect -o cases.jsonl
-    inspect eval "$(python -c 'import evalcase.authoring.exports.inspect_scorer as m; print(m.__file__)')" \\
+    # the module prints its own path, the task file Inspect loads
+    inspect eval "$(python -m evalcase.authoring.exports.inspect_scorer)" \\
         -T dataset=cases.jsonl -T grader_model=openai/gpt-4o-mini --model openai/gpt-4o
 
 or in Python: ``Task(dataset=json_dataset("cases.jsonl"), solver=..., scorer=evalcase_scorer())``.
@@ -46,7 +47,9 @@ def answer_key(target: Target) -> dict[str, Any]:
     try:
         key = json.loads(target.text)
     except json.JSONDecodeError as exc:
-        raise ValueError("the target is not an evalcase answer key (export --format inspect)") from exc
+        raise ValueError(
+            "the target is not an evalcase answer key (export --format inspect)"
+        ) from exc
     if not isinstance(key, dict) or key.get("evalcase_answer_key") != 1:
         raise ValueError("the target is not an evalcase answer key (export --format inspect)")
     return key
@@ -119,8 +122,12 @@ def evalcase_scorer(grader_model: str | Model | None = None) -> Scorer:
         explanation = "; ".join(failed) or "; ".join(r for _, _, r in verdicts)
         metadata: dict[str, Any] = {"graders": {n: ok for n, ok, _ in verdicts}}
         if not failed and needs_model(key):
-            model = get_model(grader_model) if grader_model is not None else get_model(role="grader")
-            question = "\n".join(f"{m.role}: {m.text}" for m in state.messages if m.role != "assistant")
+            model = (
+                get_model(grader_model) if grader_model is not None else get_model(role="grader")
+            )
+            question = "\n".join(
+                f"{m.role}: {m.text}" for m in state.messages if m.role != "assistant"
+            )
             result = await model.generate(grader_prompt(key, question, answer))
             found = GRADE.findall(result.completion)
             metadata["model_grade"] = found[-1] if found else None
@@ -147,3 +154,7 @@ def evalcase_cases(dataset: str = "cases.jsonl", grader_model: str | None = None
         solver=generate(),
         scorer=evalcase_scorer(grader_model),
     )
+
+
+if __name__ == "__main__":
+    print(__file__)  # the path for `inspect eval`, see the docstring

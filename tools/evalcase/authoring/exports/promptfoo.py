@@ -101,7 +101,9 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     if test.get("metadata", {}).get("case_id") == case.case_id:
         out.add("case IDs and labels")
     asserts = list(test.get("assert", ()))
-    flat = [a for x in asserts for a in (x.get("assert", [x]) if x["type"] == "assert-set" else [x])]
+    flat = [
+        a for x in asserts for a in (x.get("assert", [x]) if x["type"] == "assert-set" else [x])
+    ]
     kinds = [(a["type"], json.dumps(a.get("value"), ensure_ascii=False)) for a in flat]
 
     def has(kind: str, value: Any) -> bool:

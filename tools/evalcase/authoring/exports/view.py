@@ -192,9 +192,7 @@ def portable_key(task: Task, graders: tuple[str, ...]) -> dict[str, Any]:
         "graders": [{"type": g, "options": options.get(g, {})} for g in graders],
     }
     configured = {g.type for g in judge.graders}
-    key["model_graded"] = (
-        judge.rubric is not None or "llm_rubric" in configured or not graders
-    )
+    key["model_graded"] = judge.rubric is not None or "llm_rubric" in configured or not graders
     if judge.rubric is not None:
         key["rubric"] = dict(judge.rubric.data)
     if isinstance(judge.judge.get("instructions"), str):
