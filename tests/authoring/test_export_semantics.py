@@ -169,6 +169,27 @@ DETERMINISTIC = {"equals", "contains", "contains-any", "not-contains", "regex", 
                  "is-json", "assert-set"}  # fmt: skip
 
 
+def promptfoo_verdicts(
+    tests: list[dict[str, Any]], promptfoo_dir: Path, tmp_path: Path
+) -> dict[str, bool]:
+    """Each test's pass/fail from promptfoo's evaluator, the echo provider answering
+    ``vars.evalcase_answer``."""
+    config = tmp_path / "promptfooconfig.json"
+    config.write_text(json.dumps({"prompts": ["{{evalcase_answer}}"], "providers": ["echo"],
+                                  "tests": tests}, ensure_ascii=False), "utf-8")  # fmt: skip
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"), "PROMPTFOO_CACHE_ENABLED": "false",
+           "NO_COLOR": "1"}  # fmt: skip
+    proc = subprocess.run(
+        ["node", str(TOOLS / "promptfoo_eval.mjs"), str(config)],
+        cwd=promptfoo_dir, capture_output=True, text=True, check=False, env=env, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
+    assert len(results) == len(tests)
+    return {r["description"]: bool(r["success"]) for r in results}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_promptfoo_eval_gives_evalcase_verdicts_on_deterministic_asserts(
@@ -199,19 +220,7 @@ def test_promptfoo_eval_gives_evalcase_verdicts_on_deterministic_asserts(
         # No deterministic check in this dataset: every assert is the llm-rubric.
         assert all(not c.text_graders for c in by_id.values())
         return
-    config = tmp_path / "promptfooconfig.json"
-    config.write_text(json.dumps({"prompts": ["{{evalcase_answer}}"], "providers": ["echo"],
-                                  "tests": tests}, ensure_ascii=False), "utf-8")  # fmt: skip
-    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"), "PROMPTFOO_CACHE_ENABLED": "false",
-           "NO_COLOR": "1"}  # fmt: skip
-    proc = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_eval.mjs"), str(config)],
-        cwd=promptfoo_dir, capture_output=True, text=True, check=False, env=env, timeout=900,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
-    got = {r["description"]: bool(r["success"]) for r in results}
+    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
     assert got == expected
     assert any(got.values()) and not all(got.values())
 
@@ -290,9 +299,132 @@ def test_openai_evals_includes_and_match_read_ideal_as_answers(
     assert all(c is want for _, c in result["includes"]), result
     assert all(c is want for a, c in result["match"] if key_of[a] in unique or not want), result
     assert unique
-    # Where the ideal is evalcase's own check (one required point, exact answers),
-    # evalcase's grader agrees.
-    for case in cases(dataset).values():
-        if len(case.must_include) == 1 or case.exact:
-            text = "\n".join(case.exact or case.must_include[0])
-            assert evalcase_text_verdict(case, text) is True
+
+
+# --- every kind of deterministic check, on a case written for it ------------------------
+
+
+def _checks_repo(tmp_path: Path) -> Path:
+    """The base repository with one case per kind of check: an exact answer, required
+    points in grader ``values`` (one given as alternatives), forbidden phrases and
+    patterns; and a JSON Schema."""
+    import shutil
+
+    from tests.helpers import BASE_REPO
+
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    cases_dir = repo / "datasets/sample_set/cases"
+    text = (cases_dir / "refund_eligibility_001.yaml").read_text("utf-8")
+    (cases_dir / "refund_eligibility_001.yaml").write_text(
+        text.replace(
+            "evaluator_config:\n",
+            "reference: 可以退\nconstraints: {must_not_include: [保证]}\n"
+            "evaluator_config:\n  graders:\n"
+            "    - {type: exact_match}\n"
+            "    - {type: must_include, values: [可以, [退, 换]]}\n"
+            "    - {type: regex, must_match: ['^可以'], must_not_match: ['[0-9]{3}']}\n",
+        ),
+        "utf-8",
+    )
+    text = (cases_dir / "refund_tool_submit_001.yaml").read_text("utf-8")
+    schema = (
+        "{type: json_schema, schema: {type: object, required: [order_id], properties: "
+        "{order_id: {type: string}}}}"
+    )
+    (cases_dir / "refund_tool_submit_001.yaml").write_text(
+        text.replace("evaluator_config:\n", f"evaluator_config:\n  graders:\n    - {schema}\n"),
+        "utf-8",
+    )
+    return repo
+
+
+ANSWERS = {
+    "refund_eligibility_001": ["可以退", "  可以退\n", "可以退。", "可以换", "保证可以退",
+                               "退可以", "可以退 123"],
+    "refund_tool_submit_001": ['{"order_id": "ORDER_1"}', '{"id": 1}', "不是 JSON",
+                               '{"order_id": 7}'],
+}  # fmt: skip
+
+
+def _checks_cases(repo: Path) -> tuple[dict[str, ExportCase], str, str]:
+    config = load_config(repo)
+    by_id = {t.case_id: from_task(t) for t in load_dataset(repo, "sample_set", config=config).tasks}
+    promptfoo = export(config, "sample_set", "promptfoo")[1].text
+    openai = export(config, "sample_set", "openai-evals")[1].text
+    return by_id, promptfoo, openai
+
+
+@pytest.mark.slow
+def test_promptfoo_agrees_with_evalcase_on_every_kind_of_check(
+    promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    by_id, text, _ = _checks_cases(_checks_repo(tmp_path))
+    assert set(by_id["refund_eligibility_001"].text_graders) == {
+        "exact_match", "must_include", "must_not_include", "regex"}  # fmt: skip
+    assert by_id["refund_tool_submit_001"].text_graders == ("json_schema",)
+    tests, expected = [], {}
+    for test in round_trip_load(text):
+        case = by_id[test["description"]]
+        asserts = [a for a in test["assert"] if a["type"] in DETERMINISTIC]
+        for i, reply in enumerate(ANSWERS[case.case_id]):
+            name = f"{case.case_id}|{i}"
+            tests.append({**test, "description": name, "assert": asserts,
+                          "vars": {**test["vars"], "evalcase_answer": reply}})  # fmt: skip
+            expected[name] = evalcase_text_verdict(case, reply)
+    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
+    assert got == expected
+    assert any(got.values()) and not all(got.values())
+
+
+def run_evals(samples: Path, answers: dict[str, str], evals_site: Path, tmp: Path) -> Any:
+    table = tmp / "answers.json"
+    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp)],
+        capture_output=True, text=True, check=False, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_openai_evals_includes_agrees_with_must_include_on_one_required_point(
+    evals_site: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.helpers import BASE_REPO
+
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    path = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    path.write_text(
+        path.read_text("utf-8").replace(
+            "evaluator_config:\n",
+            "evaluator_config:\n  graders:\n    - {type: must_include, values: [[退货, 换货]]}\n",
+        ),
+        "utf-8",
+    )
+    config = load_config(repo)
+    case = next(
+        from_task(t)
+        for t in load_dataset(repo, "sample_set", config=config).tasks
+        if t.case_id == "refund_eligibility_001"
+    )
+    rendered = export(config, "sample_set", "openai-evals")[1]
+    assert "must_include" in rendered.carried
+    samples = tmp_path / "samples.jsonl"
+    line = next(x for x in rendered.text.splitlines() if json.loads(x)["ideal"] == ["退货", "换货"])
+    samples.write_text(line + "\n", "utf-8")
+    key = json.dumps(json.loads(line)["input"], ensure_ascii=False, sort_keys=True)
+    verdicts = []
+    for i, reply in enumerate(["可以退货", "可以换货哦", "可以退", "不行"]):
+        tmp = tmp_path / str(i)
+        tmp.mkdir()
+        result = run_evals(samples, {key: reply}, evals_site, tmp)
+        [[_, includes]] = result["includes"]
+        assert includes is evalcase_text_verdict(case, reply), reply
+        verdicts.append(includes)
+    assert verdicts == [True, True, False, False]

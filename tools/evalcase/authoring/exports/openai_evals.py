@@ -7,12 +7,13 @@ as ``ideal`` a list of strings, each one an acceptable answer (the evals' ``Incl
 passes when any one is in the answer, ``Match`` when the answer starts with one): the
 reference's alternatives (a list reference is its items, never one JSON text), else the
 ``exact_match`` answers, else the one required point's alternatives when the case
-requires exactly one, else the expected behaviours (for a model-graded eval,
-``modelgraded_spec``).
+requires exactly one (``Includes`` then checks what ``must_include`` checks), else the
+expected behaviours (for a model-graded eval, ``modelgraded_spec``).
 
 The registry format has no room for labels, negative behaviour or environments: case IDs
 and labels, negative behaviours, must-not-include phrases, more than one required point
-(``ideal`` means any one of them), regexes, schemas, rubrics, tool definitions and every
+(``ideal`` means any one of them), exact answers as such (neither ``Includes`` nor
+``Match`` compares for equality), regexes, schemas, rubrics, tool definitions and every
 part of the simulated environment (state, tools, faults, permissions, corpora,
 final-state checks, side-effect policies, trace rules) are not carried; the summary line
 counts the cases concerned.
@@ -47,8 +48,8 @@ def written(case: ExportCase, line: Mapping[str, Any]) -> set[str]:
     answers = line["ideal"]
     if case.references and answers == list(case.references):
         out.add("reference")
-    if case.exact and answers == list(case.exact) and case.exact_flags == (False, False):
-        out.add("exact_match")
+    # exact_match is not carried: Includes (containment) and Match (prefix) do not mean
+    # equality, though its answers are the ideal when there is no reference.
     if len(case.must_include) == 1 and answers == list(case.must_include[0]):
         out.add("must_include")
     if case.expected_behavior and answers == list(case.expected_behavior):
