@@ -32,9 +32,9 @@ from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
 from evalcase.schemas import validator_for
 from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.peer_tools import cached_install
 
 DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
-CACHE = Path(os.environ.get("EVALCASE_TEST_CACHE", Path.home() / ".cache" / "evalcase-tests"))
 EVALS_VERSION = "3.0.1.post1"
 PROMPTFOO_VERSION = "0.123.1"
 TOOLS = Path(__file__).parent / "tools"
@@ -99,7 +99,10 @@ def test_inspect_loads_the_dataset_with_its_own_json_dataset(
         assert s.metadata["case_types"] == list(task.judge.case_types)
         assert s.metadata["risk_level"] == task.judge.risk_level
         assert s.metadata["tags"] == list(task.meta.get("tags", []))
-        assert s.target and isinstance(s.target, list)
+        # One text: the answer key (a list target would read as alternatives).
+        assert isinstance(s.target, str)
+        key = json.loads(s.target)
+        assert key["evalcase_answer_key"] == 1 and key["text"] == dict(task.judge.text)
         # The answer key is in the target, never where the solver reads.
         visible = json.dumps([m.model_dump() for m in s.input], ensure_ascii=False)
         visible += json.dumps(s.metadata, ensure_ascii=False)
@@ -107,28 +110,29 @@ def test_inspect_loads_the_dataset_with_its_own_json_dataset(
         for text in answer_key(task):
             # (unless the case's own input happens to contain the words)
             assert text not in visible or text in given, (s.id, text)
-        if "reference" not in task.judge.text:
-            for text in task.judge.text.get("expected_behavior", []):
-                assert text in s.target
+        if task.judge.rubric is not None:
+            assert key["rubric"] == dict(task.judge.rubric.data)
+
+
+def _install_evals(site: Path) -> None:
+    wheels = site / ".wheels"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+         f"evals=={EVALS_VERSION}", "-d", str(wheels)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, "cannot fetch the evals wheel:\n" + proc.stderr
+    wheel = next(wheels.glob(f"evals-{EVALS_VERSION}-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    shutil.rmtree(wheels)
 
 
 @pytest.fixture(scope="module")
 def evals_site() -> Path:
     """The OpenAI evals package (its wheel, without the 40 heavy dependencies it declares
-    but these evals never import), fetched once."""
-    site = CACHE / f"evals-{EVALS_VERSION}"
-    if not (site / "evals" / "elsuite").is_dir():
-        wheels = CACHE / "wheels"
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-             f"evals=={EVALS_VERSION}", "-d", str(wheels)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        assert proc.returncode == 0, "cannot fetch the evals wheel:\n" + proc.stderr
-        wheel = next(wheels.glob(f"evals-{EVALS_VERSION}-*.whl"))
-        with zipfile.ZipFile(wheel) as archive:
-            archive.extractall(site)
-    return site
+    but these evals never import), fetched once into the locked cache."""
+    return cached_install("evals", EVALS_VERSION, _install_evals)
 
 
 RUN_EVALS = """
@@ -245,21 +249,22 @@ def test_an_unknown_format_is_a_usage_error() -> None:
     assert proc.returncode == 2 and "'csv' is not one of" in proc.stderr
 
 
+def _install_promptfoo(target: Path) -> None:
+    npm = shutil.which("npm")
+    assert npm, "npm is needed to install promptfoo for this test"
+    proc = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(target),
+         f"promptfoo@{PROMPTFOO_VERSION}"],
+        capture_output=True, text=True, check=False, timeout=1500,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 @pytest.fixture(scope="module")
 def promptfoo_dir() -> Path:
-    """promptfoo from the npm registry, installed once (large: it is the real CLI)."""
-    target = CACHE / f"promptfoo-{PROMPTFOO_VERSION}"
-    if not (target / "node_modules" / "promptfoo" / "package.json").is_file():
-        npm = shutil.which("npm")
-        assert npm, "npm is needed to install promptfoo for this test"
-        target.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(target),
-             f"promptfoo@{PROMPTFOO_VERSION}"],
-            capture_output=True, text=True, check=False, timeout=1500,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return target
+    """promptfoo from the npm registry, installed once into the locked cache (large: it
+    is the real CLI)."""
+    return cached_install("promptfoo", PROMPTFOO_VERSION, _install_promptfoo)
 
 
 @pytest.mark.slow
@@ -300,3 +305,52 @@ def test_promptfoo_accepts_the_tests_file_with_its_own_schemas(
         cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert json.loads(refused.stdout.strip().splitlines()[-1])["test_errors"]
+
+
+def _answer_key_repo(tmp_path: Path) -> Path:
+    """The base repository with a case whose answer key is in grader options: required
+    points in must_include's ``values`` (one of them alternatives), an exact answer."""
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    text = case.read_text("utf-8").replace(
+        "evaluator_config:\n",
+        "reference: 可以退\nnegative_behavior:\n  - 承诺今天到账。\nevaluator_config:\n"
+        "  graders:\n    - {type: must_include, values: [质量问题, [售后, 退货]]}\n"
+        "    - {type: exact_match}\n",
+    )
+    case.write_text(text, "utf-8")
+    return repo
+
+
+def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_path: Path) -> None:
+    repo = _answer_key_repo(tmp_path)
+    proc = run_cli("export", "sample_set", "--format", "promptfoo", cwd=repo)
+    tests = round_trip_load(proc.stdout)
+    test = next(t for t in tests if t["description"] == "refund_eligibility_001")
+    asserts = [(a["type"], a.get("value")) for a in test["assert"]]
+    assert ("contains", "质量问题") in asserts
+    assert ("contains-any", ["售后", "退货"]) in asserts
+    assert ("equals", "可以退") in asserts
+    rubric = next(v for k, v in asserts if k == "llm-rubric")
+    assert "承诺今天到账。" in rubric and "识别为质量问题售后。" in rubric
+    assert "llm-rubric" not in [k for k, _ in asserts[:-1]]  # exact_match is not a rubric
+
+
+def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) -> None:
+    repo = _answer_key_repo(tmp_path)
+    proc = run_cli("export", "sample_set", "--format", "openai-evals", "--strict", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    # ideal holds the reference; the two required points and the negative behaviour
+    # have no place in a registry sample: each is named with the case.
+    assert "not carried: must_include: refund_eligibility_001" in proc.stderr
+    assert "not carried: negative behaviour: refund_eligibility_001" in proc.stderr
+    assert "not carried: rubric: refund_eligibility_001" in proc.stderr
+    assert "carried: " in proc.stderr and "reference (1 case)" in proc.stderr
+    samples = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert ["可以退"] in [s["ideal"] for s in samples]
+    # Without --strict the loss is reported, not an error; jsonl loses nothing.
+    assert run_cli("export", "sample_set", "--format", "openai-evals", cwd=repo).returncode == 0
+    whole = run_cli("export", "sample_set", "--format", "jsonl", "--strict", cwd=repo)
+    assert whole.returncode == 0, whole.stderr
+    assert "jsonl: 2 cases exported; everything carried" in whole.stderr

@@ -6,10 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
-from tests.helpers import BASE_REPO, run_cli
+from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
 
 CASES = "datasets/sample_set/cases"
 GOOD = [
@@ -158,3 +160,22 @@ def test_a_csv_without_the_columns_is_a_clear_error(tmp_path: Path) -> None:
     proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 2
     assert "the CSV header lacks id, input, expected, rubric, tags, risk_level" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "dataset", ["refund_regression_set", "crm_safety_set", "workout_plan_edit_set"]
+)
+def test_importing_an_export_of_the_same_repository_creates_no_duplicate(
+    dataset: str, tmp_path: Path
+) -> None:
+    # The export lists the fixtures each case resolved (context_refs) and its first user
+    # turn; the dedupe key is the case's own content, so every case is recognised.
+    exported = tmp_path / "export.jsonl"
+    proc = run_cli("export", dataset, "-o", str(exported), cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    count = len(exported.read_text("utf-8").splitlines())
+    assert count
+    dry = run_cli("import", str(exported), "--dataset", dataset, "--dry-run",
+                  "--allow-personal-data", cwd=REPO_ROOT)  # fmt: skip
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"0 imported, {count} duplicate(s) skipped" in dry.stdout + dry.stderr

@@ -1,5 +1,6 @@
 """evalcase compare: two runs in which the agent changed list exactly the regressed and
-fixed cases; runs over different dataset content warn and name the changed cases."""
+fixed cases; runs over different dataset content warn and name the changed cases, which
+are their own bucket (never regressed); --require-same-content refuses them."""
 
 from __future__ import annotations
 
@@ -58,10 +59,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     write_run(
         repo, changed, "run-c", [{**check_008(True), "case_version": "v2"}, duplicate_003(True)]
     )
+    # Over the changed content the changed case fails: a different case, not a regression.
+    write_run(
+        repo, changed, "run-d", [{**check_008(False), "case_version": "v2"}, duplicate_003(False)]
+    )
     script = Script(responder=top_marks)
     with judge_server(script) as url:
         env = {"EVALCASE_JUDGE_BASE_URL": url, "EVALCASE_JUDGE_MODEL": "judge-test"}
-        for run in ("run-a", "run-b", "run-c"):
+        for run in ("run-a", "run-b", "run-c", "run-d"):
             proc = run_cli("grade", run, cwd=repo, env=env)
             assert proc.returncode in (0, 1), proc.stderr
         yield {"repo": repo, "env": env}
@@ -102,6 +107,34 @@ def test_different_dataset_content_warns_and_names_cases(runs: dict[str, Any]) -
     proc = run_cli("compare", "run-a", "run-c", cwd=runs["repo"])
     assert "WARNING: DIFFERENT DATASET CONTENT" in proc.stderr
     assert "tool_refund_check_008" in proc.stderr
+
+
+def test_a_changed_case_is_changed_never_regressed(runs: dict[str, Any]) -> None:
+    result, _ = compare(runs, "run-a", "run-d")
+    # tool_refund_check_008 passed in A and fails in D, but D graded its v2.
+    assert result["changed_cases"] == ["tool_refund_check_008"]
+    assert result["regressed"] == []
+    assert "tool_refund_check_008" not in result["still_passing"] + result["still_failing"]
+    assert result["still_failing"] == ["agent_refund_duplicate_submit_003"]
+    proc = run_cli("compare", "run-a", "run-d", "--fail-on-regression", cwd=runs["repo"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "changed (1): tool_refund_check_008" in proc.stdout
+    assert "regressed (0)" in proc.stdout
+    # A real regression on the unchanged case still fails the gate.
+    proc = run_cli("compare", "run-b", "run-d", "--fail-on-regression", cwd=runs["repo"])
+    assert proc.returncode == 1
+    assert "regressed (1): agent_refund_duplicate_submit_003" in proc.stdout
+
+
+def test_require_same_content_refuses_different_content(runs: dict[str, Any]) -> None:
+    proc = run_cli("compare", "run-a", "run-d", "--require-same-content", cwd=runs["repo"])
+    assert proc.returncode == 2
+    assert "graded different dataset content" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    # The same content compares as usual.
+    same = run_cli("compare", "run-a", "run-b", "--require-same-content", cwd=runs["repo"])
+    assert same.returncode == 0, same.stderr
+    assert "regressed (1): tool_refund_check_008" in same.stdout
 
 
 def test_unknown_run_is_a_clear_error(runs: dict[str, Any]) -> None:

@@ -481,14 +481,25 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
     default=None,
     help="Write to this file (default: standard output).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when the format could not carry any part of any case (the summary names them).",
+)
 @click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
 @root_option
 @fatal_errors
 def export_command(
-    spec: str, output_format: str, output: str | None, no_cache: bool, root: str | None
+    spec: str,
+    output_format: str,
+    output: str | None,
+    strict: bool,
+    no_cache: bool,
+    root: str | None,
 ) -> None:
-    """Write a dataset version for evalcase or another evaluation tool; a summary line
-    on standard error says what the format could not carry.
+    """Write a dataset version for evalcase or another evaluation tool; a summary on
+    standard error says what the format carried and what it could not, part by part,
+    with the cases concerned.
 
     DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
     DATASET (the working tree) work too.
@@ -512,9 +523,11 @@ def export_command(
             err=True,
         )
     click.echo(rendered.summary(output_format), err=True)
+    for line in rendered.details():
+        click.echo(line, err=True)
     for case_id, why in rendered.not_exported:
         click.echo(f"evalcase: error: {case_id} not exported: {why}", err=True)
-    if rendered.not_exported:
+    if rendered.not_exported or (strict and rendered.not_carried):
         sys.exit(EXIT_FINDINGS)
 
 

@@ -176,19 +176,41 @@ def normalize(value: Any) -> Any:
     return value
 
 
+# References to fixtures are not content: an export lists the fixtures a case resolved
+# (``context_refs``), the case names them (``fixtures``); the same case either way.
+_REFERENCES = ("context_refs", "fixtures", "env")
+
+
 def dedupe_key(case_input: Any, context: Any) -> str:
-    return json.dumps(
-        [normalize(case_input), normalize(context or {})], sort_keys=True, ensure_ascii=False
-    )
+    """The case's own content: what the user says and the context it is given, without
+    references to fixtures, normalised."""
+    if isinstance(case_input, dict) and set(case_input) == {"message"}:
+        case_input = case_input["message"]
+    if not isinstance(case_input, str) and case_input is not None:
+        case_input = json.dumps(case_input, ensure_ascii=False, sort_keys=True)
+    own = {k: v for k, v in (context or {}).items() if k not in _REFERENCES}
+    return json.dumps([normalize(case_input), normalize(own)], sort_keys=True, ensure_ascii=False)
 
 
 def existing_keys(config: Config) -> dict[str, str]:
-    """Dedupe key -> case ID for every case in the repository."""
+    """Dedupe key -> case ID for every case in the repository: from the case's task (the
+    first user turn and the agent's context, as exports write them) and from its file."""
+    from evalcase.index.dataset import load_dataset
+    from evalcase.model import FatalError
+
     keys: dict[str, str] = {}
     for path in sorted((config.root / "datasets").glob("*/cases/*.yaml")):
         data = load(path.name, path.read_bytes()).data
         if isinstance(data, dict) and "input" in data:
             keys.setdefault(dedupe_key(data.get("input"), data.get("context")), path.stem)
+    for manifest in sorted((config.root / "datasets").glob("*/dataset.yaml")):
+        try:
+            tasks = load_dataset(config.root, manifest.parent.name, config=config).tasks
+        except FatalError:
+            continue  # a dataset that does not load is matched by its files only
+        for task in tasks:
+            first = task.agent.user_turns[0] if task.agent.user_turns else None
+            keys.setdefault(dedupe_key(first, dict(task.agent.context)), task.case_id)
     return keys
 
 

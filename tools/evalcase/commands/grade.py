@@ -60,7 +60,16 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     "which cases prompt B fixed or regressed.",
 )
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed.")
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a case regressed (a case whose content changed is `changed`, not regressed).",
+)
+@click.option(
+    "--require-same-content",
+    is_flag=True,
+    help="Refuse (exit 2) when the two runs graded different dataset content (digests).",
+)
 @root_option
 @fatal_errors
 def compare_command(
@@ -69,6 +78,7 @@ def compare_command(
     prompts: str | None,
     output_format: str,
     fail_on_regression: bool,
+    require_same_content: bool,
     root: str | None,
 ) -> None:
     """Compare two graded runs (run ids or report directories) case by case, or two prompts
@@ -86,7 +96,7 @@ def compare_command(
         if len(pair) != 2 or not all(pair):
             raise click.UsageError(f"--prompts takes two prompt IDs, as in a,b (got {prompts!r})")
         base_report, new_report = for_prompt(base_report, pair[0]), for_prompt(new_report, pair[1])
-    result = compare(base_report, new_report)
+    result = compare(base_report, new_report, require_same_content=require_same_content)
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
     else:
@@ -100,6 +110,7 @@ def compare_command(
             ("regressed", result.regressed),
             ("fixed", result.fixed),
             ("still failing", result.still_failing),
+            ("changed", result.changed_cases),
             ("new", result.added),
             ("removed", result.removed),
         ):

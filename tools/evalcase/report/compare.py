@@ -2,9 +2,11 @@
 
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
 ``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
-run only. Slices are compared on pass@1. When the runs used different dataset digests or
-different case versions the figures are not like for like (002 section 7): the result
-carries a warning and the list of cases whose version or content changed.
+run only; ``changed``: in both runs, but its version or content differs, so its two
+verdicts judge different cases: it is in no other bucket (never ``regressed``, so
+``--fail-on-regression`` ignores it). Slices are compared on pass@1. When the runs used
+different dataset digests the figures are not like for like: the result
+carries a warning, and ``require_same_content`` refuses to compare at all.
 
 Runs with prompts (``evalcase run --prompt a,b``) have one row per case and prompt; rows
 are matched by case and prompt ID (``case_id [prompt]``). :func:`for_prompt` narrows a
@@ -143,21 +145,31 @@ def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
     }
 
 
-def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
+def compare(
+    base: Mapping[str, Any], new: Mapping[str, Any], *, require_same_content: bool = False
+) -> Comparison:
+    """Compare two reports; with ``require_same_content`` a FatalError when their dataset
+    digests differ (or one is unknown)."""
     old_cases = {_key(c): c for c in base["cases"]}
     new_cases = {_key(c): c for c in new["cases"]}
-    both = sorted(set(old_cases) & set(new_cases))
+    common = sorted(set(old_cases) & set(new_cases))
+    a, b = _ident(base), _ident(new)
+    if require_same_content and (
+        a["dataset_digest"] is None or a["dataset_digest"] != b["dataset_digest"]
+    ):
+        raise FatalError(
+            f"runs {a['run_id']} and {b['run_id']} graded different dataset content "
+            f"({a['dataset_id']} {a['dataset_version']} {str(a['dataset_digest'])[:12]} vs "
+            f"{b['dataset_id']} {b['dataset_version']} {str(b['dataset_digest'])[:12]}); "
+            "compare runs of the same release, or leave out --require-same-content"
+        )
 
     def ok(case: Mapping[str, Any]) -> bool:
         return bool(case["status"] == "pass")
 
-    fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
-    regressed = tuple(c for c in both if ok(old_cases[c]) and not ok(new_cases[c]))
-    still_failing = tuple(c for c in both if not ok(old_cases[c]) and not ok(new_cases[c]))
-    still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
     changed = tuple(
         c
-        for c in both
+        for c in common
         if old_cases[c]["case_version"] != new_cases[c]["case_version"]
         or (
             old_cases[c].get("digest")
@@ -165,8 +177,12 @@ def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
             and old_cases[c]["digest"] != new_cases[c]["digest"]
         )
     )
+    both = [c for c in common if c not in changed]
+    fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
+    regressed = tuple(c for c in both if ok(old_cases[c]) and not ok(new_cases[c]))
+    still_failing = tuple(c for c in both if not ok(old_cases[c]) and not ok(new_cases[c]))
+    still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
     warnings = []
-    a, b = _ident(base), _ident(new)
     if a["dataset_id"] != b["dataset_id"]:
         warnings.append(f"different datasets: {a['dataset_id']} vs {b['dataset_id']}")
     if a["dataset_digest"] != b["dataset_digest"]:

@@ -2,8 +2,11 @@
 
 Each module has ``NAME``, ``SUFFIX``, a docstring that is its user documentation (what
 the target tool gets, what it cannot carry), and ``render(cases, records) -> Rendered``.
-Every export states what it could not carry in a summary line; nothing is dropped
-silently.
+Every export states what it carried and what it could not in a summary line, computed
+case by case: each format says which parts it wrote, judged from what it wrote (an
+assert per point, a target naming the rubric), and every part the case has
+(``view.parts``: its agent view and judge view, field by field) that was not written is
+listed as not carried. Nothing is dropped silently; ``--strict`` makes any loss exit 1.
 """
 
 from __future__ import annotations
@@ -28,6 +31,11 @@ class Rendered:
     cases: int
     not_carried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     not_exported: tuple[tuple[str, str], ...] = ()
+    carried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def lossy(self) -> bool:
+        return bool(self.not_carried or self.not_exported)
 
     def summary(self, name: str) -> str:
         head = f"{name}: {self.cases} case{'s' * (self.cases != 1)} exported"
@@ -36,36 +44,63 @@ class Rendered:
             head += f"; NOT EXPORTED ({len(self.not_exported)}, fix them first): {ids}"
         if not self.not_carried:
             return head + "; everything carried"
-        parts = [
-            f"{what} ({len(ids)} case{'s' * (len(ids) != 1)})"
-            for what, ids in sorted(self.not_carried.items())
-        ]
-        return head + "; not carried: " + ", ".join(parts)
+        return head + "; not carried: " + _counts(self.not_carried)
+
+    def details(self) -> list[str]:
+        """One line per part: carried, and not carried with the case IDs."""
+        lines = [f"  carried: {_counts(self.carried)}"] if self.carried else []
+        for what, ids in _ordered(self.not_carried):
+            lines.append(f"  not carried: {what}: {', '.join(ids)}")
+        return lines
 
 
-class NotCarried:
-    """Collects what a format cannot express, case by case."""
+def _ordered(parts: Mapping[str, tuple[str, ...]]) -> list[tuple[str, tuple[str, ...]]]:
+    from evalcase.authoring.exports.view import PARTS
+
+    rank = {p: i for i, p in enumerate(PARTS)}
+    return sorted(parts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+
+def _counts(parts: Mapping[str, tuple[str, ...]]) -> str:
+    return ", ".join(
+        f"{what} ({len(ids)} case{'s' * (len(ids) != 1)})" for what, ids in _ordered(parts)
+    )
+
+
+class Ledger:
+    """What each case had and what the format wrote of it, case by case."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, list[str]] = {}
+        self._missing: dict[str, list[str]] = {}
+        self._carried: dict[str, list[str]] = {}
 
-    def add(self, what: str, case_id: str) -> None:
-        ids = self._seen.setdefault(what, [])
-        if case_id not in ids:
-            ids.append(case_id)
+    def account(self, case: ExportCase, written: set[str]) -> None:
+        """Every part ``case`` has (``view.parts``) is carried when ``written`` names it,
+        else not carried."""
+        for what in case.present:
+            seen = self._carried if what in written else self._missing
+            ids = seen.setdefault(what, [])
+            if case.case_id not in ids:
+                ids.append(case.case_id)
 
-    def chat_sample_limits(self, case: ExportCase) -> None:
-        """What no chat-sample format (one input, assertions on the answer) can carry: the
-        runner-owned environment, expectations about tool calls, later scripted turns."""
-        for what in case.environment:
-            self.add(what, case.case_id)
-        if case.expected_tools or case.forbidden_tools:
-            self.add("expected and forbidden tool calls", case.case_id)
-        if len(case.user_turns) > 1:
-            self.add("scripted user turns after the first", case.case_id)
+    def rendered(self, text: str, cases: int) -> Rendered:
+        return Rendered(
+            text,
+            cases,
+            {k: tuple(v) for k, v in self._missing.items()},
+            carried={k: tuple(v) for k, v in self._carried.items()},
+        )
 
-    def result(self) -> dict[str, tuple[str, ...]]:
-        return {k: tuple(v) for k, v in self._seen.items()}
+
+def messages_written(case: ExportCase, messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Which agent-view parts a chat message list holds, read from the messages."""
+    out = set()
+    roles = [(m.get("role"), m.get("content")) for m in messages]
+    if case.system is not None and ("system", case.system) in roles:
+        out.add("system prompt")
+    if case.history and all((r, c) in roles for r, c in case.history):
+        out.add("conversation history")
+    return out
 
 
 Render = Callable[[Sequence[ExportCase], Sequence[Mapping[str, Any]]], Rendered]

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcase.authoring.exports import Rendered
+from evalcase.authoring.exports import Ledger, Rendered
 from evalcase.authoring.exports.view import RISK_WORDS, ExportCase
 
 NAME = "jsonl"
@@ -52,8 +52,12 @@ def section11(case: ExportCase) -> dict[str, Any]:
 
 
 def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+    ledger = Ledger()
     lines = []
     for case, record in zip(cases, records, strict=True):
         line = {**section11(case), **record}
+        # The task is written whole, in its parts: every part is carried when they are.
+        whole = all(line.get(k) is not None for k in ("agent_view", "environment", "answer_key"))
+        ledger.account(case, set(case.present) if whole else set())
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return Rendered("".join(lines), len(cases))
+    return ledger.rendered("".join(lines), len(cases))

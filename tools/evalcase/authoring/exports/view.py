@@ -6,6 +6,16 @@ from its meta. An export writes the agent part where the target tool feeds the m
 the answer key where it grades, and never mixes the two where the format allows
 keeping them apart.
 
+The deterministic text checks (``exact_match``, ``must_include``, ``must_not_include``,
+``regex``, ``json_schema``) are read with the graders' own readers (grader options first,
+then the case's fields), so an export checks what ``evalcase grade`` checks: a
+``must_include`` item that is a list is "any one of these", every item is required; a list
+``reference`` is alternatives.
+
+``present`` names every part a case has (its agent view and its judge view, field by
+field); each format says which of them it wrote, and the export summary lists the rest
+as not carried.
+
 ``environment`` names what a case needs from a simulated environment (state, tool
 behaviour, faults, permissions, retrieval corpora, final-state checks): formats that
 only replay prompts cannot carry it, and their summary says so.
@@ -14,10 +24,13 @@ only replay prompts cannot carry it, and their summary says so.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcase.contract.task import Task, ToolCard
+
+# The graders whose verdict a script computes from the answer text alone.
+TEXT_GRADERS = ("exact_match", "must_include", "must_not_include", "regex", "json_schema")
 
 RISK_WORDS = {"P0": "critical", "P1": "high", "P2": "medium", "P3": "low"}
 
@@ -38,7 +51,7 @@ class ExportCase:
     expected_behavior: tuple[str, ...]
     negative_behavior: tuple[str, ...]
     reference: str | None
-    must_include: tuple[str, ...]
+    must_include: tuple[tuple[str, ...], ...]  # every group required; a group's any one
     must_not_include: tuple[str, ...]
     expects_json: bool
     expected_tools: tuple[str, ...]
@@ -54,6 +67,17 @@ class ExportCase:
     source: str | None
     environment: tuple[str, ...]
     fixtures: tuple[str, ...] = ()  # fixture IDs the case resolved (its context references)
+    references: tuple[str, ...] = ()  # the reference as its alternatives (a list: any one)
+    exact: tuple[str, ...] = ()  # exact_match's accepted answers, when it grades the case
+    exact_flags: tuple[bool, bool] = (False, False)  # ignore_case, ignore_whitespace
+    patterns: tuple[str, ...] = ()  # regex: must match
+    anti_patterns: tuple[str, ...] = ()  # regex: must not match
+    json_schema: Mapping[str, Any] | None = None
+    text_graders: tuple[str, ...] = ()  # the deterministic graders that judge the case
+    other_graders: tuple[str, ...] = ()  # configured graders that need more than the text
+    judge_instructions: str | None = None  # evaluator_config.judge.instructions
+    portable_key: Mapping[str, Any] = field(default_factory=dict)
+    present: tuple[str, ...] = ()  # every part the case has (see ``parts``)
 
     @property
     def input_text(self) -> str:
@@ -107,6 +131,122 @@ def _strings(value: Any) -> tuple[str, ...]:
     return _texts(list(value) if isinstance(value, tuple) else value)
 
 
+def _groups(items: list[Any]) -> tuple[tuple[str, ...], ...]:
+    from evalcase.grade.spec import as_list
+
+    out = []
+    for item in items:
+        choices = tuple(str(c) for c in as_list(item) if str(c).strip())
+        if choices:
+            out.append(choices)
+    return tuple(out)
+
+
+def text_checks(task: Task) -> dict[str, Any]:
+    """The deterministic text checks evalcase grades the case with, read by the graders'
+    own readers: a grader configured on the case, or a case field that grader reads."""
+    from evalcase.grade.graders._util import text_values
+    from evalcase.grade.graders.regex import patterns
+    from evalcase.grade.spec import options_of
+
+    judge = task.judge
+    configured = {g.type for g in judge.graders}
+    text = mapping(dict(judge.text))
+    constraints = mapping(text.get("constraints"))
+    out: dict[str, Any] = {}
+    if "exact_match" in configured:
+        opts = options_of(judge, "exact_match")
+        refs = text_values(judge, opts, "expected", "reference", "expected_output")
+        out["exact_match"] = (
+            tuple(r for r in refs if isinstance(r, str)),
+            (bool(opts.get("ignore_case")), bool(opts.get("ignore_whitespace"))),
+        )
+    for name in ("must_include", "must_not_include"):
+        if name in configured or text.get(name) or constraints.get(name):
+            values = text_values(judge, options_of(judge, name), "values", name)
+            if values:
+                out[name] = _groups(values)
+    if "regex" in configured or text.get("regex"):
+        must, must_not = patterns(judge)
+        if must or must_not:
+            out["regex"] = (tuple(must), tuple(must_not))
+    if "json_schema" in configured or text.get("json_schema") or text.get("output_schema"):
+        schema = (
+            options_of(judge, "json_schema").get("schema")
+            or text.get("json_schema")
+            or text.get("output_schema")
+        )
+        if isinstance(schema, Mapping):
+            out["json_schema"] = dict(schema)
+    return out
+
+
+def portable_key(task: Task, graders: tuple[str, ...]) -> dict[str, Any]:
+    """The answer key as plain data a grader outside evalcase reads: the judge's text
+    fields, the deterministic graders (with their options) and the rubric."""
+    judge = task.judge
+    options = {g.type: dict(g.options) for g in judge.graders}
+    key: dict[str, Any] = {
+        "evalcase_answer_key": 1,
+        "text": dict(judge.text),
+        "graders": [{"type": g, "options": options.get(g, {})} for g in graders],
+    }
+    configured = {g.type for g in judge.graders}
+    key["model_graded"] = judge.rubric is not None or "llm_rubric" in configured or not graders
+    if judge.rubric is not None:
+        key["rubric"] = dict(judge.rubric.data)
+    if isinstance(judge.judge.get("instructions"), str):
+        key["judge_instructions"] = judge.judge["instructions"]
+    return key
+
+
+# The parts of a case an export may carry, in the order summaries list them.
+PARTS = (
+    "system prompt",
+    "conversation history",
+    "scripted user turns after the first",
+    "context",
+    "tool definitions",
+    "reference",
+    "expected behaviour",
+    "negative behaviour",
+    "must_include",
+    "must_not_include",
+    "regex",
+    "exact_match",
+    "json_schema",
+    "rubric",
+    "judge instructions",
+    "expected and forbidden tool calls",
+    "case IDs and labels",
+)
+
+
+def parts(case: ExportCase) -> tuple[str, ...]:
+    """The parts ``case`` has, from its agent view and judge view (plus its environment)."""
+    has = {
+        "system prompt": case.system is not None,
+        "conversation history": bool(case.history),
+        "scripted user turns after the first": len(case.user_turns) > 1,
+        "context": bool(case.context),
+        "tool definitions": bool(case.tools),
+        "reference": case.reference is not None,
+        "expected behaviour": bool(case.expected_behavior),
+        "negative behaviour": bool(case.negative_behavior),
+        "must_include": bool(case.must_include),
+        "must_not_include": bool(case.must_not_include),
+        "regex": bool(case.patterns or case.anti_patterns),
+        "exact_match": bool(case.exact),
+        "json_schema": case.json_schema is not None,
+        "rubric": case.rubric is not None,
+        "judge instructions": case.judge_instructions is not None,
+        "expected and forbidden tool calls": bool(case.expected_tools or case.forbidden_tools),
+        "case IDs and labels": True,
+    }
+    graders = tuple(f"{g} grader" for g in case.other_graders)
+    return tuple(p for p in PARTS if has[p]) + graders + case.environment
+
+
 def from_task(task: Task) -> ExportCase:
     """The export view of a built task: AgentView, JudgeSpec and meta kept apart."""
     agent, env, judge, meta = task.agent, task.env, task.judge, task.meta
@@ -132,7 +272,15 @@ def from_task(task: Task) -> ExportCase:
     reference = text.get("reference")
     grader_types = {g.type for g in judge.graders}
     rubric = judge.rubric
-    return ExportCase(
+    checks = text_checks(task)
+    exact, flags = checks.get("exact_match", ((), (False, False)))
+    must, must_not = checks.get("regex", ((), ()))
+    graders = tuple(g for g in TEXT_GRADERS if g in checks)
+    # Configured graders beyond the text: they judge calls, state, traces, citations
+    # (and a text grader configured with nothing to check, which evalcase reports as an error).
+    others = tuple(sorted(grader_types - set(graders) - {"llm_rubric"}))
+    instructions = judge.judge.get("instructions")
+    case = ExportCase(
         case_id=task.case_id,
         case_version=task.case_version,
         dataset_id=task.dataset_id,
@@ -145,11 +293,9 @@ def from_task(task: Task) -> ExportCase:
         expected_behavior=_strings(text.get("expected_behavior")),
         negative_behavior=_strings(text.get("negative_behavior")),
         reference=_as_text(reference) if reference is not None else None,
-        must_include=_strings(text.get("must_include") or constraints.get("must_include")),
-        must_not_include=_strings(
-            text.get("must_not_include") or constraints.get("must_not_include")
-        ),
-        expects_json=constraints.get("format") == "json" or "json_schema" in grader_types,
+        must_include=checks.get("must_include", ()),
+        must_not_include=tuple(c for g in checks.get("must_not_include", ()) for c in g),
+        expects_json=constraints.get("format") == "json" or "json_schema" in checks,
         expected_tools=tuple(expected),
         forbidden_tools=judge.forbidden_tools,
         rubric=dict(rubric.data) if rubric is not None else None,
@@ -162,4 +308,19 @@ def from_task(task: Task) -> ExportCase:
         source=meta.get("source") if isinstance(meta.get("source"), str) else None,
         environment=tuple(environment),
         fixtures=tuple(sorted(task.fixture_versions)),
+        references=(
+            tuple(_as_text(r) for r in reference)
+            if isinstance(reference, list)
+            else ((_as_text(reference),) if reference is not None else ())
+        ),
+        exact=tuple(exact),
+        exact_flags=flags,
+        patterns=tuple(must),
+        anti_patterns=tuple(must_not),
+        json_schema=checks.get("json_schema"),
+        text_graders=graders,
+        other_graders=others,
+        judge_instructions=instructions if isinstance(instructions, str) else None,
+        portable_key=portable_key(task, graders),
     )
+    return replace(case, present=parts(case))

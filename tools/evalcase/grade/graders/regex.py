@@ -22,7 +22,7 @@ NAME = "regex"
 VERSION = "1"
 
 
-def _patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
+def patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
     source: Any = dict(options_of(spec, NAME))
     if not any(k in source for k in ("must_match", "must_not_match", "pattern", "patterns")):
         source = (field_of(spec, "text", {}) or {}).get("regex") or {}
@@ -36,7 +36,7 @@ def _patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
 
 
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
-    must, must_not = _patterns(spec)
+    must, must_not = patterns(spec)
     if not must and not must_not:
         return error("no patterns configured (must_match / must_not_match)")
     answer = output(attempt)

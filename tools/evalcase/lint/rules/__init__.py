@@ -84,6 +84,7 @@ from evalcase.lint.rules import (
     text_hygiene,
     tool_not_available,
     tool_schema_pin,
+    tool_turn_not_carried,
     unexpected_file,
     unknown_evaluator,
     unknown_fixture,
@@ -154,6 +155,7 @@ _MODULES = (
     policy_conflict,
     idempotency_key_missing,
     side_effect_contradiction,
+    tool_turn_not_carried,
     not_judgeable,
     rubric_impossible,
     # prompts (EC34x)

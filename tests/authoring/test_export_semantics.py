@@ -1,0 +1,430 @@
+"""Each export means what the case means, checked by running the peer tools themselves
+on every bundled dataset with model-free answerers:
+
+- Inspect AI: a solver that answers with a case's reference (its reference, required
+  points and expected behaviours) scores C with ``evalcase_scorer``; one that answers a
+  forbidden phrase, or only the first of several required points, scores I. The grader
+  model is a local Inspect model API that reads the grader prompt's sections ("all of
+  these", "none of these") and nothing else.
+- promptfoo: promptfoo's own evaluator (``evaluate``, what ``promptfoo eval`` runs) with
+  its echo provider over the same answers gives, per
+  test, the verdict evalcase's own deterministic graders give.
+- OpenAI evals: ``Includes`` and ``Match`` with a local completion function over the
+  samples: an answer that is the ideal passes, an unrelated one fails (the ideal is a
+  list of strings, never one JSON text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalcase.authoring.exports import export
+from evalcase.authoring.exports.view import ExportCase, from_task
+from evalcase.config import load_config
+from evalcase.grade.graders import load
+from evalcase.index.dataset import load_dataset
+from evalcase.loader import round_trip_load
+from tests.authoring.test_exports import DATASETS, TOOLS, evals_site, promptfoo_dir
+from tests.helpers import REPO_ROOT
+
+__all__ = ["evals_site", "promptfoo_dir"]  # fixtures, imported for their names
+
+KINDS = ("reference", "forbidden", "partial")
+
+
+@cache
+def cases(dataset: str) -> dict[str, ExportCase]:
+    return {t.case_id: from_task(t) for t in load_dataset(REPO_ROOT, dataset).tasks}
+
+
+@cache
+def exported(dataset: str, fmt: str) -> str:
+    return export(load_config(REPO_ROOT), dataset, fmt)[1].text
+
+
+def answer(case: ExportCase, kind: str) -> str | None:
+    """The answer of one kind, or None when the case has nothing of that kind."""
+    if kind == "reference":
+        parts = list(case.references) + list(case.exact)
+        parts += [g[0] for g in case.must_include] + list(case.expected_behavior)
+        return "\n".join(parts)
+    if kind == "forbidden":
+        bad = list(case.must_not_include) + list(case.negative_behavior)
+        return bad[0] if bad else None
+    required = [g[0] for g in case.must_include] or list(case.expected_behavior)
+    return required[0] if len(required) > 1 else None
+
+
+def evalcase_text_verdict(case: ExportCase, text: str) -> bool:
+    """evalcase's deterministic graders on ``text`` (the portable key is the judge's)."""
+    key = case.portable_key
+    return all(
+        load(g["type"]).grade(key, {"output": text}).verdict == "pass" for g in key["graders"]
+    )
+
+
+def judged(case: ExportCase, text: str) -> bool:
+    """What the local judge decides: every expected behaviour present, no negative one."""
+    if not case.portable_key.get("model_graded"):
+        return True
+    return all(b in text for b in case.expected_behavior) and not any(
+        b in text for b in case.negative_behavior
+    )
+
+
+# --- Inspect AI -------------------------------------------------------------------------
+
+
+def _section(prompt: str, title: str) -> list[str]:
+    match = re.search(rf"\[{re.escape(title)}\]\n(.*?)(?:\n\n\[|\n\nReply|\Z)", prompt, re.S)
+    if not match:
+        return []
+    return [x[2:] for x in match.group(1).splitlines() if x.startswith("- ") and x != "- (none)"]
+
+
+def _register_judge() -> None:
+    from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+
+    @modelapi(name="evalcase_test_judge")
+    class SectionJudge(ModelAPI):  # a grader model that reads only the prompt's sections
+        async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+            prompt = input[-1].text
+            answer_text = re.search(r"\[ANSWER\]\n(.*?)\n\n\[", prompt, re.S)
+            said = answer_text.group(1) if answer_text else ""
+            ok = all(b in said for b in _section(prompt, "THE ANSWER MUST DO ALL OF THESE"))
+            ok = ok and not any(
+                b in said for b in _section(prompt, "THE ANSWER MUST DO NONE OF THESE")
+            )
+            return ModelOutput.from_content(
+                self.model_name, f"checked\nGRADE: {'C' if ok else 'I'}"
+            )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_inspect_scores_reference_correct_and_forbidden_or_partial_incorrect(
+    dataset: str, tmp_path: Path
+) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import json_dataset
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    from evalcase.authoring.exports.inspect_scorer import evalcase_scorer
+
+    _register_judge()
+    path = tmp_path / "cases.jsonl"
+    path.write_text(exported(dataset, "inspect"), "utf-8")
+    by_id = cases(dataset)
+    seen: dict[str, int] = {}
+    for kind in KINDS:
+        answers = {cid: answer(c, kind) for cid, c in by_id.items()}
+        answers = {k: v for k, v in answers.items() if v is not None}
+
+        @solver
+        def answers_with(table: dict[str, str] = answers) -> Any:  # model-free
+            async def solve(state: TaskState, generate: Generate) -> TaskState:
+                state.output = ModelOutput.from_content("none", table[str(state.sample_id)])
+                return state
+
+            return solve
+
+        samples = [s for s in json_dataset(str(path)) if str(s.id) in answers]
+        task = Task(
+            dataset=samples,
+            solver=answers_with(),
+            scorer=evalcase_scorer("evalcase_test_judge/sections"),
+        )
+        [log] = inspect_eval(
+            task, model="mockllm/model", log_dir=str(tmp_path / kind), display="none"
+        )
+        assert log.status == "success", log.error
+        assert log.samples and len(log.samples) == len(answers)
+        for s in log.samples:
+            case = by_id[str(s.id)]
+            text = answers[str(s.id)]
+            got = s.scores["evalcase_scorer"].value
+            want = evalcase_text_verdict(case, text) and judged(case, text)
+            assert got == ("C" if want else "I"), (kind, s.id, s.scores["evalcase_scorer"])
+            if kind != "reference":
+                assert got == "I", (kind, s.id)  # forbidden or partial never passes
+            seen[f"{kind}:{got}"] = seen.get(f"{kind}:{got}", 0) + 1
+    assert seen.get("reference:C"), seen
+    assert seen.get("forbidden:I") and seen.get("partial:I"), seen
+
+
+# --- promptfoo --------------------------------------------------------------------------
+
+DETERMINISTIC = {"equals", "contains", "contains-any", "not-contains", "regex", "not-regex",
+                 "is-json", "assert-set"}  # fmt: skip
+
+
+def promptfoo_verdicts(
+    tests: list[dict[str, Any]], promptfoo_dir: Path, tmp_path: Path
+) -> dict[str, bool]:
+    """Each test's pass/fail from promptfoo's evaluator, the echo provider answering
+    ``vars.evalcase_answer``."""
+    config = tmp_path / "promptfooconfig.json"
+    config.write_text(json.dumps({"prompts": ["{{evalcase_answer}}"], "providers": ["echo"],
+                                  "tests": tests}, ensure_ascii=False), "utf-8")  # fmt: skip
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"), "PROMPTFOO_CACHE_ENABLED": "false",
+           "NO_COLOR": "1"}  # fmt: skip
+    proc = subprocess.run(
+        ["node", str(TOOLS / "promptfoo_eval.mjs"), str(config)],
+        cwd=promptfoo_dir, capture_output=True, text=True, check=False, env=env, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
+    assert len(results) == len(tests)
+    return {r["description"]: bool(r["success"]) for r in results}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_promptfoo_eval_gives_evalcase_verdicts_on_deterministic_asserts(
+    dataset: str, promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    by_id = cases(dataset)
+    tests = []
+    expected = {}
+    for test in round_trip_load(exported(dataset, "promptfoo")):
+        case = by_id[test["description"]]
+        asserts = [a for a in test.get("assert", []) if a["type"] in DETERMINISTIC]
+        assert len(asserts) == len(test.get("assert", [])) - any(
+            a["type"] == "llm-rubric" for a in test.get("assert", [])
+        )
+        if not asserts:
+            continue
+        for kind in KINDS:
+            text = answer(case, kind)
+            if text is None:
+                continue
+            name = f"{case.case_id}|{kind}"
+            tests.append({**test, "description": name, "assert": asserts,
+                          "vars": {**test["vars"], "evalcase_answer": text}})  # fmt: skip
+            expected[name] = evalcase_text_verdict(case, text)
+    if dataset == "refund_regression_set":
+        assert len({n.split("|")[0] for n in expected}) >= 4
+    if not tests:
+        # No deterministic check in this dataset: every assert is the llm-rubric.
+        assert all(not c.text_graders for c in by_id.values())
+        return
+    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
+    assert got == expected
+    assert any(got.values()) and not all(got.values())
+
+
+# --- OpenAI evals -----------------------------------------------------------------------
+
+RUN_EVALS = """
+import json, sys
+from pathlib import Path
+import evals.record
+from evals.api import CompletionFn, CompletionResult
+from evals.base import RunSpec
+from evals.elsuite.basic.includes import Includes
+from evals.elsuite.basic.match import Match
+
+answers = json.loads(Path(sys.argv[2]).read_text("utf-8"))
+
+class Result(CompletionResult):
+    def __init__(self, text): self.text = text
+    def get_completions(self): return [self.text]
+
+class Local(CompletionFn):  # answers each sample with the answer the test chose for it
+    def __call__(self, prompt, **kwargs):
+        return Result(answers[json.dumps(prompt, ensure_ascii=False, sort_keys=True)])
+
+out = {}
+for name, cls in (("includes", Includes), ("match", Match)):
+    spec = RunSpec(completion_fns=["local"], eval_name=f"cases.{name}.v1", base_eval="cases",
+                   split="test", run_config={}, created_by="evalcase")
+    recorder = evals.record.LocalRecorder(str(Path(sys.argv[3]) / f"{name}.jsonl"), spec)
+    ev = cls(completion_fns=[Local()], samples_jsonl=sys.argv[1],
+             eval_registry_path=Path(sys.argv[3]), name=f"cases.{name}.v1")
+    with recorder.as_default_recorder("evalcase"):
+        ev.run(recorder)
+    events = recorder.get_events("match")
+    out[name] = [[e.data["sampled"], e.data["correct"]] for e in events]
+    out[name + "_count"] = len(events)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", DATASETS)
+@pytest.mark.parametrize("kind", ["ideal", "unrelated"])
+def test_openai_evals_includes_and_match_read_ideal_as_answers(
+    dataset: str, kind: str, evals_site: Path, tmp_path: Path
+) -> None:
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(exported(dataset, "openai-evals"), "utf-8")
+    lines = [json.loads(x) for x in samples.read_text("utf-8").splitlines()]
+    by_input: dict[str, list[str]] = {}
+    for line in lines:
+        assert isinstance(line["ideal"], list) and line["ideal"]
+        assert all(isinstance(i, str) and not i.startswith("[") for i in line["ideal"])
+        key = json.dumps(line["input"], ensure_ascii=False, sort_keys=True)
+        by_input.setdefault(key, []).extend(line["ideal"])
+    # Samples with the same input (other cases judge other things) get all their ideals.
+    answers = {
+        k: "\n".join(v) if kind == "ideal" else "与本题无关的回答" for k, v in by_input.items()
+    }
+    unique = {k for k in by_input if sum(json.dumps(x["input"], ensure_ascii=False,
+              sort_keys=True) == k for x in lines) == 1}  # fmt: skip
+    table = tmp_path / "answers.json"
+    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp_path)],
+        capture_output=True, text=True, check=False, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["includes_count"] == len(lines) and result["match_count"] == len(lines)
+    want = kind == "ideal"
+    # Includes: any ideal in the answer; Match: the answer starts with one.
+    key_of = {v: k for k, v in answers.items()}
+    assert all(c is want for _, c in result["includes"]), result
+    assert all(c is want for a, c in result["match"] if key_of[a] in unique or not want), result
+    assert unique
+
+
+# --- every kind of deterministic check, on a case written for it ------------------------
+
+
+def _checks_repo(tmp_path: Path) -> Path:
+    """The base repository with one case per kind of check: an exact answer, required
+    points in grader ``values`` (one given as alternatives), forbidden phrases and
+    patterns; and a JSON Schema."""
+    import shutil
+
+    from tests.helpers import BASE_REPO
+
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    cases_dir = repo / "datasets/sample_set/cases"
+    text = (cases_dir / "refund_eligibility_001.yaml").read_text("utf-8")
+    (cases_dir / "refund_eligibility_001.yaml").write_text(
+        text.replace(
+            "evaluator_config:\n",
+            "reference: 可以退\nconstraints: {must_not_include: [保证]}\n"
+            "evaluator_config:\n  graders:\n"
+            "    - {type: exact_match}\n"
+            "    - {type: must_include, values: [可以, [退, 换]]}\n"
+            "    - {type: regex, must_match: ['^可以'], must_not_match: ['[0-9]{3}']}\n",
+        ),
+        "utf-8",
+    )
+    text = (cases_dir / "refund_tool_submit_001.yaml").read_text("utf-8")
+    schema = (
+        "{type: json_schema, schema: {type: object, required: [order_id], properties: "
+        "{order_id: {type: string}}}}"
+    )
+    (cases_dir / "refund_tool_submit_001.yaml").write_text(
+        text.replace("evaluator_config:\n", f"evaluator_config:\n  graders:\n    - {schema}\n"),
+        "utf-8",
+    )
+    return repo
+
+
+ANSWERS = {
+    "refund_eligibility_001": ["可以退", "  可以退\n", "可以退。", "可以换", "保证可以退",
+                               "退可以", "可以退 123"],
+    "refund_tool_submit_001": ['{"order_id": "ORDER_1"}', '{"id": 1}', "不是 JSON",
+                               '{"order_id": 7}'],
+}  # fmt: skip
+
+
+def _checks_cases(repo: Path) -> tuple[dict[str, ExportCase], str, str]:
+    config = load_config(repo)
+    by_id = {t.case_id: from_task(t) for t in load_dataset(repo, "sample_set", config=config).tasks}
+    promptfoo = export(config, "sample_set", "promptfoo")[1].text
+    openai = export(config, "sample_set", "openai-evals")[1].text
+    return by_id, promptfoo, openai
+
+
+@pytest.mark.slow
+def test_promptfoo_agrees_with_evalcase_on_every_kind_of_check(
+    promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    by_id, text, _ = _checks_cases(_checks_repo(tmp_path))
+    assert set(by_id["refund_eligibility_001"].text_graders) == {
+        "exact_match", "must_include", "must_not_include", "regex"}  # fmt: skip
+    assert by_id["refund_tool_submit_001"].text_graders == ("json_schema",)
+    tests, expected = [], {}
+    for test in round_trip_load(text):
+        case = by_id[test["description"]]
+        asserts = [a for a in test["assert"] if a["type"] in DETERMINISTIC]
+        for i, reply in enumerate(ANSWERS[case.case_id]):
+            name = f"{case.case_id}|{i}"
+            tests.append({**test, "description": name, "assert": asserts,
+                          "vars": {**test["vars"], "evalcase_answer": reply}})  # fmt: skip
+            expected[name] = evalcase_text_verdict(case, reply)
+    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
+    assert got == expected
+    assert any(got.values()) and not all(got.values())
+
+
+def run_evals(samples: Path, answers: dict[str, str], evals_site: Path, tmp: Path) -> Any:
+    table = tmp / "answers.json"
+    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp)],
+        capture_output=True, text=True, check=False, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_openai_evals_includes_agrees_with_must_include_on_one_required_point(
+    evals_site: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.helpers import BASE_REPO
+
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    path = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    path.write_text(
+        path.read_text("utf-8").replace(
+            "evaluator_config:\n",
+            "evaluator_config:\n  graders:\n    - {type: must_include, values: [[退货, 换货]]}\n",
+        ),
+        "utf-8",
+    )
+    config = load_config(repo)
+    case = next(
+        from_task(t)
+        for t in load_dataset(repo, "sample_set", config=config).tasks
+        if t.case_id == "refund_eligibility_001"
+    )
+    rendered = export(config, "sample_set", "openai-evals")[1]
+    assert "must_include" in rendered.carried
+    samples = tmp_path / "samples.jsonl"
+    line = next(x for x in rendered.text.splitlines() if json.loads(x)["ideal"] == ["退货", "换货"])
+    samples.write_text(line + "\n", "utf-8")
+    key = json.dumps(json.loads(line)["input"], ensure_ascii=False, sort_keys=True)
+    verdicts = []
+    for i, reply in enumerate(["可以退货", "可以换货哦", "可以退", "不行"]):
+        tmp = tmp_path / str(i)
+        tmp.mkdir()
+        result = run_evals(samples, {key: reply}, evals_site, tmp)
+        [[_, includes]] = result["includes"]
+        assert includes is evalcase_text_verdict(case, reply), reply
+        verdicts.append(includes)
+    assert verdicts == [True, True, False, False]
