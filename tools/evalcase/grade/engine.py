@@ -15,21 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders import load
-from evalcase.grade.model import Attempt, Grade, Verdict, error
+from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
+from evalcase.grade.graders import GRADERS, LoadedGrader, load
+from evalcase.grade.model import Attempt, Grade, GraderResult, Verdict, error
 from evalcase.grade.spec import JudgeSpec, grader_configs
-
-ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter"})
-TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
-
-
-@dataclass(frozen=True)
-class GraderResult:
-    grader: str
-    version: str
-    weight: float
-    hard: bool
-    grade: Grade
 
 
 @dataclass(frozen=True)
@@ -41,6 +30,27 @@ class AttemptResult:
     score: float
     failure_class: str | None
     results: tuple[GraderResult, ...]
+
+
+def load_grader(name: str) -> LoadedGrader:
+    """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
+    if name in GRADERS:
+        return load(name)
+    from evalcase.judging import GRADER_GROUP, load_plugin
+
+    obj = load_plugin(GRADER_GROUP, name)
+    grade = getattr(obj, "grade", obj)
+    if not callable(grade):
+        raise KeyError(f"plugin grader {name!r} has no grade()")
+    found = getattr(obj, "needs", None)
+    return LoadedGrader(
+        name,
+        str(getattr(obj, "VERSION", "plugin")),
+        obj.__doc__ or "",
+        grade,
+        plugin=True,
+        **({"needs": found} if callable(found) else {}),
+    )
 
 
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
@@ -58,7 +68,7 @@ def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
     results = []
     for config in configs:
         try:
-            grader = load(config.type)
+            grader = load_grader(config.type)
         except Exception as exc:  # an unknown or broken plugin is this grader's error
             results.append(
                 GraderResult(
@@ -79,8 +89,6 @@ def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
 
 
 def combine(attempt: Attempt, results: list[GraderResult]) -> tuple[Verdict, float, str | None]:
-    from evalcase.grade.failure import classify
-
     weights = sum(r.weight for r in results if r.grade.verdict in ("pass", "fail"))
     score = (
         sum(r.weight * r.grade.score for r in results if r.grade.verdict in ("pass", "fail"))

@@ -15,9 +15,9 @@ from typing import Any
 
 from evalcase.grade.aggregate import CaseFigures, CaseMeta, calibration, usage
 from evalcase.grade.context import GradeContext, HumanVerdict
-from evalcase.grade.engine import AttemptResult, GraderResult, grade_attempt, grade_lines
+from evalcase.grade.engine import AttemptResult, grade_attempt, grade_lines
 from evalcase.grade.gates import GateResult, evaluate_all
-from evalcase.grade.model import error
+from evalcase.grade.model import GraderResult, error
 from evalcase.grade.tasks import GradingDataset
 from evalcase.model import FatalError
 

@@ -31,11 +31,23 @@ NAME = "llm_rubric"
 VERSION = "1"
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
-    ctx = ctx or GradeContext()
+def needs(spec: JudgeSpec) -> str | None:
     rubric = field_of(spec, "rubric")
     if not rubric:
-        return error("the case names no rubric")
+        return "the case names no rubric (rubric: <rubric fixture ID>, or an inline rubric)"
+    data = field_of(rubric, "data")
+    # A rubric named by fixture ID is checked by its own schema (dimensions required); lint
+    # sees only the reference, so the dimensions are checked here when they are at hand.
+    if (data or field_of(rubric, "id") is None) and not judge.dimensions(rubric):
+        return f"rubric {judge.rubric_id(rubric)} has no scorable dimensions"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    ctx = ctx or GradeContext()
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    rubric = field_of(spec, "rubric")
     dims = judge.dimensions(rubric)
     if not dims:
         return error(

@@ -166,10 +166,16 @@ def _check_call(
     return None
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not [p for p in as_list(field_of(spec, "side_effect_policies")) if p]:
+        return "the case has no side_effect_policy: nothing to check"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     policies = [p for p in as_list(field_of(spec, "side_effect_policies")) if p]
-    if not policies:
-        return error("the case has no side_effect_policy: nothing to check")
     made = calls(attempt)
     checked = 0
     for policy in policies:

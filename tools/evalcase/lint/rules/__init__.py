@@ -38,6 +38,7 @@ from evalcase.lint.rules import (
     gate_selects_nothing,
     gold_evidence,
     golden_without_approval,
+    grader_cannot_grade,
     id_characters,
     idempotency_key_missing,
     invalid_date,
@@ -149,6 +150,7 @@ _MODULES = (
     side_effect_contradiction,
     not_judgeable,
     rubric_impossible,
+    grader_cannot_grade,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
