@@ -516,6 +516,8 @@ def judge_view(
         )
     elif isinstance(rubric_ref, Mapping):
         rubric = Rubric(None, None, dict(rubric_ref))
+    elif isinstance(rubric_ref, list) and rubric_ref:  # inline: dimension names only
+        rubric = Rubric(None, None, {"dimensions": list(rubric_ref)})
     calls = expected_calls(case)
     required: tuple[str, ...] = ()
     if calls is not None and calls.any_of:
