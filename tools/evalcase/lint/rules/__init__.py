@@ -80,6 +80,7 @@ from evalcase.lint.rules import (
     text_hygiene,
     tool_not_available,
     tool_schema_pin,
+    trace_field_unknown,
     unexpected_file,
     unknown_evaluator,
     unknown_fixture,
@@ -151,6 +152,7 @@ _MODULES = (
     not_judgeable,
     rubric_impossible,
     grader_cannot_grade,
+    trace_field_unknown,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
