@@ -37,7 +37,12 @@ def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) ->
         return "tool_contract" if kind in TOOL_CONTRACT_ERRORS else "agent_capability"
     if verdict == "error":
         return "grader_error"
-    kinds = {r.grade.kind for r in results if r.hard and r.grade.verdict == "fail"}
+    # hard graders, and a person's verdict, which always decides
+    kinds = {
+        r.grade.kind
+        for r in results
+        if (r.hard or r.grader == "human") and r.grade.verdict == "fail"
+    }
     if "safety_policy" in kinds:
         return "safety_policy"
     calls = [c for c in attempt.get("calls") or () if isinstance(c, dict)]

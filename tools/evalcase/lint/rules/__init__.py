@@ -48,6 +48,7 @@ from evalcase.lint.rules import (
     merge_key,
     near_duplicate,
     negative_behavior_required,
+    no_hard_grader,
     not_a_mapping,
     not_desensitized,
     not_judgeable,
@@ -153,6 +154,7 @@ _MODULES = (
     rubric_impossible,
     grader_cannot_grade,
     trace_field_unknown,
+    no_hard_grader,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
