@@ -129,10 +129,55 @@ class GradedRun:
     calibration: tuple[dict[str, Any], ...]
     usage: Mapping[str, Any]
     grader_versions: Mapping[str, str] = field(default_factory=dict)
+    # cases --skip-invalid left out of the run: each counts as an error attempt
+    skipped: tuple[SkippedCase, ...] = ()
 
     @property
     def gates_passed(self) -> bool:
         return all(g.verdict == "pass" for g in self.gates)
+
+    @property
+    def errored(self) -> tuple[str, ...]:
+        """Attempts (case_id#n) that ended in error: the runner's (agent or environment)
+        or a grader's; and every skipped case."""
+        bad = {
+            (str(a.get("case_id")), int(a.get("attempt") or 1))
+            for a in self.record.attempts
+            if a.get("status") == "error"
+        }
+        bad |= {(r.case_id, r.attempt) for r in self.results if r.verdict == "error"}
+        out = [f"{case}#{n}" for case, n in sorted(bad)]
+        return tuple(out + [f"{s.case_id} (skipped)" for s in self.skipped])
+
+    @property
+    def ok(self) -> bool:
+        """What the exit status says: every gate passed and no attempt errored."""
+        return self.gates_passed and not self.errored
+
+
+@dataclass(frozen=True)
+class SkippedCase:
+    """A case ``--skip-invalid`` did not run: where, which, and why."""
+
+    path: str
+    case_id: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "case_id": self.case_id, "why": self.why}
+
+
+def skipped_cases(record: RunRecord, dataset: GradingDataset) -> list[tuple[SkippedCase, CaseMeta]]:
+    raw = record.run.get("skipped")
+    out = []
+    for path, whys in sorted((raw or {}).items()) if isinstance(raw, Mapping) else ():
+        meta = dataset.unbuilt.get(str(path))
+        if meta is None:
+            stem = str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            meta = CaseMeta(stem, "?")
+        why = "; ".join(str(w) for w in whys) if isinstance(whys, list) else str(whys)
+        out.append((SkippedCase(str(path), meta.case_id, why), meta))
+    return out
 
 
 def figures(
@@ -207,6 +252,14 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
     lines = [line for r in results for line in grade_lines(r)]
     metas = {(c.meta.case_id, c.meta.case_version): c.meta for c in dataset.cases.values()}
     cases = figures(metas, results)
+    skipped = skipped_cases(record, dataset)
+    run_cases = {c.meta.case_id for c in cases}
+    # A skipped case is an error in every gate that selects it: it was not shown to pass.
+    cases += [
+        CaseFigures(meta, ("error",), (0.0,), ())
+        for _, meta in skipped
+        if meta.case_id not in run_cases
+    ]
     calib = calibration(lines)
     gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
     versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}
@@ -220,4 +273,5 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         tuple(calib),
         usage(record.attempts),
         dict(sorted(versions.items())),
+        tuple(s for s, _ in skipped),
     )

@@ -40,6 +40,9 @@ class Dataset:
     # case path -> why its task could not be built
     problems: Mapping[str, tuple[Problem, ...]] = field(default_factory=dict)
     complete: bool = True  # False when some file of the dataset could not be read
+    # case path -> the readable document of a case whose task could not be built (its
+    # ID, risk level and tags still decide which gates select it)
+    unbuilt: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def task(self, case_id: str) -> Task | None:
         return next((t for t in self.tasks if t.case_id == case_id), None)
@@ -111,6 +114,7 @@ def load_dataset(
     by_path: dict[str, CaseFacts] = {c.path: c for c in index.cases}
     tasks: list[Task] = []
     problems: dict[str, tuple[Problem, ...]] = {}
+    unbuilt: dict[str, Mapping[str, Any]] = {}
     for entry in content.cases:
         data = data_of(entry.path)
         facts = by_path.get(entry.path)
@@ -129,6 +133,7 @@ def load_dataset(
             tasks.append(built)
         else:
             problems[entry.path] = tuple(built)
+            unbuilt[entry.path] = data
     return Dataset(
         dataset_id=dataset_id,
         version=content.version,
@@ -138,4 +143,5 @@ def load_dataset(
         tasks=tuple(tasks),
         problems=problems,
         complete=content.complete,
+        unbuilt=unbuilt,
     )

@@ -82,20 +82,41 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{pct(r['pass^k']):>10}",
         "",
     ]
+    # Counted cases by status: the same counts as every report's "statuses"; observation
+    # cases (shown, never counted) get their own line.
     statuses: dict[str, list[str]] = {}
+    observed: list[str] = []
     for case in outcome.graded.cases:
-        shown = case.meta.case_id + (" (observation)" if case.meta.observation else "")
-        statuses.setdefault(case.status, []).append(shown)
+        if case.meta.observation:
+            observed.append(f"{case.meta.case_id} {case.status}")
+        else:
+            statuses.setdefault(case.status, []).append(case.meta.case_id)
+
+    def listed(ids: list[str]) -> str:
+        return ", ".join(ids[:6]) + (f", … (+{len(ids) - 6})" if len(ids) > 6 else "")
+
     for status in ("pass", "fail", "flaky", "error", "pending"):
         ids = statuses.get(status, [])
         if ids:
-            shown = ", ".join(ids[:6]) + (f", … (+{len(ids) - 6})" if len(ids) > 6 else "")
-            lines.append(f"{status:<8} {len(ids):>3}  {shown}")
+            note = "  (waiting for a judge or a person)" if status == "pending" else ""
+            lines.append(f"{status:<8} {len(ids):>3}  {listed(ids)}{note}")
+    if observed:
+        lines.append(f"{'observed':<8} {len(observed):>3}  {listed(observed)} (not counted)")
+    graded = outcome.graded
+    for skip in graded.skipped:
+        lines.append(f"skipped       {skip.case_id} ({skip.path}): {skip.why}")
     lines.append("")
-    if not outcome.graded.gates:
-        lines.append("gates: the manifest declares none")
-    for gate in outcome.graded.gates:
+    if not graded.gates:
+        lines.append("gates: no gates declared (the manifest has none)")
+    for gate in graded.gates:
         lines.append(f"gate {gate.name:<22} {gate.verdict.upper():<8} {gate.reason}")
+    if graded.errored:
+        shown = ", ".join(graded.errored[:6])
+        more = f", … (+{len(graded.errored) - 6})" if len(graded.errored) > 6 else ""
+        lines.append(
+            f"{len(graded.errored)} attempt(s) in error: {shown}{more}; "
+            "the run exits 1 until none is"
+        )
     lines.append("")
     lines.append(f"report: {outcome.report_dir / 'report.html'}")
     return lines
