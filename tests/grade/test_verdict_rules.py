@@ -39,9 +39,7 @@ def verdict(spec: Any, record: dict[str, Any], ctx: GradeContext | None = None) 
 
 
 def test_soft_graders_alone_never_pass_an_attempt() -> None:
-    spec = case(
-        {"type": "tool_calls", "hard": False}, {"type": "must_include", "hard": False}
-    )
+    spec = case({"type": "tool_calls", "hard": False}, {"type": "must_include", "hard": False})
     # tool_calls fails, must_include passes: without a threshold nothing decides
     result = grade_attempt(spec, attempt("可以退款", calls=BAD), GradeContext())
     assert result.verdict == "error"

@@ -82,6 +82,7 @@ def compare_command(
             ("regressed", result.regressed),
             ("fixed", result.fixed),
             ("still failing", result.still_failing),
+            ("pending (undecided)", result.pending),
             ("new", result.added),
             ("removed", result.removed),
         ):

@@ -1,8 +1,9 @@
 """Compare two graded runs case by case, by stable case ID.
 
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
-``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
-run only. Slices are compared on pass@1. When the runs used different dataset digests or
+``regressed``: passed in BASE, not in NEW; ``still_failing``; ``pending``: waiting for a
+judge or a person in either run, so neither fixed, regressed nor failing (a pending case
+is undecided, not a failure); ``new`` / ``removed``: in one run only. Slices are compared on pass@1. When the runs used different dataset digests or
 different case versions the figures are not like for like (002 section 7): the result
 carries a warning and the list of cases whose version or content changed.
 """
@@ -31,6 +32,7 @@ class Comparison:
     changed_cases: tuple[str, ...]
     warnings: tuple[str, ...]
     slices: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    pending: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class Comparison:
             "changed_cases": list(self.changed_cases),
             "warnings": list(self.warnings),
             "slices": {k: dict(v) for k, v in self.slices.items()},
+            "pending": list(self.pending),
         }
 
 
@@ -92,7 +95,11 @@ def _ident(report: Mapping[str, Any]) -> dict[str, Any]:
 def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
     old_cases = {c["case_id"]: c for c in base["cases"]}
     new_cases = {c["case_id"]: c for c in new["cases"]}
-    both = sorted(set(old_cases) & set(new_cases))
+    shared = sorted(set(old_cases) & set(new_cases))
+    pending = tuple(
+        c for c in shared if "pending" in (old_cases[c]["status"], new_cases[c]["status"])
+    )
+    both = [c for c in shared if c not in pending]
 
     def ok(case: Mapping[str, Any]) -> bool:
         return bool(case["status"] == "pass")
@@ -103,7 +110,7 @@ def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
     still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
     changed = tuple(
         c
-        for c in both
+        for c in shared
         if old_cases[c]["case_version"] != new_cases[c]["case_version"]
         or (
             old_cases[c].get("digest")
@@ -146,4 +153,5 @@ def compare(base: Mapping[str, Any], new: Mapping[str, Any]) -> Comparison:
         changed,
         tuple(warnings),
         slices,
+        pending,
     )

@@ -40,6 +40,7 @@ SCOPE = "file"
 
 report = reporter(CODE, NAME, SEVERITY)
 
+
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     data = data_of(doc, ctx, FileKind.CASE)
     if data is None:
