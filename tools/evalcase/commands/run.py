@@ -196,7 +196,8 @@ def _progress(label: str, mode: str) -> Any:
     "grade",
     default=True,
     show_default=True,
-    help="Grade the run and write reports/<commit>/<run_id>/ (exit 1 when a gate fails or an attempt errs).",
+    help="Grade the run and write reports/<commit>/<run_id>/ (exit 1 when a gate fails "
+    "or an attempt errs).",
 )
 @click.option(
     "--redact/--no-redact",
@@ -232,9 +233,10 @@ def run(
     permissions apply, and every call, result and state change is recorded. Agent
     failures (crash, hang, garbage, oversized replies, unknown tools) are recorded as the
     attempt's error and the run goes on. Exit status: 0 when the run completed, every
-    release gate passed and no attempt ended in error (agent, environment or grader; a
-    case --skip-invalid left out counts as one), 1 otherwise (with or without gates), 2 on
-    a usage or fatal error. With --no-grade only the run is written (grade it with evalcase grade)."""
+    release gate passed and no attempt ended in error (agent, environment or grader;
+    a case --skip-invalid left out counts as one), 1 otherwise (with or without
+    gates), 2 on a usage or fatal error. With --no-grade only the run is written (grade
+    it with evalcase grade)."""
     # Runs are long and build many reference cycles (threads, sockets, subprocesses):
     # the lint-only speed setting of switching the cyclic collector off does not apply.
     gc.enable()

@@ -3,7 +3,8 @@
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
 ``regressed``: passed in BASE, not in NEW; ``still_failing``; ``pending``: waiting for a
 judge or a person in either run, so neither fixed, regressed nor failing (a pending case
-is undecided, not a failure); ``new`` / ``removed``: in one run only. Slices are compared on pass@1. When the runs used different dataset digests or
+is undecided, not a failure); ``new`` / ``removed``: in one run only. Slices are compared
+on pass@1. When the runs used different dataset digests or
 different case versions the figures are not like for like (002 section 7): the result
 carries a warning and the list of cases whose version or content changed.
 """
