@@ -131,6 +131,8 @@ class GradedRun:
     grader_versions: Mapping[str, str] = field(default_factory=dict)
     # cases --skip-invalid left out of the run: each counts as an error attempt
     skipped: tuple[SkippedCase, ...] = ()
+    # why the configured judge cache was not used (it was inside the work tree)
+    judge_warning: str | None = None
 
     @property
     def gates_passed(self) -> bool:
@@ -274,4 +276,5 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         usage(record.attempts),
         dict(sorted(versions.items())),
         tuple(s for s, _ in skipped),
+        ctx.judge.cache_warning,
     )

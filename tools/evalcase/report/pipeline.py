@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcase.config import Config
-from evalcase.grade.context import GradeContext, judge_config_from
+from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.run import GradedRun, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
@@ -24,8 +24,18 @@ class Outcome:
 def context_from(config: Config, environ: Mapping[str, str]) -> GradeContext:
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
     settings = config.grade.get("judge") or config.run.judge or {}
-    judge = judge_config_from(settings, environ, config.root / config.cache_dir)
+    work_tree = _work_tree(config.root)
+    cache, warning = judge_cache_dir(settings, environ, work_tree)
+    judge = judge_config_from(settings, environ, cache, warning)
     return GradeContext(judge=judge, environ=environ)
+
+
+def _work_tree(root: Path) -> Path:
+    """The git work tree holding the case repository (it may be a subfolder), else root."""
+    from evalcase import gitio
+
+    top = gitio.find_top(root)
+    return top if top is not None else root
 
 
 def reports_root(config: Config) -> Path:
@@ -117,6 +127,8 @@ def summary_lines(outcome: Outcome) -> list[str]:
             f"{len(graded.errored)} attempt(s) in error: {shown}{more}; "
             "the run exits 1 until none is"
         )
+    if graded.judge_warning:
+        lines.append(f"warning: {graded.judge_warning}")
     lines.append("")
     lines.append(f"report: {outcome.report_dir / 'report.html'}")
     return lines
