@@ -91,14 +91,14 @@ class Cutter:
 
 
 def answer_shape(dims: Sequence[Dimension]) -> dict[str, Any]:
-    """The example answer: a number inside each scale (its top), never a range."""
-    return {
-        "dimensions": [
-            {"name": d.name, "score": int(d.high) if d.high.is_integer() else d.high,
-             "reason": "what in the attempt justifies this score"}
-            for d in dims
-        ]
-    }  # fmt: skip
+    """The example answer: a number inside each scale (its middle, so the example does not
+    suggest a verdict), never a range."""
+    out = []
+    for d in dims:
+        middle = round((d.low + d.high) / 2)
+        out.append({"name": d.name, "score": middle,
+                    "reason": "what in the attempt justifies this score"})  # fmt: skip
+    return {"dimensions": out}
 
 
 def response_schema(dims: Sequence[Dimension]) -> dict[str, Any]:
