@@ -53,7 +53,8 @@ def case_meta(task: Task) -> CaseMeta:
 
 def raw_case_meta(path: str, data: Mapping[str, Any]) -> CaseMeta:
     """Reporting metadata from a case document whose task could not be built."""
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    raw = data.get("metadata")
+    metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     return CaseMeta(
         case_id=str(data.get("case_id") or stem),

@@ -185,9 +185,9 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
             if call.get("tool") != tool or call.get("denied_by"):
                 continue
             checked += 1
-            problem = _check_call(policy, call, index, made)
-            if problem is not None:
-                return problem
+            broken = _check_call(policy, call, index, made)
+            if broken is not None:
+                return broken
             key_fields = _key_fields(field_of(policy, "idempotency_key"))
             if key_fields and call.get("changes"):
                 args = call.get("args") or {}
