@@ -8,6 +8,13 @@ import pytest
 from tests.helpers import BASE_REPO, REPO_ROOT
 
 
+@pytest.fixture(autouse=True)
+def _judge_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judge answers are cached in the user cache directory by default: tests keep theirs
+    in a temporary folder (and never reuse another test's)."""
+    monkeypatch.setenv("EVALCASE_JUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
+
+
 @pytest.fixture
 def base_repo(tmp_path: Path) -> Path:
     """A copy of the small, consistent sample repository (not a git repository)."""

@@ -179,3 +179,15 @@ def test_the_wheel_ships_the_schemas(tmp_path: Path) -> None:
         packaged = f"evalcase/schemas/{schema_file.name}"
         assert packaged in names
         assert zipfile.ZipFile(wheel).read(packaged) == schema_file.read_bytes()
+
+
+def test_every_missing_field_of_a_policy_is_reported_in_one_run() -> None:
+    from evalcase.schemas import validate
+
+    sample = REPO_ROOT / "tests/rules/samples/EC101/bad/refund_tool_submit_327.yaml"
+    doc = load(str(sample), sample.read_bytes())
+    messages = sorted(f.message for f in validate(doc, "case") if f.code == "EC101")
+    assert messages == [
+        "missing required field 'audit_requirement' in side_effect_policy",
+        "missing required field 'confirmation_required' in side_effect_policy",
+    ]

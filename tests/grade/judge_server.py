@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,9 +21,10 @@ class Script:
     default: tuple[int, str] | None = None
     # Answers any request not scripted above: (request body) -> (status, content).
     responder: Callable[[dict[str, Any]], tuple[int, str]] | None = None
+    finish_reason: str = "stop"  # of every 200 answer ("length": cut at max_tokens)
 
 
-def completion(content: str) -> str:
+def completion(content: str, finish_reason: str = "stop") -> str:
     return json.dumps(
         {
             "id": "chatcmpl-test",
@@ -32,7 +34,7 @@ def completion(content: str) -> str:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "message": {"role": "assistant", "content": content},
                 }
             ],
@@ -70,7 +72,7 @@ def judge_server(script: Script) -> Iterator[str]:
             else:
                 status, content = 500, "no reply scripted"
             payload = (
-                completion(content)
+                completion(content, script.finish_reason)
                 if status == 200
                 else json.dumps({"error": {"message": content, "type": "test", "code": status}})
             )
@@ -94,12 +96,18 @@ def judge_server(script: Script) -> Iterator[str]:
         thread.join()
 
 
+def asked_dimensions(request: dict[str, Any]) -> list[tuple[str, float, float]]:
+    """(name, low, high) of every dimension the judge prompt's rubric section lists."""
+    user = request["messages"][1]["content"]
+    rubric = user.split("## Rubric\n", 1)[1].split("\n## ", 1)[0]
+    found = re.findall(r"^- (\S+): score (\S+) to (\S+), weight", rubric, re.M)
+    return [(name, float(low), float(high)) for name, low, high in found]
+
+
 def top_marks(request: dict[str, Any]) -> tuple[int, str]:
     """The best score on every dimension the judge prompt asks for."""
-    system = request["messages"][0]["content"]
-    shape = json.loads(system.split("exactly in this shape: ", 1)[1])
-    out = []
-    for d in shape["dimensions"]:
-        high = float(d["score"].split("-")[1])
-        out.append({"name": d["name"], "score": high, "reason": "meets the rubric"})
+    out = [
+        {"name": name, "score": high, "reason": "meets the rubric"}
+        for name, _, high in asked_dimensions(request)
+    ]
     return 200, json.dumps({"dimensions": out})

@@ -148,3 +148,20 @@ def test_judge_recorded_in_reports(runs: dict[str, Any]) -> None:
     report = next(Path(runs["repo"], "reports").glob("*/run-b/report.json"))
     judges = json.loads(report.read_text("utf-8"))["provenance"]["judges"]
     assert judges and all(j["model"] == "judge-test" for j in judges)
+
+
+def test_pending_cases_have_their_own_bucket() -> None:
+    from evalcase.report.compare import compare as compare_reports
+
+    def report(run: str, statuses: dict[str, str]) -> dict[str, Any]:
+        cases = [{"case_id": c, "case_version": "v1", "status": s} for c, s in statuses.items()]
+        return {"run": {"run_id": run, "commit": "c0"}, "summary": {}, "cases": cases}
+
+    base = report("a", {"judged": "pending", "waits": "pass", "fails": "fail", "ok": "pass"})
+    new = report("b", {"judged": "fail", "waits": "pending", "fails": "fail", "ok": "fail"})
+    result = compare_reports(base, new)
+    assert result.pending == ("judged", "waits")  # undecided on one side: no verdict
+    assert result.still_failing == ("fails",)
+    assert result.regressed == ("ok",)
+    assert "waits" not in result.regressed and "judged" not in result.still_failing
+    assert result.to_dict()["pending"] == ["judged", "waits"]

@@ -45,15 +45,16 @@ def test_keys_never_written(tmp_path: Path) -> None:
             "EVALCASE_JUDGE_MODEL": "judge-test",
             "EVALCASE_JUDGE_API_KEY": KEY,
             "SOME_SERVICE_TOKEN": OTHER,
+            "EVALCASE_JUDGE_CACHE_DIR": str(tmp_path / "judge-cache"),
         }
         proc = run_cli("grade", "run-k", cwd=repo, env=env)
     assert proc.returncode in (0, 1), proc.stderr
     assert script.requests, "the judge was called"
     assert script.headers[0]["authorization"] == f"Bearer {KEY}"  # sent only as the header
     assert all(KEY not in json.dumps(r) for r in script.requests)
-    files = every_file(repo)
+    files = every_file(repo) + every_file(tmp_path / "judge-cache")  # the cache is outside
     assert any(p.name == "report.html" for p in files)
-    assert any("judge" in p.parts for p in files), "the judge cache was written"
+    assert any("judge-cache" in p.parts for p in files), "the judge cache was written"
     for path in files:
         data = path.read_bytes()
         assert KEY.encode() not in data, path

@@ -251,21 +251,37 @@ def _make(doc: Document, code: str, pos: tuple[int, int], message: str) -> Findi
     return Finding(doc.path, pos[0], pos[1], code, Severity.ERROR, message, _NAMES[code])
 
 
-def _choose(error: Any) -> Any:
-    """For anyOf/oneOf failures, the sub-error that explains the problem best."""
+def _choose(error: Any) -> list[Any]:
+    """For anyOf/oneOf failures, the sub-errors that explain the problem best: every error
+    of the branch the best one comes from (so a policy missing three required fields is
+    reported three times in one run, not once per run)."""
     from jsonschema.exceptions import best_match
 
-    while error.context and error.validator in ("anyOf", "oneOf"):
-        non_type = [e for e in error.context if e.validator != "type"]
-        if not non_type:
-            return error
-        # Prefer errors from the branch whose type matched the instance.
-        error = best_match(non_type)
-    return error
+    if not (error.context and error.validator in ("anyOf", "oneOf")):
+        return [error]
+    non_type = [e for e in error.context if e.validator != "type"]
+    if not non_type:
+        return [error]
+    # Prefer errors from the branch whose type matched the instance.
+    best = best_match(non_type)
+    branch = best.relative_schema_path[0] if best.relative_schema_path else None
+    same = [
+        e
+        for e in non_type
+        if branch is not None and e.relative_schema_path and e.relative_schema_path[0] == branch
+    ]
+    out: list[Any] = []
+    for e in same or [best]:
+        out.extend(_choose(e))
+    return out
 
 
 def _to_findings(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
-    error = _choose(error)
+    for chosen in _choose(error):
+        yield from _finding(doc, kind, chosen)
+
+
+def _finding(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
     path = tuple(error.absolute_path)
     field = dotted(path)
     validator = error.validator

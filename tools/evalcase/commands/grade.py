@@ -1,5 +1,6 @@
 """`evalcase grade`, `compare`, `review` and `calibrate`: thin wrappers over evalcase.grade
-and evalcase.report. Exit status: 0 all gates pass, 1 a gate did not pass (or, for compare
+and evalcase.report. Exit status: 0 all gates pass and no attempt erred, 1 a gate did not
+pass or an attempt ended in error (or, for compare
 with --fail-on-regression, a case regressed), 2 usage or fatal error."""
 
 from __future__ import annotations
@@ -37,14 +38,15 @@ redact_option = click.option(
 @fatal_errors
 def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     """Re-grade the recorded outputs of RUN_ID into reports/<commit>/<run_id>/ (the agent is
-    not called). Exit 1 when a release gate does not pass."""
+    not called). Exit 1 when a release gate does not pass or any attempt ended in error
+    (the agent's, the environment's or a grader's), gates declared or not."""
     from evalcase.grade.run import find_run
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
     config = _config(root)
     outcome = grade_and_report(config, find_run(config.root, run_id), redact=redact)
     click.echo("\n".join(summary_lines(outcome)))
-    if not outcome.graded.gates_passed:
+    if not outcome.graded.ok:
         sys.exit(EXIT_FINDINGS)
 
 
@@ -111,6 +113,7 @@ def compare_command(
             ("fixed", result.fixed),
             ("still failing", result.still_failing),
             ("changed", result.changed_cases),
+            ("pending (undecided)", result.pending),
             ("new", result.added),
             ("removed", result.removed),
         ):

@@ -204,7 +204,8 @@ def _progress(label: str, mode: str) -> Any:
     "grade",
     default=True,
     show_default=True,
-    help="Grade the run and write reports/<commit>/<run_id>/ (exit 1 when a gate fails).",
+    help="Grade the run and write reports/<commit>/<run_id>/ (exit 1 when a gate fails "
+    "or an attempt errs).",
 )
 @click.option(
     "--redact/--no-redact",
@@ -240,9 +241,11 @@ def run(
     The runner owns the environment: tools answer as their fixtures declare, faults and
     permissions apply, and every call, result and state change is recorded. Agent
     failures (crash, hang, garbage, oversized replies, unknown tools) are recorded as the
-    attempt's error and the run goes on. Exit status: 0 when the run completed (whatever
-    the agent did) and every release gate passed, 1 when a gate did not pass, 2 on a usage
-    or fatal error. With --no-grade only the run is written (grade it with evalcase grade)."""
+    attempt's error and the run goes on. Exit status: 0 when the run completed, every
+    release gate passed and no attempt ended in error (agent, environment or grader;
+    a case --skip-invalid left out counts as one), 1 otherwise (with or without
+    gates), 2 on a usage or fatal error. With --no-grade only the run is written (grade
+    it with evalcase grade)."""
     # Runs are long and build many reference cycles (threads, sockets, subprocesses):
     # the lint-only speed setting of switching the cyclic collector off does not apply.
     gc.enable()
@@ -375,7 +378,7 @@ def run(
         if redact:
             redact_outputs(result.path)
         click.echo("\n".join(summary_lines(outcome)))
-        if not outcome.graded.gates_passed:
+        if not outcome.graded.ok:
             sys.exit(EXIT_GATES)
 
 

@@ -471,6 +471,87 @@ def passages(fixture: Mapping[str, Any], effective_at: str | None) -> tuple[Pass
     return tuple(out)
 
 
+def gold_passages(gold: Any, corpora: Iterable[Corpus]) -> list[dict[str, Any]]:
+    """The text of each gold evidence passage, from the case's corpora (for the judge)."""
+    by_key = {(p.doc_id, p.passage_id): p for c in corpora for p in c.passages}
+    out = []
+    for item in _list(gold):
+        if not isinstance(item, Mapping):
+            continue
+        passage = by_key.get((_str(item.get("doc_id")), _str(item.get("passage_id"))))
+        if passage is not None:
+            out.append({"doc_id": passage.doc_id, "passage_id": passage.passage_id,
+                        "title": passage.title, "text": passage.text})  # fmt: skip
+    return out
+
+
+def judge_view(
+    case: Mapping[str, Any],
+    fixtures: Mapping[str, Mapping[str, Any]],
+    corpora: Iterable[Corpus] = (),
+) -> JudgeSpec:
+    """The judge's view of one case: what ``build_task`` puts in ``Task.judge``. Lint
+    calls it with no fixtures (a rubric is then known by its ID only), so the graders'
+    ``needs`` predicates see what they will see at grading time."""
+    evaluator = _dict(case.get("evaluator_config"))
+    graders = tuple(
+        GraderConfig(
+            _str(g.get("type")),
+            float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
+            {k: v for k, v in g.items() if k not in ("type", "weight")},
+        )
+        for g in _list(evaluator.get("graders"))
+        if isinstance(g, Mapping)
+    )
+    rubric: Rubric | None = None
+    judge = _dict(evaluator.get("judge"))
+    rubric_ref = case.get("rubric", judge.get("rubric"))
+    if isinstance(rubric_ref, str) and rubric_ref:
+        # Without the fixture (lint reads one file) the rubric is known by its ID only.
+        rubric_fixture = _dict(fixtures.get(rubric_ref))
+        rubric = Rubric(
+            rubric_ref,
+            _str(rubric_fixture.get("fixture_version")) or None,
+            _dict(rubric_fixture.get("data")),
+        )
+    elif isinstance(rubric_ref, Mapping):
+        rubric = Rubric(None, None, dict(rubric_ref))
+    elif isinstance(rubric_ref, list) and rubric_ref:  # inline: dimension names only
+        rubric = Rubric(None, None, {"dimensions": list(rubric_ref)})
+    calls = expected_calls(case)
+    required: tuple[str, ...] = ()
+    if calls is not None and calls.any_of:
+        sets = [set(c.tool for c in plan.calls) for plan in calls.any_of]
+        common = set.intersection(*sets)
+        required = tuple(t for t in _unique(c.tool for c in calls.any_of[0].calls) if t in common)
+    trace = _dict(case.get("trace_requirement"))
+    rag: dict[str, Any] = {k: case[k] for k in _RAG if k in case}
+    gold = gold_passages(rag.get("gold_evidence"), corpora)
+    if gold:
+        rag["gold_passages"] = gold
+    pass_k = evaluator.get("pass_k")
+    return JudgeSpec(
+        case_id=_str(case.get("case_id")),
+        case_version=_str(case.get("case_version")),
+        risk_level=_str(case.get("risk_level")),
+        case_types=_strs(case.get("case_types")),
+        expected_calls=calls,
+        forbidden_tools=_strs(case.get("forbidden_tools")),
+        required_tools=required,
+        side_effect_policies=side_effect_policies(case.get("side_effect_policy")),
+        final_state_check=final_state_check(case.get("final_state_check")),
+        graders=graders,
+        rule_checks=_strs(evaluator.get("rule_checks")),
+        rubric=rubric,
+        judge=judge,
+        pass_k=pass_k if isinstance(pass_k, int) else None,
+        text={k: case[k] for k in _JUDGE_TEXT if k in case},
+        rag=rag,
+        trace_rules=_strs(trace.get("rules")),
+        raw=part(dict(case), "judge"),
+    )
+
+
 def build_task(
     case: Mapping[str, Any],
     fixtures: Mapping[str, Mapping[str, Any]],
@@ -637,56 +718,7 @@ def build_task(
         sandbox=environment.get("sandbox"),
     )
 
-    evaluator = _dict(case.get("evaluator_config"))
-    graders = tuple(
-        GraderConfig(
-            _str(g.get("type")),
-            float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
-            {k: v for k, v in g.items() if k not in ("type", "weight")},
-        )
-        for g in _list(evaluator.get("graders"))
-        if isinstance(g, Mapping)
-    )
-    rubric: Rubric | None = None
-    judge = _dict(evaluator.get("judge"))
-    rubric_ref = case.get("rubric", judge.get("rubric"))
-    if isinstance(rubric_ref, str) and rubric_ref in fixtures:
-        rubric_fixture = fixtures[rubric_ref]
-        rubric = Rubric(
-            rubric_ref,
-            _str(rubric_fixture.get("fixture_version")) or None,
-            _dict(rubric_fixture.get("data")),
-        )
-    elif isinstance(rubric_ref, Mapping):
-        rubric = Rubric(None, None, dict(rubric_ref))
-    calls = expected_calls(case)
-    required: tuple[str, ...] = ()
-    if calls is not None and calls.any_of:
-        sets = [set(c.tool for c in plan.calls) for plan in calls.any_of]
-        common = set.intersection(*sets)
-        required = tuple(t for t in _unique(c.tool for c in calls.any_of[0].calls) if t in common)
-    trace = _dict(case.get("trace_requirement"))
-    pass_k = evaluator.get("pass_k")
-    judge_spec = JudgeSpec(
-        case_id=case_id,
-        case_version=case_version,
-        risk_level=_str(case.get("risk_level")),
-        case_types=_strs(case.get("case_types")),
-        expected_calls=calls,
-        forbidden_tools=_strs(case.get("forbidden_tools")),
-        required_tools=required,
-        side_effect_policies=side_effect_policies(case.get("side_effect_policy")),
-        final_state_check=final_state_check(case.get("final_state_check")),
-        graders=graders,
-        rule_checks=_strs(evaluator.get("rule_checks")),
-        rubric=rubric,
-        judge=judge,
-        pass_k=pass_k if isinstance(pass_k, int) else None,
-        text={k: case[k] for k in _JUDGE_TEXT if k in case},
-        rag={k: case[k] for k in _RAG if k in case},
-        trace_rules=_strs(trace.get("rules")),
-        raw=part(dict(case), "judge"),
-    )
+    judge_spec = judge_view(case, fixtures, corpora)
     if problems:
         return problems
     fixture_versions = {

@@ -161,6 +161,10 @@ def rates(cases: Iterable[CaseFigures]) -> dict[str, Any]:
             round(sum(c.metric(name) for c in counted) / len(counted), 6) if counted else None
         )
     out["stable_pass_rate"] = out["pass^k"]
+    # Cases by outcome, each apart (a pending case is not a failing one): pass, fail
+    # (fail and flaky), pending, error add up to "cases".
+    out["passed"] = sum(1 for c in counted if c.status == "pass")
+    out["failed"] = sum(1 for c in counted if c.status in ("fail", "flaky"))
     out["pending"] = sum(1 for c in counted if c.status == "pending")
     out["errors"] = sum(1 for c in counted if c.status == "error")
     return out

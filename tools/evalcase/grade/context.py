@@ -20,6 +20,9 @@ class JudgeConfig:
     timeout_s: float = 60.0
     pass_threshold: float = 0.6
     cache_dir: Path | None = None
+    max_tokens: int = 1024
+    # Why a configured cache folder was not used (inside the work tree), for the summary.
+    cache_warning: str | None = None
 
     @property
     def configured(self) -> bool:
@@ -42,8 +45,48 @@ class GradeContext:
     environ: Mapping[str, str] = field(default_factory=dict)
 
 
+def default_cache_dir() -> Path:
+    """The user cache directory's judge folder (e.g. ~/.cache/evalcase/judge)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("evalcase")) / "judge"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def judge_cache_dir(
+    settings: Mapping[str, Any], environ: Mapping[str, str], work_tree: Path | None
+) -> tuple[Path, str | None]:
+    """Where judge answers are cached, and a warning when the configured folder was
+    refused: ``EVALCASE_JUDGE_CACHE_DIR``, else ``[grade.judge] cache_dir`` (relative to
+    the work tree), else the user cache directory. A folder inside the git work tree is
+    never used (anyone with a pull request could commit an answer there)."""
+    raw = environ.get("EVALCASE_JUDGE_CACHE_DIR") or settings.get("cache_dir")
+    default = default_cache_dir()
+    if not raw:
+        return default, None
+    chosen = Path(str(raw)).expanduser()
+    if not chosen.is_absolute() and work_tree is not None:
+        chosen = work_tree / chosen
+    if work_tree is not None and _inside(chosen, work_tree):
+        return default, (
+            f"judge cache_dir {raw} is inside the work tree: ignored (a committed file must "
+            f"never decide a verdict); answers are cached in {default}"
+        )
+    return chosen, None
+
+
 def judge_config_from(
-    settings: Mapping[str, Any], environ: Mapping[str, str], cache_dir: Path | None
+    settings: Mapping[str, Any],
+    environ: Mapping[str, str],
+    cache_dir: Path | None,
+    cache_warning: str | None = None,
 ) -> JudgeConfig:
     """``[grade.judge]`` settings, overridden by EVALCASE_JUDGE_BASE_URL / _MODEL / _API_KEY_ENV."""
     base_url = environ.get("EVALCASE_JUDGE_BASE_URL") or settings.get("base_url")
@@ -60,4 +103,6 @@ def judge_config_from(
         timeout_s=float(settings.get("timeout_s", 60.0)),
         pass_threshold=float(settings.get("pass_threshold", 0.6)),
         cache_dir=cache_dir,
+        max_tokens=int(settings.get("max_tokens", 1024)),
+        cache_warning=cache_warning,
     )

@@ -1,11 +1,21 @@
 """Grade one attempt with every grader its case configures, and combine the verdicts.
 
-An attempt fails when any hard grader fails; otherwise it is an error when any grader
-erred, pending when any is pending, else it passes. Soft graders (``hard: false``) only
-move the score, the weighted mean of the graders' scores. A case configuring no grader gets
-an error, never a pass. An attempt the runner could not complete fails when the agent was at
-fault (it exited, hung, lied about JSON, called an unknown tool) and is an error when the
-environment was (an adapter or worker was lost).
+In this order (docs/grading.md, "How an attempt's verdict is decided"):
+
+1. the runner could not complete the attempt: ``error`` when the environment was at fault
+   (an adapter or worker was lost), ``fail`` when the agent was (it exited, hung, lied
+   about JSON, called an unknown tool);
+2. any hard grader fails, or a person (``human``, whatever its ``hard``) says fail: ``fail``;
+3. any grader, hard or soft, erred: ``error`` (a grader that cannot grade is never silent);
+4. no hard grader and no ``evaluator_config.pass_threshold``: ``error`` (EC322 refuses
+   such a case): soft graders alone never pass an attempt;
+5. a hard grader is pending (without hard graders: any grader): ``pending``; a pending
+   soft grader does not hold up what the hard graders decided;
+6. a ``pass_threshold`` is set and the weighted score is below it: ``fail``;
+7. otherwise ``pass``.
+
+The score is the weighted mean of the decided (pass or fail) graders' scores. A case
+configuring no grader gets an error, never a pass.
 """
 
 from __future__ import annotations
@@ -15,21 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders import load
-from evalcase.grade.model import Attempt, Grade, Verdict, error
+from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
+from evalcase.grade.graders import GRADERS, LoadedGrader, load
+from evalcase.grade.model import Attempt, Grade, GraderResult, Verdict, error
 from evalcase.grade.spec import JudgeSpec, grader_configs
-
-ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter"})
-TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
-
-
-@dataclass(frozen=True)
-class GraderResult:
-    grader: str
-    version: str
-    weight: float
-    hard: bool
-    grade: Grade
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,27 @@ class AttemptResult:
     score: float
     failure_class: str | None
     results: tuple[GraderResult, ...]
+
+
+def load_grader(name: str) -> LoadedGrader:
+    """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
+    if name in GRADERS:
+        return load(name)
+    from evalcase.judging import GRADER_GROUP, load_plugin
+
+    obj = load_plugin(GRADER_GROUP, name)
+    grade = getattr(obj, "grade", obj)
+    if not callable(grade):
+        raise KeyError(f"plugin grader {name!r} has no grade()")
+    found = getattr(obj, "needs", None)
+    return LoadedGrader(
+        name,
+        str(getattr(obj, "VERSION", "plugin")),
+        obj.__doc__ or "",
+        grade,
+        plugin=True,
+        **({"needs": found} if callable(found) else {}),
+    )
 
 
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
@@ -58,7 +78,7 @@ def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
     results = []
     for config in configs:
         try:
-            grader = load(config.type)
+            grader = load_grader(config.type)
         except Exception as exc:  # an unknown or broken plugin is this grader's error
             results.append(
                 GraderResult(
@@ -78,27 +98,52 @@ def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
     return results
 
 
-def combine(attempt: Attempt, results: list[GraderResult]) -> tuple[Verdict, float, str | None]:
-    from evalcase.grade.failure import classify
+def decides(result: GraderResult) -> bool:
+    """Whether a grader's fail decides the attempt: a hard grader's, and always a person's
+    (a human verdict of fail is never outweighed, whatever its ``hard``)."""
+    return result.hard or result.grader == "human"
 
-    weights = sum(r.weight for r in results if r.grade.verdict in ("pass", "fail"))
-    score = (
-        sum(r.weight * r.grade.score for r in results if r.grade.verdict in ("pass", "fail"))
-        / weights
-        if weights
-        else 0.0
-    )
+
+def pass_threshold(spec: JudgeSpec) -> float | None:
+    """``evaluator_config.pass_threshold``: the weighted score an attempt needs (0-1)."""
+    evaluator = (spec.raw or {}).get("evaluator_config")
+    value = evaluator.get("pass_threshold") if isinstance(evaluator, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+NO_HARD_GRADER = (
+    "every grader is hard: false and evaluator_config sets no pass_threshold: nothing "
+    "decides this attempt (EC322)"
+)
+
+
+def combine(
+    attempt: Attempt, results: list[GraderResult], threshold: float | None = None
+) -> tuple[Verdict, float, str | None]:
+    """The attempt's verdict (docs/grading.md, "How an attempt's verdict is decided")."""
+    decided = [r for r in results if r.grade.verdict in ("pass", "fail")]
+    weights = sum(r.weight for r in decided)
+    score = sum(r.weight * r.grade.score for r in decided) / weights if weights else 0.0
     verdict: Verdict
     status_error = attempt.get("status") == "error"
     kind = str((attempt.get("error") or {}).get("kind", "")) if status_error else ""
+    hard = [r for r in results if r.hard]
     if status_error and kind in ENVIRONMENT_ERRORS:
         verdict = "error"
-    elif status_error or any(r.hard and r.grade.verdict == "fail" for r in results):
+    elif status_error or any(decides(r) and r.grade.verdict == "fail" for r in results):
         verdict = "fail"
     elif any(r.grade.verdict == "error" for r in results):
+        verdict = "error"  # a grader that could not grade is never silent, hard or not
+    elif not hard and threshold is None:
         verdict = "error"
-    elif any(r.grade.verdict == "pending" for r in results):
+    elif any(r.grade.verdict == "pending" for r in (hard if hard else results)):
+        # A pending soft grader (an optional judged signal) does not hold up a verdict the
+        # hard graders decided; without hard graders the score itself is still unknown.
         verdict = "pending"
+    elif threshold is not None and score + 1e-9 < threshold:
+        verdict = "fail"
     else:
         verdict = "pass"
     if status_error:
@@ -108,7 +153,10 @@ def combine(attempt: Attempt, results: list[GraderResult]) -> tuple[Verdict, flo
 
 def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> AttemptResult:
     results = run_graders(spec, attempt, ctx)
-    verdict, score, failure = combine(attempt, results)
+    threshold = pass_threshold(spec)
+    if results and not any(r.hard for r in results) and threshold is None:
+        results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
+    verdict, score, failure = combine(attempt, results, threshold)
     return AttemptResult(
         str(attempt.get("case_id", spec.case_id)),
         str(attempt.get("case_version", spec.case_version)),
@@ -148,17 +196,20 @@ def grade_lines(result: AttemptResult) -> list[dict[str, Any]]:
     return lines
 
 
-def attempt_from_lines(lines: list[Mapping[str, Any]]) -> tuple[Verdict, float]:
-    """Recompute an attempt's verdict and score from its grades.jsonl lines alone."""
-    scored = [ln for ln in lines if ln["verdict"] in ("pass", "fail")]
-    weights = sum(float(ln["weight"]) for ln in scored)
-    score = (
-        sum(float(ln["weight"]) * float(ln["score"]) for ln in scored) / weights if weights else 0.0
-    )
-    if any(ln.get("hard", True) and ln["verdict"] == "fail" for ln in lines):
-        return "fail", round(score, 6)
-    if any(ln["verdict"] == "error" for ln in lines):
-        return "error", round(score, 6)
-    if any(ln["verdict"] == "pending" for ln in lines):
-        return "pending", round(score, 6)
-    return "pass", round(score, 6)
+def attempt_from_lines(
+    lines: list[Mapping[str, Any]], threshold: float | None = None
+) -> tuple[Verdict, float]:
+    """Recompute an attempt's verdict and score from its grades.jsonl lines alone (and the
+    case's pass_threshold): the same rules as ``combine``."""
+    results = [
+        GraderResult(
+            str(ln["grader"]),
+            str(ln.get("grader_version", "")),
+            float(ln["weight"]),
+            bool(ln.get("hard", True)),
+            Grade(ln["verdict"], float(ln["score"]), str(ln.get("reason", ""))),
+        )
+        for ln in lines
+    ]
+    verdict, score, _ = combine({}, results, threshold)
+    return verdict, score

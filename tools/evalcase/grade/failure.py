@@ -8,12 +8,13 @@ when the task also failed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from evalcase.grade.model import Attempt
+from evalcase.grade.model import Attempt, GraderResult
 
-if TYPE_CHECKING:
-    from evalcase.grade.engine import GraderResult
+# Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken
+# tool contract; any other kind is the agent's.
+ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter"})
+TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
 
 CLASSES = (
     "safety_policy",
@@ -27,8 +28,6 @@ _MISSING_DATA_CODES = frozenset({"not_found", "no_matching_response", "empty_res
 
 
 def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) -> str | None:
-    from evalcase.grade.engine import ENVIRONMENT_ERRORS, TOOL_CONTRACT_ERRORS
-
     if verdict in ("pass", "pending"):
         return None
     if attempt.get("status") == "error":
@@ -38,7 +37,12 @@ def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) ->
         return "tool_contract" if kind in TOOL_CONTRACT_ERRORS else "agent_capability"
     if verdict == "error":
         return "grader_error"
-    kinds = {r.grade.kind for r in results if r.hard and r.grade.verdict == "fail"}
+    # hard graders, and a person's verdict, which always decides
+    kinds = {
+        r.grade.kind
+        for r in results
+        if (r.hard or r.grader == "human") and r.grade.verdict == "fail"
+    }
     if "safety_policy" in kinds:
         return "safety_policy"
     calls = [c for c in attempt.get("calls") or () if isinstance(c, dict)]

@@ -1,9 +1,18 @@
-"""The OpenAI-compatible judge behind ``llm_rubric``: prompt, call, parse, cache.
+"""The OpenAI-compatible judge behind ``llm_rubric``: call, parse, cache (the prompt is
+evalcase.grade.judge_prompt).
 
-Answers are cached by judge model, prompt version, rubric (id@version) and a digest of what
-was judged, so re-grading a run does not pay twice. Only parsed, valid answers are cached.
-The API key is read from the environment variable the configuration names and is passed to
-the client only: it is never part of a prompt, a cache entry, a grade or an error message.
+The request asks for structured output (``response_format`` with the JSON Schema of the
+scores) and, when a server refuses that with HTTP 400, asks again without it and parses
+the plain answer; it sets ``max_tokens``, and an answer cut there (``finish_reason:
+length``) is an error, never parsed.
+
+The cache only remembers what the judge said: each entry stores the digest of the full
+request it answered (endpoint, model, prompt version, rubric id@version, messages,
+response format, token limit) and is used only when that digest matches the request
+being made. It lives outside the git work tree (evalcase.grade.context.judge_cache_dir):
+an entry committed in a pull request is never read. The API key is read from the
+environment variable the configuration names and is passed to the client only: it is
+never part of a prompt, a cache entry, a grade or an error message.
 """
 
 from __future__ import annotations
@@ -17,18 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.grade.context import JudgeConfig
+from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema
 from evalcase.grade.spec import as_list, field_of
 
-PROMPT_VERSION = "p1"
-
-
-@dataclass(frozen=True)
-class Dimension:
-    name: str
-    description: str
-    low: float
-    high: float
-    weight: float
+__all__ = ["PROMPT_VERSION", "Dimension", "Verdict", "ask", "dimensions", "parse", "request"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Verdict:
     score: float = 0.0
     problem: str | None = None
     cached: bool = False
+    structured: bool = False  # the server honoured response_format
 
 
 def rubric_id(rubric: Any) -> str:
@@ -69,48 +71,6 @@ def dimensions(rubric: Any) -> list[Dimension]:
 
 def rubric_setting(rubric: Any, name: str) -> Any:
     return field_of(rubric, name) or field_of(field_of(rubric, "data"), name)
-
-
-def build_messages(
-    rubric: Any,
-    dims: list[Dimension],
-    case_text: Mapping[str, Any],
-    conversation: list[Any],
-    answer: str,
-) -> list[dict[str, str]]:
-    instructions = str(rubric_setting(rubric, "judge_instructions") or "")
-    wanted = {
-        "dimensions": [
-            {"name": d.name, "score": f"{d.low:g}-{d.high:g}", "reason": "..."} for d in dims
-        ]
-    }
-    system = (
-        "You grade an assistant's answer against a rubric. "
-        + instructions
-        + "\nReply with JSON only, exactly in this shape: "
-        + json.dumps(wanted, ensure_ascii=False)
-    )
-    rubric_text = "\n".join(f"- {d.name} ({d.low:g}-{d.high:g}): {d.description}" for d in dims)
-    material = {
-        k: case_text[k]
-        for k in (
-            "expected_behavior",
-            "negative_behavior",
-            "success_criteria",
-            "failure_criteria",
-            "reference",
-            "constraints",
-        )
-        if k in case_text
-    }
-    user = (
-        f"Rubric:\n{rubric_text}\n\nCase expectations:\n"
-        + json.dumps(material, ensure_ascii=False, indent=1, default=str)
-        + "\n\nConversation:\n"
-        + json.dumps(conversation, ensure_ascii=False, default=str)
-        + f"\n\nAnswer to grade:\n{answer}"
-    )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def parse(content: str, dims: list[Dimension]) -> Verdict:
@@ -148,16 +108,78 @@ def parse(content: str, dims: list[Dimension]) -> Verdict:
     return Verdict(tuple(scores), total / weights if weights else 0.0)
 
 
-def cache_key(config: JudgeConfig, rubric: str, messages: list[dict[str, str]]) -> str:
-    h = hashlib.sha256()
-    for part in (config.model or "", config.prompt_version, PROMPT_VERSION, rubric):
-        h.update(part.encode() + b"\0")
-    h.update(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode())
-    return h.hexdigest()[:32]
+def request(
+    config: JudgeConfig,
+    rubric: str,
+    messages: list[dict[str, str]],
+    dims: list[Dimension],
+    structured: bool = True,
+) -> dict[str, Any]:
+    """The whole request: what is sent, and what its cache entry is bound to."""
+    body: dict[str, Any] = {
+        "endpoint": config.base_url,
+        "model": config.model,
+        "prompt_version": f"{config.prompt_version}/{PROMPT_VERSION}",
+        "rubric": rubric,
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": config.max_tokens,
+    }
+    if structured:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "rubric_scores", "schema": response_schema(dims)},
+        }  # fmt: skip
+    return body
 
 
-def _cache_path(config: JudgeConfig, key: str) -> Path | None:
-    return config.cache_dir / "judge" / f"{key}.json" if config.cache_dir else None
+def digest(body: Mapping[str, Any]) -> str:
+    text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cached(config: JudgeConfig, body: Mapping[str, Any], dims: list[Dimension]) -> Verdict | None:
+    """The cached answer to exactly this request, if one was stored; else None."""
+    if config.cache_dir is None:
+        return None
+    wanted = digest(body)
+    path = config.cache_dir / f"{wanted}.json"
+    try:
+        entry = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("request_digest") != wanted:
+        return None  # an entry for another request (or forged): the judge is asked
+    content = entry.get("content")
+    if not isinstance(content, str):
+        return None
+    verdict = parse(content, dims)
+    if verdict.problem is not None:
+        return None
+    return Verdict(verdict.scores, verdict.score, None, cached=True,
+                   structured="response_format" in body)  # fmt: skip
+
+
+def _store(
+    config: JudgeConfig, body: Mapping[str, Any], content: str, environ: Mapping[str, str]
+) -> None:
+    if config.cache_dir is None:
+        return
+    key = digest(body)
+    path: Path = config.cache_dir / f"{key}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        entry = {"request_digest": key, "model": body.get("model"),
+                 "prompt_version": body.get("prompt_version"), "rubric": body.get("rubric"),
+                 "content": content}  # fmt: skip
+        from evalcase import scrub
+
+        entry = scrub.active(environ).data(entry)  # an answer can echo the key it was sent
+        tmp.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a cache that cannot be written costs a judge call next time, nothing more
 
 
 def ask(
@@ -167,16 +189,13 @@ def ask(
     messages: list[dict[str, str]],
     dims: list[Dimension],
 ) -> Verdict:
-    """The judge's verdict, from the cache or the server."""
-    key = cache_key(config, rubric, messages)
-    path = _cache_path(config, key)
-    if path is not None and path.is_file():
-        try:
-            cached = parse(path.read_text("utf-8"), dims)
-            if cached.problem is None:
-                return Verdict(cached.scores, cached.score, None, cached=True)
-        except OSError:
-            pass
+    """The judge's verdict, from the cache (this exact request) or the server."""
+    structured = request(config, rubric, messages, dims, structured=True)
+    plain = request(config, rubric, messages, dims, structured=False)
+    for body in (structured, plain):
+        hit = _cached(config, body, dims)
+        if hit is not None:
+            return hit
     try:
         import openai
     except ImportError:
@@ -189,29 +208,36 @@ def ask(
         max_retries=config.max_retries,
         timeout=config.timeout_s,
     )
-    try:
-        response = client.chat.completions.create(
-            model=str(config.model),
-            messages=messages,  # type: ignore[arg-type]
-            temperature=0,
-        )
-    except openai.APIStatusError as exc:
-        return Verdict(problem=f"the judge answered HTTP {exc.status_code} after retries")
-    except openai.APIError as exc:
-        return Verdict(problem=f"the judge could not be reached: {type(exc).__name__}")
+    body = structured
+    while True:
+        extra = {"response_format": body["response_format"]} if "response_format" in body else {}
+        try:
+            response = client.chat.completions.create(
+                model=str(config.model),
+                messages=messages,  # type: ignore[arg-type]
+                temperature=0,
+                max_tokens=config.max_tokens,
+                **extra,
+            )
+        except openai.APIStatusError as exc:
+            if exc.status_code == 400 and body is structured:
+                body = plain  # the server refuses response_format: plain JSON, parsed
+                continue
+            return Verdict(problem=f"the judge answered HTTP {exc.status_code} after retries")
+        except openai.APIError as exc:
+            return Verdict(problem=f"the judge could not be reached: {type(exc).__name__}")
+        break
     choices = getattr(response, "choices", None) or []
+    if choices and getattr(choices[0], "finish_reason", None) == "length":
+        return Verdict(
+            problem=f"the judge's answer was cut at max_tokens ({config.max_tokens}): "
+            "raise [grade.judge] max_tokens"
+        )
     content = choices[0].message.content if choices and choices[0].message else None
     if not isinstance(content, str):
         return Verdict(problem="the judge's answer has no content")
     verdict = parse(content, dims)
-    if verdict.problem is None and path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        from evalcase import scrub
-
-        payload = scrub.active(environ).data(  # an answer can echo the key it was sent
-            {"dimensions": [{"name": n, "score": s, "reason": r} for n, s, r in verdict.scores]}
-        )
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(payload, ensure_ascii=False), "utf-8")
-        tmp.replace(path)
-    return verdict
+    if verdict.problem is None:
+        _store(config, body, content, environ)
+    return Verdict(verdict.scores, verdict.score, verdict.problem,
+                   structured=body is structured)  # fmt: skip

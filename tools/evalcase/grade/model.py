@@ -89,3 +89,14 @@ def error(reason: str, *evidence: Evidence, kind: str = "grader_error") -> Grade
 def pending(reason: str) -> Grade:
     """Waiting for someone (a judge that is not configured, a person who has not reviewed)."""
     return Grade("pending", 0.0, reason)
+
+
+@dataclass(frozen=True)
+class GraderResult:
+    """One grader's grade of one attempt, with how it counts (weight, hard)."""
+
+    grader: str
+    version: str
+    weight: float
+    hard: bool
+    grade: Grade

@@ -16,9 +16,9 @@ from typing import Any
 from evalcase.contract import records
 from evalcase.grade.aggregate import CaseFigures, CaseMeta, calibration, usage
 from evalcase.grade.context import GradeContext, HumanVerdict
-from evalcase.grade.engine import AttemptResult, GraderResult, grade_attempt, grade_lines
+from evalcase.grade.engine import AttemptResult, grade_attempt, grade_lines
 from evalcase.grade.gates import GateResult, evaluate_all
-from evalcase.grade.model import error
+from evalcase.grade.model import GraderResult, error
 from evalcase.grade.tasks import GradingDataset
 from evalcase.model import FatalError
 
@@ -120,10 +120,57 @@ class GradedRun:
     calibration: tuple[dict[str, Any], ...]
     usage: Mapping[str, Any]
     grader_versions: Mapping[str, str] = field(default_factory=dict)
+    # cases --skip-invalid left out of the run: each counts as an error attempt
+    skipped: tuple[SkippedCase, ...] = ()
+    # why the configured judge cache was not used (it was inside the work tree)
+    judge_warning: str | None = None
 
     @property
     def gates_passed(self) -> bool:
         return all(g.verdict == "pass" for g in self.gates)
+
+    @property
+    def errored(self) -> tuple[str, ...]:
+        """Attempts (case_id#n) that ended in error: the runner's (agent or environment)
+        or a grader's; and every skipped case."""
+        bad = {
+            (str(a.get("case_id")), int(a.get("attempt") or 1))
+            for a in self.record.attempts
+            if a.get("status") == "error"
+        }
+        bad |= {(r.case_id, r.attempt) for r in self.results if r.verdict == "error"}
+        out = [f"{case}#{n}" for case, n in sorted(bad)]
+        return tuple(out + [f"{s.case_id} (skipped)" for s in self.skipped])
+
+    @property
+    def ok(self) -> bool:
+        """What the exit status says: every gate passed and no attempt errored."""
+        return self.gates_passed and not self.errored
+
+
+@dataclass(frozen=True)
+class SkippedCase:
+    """A case ``--skip-invalid`` did not run: where, which, and why."""
+
+    path: str
+    case_id: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "case_id": self.case_id, "why": self.why}
+
+
+def skipped_cases(record: RunRecord, dataset: GradingDataset) -> list[tuple[SkippedCase, CaseMeta]]:
+    raw = record.run.get("skipped")
+    out = []
+    for path, whys in sorted((raw or {}).items()) if isinstance(raw, Mapping) else ():
+        meta = dataset.unbuilt.get(str(path))
+        if meta is None:
+            stem = str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            meta = CaseMeta(stem, "?")
+        why = "; ".join(str(w) for w in whys) if isinstance(whys, list) else str(whys)
+        out.append((SkippedCase(str(path), meta.case_id, why), meta))
+    return out
 
 
 def figures(
@@ -211,6 +258,14 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         if a.get("prompt")
     }
     cases = figures(metas, results, prompts)
+    skipped = skipped_cases(record, dataset)
+    run_cases = {c.meta.case_id for c in cases}
+    # A skipped case is an error in every gate that selects it: it was not shown to pass.
+    cases += [
+        CaseFigures(meta, ("error",), (0.0,), ())
+        for _, meta in skipped
+        if meta.case_id not in run_cases
+    ]
     calib = calibration(lines)
     gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
     versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}
@@ -224,4 +279,6 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         tuple(calib),
         usage(record.attempts),
         dict(sorted(versions.items())),
+        tuple(s for s, _ in skipped),
+        ctx.judge.cache_warning,
     )

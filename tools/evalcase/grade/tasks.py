@@ -29,6 +29,8 @@ class GradingDataset:
     cases: Mapping[str, GradingCase] = field(default_factory=dict)
     # case file -> why its task could not be built (attempts of it grade as errors)
     problems: Mapping[str, str] = field(default_factory=dict)
+    # case file -> what reports and gates need of a case that could not be built
+    unbuilt: Mapping[str, CaseMeta] = field(default_factory=dict)
 
 
 def case_meta(task: Task) -> CaseMeta:
@@ -49,6 +51,24 @@ def case_meta(task: Task) -> CaseMeta:
     )
 
 
+def raw_case_meta(path: str, data: Mapping[str, Any]) -> CaseMeta:
+    """Reporting metadata from a case document whose task could not be built."""
+    raw = data.get("metadata")
+    metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return CaseMeta(
+        case_id=str(data.get("case_id") or stem),
+        case_version=str(data.get("case_version") or "?"),
+        title=str(data.get("title", "")),
+        risk_level=str(data.get("risk_level", "")),
+        case_types=tuple(str(t) for t in as_list(data.get("case_types"))),
+        ability_tags=tuple(str(t) for t in as_list(data.get("ability_tags"))),
+        scenario=str(data.get("scenario", "")),
+        dataset_roles=tuple(str(r) for r in as_list(metadata.get("dataset_role"))),
+        tags=tuple(str(t) for t in as_list(metadata.get("tags"))),
+    )
+
+
 def load_dataset(config: Config, dataset_id: str, commit: str | None) -> GradingDataset:
     """The dataset as it was at ``commit`` (the work tree when None)."""
     from evalcase.index.dataset import load_dataset as load
@@ -59,5 +79,6 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
         for path, found in dataset.problems.items()
     }
     cases = {t.case_id: GradingCase(t.judge, case_meta(t)) for t in dataset.tasks}
+    unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
-                          dataset.manifest, cases, problems)  # fmt: skip
+                          dataset.manifest, cases, problems, unbuilt)  # fmt: skip

@@ -44,6 +44,9 @@ class Dataset:
     complete: bool = True  # False when some file of the dataset could not be read
     # every prompt fixture of the revision (--prompt may name any of them)
     prompts: Mapping[str, Prompt] = field(default_factory=dict)
+    # case path -> the readable document of a case whose task could not be built (its
+    # ID, risk level and tags still decide which gates select it)
+    unbuilt: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def task(self, case_id: str) -> Task | None:
         return next((t for t in self.tasks if t.case_id == case_id), None)
@@ -115,6 +118,7 @@ def load_dataset(
     by_path: dict[str, CaseFacts] = {c.path: c for c in index.cases}
     tasks: list[Task] = []
     problems: dict[str, tuple[Problem, ...]] = {}
+    unbuilt: dict[str, Mapping[str, Any]] = {}
     for entry in content.cases:
         data = data_of(entry.path)
         facts = by_path.get(entry.path)
@@ -133,6 +137,7 @@ def load_dataset(
             tasks.append(built)
         else:
             problems[entry.path] = tuple(built)
+            unbuilt[entry.path] = data
     return Dataset(
         dataset_id=dataset_id,
         version=content.version,
@@ -147,4 +152,5 @@ def load_dataset(
             for fid, doc in sorted(fixtures.items())
             if doc.get("kind") == PROMPT_KIND
         },
+        unbuilt=unbuilt,
     )

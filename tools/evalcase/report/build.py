@@ -38,6 +38,9 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
     )
     summary["observation_cases"] = sum(1 for c in graded.cases if c.meta.observation)
     summary["gates_passed"] = graded.gates_passed
+    summary["errored_attempts"] = len(graded.errored)
+    summary["ok"] = graded.ok
+    summary["no_gates"] = not graded.gates
     summary["gates"] = dict(sorted(Counter(g.verdict for g in graded.gates).items()))
     prompt_of = {
         (str(a.get("case_id")), int(a.get("attempt") or 1)): str(a["prompt"])
@@ -90,6 +93,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
         "gates": [g.to_dict() for g in graded.gates],
         "slices": slices(graded.cases),
         "cases": [c.to_dict() for c in graded.cases],
+        "skipped": [s.to_dict() for s in graded.skipped],
         "failing_cases": [
             {
                 "case_id": c.meta.case_id,

@@ -2,7 +2,8 @@
 
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
 ``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
-run only; ``changed``: in both runs, but its version or content differs, so its two
+run only; ``pending``: waiting for a judge or a person in either run, so neither
+fixed, regressed nor failing (a pending case is undecided, not a failure); ``changed``: in both runs, but its version or content differs, so its two
 verdicts judge different cases: it is in no other bucket (never ``regressed``, so
 ``--fail-on-regression`` ignores it). Slices are compared on pass@1. When the runs used
 different dataset digests the figures are not like for like: the result
@@ -38,6 +39,7 @@ class Comparison:
     changed_cases: tuple[str, ...]
     warnings: tuple[str, ...]
     slices: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    pending: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +54,7 @@ class Comparison:
             "changed_cases": list(self.changed_cases),
             "warnings": list(self.warnings),
             "slices": {k: dict(v) for k, v in self.slices.items()},
+            "pending": list(self.pending),
         }
 
 
@@ -177,7 +180,12 @@ def compare(
             and old_cases[c]["digest"] != new_cases[c]["digest"]
         )
     )
-    both = [c for c in common if c not in changed]
+    pending = tuple(
+        c
+        for c in common
+        if c not in changed and "pending" in (old_cases[c]["status"], new_cases[c]["status"])
+    )
+    both = [c for c in common if c not in changed and c not in pending]
     fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
     regressed = tuple(c for c in both if ok(old_cases[c]) and not ok(new_cases[c]))
     still_failing = tuple(c for c in both if not ok(old_cases[c]) and not ok(new_cases[c]))
@@ -216,4 +224,5 @@ def compare(
         changed,
         tuple(warnings),
         slices,
+        pending,
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcase.config import Config
-from evalcase.grade.context import GradeContext, judge_config_from
+from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.run import GradedRun, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
@@ -24,8 +24,18 @@ class Outcome:
 def context_from(config: Config, environ: Mapping[str, str]) -> GradeContext:
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
     settings = config.grade.get("judge") or config.run.judge or {}
-    judge = judge_config_from(settings, environ, config.root / config.cache_dir)
+    work_tree = _work_tree(config.root)
+    cache, warning = judge_cache_dir(settings, environ, work_tree)
+    judge = judge_config_from(settings, environ, cache, warning)
     return GradeContext(judge=judge, environ=environ)
+
+
+def _work_tree(root: Path) -> Path:
+    """The git work tree holding the case repository (it may be a subfolder), else root."""
+    from evalcase import gitio
+
+    top = gitio.find_top(root)
+    return top if top is not None else root
 
 
 def reports_root(config: Config) -> Path:
@@ -96,21 +106,44 @@ def summary_lines(outcome: Outcome) -> list[str]:
                 f"{'prompt ' + prompt:<30}{rp['cases']:>6} cases  pass@1 {pct(rp['pass@1']):>7}"
                 f"  pass^k {pct(rp['pass^k']):>7}",
             )
+    # Counted cases by status: the same counts as every report's "statuses"; observation
+    # cases (shown, never counted) get their own line.
     statuses: dict[str, list[str]] = {}
+    observed: list[str] = []
     for case in outcome.graded.cases:
         shown = case.meta.case_id + (f" [{case.meta.prompt}]" if case.meta.prompt else "")
-        shown += " (observation)" if case.meta.observation else ""
-        statuses.setdefault(case.status, []).append(shown)
+        if case.meta.observation:
+            observed.append(f"{shown} {case.status}")
+        else:
+            statuses.setdefault(case.status, []).append(shown)
+
+    def listed(ids: list[str]) -> str:
+        return ", ".join(ids[:6]) + (f", … (+{len(ids) - 6})" if len(ids) > 6 else "")
+
     for status in ("pass", "fail", "flaky", "error", "pending"):
         ids = statuses.get(status, [])
         if ids:
-            shown = ", ".join(ids[:6]) + (f", … (+{len(ids) - 6})" if len(ids) > 6 else "")
-            lines.append(f"{status:<8} {len(ids):>3}  {shown}")
+            note = "  (waiting for a judge or a person)" if status == "pending" else ""
+            lines.append(f"{status:<8} {len(ids):>3}  {listed(ids)}{note}")
+    if observed:
+        lines.append(f"{'observed':<8} {len(observed):>3}  {listed(observed)} (not counted)")
+    graded = outcome.graded
+    for skip in graded.skipped:
+        lines.append(f"skipped       {skip.case_id} ({skip.path}): {skip.why}")
     lines.append("")
-    if not outcome.graded.gates:
-        lines.append("gates: the manifest declares none")
-    for gate in outcome.graded.gates:
+    if not graded.gates:
+        lines.append("gates: no gates declared (the manifest has none)")
+    for gate in graded.gates:
         lines.append(f"gate {gate.name:<22} {gate.verdict.upper():<8} {gate.reason}")
+    if graded.errored:
+        shown = ", ".join(graded.errored[:6])
+        more = f", … (+{len(graded.errored) - 6})" if len(graded.errored) > 6 else ""
+        lines.append(
+            f"{len(graded.errored)} attempt(s) in error: {shown}{more}; "
+            "the run exits 1 until none is"
+        )
+    if graded.judge_warning:
+        lines.append(f"warning: {graded.judge_warning}")
     lines.append("")
     lines.append(f"report: {outcome.report_dir / 'report.html'}")
     return lines

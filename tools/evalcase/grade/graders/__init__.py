@@ -1,8 +1,16 @@
 """The grader registry: stable names, each implemented by ``evalcase.grade.graders.<name>``.
 
 This module imports no grader, so lint can read the names cheaply; ``load`` imports one.
+Every grader module has ``NAME``, ``VERSION``, ``grade(spec, attempt, ctx) -> Grade`` and
+``needs(spec) -> str | None``: what the case must configure for the grader to grade, as
+one predicate over the case's judge view (``None``: it can grade; else why not). The
+grader returns that reason as its ``error``, and lint (EC320) reports it at the grader's
+line, so a case lint accepts never ends in a grader error for lack of configuration.
+
 Custom graders register through the ``evalcase.graders`` entry point group and point at a
-module (or object) with ``grade(spec, attempt, ctx) -> Grade``, ``NAME`` and ``VERSION``.
+module (or object) with ``grade(spec, attempt, ctx) -> Grade``, ``NAME``, ``VERSION`` and
+optionally ``needs``; the engine loads them (``evalcase.grade.engine.load_grader``), this
+module never imports the plugin machinery (no import circle with ``evalcase.judging``).
 """
 
 from __future__ import annotations
@@ -46,6 +54,10 @@ RENAMED: dict[str, str] = {
 }
 
 
+def _no_needs(spec: Any) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class LoadedGrader:
     name: str
@@ -53,19 +65,23 @@ class LoadedGrader:
     doc: str
     grade: Callable[..., Any]
     plugin: bool = False
+    # What the case must configure (see the module documentation); None: it can grade.
+    needs: Callable[[Any], str | None] = _no_needs
 
 
 def load(name: str) -> LoadedGrader:
-    """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
-    if name in GRADERS:
-        module = importlib.import_module(f"evalcase.grade.graders.{name}")
-        return LoadedGrader(name, str(module.VERSION), module.__doc__ or "", module.grade)
-    from evalcase.judging import GRADER_GROUP, load_plugin
-
-    obj = load_plugin(GRADER_GROUP, name)
-    grade = getattr(obj, "grade", obj)
-    if not callable(grade):
-        raise KeyError(f"plugin grader {name!r} has no grade()")
+    """The built-in grader called ``name``. KeyError if there is none."""
+    if name not in GRADERS:
+        raise KeyError(f"no built-in grader named {name!r}")
+    module = importlib.import_module(f"evalcase.grade.graders.{name}")
     return LoadedGrader(
-        name, str(getattr(obj, "VERSION", "plugin")), obj.__doc__ or "", grade, plugin=True
+        name, str(module.VERSION), module.__doc__ or "", module.grade, needs=module.needs
     )
+
+
+def needs(name: str, spec: Any) -> str | None:
+    """Why the built-in grader ``name`` cannot grade a case with judge view ``spec``
+    (None: it can). Unknown names are not this module's to judge (EC303 reports them)."""
+    if name not in GRADERS:
+        return None
+    return load(name).needs(spec)

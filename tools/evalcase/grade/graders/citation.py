@@ -45,12 +45,20 @@ def _in_force(record: Mapping[str, Any], when: str | None) -> bool:
     return (not start or str(start) <= when) and (not end or when < str(end))
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    rag = field_of(spec, "rag", {}) or {}
+    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
+    if not gold and not rag.get("citation_requirement"):
+        return "the case has no gold_evidence or citation_requirement: nothing to check"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     rag = field_of(spec, "rag", {}) or {}
     gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
     requirement = rag.get("citation_requirement")
-    if not gold and not requirement:
-        return error("the case has no gold_evidence or citation_requirement: nothing to check")
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")

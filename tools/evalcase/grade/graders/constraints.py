@@ -82,13 +82,26 @@ def _checks(source: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
-    source: Any = options_of(spec, NAME) or (field_of(spec, "text", {}) or {}).get("constraints")
+def _source(spec: JudgeSpec) -> Any:
+    return options_of(spec, NAME) or (field_of(spec, "text", {}) or {}).get("constraints")
+
+
+def needs(spec: JudgeSpec) -> str | None:
+    source = _source(spec)
     if not isinstance(source, Mapping):
-        return error("the case has no constraints")
-    checks = _checks(source)
-    if not checks:
-        return error("constraints name nothing a script can check (e.g. only tone)")
+        return "the case has no constraints (and the grader no options of that shape)"
+    if not _checks(source):
+        return (
+            "constraints name nothing a script can check (max_chars, min_chars, "
+            "max_sentences, min_sentences, format, must_include, must_not_include)"
+        )
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    checks = _checks(_source(spec))
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")

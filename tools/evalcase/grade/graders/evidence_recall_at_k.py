@@ -33,11 +33,18 @@ def k_for(spec: JudgeSpec) -> int:
     return 5
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    rag = field_of(spec, "rag", {}) or {}
+    if not [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]:
+        return "the case has no gold_evidence: no passage to look for"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     rag = field_of(spec, "rag", {}) or {}
     gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
-    if not gold:
-        return error("the case has no gold_evidence")
     if "retrieved" not in attempt:
         return error("the attempt has no retrieval records")
     wanted = [g for g in gold if g.get("required")] or gold

@@ -26,12 +26,22 @@ def _normal(text: str, ignore_case: bool, ignore_space: bool) -> str:
     return text.casefold() if ignore_case else text
 
 
+def _references(spec: JudgeSpec) -> list[str]:
+    refs = text_values(spec, options_of(spec, NAME), "expected", "reference", "expected_output")
+    return [r for r in refs if isinstance(r, str)]
+
+
+def needs(spec: JudgeSpec) -> str | None:
+    if not _references(spec):
+        return "no reference answer to compare with: set reference or grader option expected"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     options = options_of(spec, NAME)
-    refs = text_values(spec, options, "expected", "reference", "expected_output")
-    refs = [r for r in refs if isinstance(r, str)]
-    if not refs:
-        return error("no reference answer to compare with")
+    refs = _references(spec)
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to compare")

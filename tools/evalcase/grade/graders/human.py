@@ -18,6 +18,10 @@ NAME = "human"
 VERSION = "1"
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    return None  # a person needs no configuration: the attempt itself is what they review
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
     ctx = ctx or GradeContext()
     key = (

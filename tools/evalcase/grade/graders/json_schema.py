@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders._util import output
@@ -23,17 +24,34 @@ VERSION = "1"
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
-    import jsonschema
-
+def _schema(spec: JudgeSpec) -> Any:
     text_fields = field_of(spec, "text", {}) or {}
-    schema = (
+    return (
         options_of(spec, NAME).get("schema")
         or text_fields.get("json_schema")
         or text_fields.get("output_schema")
     )
+
+
+def needs(spec: JudgeSpec) -> str | None:
+    import jsonschema
+
+    schema = _schema(spec)
     if not isinstance(schema, Mapping):
-        return error("no JSON Schema configured (grader option schema or case json_schema)")
+        return "no JSON Schema configured (grader option schema or case json_schema)"
+    try:
+        jsonschema.Draft202012Validator.check_schema(dict(schema))
+    except jsonschema.SchemaError as exc:
+        return f"the configured schema is invalid: {exc.message}"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    import jsonschema
+
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    schema = _schema(spec)
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")
@@ -45,11 +63,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
             f"the answer is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             Evidence(None, "output"),
         )
-    try:
-        validator = jsonschema.Draft202012Validator(dict(schema))
-        validator.check_schema(dict(schema))
-    except jsonschema.SchemaError as exc:
-        return error(f"the configured schema is invalid: {exc.message}")
+    validator = jsonschema.Draft202012Validator(dict(schema))
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         where = "/".join(str(p) for p in problems[0].absolute_path) or "(root)"

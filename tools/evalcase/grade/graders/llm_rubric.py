@@ -15,13 +15,17 @@ passes at ``pass_threshold`` (rubric's, else the judge config's, default 0.6). P
 dimension 5/5 with reasons. Failing: ``no_overpromise`` 1/5 pulls the score under the
 threshold. Without a configured judge the verdict is ``pending``, never ``pass``; a
 malformed answer (not JSON, a dimension missing, a score off the scale, no reason) or an
-unreachable judge is an ``error``. Every grade records the judge model, prompt version and
-rubric id@version; answers are cached by those and a digest of what was judged.
+unreachable judge is an ``error``, and so is an answer cut at ``max_tokens``. The judge
+sees the whole attempt (evalcase.grade.judge_prompt: tool calls and results, retrieved
+passages, gold evidence text, state changes, the rubric's descriptions, the case's
+instructions and expectations). Every grade records the judge model, prompt version and
+rubric id@version; answers are cached by a digest of the whole request, outside the work
+tree.
 """
 
 from __future__ import annotations
 
-from evalcase.grade import judge
+from evalcase.grade import judge, judge_prompt
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders._util import output
 from evalcase.grade.model import Attempt, Evidence, Grade, JudgeInfo, error, pending
@@ -31,11 +35,23 @@ NAME = "llm_rubric"
 VERSION = "1"
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
-    ctx = ctx or GradeContext()
+def needs(spec: JudgeSpec) -> str | None:
     rubric = field_of(spec, "rubric")
     if not rubric:
-        return error("the case names no rubric")
+        return "the case names no rubric (rubric: <rubric fixture ID>, or an inline rubric)"
+    data = field_of(rubric, "data")
+    # A rubric named by fixture ID is checked by its own schema (dimensions required); lint
+    # sees only the reference, so the dimensions are checked here when they are at hand.
+    if (data or field_of(rubric, "id") is None) and not judge.dimensions(rubric):
+        return f"rubric {judge.rubric_id(rubric)} has no scorable dimensions"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    ctx = ctx or GradeContext()
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    rubric = field_of(spec, "rubric")
     dims = judge.dimensions(rubric)
     if not dims:
         return error(
@@ -53,17 +69,12 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
         f"{config.prompt_version}/{judge.PROMPT_VERSION}",
         judge.rubric_id(rubric),
     )
-    conversation = [
-        {"role": m.get("role"), "content": m.get("content")}
-        for m in attempt.get("messages") or ()
-        if isinstance(m, dict) and m.get("role") in ("user", "assistant")
-    ]
-    messages = judge.build_messages(
-        rubric, dims, field_of(spec, "text", {}) or {}, conversation, answer
-    )
+    prompt = judge_prompt.build(spec, attempt, rubric, dims, answer)
+    messages = prompt.messages
     verdict = judge.ask(config, ctx.environ, info.rubric, messages, dims)
     if verdict.problem is not None:
-        return Grade("error", 0.0, verdict.problem, kind="grader_error", judge=info)
+        return Grade("error", 0.0, verdict.problem, kind="grader_error", judge=info,
+                     details={"cut_items": prompt.cuts})  # fmt: skip
     threshold = judge.rubric_setting(rubric, "pass_threshold")
     threshold = float(threshold) if isinstance(threshold, int | float) else config.pass_threshold
     detail = "; ".join(f"{n} {s:g}: {r}" for n, s, r in verdict.scores)
@@ -72,6 +83,9 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     details = {
         "dimensions": [{"name": n, "score": s, "reason": r} for n, s, r in verdict.scores],
         "cached": verdict.cached,
+        "prompt_version": judge.PROMPT_VERSION,
+        "structured_output": verdict.structured,
+        "cut_items": prompt.cuts,
     }
     ok = verdict.score + 1e-9 >= threshold
     return Grade(

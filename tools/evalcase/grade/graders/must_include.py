@@ -18,10 +18,16 @@ NAME = "must_include"
 VERSION = "1"
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not text_values(spec, options_of(spec, NAME), "values", "must_include"):
+        return "no phrases to require: set must_include or grader option values"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     required = text_values(spec, options_of(spec, NAME), "values", "must_include")
-    if not required:
-        return error("no phrases to require: set must_include or grader option values")
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")

@@ -17,12 +17,18 @@ NAME = "must_not_include"
 VERSION = "1"
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not text_values(spec, options_of(spec, NAME), "values", "must_not_include"):
+        return "no phrases to forbid: set must_not_include or grader option values"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     forbidden = [
         str(v) for v in text_values(spec, options_of(spec, NAME), "values", "must_not_include")
     ]
-    if not forbidden:
-        return error("no phrases to forbid: set must_not_include or grader option values")
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")

@@ -54,6 +54,10 @@ def texts(attempt: Attempt) -> list[tuple[str, str]]:
     return out
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    return None  # the detectors need no configuration; allow only widens what may appear
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
     if attempt.get("redacted"):
         return error(

@@ -50,14 +50,26 @@ def check(patterns: list[str], answer: str) -> Grade:
     return passed(f"no promise among {len(patterns)} phrases/patterns")
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+def needs(spec: JudgeSpec) -> str | None:
+    options = options_of(spec, NAME)
+    unknown = [str(p) for p in as_list(options.get("preset")) if str(p) not in PRESETS]
+    if unknown:
+        return f"unknown preset {unknown[0]!r} (known: {', '.join(PRESETS)})"
     patterns = patterns_for(spec)
     if not patterns:
-        return error("no promise phrases, patterns or preset configured")
+        return "no promise phrases, patterns or preset configured"
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"invalid promise pattern {pattern!r}: {exc}"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")
-    try:
-        return check(patterns, answer)
-    except re.error as exc:
-        return error(f"invalid promise pattern: {exc}")
+    return check(patterns_for(spec), answer)

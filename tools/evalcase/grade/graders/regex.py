@@ -35,18 +35,30 @@ def patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
     return [str(p) for p in must], [str(p) for p in as_list(source.get("must_not_match"))]
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+def needs(spec: JudgeSpec) -> str | None:
     must, must_not = patterns(spec)
     if not must and not must_not:
-        return error("no patterns configured (must_match / must_not_match)")
+        return (
+            "no patterns configured: set grader options must_match / must_not_match "
+            "(or the case's regex field)"
+        )
+    for pattern in (*must, *must_not):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"invalid pattern {pattern!r}: {exc}"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    must, must_not = patterns(spec)
     answer = output(attempt)
     if answer is None:
         return error("the attempt has no output to check")
-    try:
-        compiled = [(p, re.compile(p), True) for p in must]
-        compiled += [(p, re.compile(p), False) for p in must_not]
-    except re.error as exc:
-        return error(f"invalid pattern: {exc}")
+    compiled = [(p, re.compile(p), True) for p in must]
+    compiled += [(p, re.compile(p), False) for p in must_not]
     for text, pattern, wanted in compiled:
         found = pattern.search(answer) is not None
         if found != wanted:

@@ -173,10 +173,16 @@ def _check_call(
     return None
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not [p for p in as_list(field_of(spec, "side_effect_policies")) if p]:
+        return "the case has no side_effect_policy: nothing to check"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     policies = [p for p in as_list(field_of(spec, "side_effect_policies")) if p]
-    if not policies:
-        return error("the case has no side_effect_policy: nothing to check")
     made = calls(attempt)
     checked = 0
     for policy in policies:
@@ -186,9 +192,9 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
             if call.get("tool") != tool or call.get("denied_by"):
                 continue
             checked += 1
-            problem = _check_call(policy, call, index, made, attempt)
-            if problem is not None:
-                return problem
+            broken = _check_call(policy, call, index, made, attempt)
+            if broken is not None:
+                return broken
             key_fields = _key_fields(field_of(policy, "idempotency_key"))
             if key_fields and call.get("changes"):
                 args = call.get("args") or {}

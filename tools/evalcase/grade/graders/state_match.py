@@ -120,10 +120,30 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
     return passed(f"final state matches ({made} checks)"), made
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+def _names_something(fsc: Any) -> bool:
+    return bool(
+        field_of(fsc, "expected")
+        or as_list(field_of(fsc, "absent"))
+        or as_list(field_of(fsc, "unchanged"))
+        or as_list(field_of(fsc, "asserts"))
+        or as_list(field_of(fsc, "assert"))
+    )
+
+
+def needs(spec: JudgeSpec) -> str | None:
     fsc = field_of(spec, "final_state_check")
     if not fsc:
-        return error("the case has no final_state_check: nothing to compare")
+        return "the case has no final_state_check: nothing to compare"
+    alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
+    if not any(_names_something(a) for a in alternatives):
+        return "final_state_check names no expected, unchanged, absent or assert"
+    return None
+
+
+def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
+    fsc = field_of(spec, "final_state_check")
     alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
     reasons = []
     checked = 0

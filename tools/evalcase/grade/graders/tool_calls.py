@@ -113,10 +113,19 @@ def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list
     return True, f"{len(wanted)} expected calls made in order", evidence
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if field_of(spec, "expected_calls") is None:
+        return (
+            "the case has no expected_calls (or expected_tool_sequence / expected_args): "
+            "nothing to compare"
+        )
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     expected = field_of(spec, "expected_calls")
-    if expected is None:
-        return error("the case has no expected_calls: nothing to compare")
     alternatives = as_list(field_of(expected, "any_of"))
     made = [c for c in calls(attempt) if c.get("valid", True) is not False]
     reasons = []

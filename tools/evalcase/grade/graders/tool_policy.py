@@ -21,11 +21,19 @@ NAME = "tool_policy"
 VERSION = "1"
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not as_list(field_of(spec, "forbidden_tools")) and not as_list(
+        field_of(spec, "required_tools")
+    ):
+        return "the case names no forbidden_tools or required_tools: nothing to check"
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     forbidden = [str(t) for t in as_list(field_of(spec, "forbidden_tools"))]
     required = [str(t) for t in as_list(field_of(spec, "required_tools"))]
-    if not forbidden and not required:
-        return error("the case names no forbidden_tools or required_tools: nothing to check")
     made = calls(attempt)
     for i, call in enumerate(made):
         if call.get("tool") in forbidden:

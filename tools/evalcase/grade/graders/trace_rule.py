@@ -28,13 +28,22 @@ NAME = "trace_rule"
 VERSION = "1"
 
 
+def needs(spec: JudgeSpec) -> str | None:
+    if not as_list(field_of(spec, "trace_rules")) and not as_list(field_of(spec, "rule_checks")):
+        return (
+            "the case has no trace_requirement.rules and no evaluator_config.rule_checks: "
+            "no rule to check"
+        )
+    return None
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
     from evalcase.grade.rule_checks import RULE_CHECKS
 
+    if (problem := needs(spec)) is not None:
+        return error(problem)
     rules = [str(r) for r in as_list(field_of(spec, "trace_rules"))]
     checks = [str(c) for c in as_list(field_of(spec, "rule_checks"))]
-    if not rules and not checks:
-        return error("the case has no trace_requirement.rules and no rule_checks")
     call_view = [
         {k: c.get(k) for k in ("tool", "args", "error", "result", "step", "side_effect")}
         | {"ok": c.get("error") is None}

@@ -1,0 +1,91 @@
+"""The attempt verdict rules of docs/grading.md, one test each: soft graders never pass an
+attempt alone, a person's fail is never outweighed, a pending soft grader does not hold up
+a decided verdict, and an explicit pass_threshold is followed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalcase.grade.context import GradeContext, HumanVerdict
+from evalcase.grade.engine import attempt_from_lines, grade_attempt, grade_lines
+from evalcase.grade.spec import judge_spec_from_case
+from tests.grade.attempts import attempt, call
+
+CALLS = {"order": "in_order", "calls": [{"tool": "order_lookup", "args": {"order_id": "O1"}}]}
+GOOD = [call(1, "order_lookup", {"order_id": "O1"})]
+BAD = [call(1, "order_lookup", {"order_id": "O2"})]
+RUBRIC = {"dimensions": [{"name": "polite", "scale": {"min": 1, "max": 5}, "weight": 1}]}
+
+
+def case(*graders: dict[str, Any], **evaluator: Any) -> Any:
+    return judge_spec_from_case(
+        {
+            "case_id": "sample_case_001",
+            "case_version": "v1",
+            "expected_calls": CALLS,
+            "must_include": ["退款"],
+            "rubric": RUBRIC,
+            "evaluator_config": {"graders": list(graders), **evaluator},
+        }
+    )
+
+
+def verdict(spec: Any, record: dict[str, Any], ctx: GradeContext | None = None) -> str:
+    result = grade_attempt(spec, record, ctx or GradeContext())
+    # the verdict can be recomputed from grades.jsonl alone, by the same rules
+    threshold = (spec.raw.get("evaluator_config") or {}).get("pass_threshold")
+    assert attempt_from_lines(grade_lines(result), threshold)[0] == result.verdict
+    return result.verdict
+
+
+def test_soft_graders_alone_never_pass_an_attempt() -> None:
+    spec = case({"type": "tool_calls", "hard": False}, {"type": "must_include", "hard": False})
+    # tool_calls fails, must_include passes: without a threshold nothing decides
+    result = grade_attempt(spec, attempt("可以退款", calls=BAD), GradeContext())
+    assert result.verdict == "error"
+    assert any("pass_threshold" in r.grade.reason for r in result.results)
+    assert verdict(spec, attempt("可以退款", calls=GOOD)) == "error"
+
+
+def test_an_explicit_pass_threshold_decides_a_soft_case() -> None:
+    graders = ({"type": "tool_calls", "hard": False, "weight": 0.7},
+               {"type": "must_include", "hard": False, "weight": 0.3})  # fmt: skip
+    spec = case(*graders, pass_threshold=0.8)
+    assert verdict(spec, attempt("可以退款", calls=BAD)) == "fail"  # score 0.3
+    assert verdict(spec, attempt("可以退款", calls=GOOD)) == "pass"  # score 1.0
+    assert verdict(case(*graders, pass_threshold=0.6), attempt("好的", calls=GOOD)) == "pass"
+
+
+def test_a_threshold_also_binds_a_case_with_hard_graders() -> None:
+    spec = case(
+        {"type": "tool_calls", "weight": 0.5},
+        {"type": "must_include", "hard": False, "weight": 0.5},
+        pass_threshold=0.9,
+    )
+    assert verdict(spec, attempt("好的", calls=GOOD)) == "fail"  # hard pass, score 0.5
+
+
+def test_a_human_fail_is_never_outweighed() -> None:
+    spec = case({"type": "tool_calls", "weight": 0.9}, {"type": "human", "hard": False,
+                                                        "weight": 0.1})  # fmt: skip
+    key = ("sample_case_001", "v1", 1)
+    said_fail = GradeContext(human={key: HumanVerdict("fail", "王审核", "2026-07-08")})
+    said_pass = GradeContext(human={key: HumanVerdict("pass", "王审核", "2026-07-08")})
+    result = grade_attempt(spec, attempt(calls=GOOD), said_fail)
+    assert (result.verdict, result.failure_class) == ("fail", "agent_capability")
+    assert verdict(spec, attempt(calls=GOOD), said_pass) == "pass"
+
+
+def test_a_pending_soft_grader_does_not_hold_up_a_decided_verdict() -> None:
+    # llm_rubric is pending (no judge configured): an optional judged signal
+    spec = case({"type": "tool_calls"}, {"type": "llm_rubric", "hard": False})
+    assert verdict(spec, attempt(calls=GOOD)) == "pass"
+    assert verdict(spec, attempt(calls=BAD)) == "fail"
+    # a hard pending grader does hold it up
+    hard = case({"type": "tool_calls"}, {"type": "llm_rubric"})
+    assert verdict(hard, attempt(calls=GOOD)) == "pending"
+
+
+def test_a_soft_grader_that_cannot_grade_is_an_error() -> None:
+    spec = case({"type": "tool_calls"}, {"type": "regex", "hard": False})  # no patterns
+    assert verdict(spec, attempt(calls=GOOD)) == "error"

@@ -1,0 +1,267 @@
+"""The judge prompt of ``llm_rubric`` (version ``PROMPT_VERSION``, shown whole in
+docs/grading.md): what a careful human reviewer would look at.
+
+The system message says how to grade and the exact answer shape (numbers, not ranges);
+the user message carries, in this order, each section only when the case has it:
+
+1. the rubric: every dimension with its description, scale and weight;
+2. judge instructions: the rubric's ``judge_instructions`` and the case's
+   ``evaluator_config.judge.instructions``;
+3. the case's expectations: goal, expected and negative behaviour, success and failure
+   criteria, safety constraints, expected result usage, reference, constraints;
+4. gold evidence: the text of every ``gold_evidence`` passage, from the corpus fixture;
+5. the attempt, step by step from the runner's trace: every user turn and reply, every
+   tool call (name, arguments), every tool result or error (faults and permission
+   refusals included);
+6. the passages retrieved, with their IDs and text;
+7. the state changes the attempt made (path, before, after);
+8. the final answer to grade.
+
+A long item is cut with a visible marker that says how much was left out
+(``…[cut: 1234 more characters]``, ``…[cut: 17 more items]``), and the number of cuts is
+recorded in the grade; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcase.grade.spec import as_list, field_of
+
+PROMPT_VERSION = "p2"
+
+MAX_ITEM_CHARS = 4000  # one message, tool result, passage or expectation
+MAX_ITEMS = 80  # trace steps, passages, state changes
+
+_EXPECTATIONS = (
+    ("goal", "Goal"),
+    ("user_goal", "User goal"),
+    ("expected_behavior", "Expected behaviour"),
+    ("negative_behavior", "Negative behaviour (must not happen)"),
+    ("success_criteria", "Success criteria"),
+    ("failure_criteria", "Failure criteria"),
+    ("safety_constraints", "Safety constraints"),
+    ("expected_result_usage", "How tool results should be used"),
+    ("reference", "Reference answer"),
+    ("constraints", "Constraints"),
+)
+
+SYSTEM = (
+    "You are a careful reviewer grading one attempt of an AI assistant against a rubric. "
+    "Read the whole attempt: the conversation, every tool call with its arguments, every "
+    "tool result or error, the passages retrieved and the state changes, and compare "
+    "them with the case's expectations, the gold evidence and the instructions. Score "
+    "every rubric dimension with a number inside its scale and give a short reason that "
+    "points at what you saw. Reply with JSON only, no prose around it, in exactly this "
+    "shape (the numbers are an example): "
+)
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    description: str
+    low: float
+    high: float
+    weight: float
+
+
+@dataclass
+class Cutter:
+    """Cuts long items with a visible marker and counts the cuts."""
+
+    cuts: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def text(self, value: Any, limit: int = MAX_ITEM_CHARS) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(text) <= limit:
+            return text
+        self.cuts += 1
+        return f"{text[:limit]}…[cut: {len(text) - limit} more characters]"
+
+    def items(self, values: Sequence[Any], what: str) -> tuple[list[Any], str | None]:
+        if len(values) <= MAX_ITEMS:
+            return list(values), None
+        self.cuts += 1
+        return list(values[:MAX_ITEMS]), f"…[cut: {len(values) - MAX_ITEMS} more {what}]"
+
+
+def answer_shape(dims: Sequence[Dimension]) -> dict[str, Any]:
+    """The example answer: a number inside each scale (its middle, so the example does not
+    suggest a verdict), never a range."""
+    out = []
+    for d in dims:
+        middle = round((d.low + d.high) / 2)
+        out.append({"name": d.name, "score": middle,
+                    "reason": "what in the attempt justifies this score"})  # fmt: skip
+    return {"dimensions": out}
+
+
+def response_schema(dims: Sequence[Dimension]) -> dict[str, Any]:
+    """The JSON Schema of an answer (sent as ``response_format``)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["dimensions"],
+        "properties": {
+            "dimensions": {
+                "type": "array",
+                "minItems": len(dims),
+                "maxItems": len(dims),
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["name", "score", "reason"],
+                    "properties": {
+                        "name": {"type": "string", "enum": [d.name for d in dims]},
+                        "score": {
+                            "type": "number",
+                            "minimum": min(d.low for d in dims),
+                            "maximum": max(d.high for d in dims),
+                        },
+                        "reason": {"type": "string", "minLength": 1},
+                    },
+                },
+            }
+        },
+    }
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n{body.strip()}\n"
+
+
+def _rubric(dims: Sequence[Dimension], cut: Cutter) -> str:
+    lines = []
+    for d in dims:
+        desc = cut.text(d.description) if d.description else "(no description given)"
+        lines.append(f"- {d.name}: score {d.low:g} to {d.high:g}, weight {d.weight:g}. {desc}")
+    return "\n".join(lines)
+
+
+def _bullets(value: Any, cut: Cutter) -> str:
+    items = as_list(value)
+    if len(items) == 1 and not isinstance(items[0], str):
+        return cut.text(items[0])
+    return "\n".join(f"- {cut.text(v)}" for v in items)
+
+
+def _step(event: Mapping[str, Any], cut: Cutter) -> str | None:
+    kind = event.get("type")
+    n = event.get("step")
+    if kind in ("system", "user"):
+        return f"[{n}] {kind}: {cut.text(event.get('content') or '')}"
+    if kind == "assistant":
+        calls = [c for c in event.get("tool_calls") or () if isinstance(c, Mapping)]
+        asked = [str(c.get("tool")) for c in calls]
+        content = event.get("content")
+        said = cut.text(content) if isinstance(content, str) and content else "(no text)"
+        return f"[{n}] assistant: {said}" + (f" -> calls {', '.join(asked)}" if asked else "")
+    if kind == "tool_call":
+        return f"[{n}] tool call {event.get('tool')} arguments {cut.text(event.get('args'))}"
+    if kind == "tool_result":
+        return f"[{n}] tool result of {event.get('tool')}: {cut.text(event.get('result'))}"
+    if kind == "tool_error":
+        return f"[{n}] tool ERROR of {event.get('tool')}: {cut.text(event.get('error'))}"
+    if kind == "fault":
+        applied = " (the action still took effect)" if event.get("applied") else ""
+        return f"[{n}] injected fault on {event.get('tool')}: {event.get('kind')}{applied}"
+    if kind == "permission_denied":
+        return f"[{n}] permission {event.get('policy')} refused {event.get('tool')}"
+    if kind == "error":
+        return f"[{n}] attempt error: {event.get('kind')}: {cut.text(event.get('message'))}"
+    return None  # state changes, audits and retrievals have their own sections
+
+
+def _steps(attempt: Mapping[str, Any], cut: Cutter) -> str:
+    trace = [e for e in attempt.get("trace") or () if isinstance(e, Mapping)]
+    lines = [line for e in trace if (line := _step(e, cut)) is not None]
+    if not lines:  # a record without trace: the messages it has
+        for m in attempt.get("messages") or ():
+            if isinstance(m, Mapping) and isinstance(m.get("content"), str):
+                lines.append(f"{m.get('role')}: {cut.text(m['content'])}")
+    shown, note = cut.items(lines, "steps")
+    return "\n".join(shown + ([note] if note else []))
+
+
+def _passages(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Passages a tool returned (with text), in retrieval order, once each."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for call in attempt.get("calls") or ():
+        result = call.get("result") if isinstance(call, Mapping) else None
+        for p in (result.get("passages") or ()) if isinstance(result, Mapping) else ():
+            if isinstance(p, Mapping):
+                key = (str(p.get("doc_id")), str(p.get("passage_id")))
+                out.setdefault(key, dict(p))
+    return list(out.values())
+
+
+def _changes(attempt: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for call in attempt.get("calls") or ():
+        if not isinstance(call, Mapping):
+            continue
+        for c in call.get("changes") or ():
+            if isinstance(c, Mapping):
+                rows.append(
+                    f"- step {call.get('step')} {call.get('tool')}: {c.get('path')} "
+                    f"{json.dumps(c.get('before'), ensure_ascii=False)} -> "
+                    f"{json.dumps(c.get('after'), ensure_ascii=False)}"
+                )
+    return rows
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    cuts: int
+
+
+def build(
+    spec: Any, attempt: Mapping[str, Any], rubric: Any, dims: Sequence[Dimension], answer: str
+) -> Prompt:
+    cut = Cutter()
+    system = SYSTEM + json.dumps(answer_shape(dims), ensure_ascii=False)
+    parts = [_section("Rubric", _rubric(dims, cut))]
+    instructions = [
+        str(x)
+        for x in (
+            field_of(rubric, "judge_instructions")
+            or field_of(field_of(rubric, "data"), "judge_instructions"),
+            (field_of(spec, "judge", {}) or {}).get("instructions"),
+        )
+        if x
+    ]
+    if instructions:
+        parts.append(_section("Judge instructions", "\n".join(cut.text(i) for i in instructions)))
+    text = field_of(spec, "text", {}) or {}
+    raw = field_of(spec, "raw", {}) or {}
+    expectations = []
+    for key, title in _EXPECTATIONS:
+        value = text.get(key, raw.get(key))
+        if value not in (None, "", [], {}):
+            expectations.append(f"### {title}\n{_bullets(value, cut)}")
+    if expectations:
+        parts.append(_section("What the case expects", "\n".join(expectations)))
+    gold = as_list((field_of(spec, "rag", {}) or {}).get("gold_passages"))
+    if gold:
+        rows = [f"- {g['doc_id']}#{g['passage_id']}: {cut.text(g.get('text', ''))}" for g in gold]
+        parts.append(_section("Gold evidence (the passages a correct answer rests on)",
+                              "\n".join(rows)))  # fmt: skip
+    parts.append(_section("The attempt, step by step", _steps(attempt, cut) or "(nothing)"))
+    passages, note = cut.items(_passages(attempt), "passages")
+    if passages:
+        rows = [f"- {p.get('doc_id')}#{p.get('passage_id')}: {cut.text(p.get('text', ''))}"
+                for p in passages]  # fmt: skip
+        parts.append(_section("Passages retrieved", "\n".join(rows + ([note] if note else []))))
+    changes, note = cut.items(_changes(attempt), "state changes")
+    if changes:
+        parts.append(_section("State changes made", "\n".join(changes + ([note] if note else []))))
+    parts.append(_section("Final answer to grade", cut.text(answer)))
+    user = "\n".join(parts)
+    return Prompt([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                  cut.cuts)  # fmt: skip
