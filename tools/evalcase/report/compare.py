@@ -2,12 +2,13 @@
 
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
 ``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
-run only; ``pending``: waiting for a judge or a person in either run, so neither
-fixed, regressed nor failing (a pending case is undecided, not a failure); ``changed``: in both runs, but its version or content differs, so its two
-verdicts judge different cases: it is in no other bucket (never ``regressed``, so
-``--fail-on-regression`` ignores it). Slices are compared on pass@1. When the runs used
-different dataset digests the figures are not like for like: the result
-carries a warning, and ``require_same_content`` refuses to compare at all.
+run only; ``pending``: waiting for a judge or a person in either run, so neither fixed,
+regressed nor failing (a pending case is undecided, not a failure); ``changed``: in both
+runs, but its version or content differs, so its two verdicts judge different cases: it
+is in no other bucket (never ``regressed``, so ``--fail-on-regression`` ignores it).
+Slices are compared on pass@1. When the runs used different dataset digests the figures
+are not like for like: the result carries a warning, and ``require_same_content``
+refuses to compare at all.
 
 Runs with prompts (``evalcase run --prompt a,b``) have one row per case and prompt; rows
 are matched by case and prompt ID (``case_id [prompt]``). :func:`for_prompt` narrows a
