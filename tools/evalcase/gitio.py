@@ -152,9 +152,9 @@ def executable() -> str:
     return str(chosen or os.environ.get(EXECUTABLE_VARIABLE) or "git")
 
 
-def _cannot_run(exc: BaseException) -> FatalError:
+def _cannot_run(reason: str) -> FatalError:
     return FatalError(
-        f"cannot run git ({executable()}): {exc}; put git on PATH or set "
+        f"cannot run git ({executable()}): {reason}; put git on PATH or set "
         f"{EXECUTABLE_VARIABLE} to a git executable"
     )
 
@@ -198,7 +198,7 @@ class Repo:
                 check=False,
             )
         except OSError as exc:
-            raise _cannot_run(exc) from exc
+            raise _cannot_run(exc.strerror or str(exc)) from exc
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "surrogateescape").rstrip("\n")
             raise GitError(args, proc.returncode, stderr)
@@ -216,8 +216,9 @@ class Repo:
             except ModuleNotFoundError as exc:
                 raise FatalError(f"evalcase needs GitPython: {exc}") from exc
             except ImportError as exc:
-                # GitPython refuses to load when its git executable does not run.
-                raise _cannot_run(exc.__cause__ or exc) from exc
+                # GitPython refuses to load when its git executable does not run (its
+                # "git version" check as it is imported).
+                raise _cannot_run("GitPython could not run it") from exc
             try:
                 self._gitpython_repo = git.Repo(self.top)
             except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
@@ -227,13 +228,13 @@ class Repo:
     def _gitpython_command(self, command: str, *args: str, strip_newline: bool = True) -> str:
         """One git command run through GitPython's command runner at the top of the work
         tree; GitError when git exits with an error."""
-        import git
-
         runner = getattr(self._gitpython().git, command.replace("-", "_"))
+        import git  # loaded by _gitpython(), which turns a failed import into a message
+
         try:
             return str(runner(*args, strip_newline_in_stdout=strip_newline))
         except git.GitCommandNotFound as exc:
-            raise _cannot_run(exc) from exc
+            raise _cannot_run("not found") from exc
         except git.GitCommandError as exc:
             status = exc.status if isinstance(exc.status, int) else 1
             raise GitError((command, *args), status, _gitpython_stderr(exc)) from exc
@@ -272,10 +273,11 @@ class Repo:
     def remote_url(self, name: str = "origin") -> str | None:
         """The URL of a remote (as git rewrites it: ``url.*.insteadOf``), or None when
         there is no such remote."""
+        repo = self._gitpython()
         import git
 
         try:
-            remote = self._gitpython().remote(name)
+            remote = repo.remote(name)
             return next((url.strip() for url in remote.urls if url.strip()), None)
         except (ValueError, git.GitCommandError):  # no such remote; one without a URL
             return None
@@ -384,13 +386,16 @@ class Repo:
 
     def _cat_file(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
-            self._cat = subprocess.Popen(
-                [executable(), "cat-file", "--batch"],
-                cwd=self.top,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            try:
+                self._cat = subprocess.Popen(
+                    [executable(), "cat-file", "--batch"],
+                    cwd=self.top,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            except OSError as exc:
+                raise _cannot_run(exc.strerror or str(exc)) from exc
         return self._cat
 
     def _stop_cat_file(self) -> None:
@@ -537,13 +542,23 @@ class Repo:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as handle:
             handle.write(message)
             handle.flush()
+            repo = self._gitpython()
             import git
 
-            repo = self._gitpython()
             try:
-                repo.create_tag(name, commit, a=True, file=handle.name, cleanup="verbatim")
+                # --file is one of the options GitPython refuses unless told: it names a
+                # file git reads, and here that is the file just written, nothing else.
+                # The name and commit still go after "--", never read as options.
+                repo.create_tag(
+                    name,
+                    commit,
+                    allow_unsafe_options=True,
+                    a=True,
+                    file=handle.name,
+                    cleanup="verbatim",
+                )
             except git.GitCommandNotFound as exc:
-                raise _cannot_run(exc) from exc
+                raise _cannot_run("not found") from exc
             except git.GitCommandError as exc:
                 raise FatalError(
                     f"git could not create tag '{name}': {_gitpython_stderr(exc)}"
