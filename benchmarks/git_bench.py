@@ -45,38 +45,55 @@ ROOTS = ["datasets", "fixtures"]
 
 
 class Counter:
-    """Counts the processes started through subprocess.Popen (GitPython starts git
-    through it too)."""
+    """Counts the processes started through subprocess.Popen and through GitPython's
+    own reference to it (git.cmd.safer_popen)."""
 
     def __init__(self) -> None:
+        import git.cmd
+
         self.started = 0
         self._real = subprocess.Popen
+        self._gitpython = git.cmd.safer_popen
 
     def __enter__(self) -> Counter:
-        real = self._real
+        import git.cmd
 
-        def counting(*args: object, **kwargs: object) -> object:
-            self.started += 1
-            return real(*args, **kwargs)  # type: ignore[call-overload]
+        def counting(real: Callable[..., object]) -> Callable[..., object]:
+            def started(*args: object, **kwargs: object) -> object:
+                self.started += 1
+                return real(*args, **kwargs)
 
-        subprocess.Popen = counting  # type: ignore[assignment, misc]
+            return started
+
+        subprocess.Popen = counting(self._real)  # type: ignore[assignment, misc]
+        git.cmd.safer_popen = counting(self._gitpython)  # type: ignore[assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
+        import git.cmd
+
         subprocess.Popen = self._real  # type: ignore[misc]
+        git.cmd.safer_popen = self._gitpython
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, int]:
-    """Median milliseconds of ``fn`` and the processes one call starts."""
-    fn()
-    with Counter() as counter:
+def timed(
+    first: Callable[[], object], second: Callable[[], object], repeat: int
+) -> tuple[float, int, float, int]:
+    """Median milliseconds of each of two ways and the processes one call of each starts,
+    run in turn (A B A B ...) so that a machine's drift falls on both."""
+    counts = []
+    for fn in (first, second):
         fn()
-    times = []
+        with Counter() as counter:
+            fn()
+        counts.append(counter.started)
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), counter.started
+        for fn, out in zip((first, second), times, strict=True):
+            start = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times[0]), counts[0], statistics.median(times[1]), counts[1]
 
 
 def import_cost(repeat: int) -> tuple[float, float]:
@@ -138,9 +155,7 @@ def measure(repo_root: Path, repeat: int) -> list[tuple[str, float, int, float, 
         rows = []
         for name, gp, own in questions:
             many = name.endswith(" blobs")
-            gp_ms, gp_procs = timed(gp, 1 if many else repeat)
-            own_ms, own_procs = timed(own, 1 if many else repeat)
-            rows.append((name, gp_ms, gp_procs, own_ms, own_procs))
+            rows.append((name, *timed(gp, own, 3 if many else repeat)))
         ours.close()
         theirs.close()
         return rows
@@ -153,7 +168,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10000, help="cases to generate")
     parser.add_argument("--repo", type=Path, help="measure this repository instead")
-    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--repeat", type=int, default=41)
     args = parser.parse_args()
     work = None
     if args.repo is None:
