@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import lint_bench  # noqa: E402
+import lint_bench
 
 ROOTS = ["datasets", "fixtures"]
 
@@ -189,7 +189,7 @@ def main() -> None:
         print(lint_bench.machine(), "load average", " ".join(map(str, os.getloadavg())))
         print(f"import git: {with_git - without:.1f} ms over a bare interpreter "
               f"({with_git:.1f} against {without:.1f} ms), 2 git processes")  # fmt: skip
-        print(f"\n| question | GitPython ms (git processes) | gitio ms (git processes) |")
+        print("\n| question | GitPython ms (git processes) | gitio ms (git processes) |")
         print("|---|---:|---:|")
         for name, gp_ms, gp_procs, own_ms, own_procs in measure(repo, args.repeat):
             print(f"| {name} | {gp_ms:.2f} ({gp_procs}) | {own_ms:.2f} ({own_procs}) |")

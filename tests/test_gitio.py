@@ -56,7 +56,8 @@ def test_dirty_paths_name_staged_modified_and_untracked_files(repo: Path) -> Non
     try:
         assert gitio.dirty_paths(["datasets"]) == []
         (repo / "README.md").write_text("untracked, outside the roots\n", "utf-8")
-        fixture = repo / "fixtures/conversation/refund_history_001.yaml"  # tracked, outside the roots
+        # Tracked, outside the roots: a run's inputs all the same.
+        fixture = repo / "fixtures/conversation/refund_history_001.yaml"
         fixture.write_text(fixture.read_text("utf-8") + "\n", "utf-8")
         (repo / CASE).write_text((repo / CASE).read_text("utf-8") + "\n", "utf-8")
         git(repo, "add", CASE)
@@ -90,7 +91,7 @@ def test_an_existing_tag_is_never_moved_and_git_says_why(repo: Path) -> None:
         (repo / "x.txt").write_text("x\n", "utf-8")
         git(repo, "add", "x.txt")
         git(repo, "commit", "-q", "-m", "x")
-        with pytest.raises(FatalError, match="could not create tag 'set@v1': .*already exists"):
+        with pytest.raises(FatalError, match=r"could not create tag 'set@v1': .*already exists"):
             gitio.create_annotated_tag("set@v1", "again", "HEAD")
     finally:
         gitio.close()
