@@ -12,7 +12,7 @@ faster (``benchmarks/git_bench.py``, figures in docs/performance-lint.md).
 
 Reading many files at a revision never starts one process per file: blobs are read
 through one persistent ``git cat-file --batch`` stream, requests pipelined a thousand at a
-time (GitPython's object database asks for one object at a time: a quarter slower for
+time (GitPython's object database asks for one object at a time: twice as long for
 every file of a repository), and changed paths with their old and new blob ids come from
 one ``git diff --raw -z`` call.
 
