@@ -1,12 +1,23 @@
-"""The only place evalcase talks to git, by running the git command line.
+"""The only place evalcase talks to git. Built on GitPython, except on the commit hook's
+path.
+
+Commands other than lint (``evalcase tag``, ``init``, ``new``, ``run``'s record of what it
+ran) reach git through GitPython: a :class:`git.Repo` opened on first use, its refs and
+tags, and its command runner. What ``evalcase lint`` asks (the commit hook runs it on every
+commit) goes to the git command line directly, through the same executable, without
+importing GitPython: importing it starts ``git version`` twice (once to check the
+executable, once for its fetch parser) and costs about a tenth of a second, a fifth of the
+hook at 100,000 cases; and on each question lint asks, the plain command is as fast or
+faster (``benchmarks/git_bench.py``, figures in docs/performance-lint.md).
 
 Reading many files at a revision never starts one process per file: blobs are read
-through one persistent ``git cat-file --batch`` stream, and changed paths with their old
-and new blob ids come from one ``git diff --raw -z`` call.
+through one persistent ``git cat-file --batch`` stream, requests pipelined a thousand at a
+time (GitPython's object database asks for one object at a time: twice as long for
+every file of a repository), and changed paths with their old and new blob ids come from
+one ``git diff --raw -z`` call.
 
-Plain subprocesses, not a git library: the commit hook runs evalcase on every commit, and
-importing GitPython (with the ``git version`` calls it makes on import and on opening a
-repository) cost the hook more than a tenth of a second before it asked git anything.
+The git executable is GitPython's: ``GIT_PYTHON_GIT_EXECUTABLE`` when set, else ``git``
+from ``PATH``, for both paths.
 
 The case repository may be a subfolder of the git repository (``evals/`` of an
 application): :class:`Repo` is opened on the case repository's root and speaks in paths
@@ -18,12 +29,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    import git
 
 NULL_BLOB = "0" * 40
 
@@ -119,8 +135,34 @@ def _is_git_dir(top: Path) -> bool:
 
 
 def _git_env() -> dict[str, str]:
-    # Messages and dates git prints in English whatever the user's language.
+    # Messages and dates git prints in English whatever the user's language (GitPython
+    # sets the same two for the commands it runs).
     return {**os.environ, "LANGUAGE": "C", "LC_ALL": "C"}
+
+
+# GitPython's setting, read by both paths: the git command to run.
+EXECUTABLE_VARIABLE = "GIT_PYTHON_GIT_EXECUTABLE"
+
+
+def executable() -> str:
+    """The git command evalcase runs: GitPython's once it is loaded (``git.refresh`` may
+    have set it), else what GitPython would take, ``GIT_PYTHON_GIT_EXECUTABLE`` or ``git``."""
+    cmd = sys.modules.get("git.cmd")
+    chosen = getattr(getattr(cmd, "Git", None), "GIT_PYTHON_GIT_EXECUTABLE", None)
+    return str(chosen or os.environ.get(EXECUTABLE_VARIABLE) or "git")
+
+
+def _cannot_run(reason: str) -> FatalError:
+    return FatalError(
+        f"cannot run git ({executable()}): {reason}; put git on PATH or set "
+        f"{EXECUTABLE_VARIABLE} to a git executable"
+    )
+
+
+def _gitpython_stderr(exc: git.GitCommandError) -> str:
+    """What git printed, without the framing GitPython puts around it."""
+    text = str(exc.stderr).strip()
+    return text.removeprefix("stderr: '").removesuffix("'").strip()
 
 
 class Repo:
@@ -136,6 +178,8 @@ class Repo:
         self.prefix = "" if rel == "." else f"{rel}/"
         self._cat: subprocess.Popen[bytes] | None = None
         self._cat_served = 0
+        # GitPython's Repo, opened by the first method that goes through it.
+        self._gitpython_repo: git.Repo | None = None
         # The commit has_commits() found HEAD at, for the rev_parse("HEAD") callers make
         # right after it (see has_commits).
         self._head: str | None = None
@@ -146,15 +190,15 @@ class Repo:
         exits with an error."""
         try:
             proc = subprocess.run(
-                ["git", *args],
+                [executable(), *args],
                 cwd=self.top,
                 env=_git_env(),
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 check=False,
             )
-        except FileNotFoundError as exc:
-            raise FatalError(f"cannot run git: {exc}") from exc
+        except OSError as exc:
+            raise _cannot_run(exc.strerror or str(exc)) from exc
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "surrogateescape").rstrip("\n")
             raise GitError(args, proc.returncode, stderr)
@@ -162,6 +206,38 @@ class Repo:
         if strip_newline and out.endswith(b"\n"):
             out = out[:-1]
         return out.decode("utf-8", "surrogateescape")
+
+    def _gitpython(self) -> git.Repo:
+        """GitPython's Repo of the work tree, imported and opened on first use (never on
+        the commit hook's path: see the module's docstring)."""
+        if self._gitpython_repo is None:
+            try:
+                import git
+            except ModuleNotFoundError as exc:
+                raise FatalError(f"evalcase needs GitPython: {exc}") from exc
+            except ImportError as exc:
+                # GitPython refuses to load when its git executable does not run (its
+                # "git version" check as it is imported).
+                raise _cannot_run("GitPython could not run it") from exc
+            try:
+                self._gitpython_repo = git.Repo(self.top)
+            except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+                raise FatalError(f"{self.root} is not in a git repository") from exc
+        return self._gitpython_repo
+
+    def _gitpython_command(self, command: str, *args: str, strip_newline: bool = True) -> str:
+        """One git command run through GitPython's command runner at the top of the work
+        tree; GitError when git exits with an error."""
+        runner = getattr(self._gitpython().git, command.replace("-", "_"))
+        import git  # loaded by _gitpython(), which turns a failed import into a message
+
+        try:
+            return str(runner(*args, strip_newline_in_stdout=strip_newline))
+        except git.GitCommandNotFound as exc:
+            raise _cannot_run("not found") from exc
+        except git.GitCommandError as exc:
+            status = exc.status if isinstance(exc.status, int) else 1
+            raise GitError((command, *args), status, _gitpython_stderr(exc)) from exc
 
     @staticmethod
     def is_repo(root: Path) -> bool:
@@ -180,6 +256,9 @@ class Repo:
 
     def close(self) -> None:
         self._stop_cat_file()
+        if self._gitpython_repo is not None:
+            self._gitpython_repo.close()  # its own cat-file processes, if it started any
+            self._gitpython_repo = None
 
     # --- revisions -------------------------------------------------------------------
     def rev_parse(self, rev: str) -> str:
@@ -192,12 +271,16 @@ class Repo:
             raise FatalError(f"unknown revision '{rev}'") from exc
 
     def remote_url(self, name: str = "origin") -> str | None:
-        """The URL of a remote, or None when there is no such remote."""
+        """The URL of a remote (as git rewrites it: ``url.*.insteadOf``), or None when
+        there is no such remote."""
+        repo = self._gitpython()
+        import git
+
         try:
-            url = self._git("remote", "get-url", name)
-        except GitError:
+            remote = repo.remote(name)
+            return next((url.strip() for url in remote.urls if url.strip()), None)
+        except (ValueError, git.GitCommandError):  # no such remote; one without a URL
             return None
-        return url.strip() or None
 
     def has_commits(self) -> bool:
         """Whether HEAD names a commit. Callers that go on to ``rev_parse("HEAD")`` (the
@@ -303,13 +386,16 @@ class Repo:
 
     def _cat_file(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
-            self._cat = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=self.top,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            try:
+                self._cat = subprocess.Popen(
+                    [executable(), "cat-file", "--batch"],
+                    cwd=self.top,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            except OSError as exc:
+                raise _cannot_run(exc.strerror or str(exc)) from exc
         return self._cat
 
     def _stop_cat_file(self) -> None:
@@ -358,7 +444,7 @@ class Repo:
         deleted ones included (one ``git log`` call)."""
         if not self.has_commits():
             return set()
-        out = self._git(
+        out = self._gitpython_command(
             "log", "--all", "--format=", "--name-only", "--no-renames", "--", *self._in(roots)
         )
         return {p for p in (self._out(line) for line in out.splitlines() if line) if p}
@@ -412,15 +498,26 @@ class Repo:
     def status_porcelain(self) -> str:
         """Uncommitted changes in the case repository (the rest of the git repository,
         an application around it, is not evalcase's to judge)."""
-        return self._git("status", "--porcelain", "--untracked-files=all", "--", *self._in([]))
+        return self._gitpython_command(
+            "status", "--porcelain", "--untracked-files=all", "--", *self._in([])
+        )
 
     def dirty_paths(self, roots: Sequence[str]) -> list[str]:
         """Paths with uncommitted changes: tracked files anywhere, untracked (not ignored)
         files under ``roots``. What makes a run's commit not describe its inputs."""
-        tracked = self._git("status", "--porcelain", "-z", "--untracked-files=no")
-        out = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3]
+        repo = self._gitpython()
+        # Staged or modified tracked files (GitPython's diff against the index and HEAD).
+        out = list(
+            dict.fromkeys(
+                str(d.b_path or d.a_path)
+                for other in (None, "HEAD")
+                for d in repo.index.diff(other)
+            )
+        )
         if roots:
-            extra = self._git("ls-files", "--others", "--exclude-standard", "-z", "--", *roots)
+            extra = self._gitpython_command(
+                "ls-files", "--others", "--exclude-standard", "-z", "--", *self._in(roots)
+            )
             out += [p for p in extra.split("\0") if p]
         return out
 
@@ -445,11 +542,26 @@ class Repo:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as handle:
             handle.write(message)
             handle.flush()
+            repo = self._gitpython()
+            import git
+
             try:
-                self._git("tag", "-a", name, "-F", handle.name, "--cleanup=verbatim", commit)
-            except GitError as exc:
+                # --file is one of the options GitPython refuses unless told: it names a
+                # file git reads, and here that is the file just written, nothing else.
+                # The name and commit still go after "--", never read as options.
+                repo.create_tag(
+                    name,
+                    commit,
+                    allow_unsafe_options=True,
+                    a=True,
+                    file=handle.name,
+                    cleanup="verbatim",
+                )
+            except git.GitCommandNotFound as exc:
+                raise _cannot_run("not found") from exc
+            except git.GitCommandError as exc:
                 raise FatalError(
-                    f"git could not create tag '{name}': {exc.stderr.strip()}"
+                    f"git could not create tag '{name}': {_gitpython_stderr(exc)}"
                 ) from exc
 
 
