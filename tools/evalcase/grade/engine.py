@@ -5,7 +5,10 @@ erred, pending when any is pending, else it passes. Soft graders (``hard: false`
 move the score, the weighted mean of the graders' scores. A case configuring no grader gets
 an error, never a pass. An attempt the runner could not complete fails when the agent was at
 fault (it exited, hung, lied about JSON, called an unknown tool) and is an error when the
-environment was (an adapter or worker was lost).
+environment was (an adapter or worker was lost). An attempt a reply of which was cut at
+the token limit (the record's ``truncated``, from ``finish_reason: length``) fails with
+the failure class ``truncated``, whatever the graders said of the cut text: the line
+``finish_reason`` in grades.jsonl says so.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import load
-from evalcase.grade.model import Attempt, Grade, Verdict, error
+from evalcase.grade.model import Attempt, Evidence, Grade, Verdict, error, failed
 from evalcase.grade.spec import JudgeSpec, grader_configs
 
 ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter"})
 TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
+TRUNCATION = "finish_reason"  # the grades.jsonl line of a truncated attempt
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,35 @@ class AttemptResult:
     results: tuple[GraderResult, ...]
 
 
+def truncation(attempt: Attempt) -> GraderResult | None:
+    """A hard failure for an attempt whose reply the model cut at its token limit."""
+    if not attempt.get("truncated") or attempt.get("status") == "error":
+        return None
+    steps = [
+        e.get("step")
+        for e in attempt.get("trace") or ()
+        if isinstance(e, Mapping) and e.get("finish_reason") == "length"
+    ]
+    return GraderResult(
+        TRUNCATION,
+        "1",
+        1.0,
+        True,
+        failed(
+            "a reply was cut at the token limit (finish_reason: length): not a finished answer",
+            *(Evidence(step=s) for s in steps if isinstance(s, int)),
+            kind="truncated",
+        ),
+    )
+
+
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
+    results = _configured(spec, attempt, ctx)
+    cut = truncation(attempt)
+    return results if cut is None else [*results, cut]
+
+
+def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
     configs = grader_configs(spec)
     if not configs:
         return [

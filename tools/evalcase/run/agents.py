@@ -1,6 +1,10 @@
 """Which agent a run uses: ``--agent``, else the manifest's ``agent``, else ``[run]
 default_agent``. Each may be a name from ``[run.agents]`` or a spec (``SCHEME:TARGET``).
 
+``--base-url URL`` points an ``openai:`` agent (named or ad hoc, as in ``--agent
+openai:MODEL``) at an OpenAI-compatible server; it overrides ``base_url`` of its
+``[run.agents.NAME]`` table and ``OPENAI_BASE_URL``.
+
 ``{python}`` in a spec is this interpreter (so ``cmd:{python} agent.py`` works in any
 virtual environment); ``cmd:`` agents start in the repository root unless ``cwd`` says
 otherwise.
@@ -81,3 +85,21 @@ def resolve(run: RunConfig, root: Path, cli: str | None, manifest: str | None) -
         f"no agent to run: {hint}pass --agent SPEC (for example cmd:python my_agent.py) or set "
         "[run] default_agent"
     )
+
+
+# Schemes --base-url applies to: the ones that talk to an OpenAI-compatible endpoint.
+BASE_URL_SCHEMES = frozenset({"openai"})
+
+
+def with_base_url(choice: AgentChoice, base_url: str | None) -> AgentChoice:
+    """The choice with ``--base-url`` applied (a usage error for other schemes)."""
+    if not base_url:
+        return choice
+    scheme, _ = split_spec(choice.spec)
+    if scheme not in BASE_URL_SCHEMES:
+        raise FatalError(
+            f"--base-url goes with an openai: agent; the agent is {choice.spec!r}"
+        )
+    if not base_url.startswith(("http://", "https://")):
+        raise FatalError(f"--base-url {base_url!r} must be an http:// or https:// URL")
+    return AgentChoice(choice.spec, choice.name, {**choice.options, "base_url": base_url})

@@ -46,7 +46,7 @@ def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
         **_base(job),
         "status": "error",
         "error": {"kind": "worker_lost", "message": message},
-        "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
+        "output": None, "truncated": False, "messages": [], "trace": [], "calls": [], "retrieved": [],
         "initial_state": None, "final_state": None, "state_diff": [],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
         "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
@@ -71,6 +71,7 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
     agent_version: str | None = None
     confirmations = set(job.env.confirmations)
     confirmed = False
+    truncated = False  # a reply ended at the token limit (finish_reason "length")
     session = None
     try:
         session = open_session(job.adapter, job.adapter_options, job)
@@ -89,6 +90,10 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
                     raise AgentFault("timeout", f"no final answer within {job.timeout_s:g} s")
                 request = build_request(view, messages, job.attempt, job.seed)
                 reply = session.reply(request, deadline)
+                for event in reply.events:
+                    recorder.event(str(event.get("type", "adapter")), **_fields(event))
+                if reply.finish_reason == "length":
+                    truncated = True
                 if reply.agent_version:
                     agent_version = reply.agent_version
                 _add_usage(usage, reply.usage)
@@ -98,6 +103,7 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
                     "assistant",
                     content=reply.content,
                     tool_calls=[{"id": c.id, "tool": c.name} for c in reply.tool_calls],
+                    finish_reason=reply.finish_reason,
                 )
                 if not reply.tool_calls:
                     output = reply.content
@@ -107,6 +113,8 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
     except AgentFault as fault:
+        for event in fault.events:
+            recorder.event(str(event.get("type", "adapter")), **_fields(event))
         error = {"kind": fault.kind, "message": fault.message}
         recorder.event("error", kind=fault.kind, message=fault.message)
     except Exception as exc:  # an adapter bug must not end the run
@@ -121,6 +129,7 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
         "status": "error" if error else "completed",
         "error": error,
         "output": output,
+        "truncated": truncated,
         "messages": messages,
         "trace": recorder.trace,
         "calls": env.calls,
@@ -135,6 +144,10 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
         "ended_at": _now(),
         "record_version": RECORD_VERSION,
     }
+
+
+def _fields(event: Any) -> dict[str, Any]:
+    return {str(k): v for k, v in dict(event).items() if k != "type"}
 
 
 def _add_usage(total: dict[str, Any], usage: Any) -> None:

@@ -19,6 +19,7 @@ import json
 import os
 import selectors
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -131,6 +132,35 @@ class CmdSession:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.stderr.close()
+
+
+def preflight(target: str, options: Mapping[str, Any]) -> str | None:
+    """Before the run: the program exists (on ``PATH``, or as a path from ``cwd``) and may
+    be executed; its working directory exists."""
+    try:
+        argv = shlex.split(target)
+    except ValueError as exc:
+        return f"cmd:{target}: cannot be split into a command line ({exc})"
+    if not argv:
+        return "cmd: needs a program, as in cmd:python agent.py"
+    cwd = str(options.get("cwd") or ".")
+    if not os.path.isdir(cwd):
+        return f"cmd:{target}: the working directory {cwd} does not exist ([run.agents.NAME] cwd)"
+    program = argv[0]
+    env_path = dict(options.get("env") or {}).get("PATH") or os.environ.get("PATH", "")
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.isfile(path):
+            return f"cmd:{target}: the program {program} does not exist (looked in {cwd})"
+        if not os.access(path, os.X_OK):
+            return (
+                f"cmd:{target}: {path} is not executable (chmod +x it, or start it through its "
+                "interpreter, as in cmd:{python} agent.py)"
+            )
+        return None
+    if shutil.which(program, path=str(env_path)) is None:
+        return f"cmd:{target}: no program {program!r} on PATH"
+    return None
 
 
 def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> CmdSession:
