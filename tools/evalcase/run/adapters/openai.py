@@ -331,8 +331,8 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     status = _get_status(url, settings.api_key, timeout)
     if isinstance(status, str):
         return (
-            f"openai:{target}: the endpoint does not answer (GET {url}: {status} within "
-            f"{timeout:g} s); start the server or point base_url ([run.agents.NAME], --base-url "
+            f"openai:{target}: the endpoint does not answer (GET {url}: {status}; waited at "
+            f"most {timeout:g} s); start the server or point base_url ([run.agents.NAME], --base-url "
             f"or {BASE_URL_ENV}) at it"
         )
     if status in (401, 403):
