@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
 RESET = 0  # a script status: the server closes the connection instead of answering
 
 

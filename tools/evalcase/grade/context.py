@@ -20,6 +20,13 @@ class JudgeConfig:
     timeout_s: float = 60.0
     pass_threshold: float = 0.6
     cache_dir: Path | None = None
+    # Judge calls in flight at once while a run is graded (a hosted judge answers in
+    # seconds: a large run is graded at the rate the judge allows, not one call at a time).
+    concurrency: int = 16
+    # How the judge is told to answer JSON: "none" (the prompt only), "json_object", or
+    # "json_schema" (the verdict's schema, for servers with constrained decoding such as
+    # llama.cpp and vLLM: a small model then cannot answer off the shape).
+    response_format: str = "none"
 
     @property
     def configured(self) -> bool:
@@ -60,4 +67,6 @@ def judge_config_from(
         timeout_s=float(settings.get("timeout_s", 60.0)),
         pass_threshold=float(settings.get("pass_threshold", 0.6)),
         cache_dir=cache_dir,
+        concurrency=int(settings.get("concurrency", 16)),
+        response_format=str(settings.get("response_format", "none")),
     )

@@ -97,9 +97,7 @@ def with_base_url(choice: AgentChoice, base_url: str | None) -> AgentChoice:
         return choice
     scheme, _ = split_spec(choice.spec)
     if scheme not in BASE_URL_SCHEMES:
-        raise FatalError(
-            f"--base-url goes with an openai: agent; the agent is {choice.spec!r}"
-        )
+        raise FatalError(f"--base-url goes with an openai: agent; the agent is {choice.spec!r}")
     if not base_url.startswith(("http://", "https://")):
         raise FatalError(f"--base-url {base_url!r} must be an http:// or https:// URL")
     return AgentChoice(choice.spec, choice.name, {**choice.options, "base_url": base_url})

@@ -41,9 +41,7 @@ ERROR_KINDS = (
 class AgentFault(Exception):
     """The agent misbehaved (or could not be reached): becomes the attempt's recorded error."""
 
-    def __init__(
-        self, kind: str, message: str, events: Sequence[Mapping[str, Any]] = ()
-    ) -> None:
+    def __init__(self, kind: str, message: str, events: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message

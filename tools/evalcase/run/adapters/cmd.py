@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcase.run.protocol import AgentFault, Reply, parse_reply_text
@@ -143,14 +144,14 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
         return f"cmd:{target}: cannot be split into a command line ({exc})"
     if not argv:
         return "cmd: needs a program, as in cmd:python agent.py"
-    cwd = str(options.get("cwd") or ".")
-    if not os.path.isdir(cwd):
+    cwd = Path(str(options.get("cwd") or "."))
+    if not cwd.is_dir():
         return f"cmd:{target}: the working directory {cwd} does not exist ([run.agents.NAME] cwd)"
     program = argv[0]
     env_path = dict(options.get("env") or {}).get("PATH") or os.environ.get("PATH", "")
     if os.sep in program or (os.altsep and os.altsep in program):
-        path = program if os.path.isabs(program) else os.path.join(cwd, program)
-        if not os.path.isfile(path):
+        path = Path(program) if Path(program).is_absolute() else cwd / program
+        if not path.is_file():
             return f"cmd:{target}: the program {program} does not exist (looked in {cwd})"
         if not os.access(path, os.X_OK):
             return (

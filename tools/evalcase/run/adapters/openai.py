@@ -124,7 +124,9 @@ class OpenAISession:
         try:
             import openai
         except ModuleNotFoundError:
-            raise AgentFault("adapter", f"openai: needs the 'openai' package: {INSTALL_HINT}") from None
+            raise AgentFault(
+                "adapter", f"openai: needs the 'openai' package: {INSTALL_HINT}"
+            ) from None
         self.openai = openai
         settings = Settings(options)
         problem = settings.key_problem()
@@ -158,7 +160,13 @@ class OpenAISession:
             if remaining <= 0:
                 raise AgentFault("timeout", "no reply before the attempt's deadline", events)
             try:
-                return self.client.chat.completions.create(**body, timeout=remaining), events
+                # The client's post, not chat.completions.create: the same request, errors
+                # and auth, without re-validating our own body and building pydantic models
+                # (two thirds of the CPU a request costs, what limits a --concurrency 200 run).
+                answer = self.client.post(
+                    "/chat/completions", body=body, cast_to=dict, options={"timeout": remaining}
+                )
+                return answer, events
             except openai.APITimeoutError:
                 raise AgentFault(
                     "timeout", "no reply before the attempt's deadline", events
@@ -212,35 +220,44 @@ class OpenAISession:
             time.sleep(wait)
 
     def _reply(self, completion: Any, events: list[dict[str, Any]]) -> Reply:
-        choices = getattr(completion, "choices", None)
-        if not choices or getattr(choices[0], "message", None) is None:
+        choices = completion.get("choices") if isinstance(completion, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
             raise AgentFault("protocol", "the endpoint's reply has no choices[0].message", events)
-        message = choices[0].message
         calls = []
-        for index, call in enumerate(message.tool_calls or ()):
-            function = getattr(call, "function", None)
-            name = getattr(function, "name", None)
-            if not isinstance(name, str) or not getattr(call, "id", None):
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise AgentFault("protocol", "the endpoint's tool_calls is not a list", events)
+        for index, call in enumerate(raw_calls):
+            function = call.get("function") if isinstance(call, dict) else None
+            name = function.get("name") if isinstance(function, dict) else None
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if not isinstance(name, str) or not name or not call_id:
                 raise AgentFault(
                     "protocol", f"tool_calls[{index}] lacks an id or a function name", events
                 )
-            arguments = getattr(function, "arguments", None)
+            arguments = function.get("arguments") if isinstance(function, dict) else None
             calls.append(
-                ToolCall(str(call.id), name, arguments if isinstance(arguments, str) else "{}")
+                ToolCall(str(call_id), name, arguments if isinstance(arguments, str) else "{}")
             )
-        content = message.content if isinstance(message.content, str) else None
+        content = message.get("content")
+        content = content if isinstance(content, str) else None
         if content is None and not calls:
             content = ""
         usage: dict[str, Any] = {"retries": len(events)}
-        if completion.usage is not None:
-            usage["prompt_tokens"] = int(completion.usage.prompt_tokens or 0)
-            usage["completion_tokens"] = int(completion.usage.completion_tokens or 0)
-        finish = getattr(choices[0], "finish_reason", None)
+        counted = completion.get("usage")
+        if isinstance(counted, dict):
+            for key in ("prompt_tokens", "completion_tokens"):
+                value = counted.get(key)
+                usage[key] = value if isinstance(value, int) and not isinstance(value, bool) else 0
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        model = completion.get("model")
         return Reply(
             content,
             tuple(calls),
             usage,
-            f"openai:{getattr(completion, 'model', None) or self.model}",
+            f"openai:{model if isinstance(model, str) and model else self.model}",
             finish_reason=finish if isinstance(finish, str) else None,
             events=tuple(events),
         )
@@ -324,6 +341,7 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     if problem:
         return problem
     if options.get("preflight") is False:
+        shared_client(openai, settings)
         return None
     base = settings.base_url or str(openai.OpenAI(api_key="unused").base_url).rstrip("/")
     url = f"{base}/models"
@@ -332,15 +350,19 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     if isinstance(status, str):
         return (
             f"openai:{target}: the endpoint does not answer (GET {url}: {status}; waited at "
-            f"most {timeout:g} s); start the server or point base_url ([run.agents.NAME], --base-url "
-            f"or {BASE_URL_ENV}) at it"
+            f"most {timeout:g} s); start the server or point base_url ([run.agents.NAME], "
+            f"--base-url or {BASE_URL_ENV}) at it"
         )
     if status in (401, 403):
         return (
             f"openai:{target}: the endpoint refuses the key in {settings.key_env} "
             f"(GET {url}: HTTP {status})"
         )
-    return None  # any other answer (even 404: no /models route) means it is there
+    # Any other answer (even 404: no /models route) means it is there. The attempts' shared
+    # client is built now, on one thread: 200 attempts starting at once would otherwise
+    # queue behind the first one building it.
+    shared_client(openai, settings)
+    return None
 
 
 def _get_status(url: str, api_key: str | None, timeout: float) -> int | str:
