@@ -39,7 +39,9 @@ def _response(body: bytes) -> bytes:
 
 async def serve(delay: float, content: str) -> None:
     reply = dict(REPLY)
-    reply["choices"] = [{**REPLY["choices"][0], "message": {"role": "assistant", "content": content}}]  # type: ignore[index]
+    reply["choices"] = [
+        {**REPLY["choices"][0], "message": {"role": "assistant", "content": content}}
+    ]  # type: ignore[index]
     completion = _response(json.dumps(reply).encode())
     models = _response(json.dumps(MODELS).encode())
     served = 0
