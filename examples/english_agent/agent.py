@@ -10,14 +10,15 @@ words, the tool results) and the tools the request offers.
   c."), it scores the user's message against keywords for each label it knows and answers
   the best label of that list (a label it has no keywords for is never chosen).
 - **Policy questions**: when a tool takes a ``query``, it searches with the user's
-  question and answers by quoting the best passage with its ``[doc_id/passage_id]``.
+  question and answers by quoting the returned passage sharing most words with the
+  question, with its ``[doc_id/passage_id]``.
 - **Orders**: with an order-status tool and a cancellation tool, it looks the order up
   (calling again once after ``rate_limited``), asks for confirmation before cancelling an
   order that has not shipped, cancels after the user confirms, and explains that a shipped
   order must be returned instead.
 
 Weaknesses an evaluation should find: keyword classification misreads indirect wording,
-and it quotes the first passage the search returns even when a later one answers better.
+and word overlap picks a passage that shares the question's words, not its meaning.
 
 Run it: ``evalcase run english_support_set`` (the manifest names it) or
 ``--agent "cmd:{python} examples/english_agent/agent.py"``.
@@ -68,6 +69,15 @@ def tool_named(tools: list[dict[str, Any]], *words: str) -> str | None:
     return None
 
 
+def stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
+
+
+def overlap(question: str, passage: str) -> int:
+    """Words shared by the question and a passage (first five letters: return, returned)."""
+    return len(stems(question) & stems(passage))
+
+
 def classify(system: str, text: str) -> str | None:
     found = LABELS.search(system)
     if not found:
@@ -109,7 +119,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         passages = results[-1].get("passages") if isinstance(results[-1], dict) else None
         if not passages:
             return say("I could not find this in our policy; let me pass you to a colleague.")
-        top = passages[0]
+        top = max(passages, key=lambda p: overlap(user, str(p.get("text", ""))))
         return say(f"According to our policy: {top['text']} [{top['doc_id']}/{top['passage_id']}]")
 
     status_tool = tool_named(tools, "status", "lookup")
