@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 
 REPLY = {
@@ -81,10 +82,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--content", default="ok", help="the reply's text (a judge's JSON)")
     args = parser.parse_args()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(args.delay, args.content))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

