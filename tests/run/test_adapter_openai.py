@@ -22,6 +22,8 @@ LOOKUP = tool(
 
 
 def _job(server: Server, **kw: Any) -> Any:
+    # Generous: the first attempt of the process imports the client, slow on a busy machine.
+    kw.setdefault("timeout", 120.0)
     j = job(view("where is ORDER_1?", tools=(LOOKUP,)), (LOOKUP,), agent="openai:local-model", **kw)
     options = {"base_url": server.url, "api_key_env": "EVALCASE_TEST_OPENAI_KEY", "backoff_s": 0.01}
     return type(j)(**{**j.__dict__, "adapter_options": options})
@@ -197,7 +199,7 @@ def test_a_client_error_is_not_retried(status: int) -> None:
 def test_a_retry_after_past_the_deadline_gives_up_at_once() -> None:
     server = Server([(429, {"error": {"message": "quota"}}, {"retry-after": "3600"})] * 2)
     with server.running():
-        record = run_attempt(_job(server, timeout=30))
+        record = run_attempt(_job(server, timeout=120))
     assert record["error"]["kind"] == "adapter"
     assert "after 3600 s, past the attempt's deadline" in record["error"]["message"]
     assert len(server.requests) == 1
