@@ -15,11 +15,18 @@ user runs it. Measured:
    the ideal wall time 1,000 x 50 ms / 16.
 5. peak resident memory (the child's VmHWM) of the null run at 1,000 and
    10,000 attempts: flat means the runner keeps no per-attempt state.
+6. ``openai``: 1,000 attempts of ``openai:stub`` against a local OpenAI-compatible server
+   that answers every request after 1 s (``benchmarks/openai_stub.py``, its own process),
+   at ``--concurrency 200``, preflight included, against the ideal 1,000 x 1 s / 200 = 5 s,
+   with the child's peak memory (goal: within 25 % of ideal, under 300 MB).
+7. ``judge``: grading a run of 1,000 attempts whose cases have an ``llm_rubric``, the
+   judge being the same 1 s server, ``[grade.judge] concurrency = 200`` (same goal).
 
 Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
 
     python benchmarks/run_bench.py            # everything
     python benchmarks/run_bench.py --quick    # smaller counts, no Inspect
+    python benchmarks/run_bench.py --only openai judge   # just the concurrency rows
 """
 
 from __future__ import annotations
@@ -109,6 +116,135 @@ def child_ours(n: int, agent: str, concurrency: int, out: str) -> dict[str, Any]
     }
 
 
+def child_openai(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]:
+    """n attempts of the openai: adapter against the 1 s stub, preflight included (as the
+    CLI runs it: the import of the client and its pool happen there)."""
+    from evalcase.run import driver, preflight
+    from evalcase.run.agents import AgentChoice
+    from evalcase.run.executors import get_executor
+
+    os.environ["BENCH_STUB_KEY"] = "unused"
+    tasks = [_task(i) for i in range(n)]
+    agent_options = {"base_url": f"http://127.0.0.1:{port}/v1", "api_key_env": "BENCH_STUB_KEY"}
+    options = driver.RunOptions(
+        agent="openai:stub", agent_options=agent_options, concurrency=concurrency, timeout_s=120
+    )
+    source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
+    t0 = time.perf_counter()
+    preflight.check(AgentChoice(options.agent, None, agent_options), Path(out))
+    result = driver.start(Path(out), source, tasks, options, get_executor("local"))
+    elapsed = time.perf_counter() - t0
+    assert result.attempts == n and result.errors == 0, result
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "attempts": n,
+        "run_s": elapsed,
+        "cpu_s": cpu.ru_utime + cpu.ru_stime,
+        "maxrss_mb": _rss_mb(),
+    }
+
+
+def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]:
+    """Grade n attempts of cases with an llm_rubric against the 1 s stub as the judge."""
+    from evalcase.grade.aggregate import CaseMeta
+    from evalcase.grade.context import GradeContext, JudgeConfig
+    from evalcase.grade.run import RunRecord, grade_run
+    from evalcase.grade.spec import judge_spec_from_case
+    from evalcase.grade.tasks import GradingCase, GradingDataset
+
+    rubric = {"dimensions": [{"name": "helpful", "scale": {"min": 1, "max": 5}}]}
+    cases = {}
+    attempts = []
+    for i in range(n):
+        case_id = f"case_{i:05d}"
+        case = {
+            "case_id": case_id,
+            "rubric": rubric,
+            "evaluator_config": {"graders": [{"type": "llm_rubric"}]},
+        }
+        cases[case_id] = GradingCase(judge_spec_from_case(case), CaseMeta(case_id, "v1"))
+        attempts.append(
+            {
+                "case_id": case_id, "case_version": "v1", "attempt": 1, "status": "completed",
+                "error": None, "output": f"Your refund for order {i} is on its way.",
+                "messages": [
+                    {"role": "user", "content": f"Where is my refund for order {i}?"},
+                    {"role": "assistant", "content": f"Your refund for order {i} is on its way."},
+                ],
+                "trace": [], "calls": [], "usage": {}, "latency_ms": 1,
+            }
+        )  # fmt: skip
+    dataset = GradingDataset("bench", "v1", "digest", {}, cases)
+    os.environ["BENCH_STUB_KEY"] = "unused"
+    judge = JudgeConfig(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="stub",
+        api_key_env="BENCH_STUB_KEY",
+        concurrency=concurrency,
+        cache_dir=None,
+    )
+    record = RunRecord(Path(out), {"run_id": "bench"}, tuple(attempts))
+    t0 = time.perf_counter()
+    graded = grade_run(record, dataset, GradeContext(judge, {}, dict(os.environ)))
+    elapsed = time.perf_counter() - t0
+    verdicts = {r.verdict for r in graded.results}
+    assert verdicts == {"pass"}, [r.results[0].grade.reason for r in graded.results[:3]]
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "attempts": n,
+        "run_s": elapsed,
+        "cpu_s": cpu.ru_utime + cpu.ru_stime,
+        "maxrss_mb": _rss_mb(),
+    }
+
+
+class Stub:
+    """benchmarks/openai_stub.py in its own process, answering after ``delay`` seconds."""
+
+    def __init__(self, delay: float, content: str = "ok") -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(BENCH / "openai_stub.py"), "--delay", str(delay),
+             "--content", content],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def concurrency_rows(n: int, concurrency: int, only: set[str]) -> None:
+    """Rows 6 and 7: the openai: adapter and the judge against a 1 s server."""
+    ideal = n * 1.0 / concurrency
+    if "openai" in only:
+        stub = Stub(1.0)
+        try:
+            r = spawn("openai", str(n), str(concurrency), str(stub.port))
+        finally:
+            stub.close()
+        over = 100 * (r["run_s"] / ideal - 1)
+        print(
+            f"openai:, 1 s server : {n} attempts at concurrency {concurrency} in {r['run_s']:.2f} s"
+            f" (CPU {r['cpu_s']:.1f} s), ideal {ideal:.2f} s -> {over:.1f}% over (goal <= 25%), "
+            f"peak {r['maxrss_mb']:.0f} MB (goal < 300), load {os.getloadavg()[0]:.1f}"
+        )
+    if "judge" in only:
+        verdict = json.dumps({"dimensions": [{"name": "helpful", "score": 5, "reason": "ok"}]})
+        stub = Stub(1.0, verdict)
+        try:
+            r = spawn("judge", str(n), str(concurrency), str(stub.port))
+        finally:
+            stub.close()
+        over = 100 * (r["run_s"] / ideal - 1)
+        print(
+            f"judge, 1 s server   : {n} attempts graded at concurrency {concurrency} in "
+            f"{r['run_s']:.2f} s (CPU {r['cpu_s']:.1f} s), ideal {ideal:.2f} s -> {over:.1f}% "
+            f"over (goal <= 25%), peak {r['maxrss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}"
+        )
+
+
 def child_inspect(n: int, out: str) -> dict[str, Any]:
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
@@ -181,12 +317,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--child", nargs="+")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--only", nargs="+", choices=["null", "openai", "judge"], help="run only these rows"
+    )
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
         if kind == "ours":
             n, agent, conc, out = rest
             print(json.dumps(child_ours(int(n), agent, int(conc), out)))
+        elif kind in ("openai", "judge"):
+            n, conc, port, out = rest
+            child = child_openai if kind == "openai" else child_judge
+            print(json.dumps(child(int(n), int(conc), int(port), out)))
         else:
             n, out = rest
             print(json.dumps(child_inspect(int(n), out)))
@@ -194,6 +337,10 @@ def main() -> None:
 
     big = 200 if args.quick else 1000
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    only = set(args.only or ("null", "openai", "judge"))
+    if "null" not in only:
+        concurrency_rows(big, 200, only)
+        return
     null = "py:bench_agents:null"
     ours_small, ours_big = spawn("ours", "100", null, "1"), spawn("ours", str(big), null, "1")
     per, start = line_fit(ours_small, ours_big)
@@ -232,6 +379,7 @@ def main() -> None:
         f"peak memory (RSS)   : {m1['attempts']:,} attempts {m1['maxrss_mb']:.0f} MB, "
         f"{m10['attempts']:,} attempts {m10['maxrss_mb']:.0f} MB"
     )
+    concurrency_rows(big, 200, only)
 
 
 if __name__ == "__main__":

@@ -131,3 +131,69 @@ def test_answers_are_cached_by_model_rubric_and_output(tmp_path: Path) -> None:
 
 def test_no_judge_configured_is_pending() -> None:
     assert llm_rubric.grade(SPEC, attempt("好的"), GradeContext()).verdict == "pending"
+
+
+@pytest.mark.parametrize("fmt", ["json_schema", "json_object", "none"])
+def test_response_format_reaches_the_judge_request(fmt: str) -> None:
+    from dataclasses import replace
+
+    script = Script([(200, scores(policy_correctness=5, no_overpromise=5))])
+    with judge_server(script) as url:
+        base = ctx(url)
+        context = GradeContext(replace(base.judge, response_format=fmt), {}, base.environ)
+        grade = llm_rubric.grade(SPEC, attempt("审核通常 1-3 个工作日。"), context)
+    assert grade.verdict == "pass", grade.reason
+    sent = script.requests[0].get("response_format")
+    if fmt == "none":
+        assert sent is None
+    elif fmt == "json_object":
+        assert sent == {"type": "json_object"}
+    else:
+        schema = sent["json_schema"]["schema"]
+        item = schema["properties"]["dimensions"]["items"]
+        assert item["properties"]["name"]["enum"] == ["policy_correctness", "no_overpromise"]
+        assert schema["properties"]["dimensions"]["minItems"] == 2
+
+
+def test_a_large_run_is_graded_with_judge_calls_in_flight_at_once(tmp_path: Path) -> None:
+    """Every attempt is graded, in order, while the server sees calls overlap."""
+    import threading
+    import time
+
+    from evalcase.grade.aggregate import CaseMeta
+    from evalcase.grade.run import RunRecord, grade_run
+    from evalcase.grade.tasks import GradingCase, GradingDataset
+
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def slow(request: dict[str, object]) -> tuple[int, str]:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.2)  # long enough for the other calls to arrive: the peak shows overlap
+        with lock:
+            state["now"] -= 1
+        return 200, scores(policy_correctness=5, no_overpromise=5)
+
+    script = Script(responder=slow)
+    attempts = tuple(
+        {**attempt(f"answer {i}"), "case_id": "refund_sample_001", "attempt": i}
+        for i in range(1, 9)
+    )
+    dataset = GradingDataset(
+        "ds",
+        "v1",
+        "d",
+        {},
+        {"refund_sample_001": GradingCase(SPEC, CaseMeta("refund_sample_001", "v1"))},
+    )
+    with judge_server(script) as url:
+        from dataclasses import replace
+
+        base = ctx(url)
+        context = GradeContext(replace(base.judge, concurrency=8), {}, base.environ)
+        graded = grade_run(RunRecord(tmp_path, {"run_id": "r"}, attempts), dataset, context)
+    assert [r.attempt for r in graded.results] == list(range(1, 9))
+    assert {r.verdict for r in graded.results} == {"pass"}
+    assert len(script.requests) == 8 and state["peak"] > 1

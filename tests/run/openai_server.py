@@ -4,15 +4,21 @@ answers from a script of (status, body, headers) and keeps every request it rece
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+RESET = 0  # a script status: the server closes the connection instead of answering
+
 
 def completion(
-    content: str | None = None, tool_calls: list[dict[str, Any]] | None = None
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
@@ -26,7 +32,7 @@ def completion(
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if tool_calls else "stop",
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
             }
         ],
         "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
@@ -38,16 +44,34 @@ class Server:
         self,
         script: list[tuple[int, Any, dict[str, str]]],
         default: tuple[int, Any, dict[str, str]] | None = None,
+        models_status: int = 200,
     ) -> None:
         self.script = list(script)
         self.default = default  # the answer once the script has ended
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.gets: list[str] = []
+        self.times: list[float] = []  # time.monotonic() of each POST
+        self.models_status = models_status
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+
+            def do_GET(self) -> None:  # GET /v1/models: what preflight asks
+                server.gets.append(self.path)
+                data = json.dumps(
+                    {"object": "list", "data": [{"id": "local-model-1", "object": "model"}]}
+                ).encode()
+                self.send_response(server.models_status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
+                server.times.append(time.monotonic())
                 server.requests.append(json.loads(self.rfile.read(length)))
                 server.headers.append(dict(self.headers))
                 status, body, headers = (
@@ -55,6 +79,10 @@ class Server:
                     if server.script
                     else server.default or (500, {"error": "script ended"}, {})
                 )
+                if status == RESET:  # drop the connection without an answer
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

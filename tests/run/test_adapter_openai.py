@@ -11,7 +11,7 @@ import pytest
 from evalcase.run import driver
 from evalcase.run.executors import get_executor
 from evalcase.run.runner import run_attempt
-from tests.run.openai_server import Server, completion
+from tests.run.openai_server import RESET, Server, completion
 from tests.run.support import job, task_of, tool, view
 
 KEY = "sk-test-7f3a9c1e-never-written"
@@ -22,6 +22,8 @@ LOOKUP = tool(
 
 
 def _job(server: Server, **kw: Any) -> Any:
+    # Generous: the first attempt of the process imports the client, slow on a busy machine.
+    kw.setdefault("timeout", 120.0)
     j = job(view("where is ORDER_1?", tools=(LOOKUP,)), (LOOKUP,), agent="openai:local-model", **kw)
     options = {"base_url": server.url, "api_key_env": "EVALCASE_TEST_OPENAI_KEY", "backoff_s": 0.01}
     return type(j)(**{**j.__dict__, "adapter_options": options})
@@ -126,3 +128,114 @@ def test_the_api_key_is_in_no_file_the_run_writes(tmp_path: Path) -> None:
         assert KEY not in path.read_text("utf-8"), path
     meta = json.loads((result.path / "run.json").read_text("utf-8"))
     assert meta["agent"]["options"]["api_key_env"] == "EVALCASE_TEST_OPENAI_KEY"
+
+
+def _retries(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in record["trace"] if e["type"] == "retry"]
+
+
+def test_a_503_with_retry_after_is_retried_after_the_servers_wait() -> None:
+    server = Server(
+        [
+            (503, {"error": {"message": "loading"}}, {"retry-after": "0.3"}),
+            (200, completion("ok"), {}),
+        ]
+    )
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["status"] == "completed", record["error"]
+    (retry,) = _retries(record)
+    # the server's 0.3 s, not the adapter's own 0.01 s backoff
+    assert retry == {**retry, "reason": "HTTP 503", "wait_s": 0.3, "retry_after": True, "retry": 1}
+    first, second = server.times
+    assert second - first >= 0.3  # the wait happened (a lower bound holds on any machine)
+    assert record["usage"]["retries"] == 1
+
+
+def test_a_500_is_retried_once_then_recorded() -> None:
+    server = Server([(500, {"error": {"message": "model crashed"}}, {})] * 3)
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["error"]["kind"] == "adapter", record["error"]
+    assert "HTTP 500 after 1 retries" in record["error"]["message"]
+    assert len(server.requests) == 2
+    assert [e["reason"] for e in _retries(record)] == ["HTTP 500"]
+    assert record["trace"][-1]["type"] == "error"
+
+
+def test_a_single_500_then_success_completes() -> None:
+    server = Server([(500, {"error": {"message": "hiccup"}}, {}), (200, completion("ok"), {})])
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["status"] == "completed" and len(_retries(record)) == 1
+
+
+@pytest.mark.parametrize("status", [408, 502, 504, RESET])
+def test_transient_failures_are_retried(status: int) -> None:
+    server = Server(
+        [(status, {"error": {"message": "transient"}}, {}), (200, completion("ok"), {})]
+    )
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["status"] == "completed", record["error"]
+    (retry,) = _retries(record)
+    assert (
+        ("connection reset" in retry["reason"])
+        if status == RESET
+        else (retry["reason"] == f"HTTP {status}")
+    )
+    assert retry["retry_after"] is False and retry["wait_s"] == 0.01
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_a_client_error_is_not_retried(status: int) -> None:
+    server = Server([(status, {"error": {"message": "bad request"}}, {})] * 3)
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["error"]["kind"] == "adapter" and f"HTTP {status}" in record["error"]["message"]
+    assert len(server.requests) == 1 and _retries(record) == []
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once() -> None:
+    server = Server([(429, {"error": {"message": "quota"}}, {"retry-after": "3600"})] * 2)
+    with server.running():
+        record = run_attempt(_job(server, timeout=120))
+    assert record["error"]["kind"] == "adapter"
+    assert "after 3600 s, past the attempt's deadline" in record["error"]["message"]
+    assert len(server.requests) == 1
+
+
+def test_a_reply_cut_at_the_token_limit_is_flagged_truncated_and_fails_as_such() -> None:
+    from evalcase.grade.context import GradeContext
+    from evalcase.grade.engine import grade_attempt, grade_lines
+    from evalcase.grade.spec import judge_spec_from_case
+
+    server = Server(
+        [(200, completion("Your order was signed for three da", finish_reason="length"), {})]
+    )
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["status"] == "completed" and record["truncated"] is True
+    (answer,) = [e for e in record["trace"] if e["type"] == "assistant"]
+    assert answer["finish_reason"] == "length"
+    # graded: the cut text would pass the grader, the attempt fails as truncated
+    spec = judge_spec_from_case(
+        {
+            "case_id": "x",
+            "evaluator_config": {"graders": [{"type": "must_include", "values": ["signed"]}]},
+        }
+    )
+    result = grade_attempt(spec, record, GradeContext())
+    assert result.verdict == "fail" and result.failure_class == "truncated"
+    by_grader = {line["grader"]: line for line in grade_lines(result)}
+    assert by_grader["must_include"]["verdict"] == "pass"
+    assert by_grader["finish_reason"]["verdict"] == "fail"
+    assert by_grader["finish_reason"]["evidence"] == [{"step": answer["step"], "path": None}]
+
+
+def test_a_finished_reply_is_not_truncated() -> None:
+    server = Server([(200, completion("Signed 3 days ago."), {})])
+    with server.running():
+        record = run_attempt(_job(server))
+    assert record["truncated"] is False
+    assert [e["finish_reason"] for e in record["trace"] if e["type"] == "assistant"] == ["stop"]

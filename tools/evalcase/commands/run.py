@@ -130,6 +130,12 @@ def _progress(label: str, mode: str) -> Any:
     ),
 )
 @click.option(
+    "--base-url",
+    default=None,
+    help="With an openai: agent: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 "
+    "(overrides base_url and OPENAI_BASE_URL).",
+)
+@click.option(
     "--repeat",
     type=click.IntRange(1, 1000),
     default=None,
@@ -218,6 +224,7 @@ def _progress(label: str, mode: str) -> Any:
 def run(
     dataset: str | None,
     agent: str | None,
+    base_url: str | None,
     repeat: int | None,
     concurrency: int | None,
     timeout_s: float | None,
@@ -250,8 +257,8 @@ def run(
     # the lint-only speed setting of switching the cyclic collector off does not apply.
     gc.enable()
     from evalcase.model import FatalError
-    from evalcase.run import driver, outputs, source
-    from evalcase.run.agents import resolve
+    from evalcase.run import driver, outputs, preflight, source
+    from evalcase.run.agents import AgentChoice, resolve, with_base_url
     from evalcase.run.executors import Limits, get_executor
     from evalcase.run.select import SelectionError, select
 
@@ -276,28 +283,35 @@ def run(
         out_root = config.root / out_root
     if resume_id:
         if (
-            any(v is not None for v in (agent, repeat, concurrency, timeout_s))
+            any(v is not None for v in (agent, base_url, repeat, concurrency, timeout_s))
             or suites
             or selects
             or prompt_ids
         ):
             raise FatalError(
                 "--resume takes the run's own options; "
-                "drop --agent/--repeat/--concurrency/--timeout/--suite/--select/--prompt"
+                "drop --agent/--base-url/--repeat/--concurrency/--timeout/--suite/--select/--prompt"
             )
         folder = outputs.find(out_root, resume_id)
         source.check_not_committed(config, folder.path)
         meta = folder.read_meta()
         loaded = source.reload(config, meta)
         choice = resolve(rc, config.root, meta["agent"].get("name") or meta["agent"]["spec"], None)
-        agent_options = choice.options if choice.spec == meta["agent"]["spec"] else {}
+        agent_options = dict(choice.options) if choice.spec == meta["agent"]["spec"] else {}
+        recorded_url = (meta["agent"].get("options") or {}).get("base_url")
+        if recorded_url and "base_url" not in agent_options:  # an ad hoc --base-url
+            agent_options["base_url"] = recorded_url
+        resumed_executor = executor or meta["options"].get("executor", "local")
+        preflight.check(
+            AgentChoice(meta["agent"]["spec"], choice.name, agent_options),
+            out_root,
+            local=resumed_executor == "local",
+        )
         agent_options = isolated(meta["agent"]["spec"], agent_options)
         label = f"{resume_id} (resume)"
         result = _interruptible(lambda: driver.resume(
             folder, loaded.source, loaded.tasks, agent_options,
-            get_executor(
-                executor or meta["options"].get("executor", "local"), rc.ray, ray_address
-            ),
+            get_executor(resumed_executor, rc.ray, ray_address),
             _progress(label, progress),
             loaded.dataset.prompts,
         ), resume_id)  # fmt: skip
@@ -311,7 +325,10 @@ def run(
             tasks = select(loaded.tasks, loaded.suites, suites, selects)
         except SelectionError as exc:
             raise FatalError(str(exc)) from None
-        choice = resolve(rc, config.root, agent, loaded.manifest_agent)
+        choice = with_base_url(resolve(rc, config.root, agent, loaded.manifest_agent), base_url)
+        run_executor = executor or rc.executor
+        # Before the executor starts and the run folder exists: one message, exit 2.
+        preflight.check(choice, out_root, local=run_executor == "local")
         from evalcase.run.prompts import split
 
         manifest_prompts = loaded.dataset.manifest.get("prompts")
@@ -327,7 +344,7 @@ def run(
             timeout_s=timeout_s or rc.timeout_s,
             suites=suites,
             select=selects,
-            executor=executor or rc.executor,
+            executor=run_executor,
             limits=Limits(
                 rc.max_reply_bytes,
                 rc.max_steps,

@@ -23,6 +23,14 @@ class JudgeConfig:
     max_tokens: int = 1024
     # Why a configured cache folder was not used (inside the work tree), for the summary.
     cache_warning: str | None = None
+    # Judge calls in flight at once while a run is graded (a hosted judge answers in
+    # seconds: a large run is graded at the rate the judge allows, not one call at a time).
+    concurrency: int = 16
+    # How the judge is told to answer JSON: "json_schema" (default: the verdict's schema,
+    # falling back to the prompt alone when a server refuses it with HTTP 400),
+    # "json_object", or "none" (the prompt only). With constrained decoding (llama.cpp,
+    # vLLM) json_schema keeps even a small model on the shape.
+    response_format: str = "json_schema"
 
     @property
     def configured(self) -> bool:
@@ -105,4 +113,6 @@ def judge_config_from(
         cache_dir=cache_dir,
         max_tokens=int(settings.get("max_tokens", 1024)),
         cache_warning=cache_warning,
+        concurrency=int(settings.get("concurrency", 16)),
+        response_format=str(settings.get("response_format", "json_schema")),
     )

@@ -16,6 +16,10 @@ In this order (docs/grading.md, "How an attempt's verdict is decided"):
 
 The score is the weighted mean of the decided (pass or fail) graders' scores. A case
 configuring no grader gets an error, never a pass.
+
+An attempt a reply of which was cut at the token limit (the record's ``truncated``, from
+``finish_reason: length``) fails with the failure class ``truncated``, whatever the
+graders said of the cut text: the line ``finish_reason`` in grades.jsonl says so.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from typing import Any
 from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
 from evalcase.grade.graders import GRADERS, LoadedGrader, load
-from evalcase.grade.model import Attempt, Grade, GraderResult, Verdict, error
+from evalcase.grade.model import Attempt, Evidence, Grade, GraderResult, Verdict, error, failed
 from evalcase.grade.spec import JudgeSpec, grader_configs
+
+TRUNCATION = "finish_reason"  # the grades.jsonl line of a truncated attempt
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,35 @@ def load_grader(name: str) -> LoadedGrader:
     )
 
 
+def truncation(attempt: Attempt) -> GraderResult | None:
+    """A hard failure for an attempt whose reply the model cut at its token limit."""
+    if not attempt.get("truncated") or attempt.get("status") == "error":
+        return None
+    steps = [
+        e.get("step")
+        for e in attempt.get("trace") or ()
+        if isinstance(e, Mapping) and e.get("finish_reason") == "length"
+    ]
+    return GraderResult(
+        TRUNCATION,
+        "1",
+        1.0,
+        True,
+        failed(
+            "a reply was cut at the token limit (finish_reason: length): not a finished answer",
+            *(Evidence(step=s) for s in steps if isinstance(s, int)),
+            kind="truncated",
+        ),
+    )
+
+
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
+    results = _configured(spec, attempt, ctx)
+    cut = truncation(attempt)
+    return results if cut is None else [*results, cut]
+
+
+def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
     configs = grader_configs(spec)
     if not configs:
         return [

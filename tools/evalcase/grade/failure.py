@@ -1,8 +1,9 @@
 """Failure classes (002 section 15) from the graders' evidence and the attempt record.
 
 agent_capability, tool_contract, missing_data, safety_policy, grader_error,
-environment_fault. The most specific class wins: a safety breach is reported as such even
-when the task also failed.
+environment_fault, and truncated (a reply cut at the model's token limit: raise
+``max_tokens`` or shorten the prompt, the agent may be fine). The most specific class wins:
+a safety breach is reported as such even when the task also failed or was cut.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "overs
 
 CLASSES = (
     "safety_policy",
+    "truncated",
     "tool_contract",
     "missing_data",
     "agent_capability",
@@ -45,6 +47,8 @@ def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) ->
     }
     if "safety_policy" in kinds:
         return "safety_policy"
+    if "truncated" in kinds:
+        return "truncated"
     calls = [c for c in attempt.get("calls") or () if isinstance(c, dict)]
     if "tool_contract" in kinds or any(c.get("valid") is False for c in calls):
         return "tool_contract"

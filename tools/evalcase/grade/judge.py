@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,11 +126,13 @@ def request(
         "temperature": 0,
         "max_tokens": config.max_tokens,
     }
-    if structured:
+    if structured and config.response_format == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": "rubric_scores", "schema": response_schema(dims)},
         }  # fmt: skip
+    elif structured and config.response_format == "json_object":
+        body["response_format"] = {"type": "json_object"}
     return body
 
 
@@ -202,42 +205,68 @@ def ask(
         return Verdict(
             problem="the 'openai' package is not installed (pip install 'evalcase[judge]')"
         )
-    client = openai.OpenAI(
-        base_url=config.base_url,
-        api_key=environ.get(config.api_key_env) or "unset",
-        max_retries=config.max_retries,
-        timeout=config.timeout_s,
-    )
+    client = _client(openai, config, environ.get(config.api_key_env) or "unset")
     body = structured
     while True:
-        extra = {"response_format": body["response_format"]} if "response_format" in body else {}
+        sent = {
+            k: body[k]
+            for k in ("model", "messages", "temperature", "max_tokens", "response_format")
+            if k in body
+        }
         try:
-            response = client.chat.completions.create(
-                model=str(config.model),
-                messages=messages,  # type: ignore[arg-type]
-                temperature=0,
-                max_tokens=config.max_tokens,
-                **extra,
-            )
+            # post, not chat.completions.create: the same request without re-validating the
+            # body and building pydantic models (most of a call's CPU when grading at scale).
+            response = client.post("/chat/completions", body=sent, cast_to=dict)
         except openai.APIStatusError as exc:
-            if exc.status_code == 400 and body is structured:
+            if exc.status_code == 400 and body is structured and "response_format" in body:
                 body = plain  # the server refuses response_format: plain JSON, parsed
                 continue
             return Verdict(problem=f"the judge answered HTTP {exc.status_code} after retries")
         except openai.APIError as exc:
             return Verdict(problem=f"the judge could not be reached: {type(exc).__name__}")
+        except ValueError:
+            return Verdict(problem="the judge's reply is not JSON")
         break
-    choices = getattr(response, "choices", None) or []
-    if choices and getattr(choices[0], "finish_reason", None) == "length":
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    if isinstance(first, dict) and first.get("finish_reason") == "length":
         return Verdict(
             problem=f"the judge's answer was cut at max_tokens ({config.max_tokens}): "
             "raise [grade.judge] max_tokens"
         )
-    content = choices[0].message.content if choices and choices[0].message else None
+    content = _content(response)
     if not isinstance(content, str):
         return Verdict(problem="the judge's answer has no content")
     verdict = parse(content, dims)
     if verdict.problem is None:
         _store(config, body, content, environ)
     return Verdict(verdict.scores, verdict.score, verdict.problem,
-                   structured=body is structured)  # fmt: skip
+                   structured="response_format" in body)  # fmt: skip
+
+
+_clients: dict[tuple[Any, ...], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(openai: Any, config: JudgeConfig, api_key: str) -> Any:
+    """One client (one connection pool) per judge setting, shared by every judge call of
+    the process, so concurrent grading does not open a connection per call."""
+    key = (config.base_url, api_key, config.max_retries, config.timeout_s)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = openai.OpenAI(
+                base_url=config.base_url,
+                api_key=api_key,
+                max_retries=config.max_retries,
+                timeout=config.timeout_s,
+            )
+            _clients[key] = client
+    return client
+
+
+def _content(response: Any) -> Any:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    return message.get("content") if isinstance(message, dict) else None

@@ -218,38 +218,49 @@ def judged_by(lines: Sequence[Mapping[str, Any]]) -> dict[str, set[tuple[str, st
     return out
 
 
+def _not_in_dataset(dataset: GradingDataset, attempt: Mapping[str, Any]) -> AttemptResult:
+    return AttemptResult(
+        str(attempt.get("case_id")),
+        str(attempt.get("case_version")),
+        int(attempt.get("attempt") or 1),
+        "error",
+        0.0,
+        "grader_error",
+        (
+            GraderResult(
+                "(none)",
+                "0",
+                1.0,
+                True,
+                error(
+                    f"case {attempt.get('case_id')} is not in "
+                    f"{dataset.dataset_id} at this commit"
+                    + _problems(dataset, str(attempt.get("case_id")))
+                ),
+            ),
+        ),
+    )
+
+
 def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> GradedRun:
     human = {**read_reviews(record.run_dir), **ctx.human}
     ctx = GradeContext(ctx.judge, human, ctx.environ)
-    results = []
-    for attempt in record.attempts:
+
+    def one(attempt: Mapping[str, Any]) -> AttemptResult:
         case = dataset.cases.get(str(attempt.get("case_id")))
         if case is None:
-            results.append(
-                AttemptResult(
-                    str(attempt.get("case_id")),
-                    str(attempt.get("case_version")),
-                    int(attempt.get("attempt") or 1),
-                    "error",
-                    0.0,
-                    "grader_error",
-                    (
-                        GraderResult(
-                            "(none)",
-                            "0",
-                            1.0,
-                            True,
-                            error(
-                                f"case {attempt.get('case_id')} is not in "
-                                f"{dataset.dataset_id} at this commit"
-                                + _problems(dataset, str(attempt.get("case_id")))
-                            ),
-                        ),
-                    ),
-                )
-            )
-            continue
-        results.append(grade_attempt(case.spec, attempt, ctx))
+            return _not_in_dataset(dataset, attempt)
+        return grade_attempt(case.spec, attempt, ctx)
+
+    results: list[AttemptResult]
+    if ctx.judge.configured and ctx.judge.concurrency > 1 and len(record.attempts) > 1:
+        # Judge calls wait on the network: grade attempts on threads, in order.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(ctx.judge.concurrency, thread_name_prefix="evalcase-grade") as pool:
+            results = list(pool.map(one, record.attempts))
+    else:
+        results = [one(attempt) for attempt in record.attempts]
     lines = [line for r in results for line in grade_lines(r)]
     metas = {(c.meta.case_id, c.meta.case_version): c.meta for c in dataset.cases.values()}
     prompts = {

@@ -4,6 +4,10 @@ code) may be a name from ``[run.agents]`` or a spec (``SCHEME:TARGET``); the man
 data, so its ``agent`` may only be a ``[run.agents]`` name: a manifest naming a command is
 refused even when ``--agent`` would have chosen another agent (evalcase.trust).
 
+``--base-url URL`` points an ``openai:`` agent (named or ad hoc, as in ``--agent
+openai:MODEL``) at an OpenAI-compatible server; it overrides ``base_url`` of its
+``[run.agents.NAME]`` table and ``OPENAI_BASE_URL``.
+
 ``{python}`` in a spec is this interpreter (so ``cmd:{python} agent.py`` works in any
 virtual environment); ``cmd:`` agents start in the repository root unless ``cwd`` says
 otherwise.
@@ -88,3 +92,19 @@ def resolve(run: RunConfig, root: Path, cli: str | None, manifest: str | None) -
         f"no agent to run: {hint}pass --agent SPEC (for example cmd:python my_agent.py) or set "
         "[run] default_agent"
     )
+
+
+# Schemes --base-url applies to: the ones that talk to an OpenAI-compatible endpoint.
+BASE_URL_SCHEMES = frozenset({"openai"})
+
+
+def with_base_url(choice: AgentChoice, base_url: str | None) -> AgentChoice:
+    """The choice with ``--base-url`` applied (a usage error for other schemes)."""
+    if not base_url:
+        return choice
+    scheme, _ = split_spec(choice.spec)
+    if scheme not in BASE_URL_SCHEMES:
+        raise FatalError(f"--base-url goes with an openai: agent; the agent is {choice.spec!r}")
+    if not base_url.startswith(("http://", "https://")):
+        raise FatalError(f"--base-url {base_url!r} must be an http:// or https:// URL")
+    return AgentChoice(choice.spec, choice.name, {**choice.options, "base_url": base_url})

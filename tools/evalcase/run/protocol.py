@@ -14,7 +14,10 @@ A *reply* is one assistant message, optionally with ``usage`` and ``agent_versio
     {"role": "assistant", "content": "...",
      "tool_calls": [{"id": "call_1", "type": "function", "function":
                      {"name": "order_lookup", "arguments": "{\\"order_id\\": \\"O1\\"}"}}],
-     "usage": {"prompt_tokens": 10, "completion_tokens": 5}, "agent_version": "1.2"}
+     "usage": {"prompt_tokens": 10, "completion_tokens": 5}, "agent_version": "1.2",
+     "finish_reason": "stop"}
+
+``finish_reason`` is optional; ``"length"`` says the reply was cut at the token limit.
 
 A reply that breaks these rules is the attempt's recorded ``protocol`` error.
 """
@@ -44,10 +47,12 @@ def dumps_strict(value: Any) -> str:
 class AgentFault(Exception):
     """The agent misbehaved (or could not be reached): becomes the attempt's recorded error."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, events: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        # What the adapter did before giving up (retries...): recorded in the trace.
+        self.events = tuple(events)
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,11 @@ class Reply:
     tool_calls: tuple[ToolCall, ...]
     usage: Mapping[str, Any] = field(default_factory=dict)
     agent_version: str | None = None
+    # Why the model stopped, as the endpoint said: "stop", "tool_calls", "length" (cut at
+    # the token limit: the attempt is marked truncated)...; None when the agent did not say.
+    finish_reason: str | None = None
+    # What the adapter did to get this reply (retries...): trace events, in order.
+    events: tuple[Mapping[str, Any], ...] = ()
 
     def message(self) -> dict[str, Any]:
         """The assistant message as recorded and sent back in later requests."""
@@ -155,7 +165,10 @@ def parse_reply(obj: Any) -> Reply:
     if not isinstance(usage, dict):
         raise AgentFault("protocol", "reply 'usage' must be an object")
     version = obj.get("agent_version")
-    return Reply(content, calls, usage, None if version is None else str(version))
+    finish = obj.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise AgentFault("protocol", "reply 'finish_reason' must be a string")
+    return Reply(content, calls, usage, None if version is None else str(version), finish)
 
 
 def _tool_call(raw: Any, index: int) -> ToolCall:

@@ -59,7 +59,7 @@ def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
         **_base(job),
         "status": "error",
         "error": {"kind": "worker_lost", "message": message},
-        "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
+        "output": None, "truncated": False, "messages": [], "trace": [], "calls": [], "retrieved": [],
         "initial_state": None, "state_diff": [],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
         "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
@@ -112,6 +112,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
     agent_version: str | None = None
     confirmations = set(job.env.confirmations)
     confirmed = False
+    truncated = False  # a reply ended at the token limit (finish_reason "length")
     session = None
     try:
         session = open_session(job.adapter, job.adapter_options, job)
@@ -130,6 +131,10 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                     raise AgentFault("timeout", f"no final answer within {job.timeout_s:g} s")
                 request = build_request(view, messages, job.attempt, job.seed)
                 reply = session.reply(request, deadline)
+                for event in reply.events:
+                    recorder.event(str(event.get("type", "adapter")), **_fields(event))
+                if reply.finish_reason == "length":
+                    truncated = True
                 if reply.agent_version:
                     agent_version = reply.agent_version
                 _add_usage(usage, reply.usage)
@@ -139,6 +144,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                     "assistant",
                     content=reply.content,
                     tool_calls=[{"id": c.id, "tool": c.name} for c in reply.tool_calls],
+                    finish_reason=reply.finish_reason,
                 )
                 if not reply.tool_calls:
                     output = reply.content
@@ -148,6 +154,8 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
     except AgentFault as fault:
+        for event in fault.events:
+            recorder.event(str(event.get("type", "adapter")), **_fields(event))
         error = {"kind": fault.kind, "message": fault.message}
         recorder.event("error", kind=fault.kind, message=fault.message)
     except Exception as exc:  # an adapter bug must not end the run
@@ -164,6 +172,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         "status": "error" if error else "completed",
         "error": error,
         "output": output,
+        "truncated": truncated,
         "messages": messages,
         "trace": recorder.trace,
         "calls": env.calls,
@@ -178,6 +187,10 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         "record_version": RECORD_VERSION,
         **extra,
     }
+
+
+def _fields(event: Any) -> dict[str, Any]:
+    return {str(k): v for k, v in dict(event).items() if k != "type"}
 
 
 def _add_usage(total: dict[str, Any], usage: Any) -> None:

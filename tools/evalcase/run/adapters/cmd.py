@@ -234,6 +234,35 @@ class CmdSession:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def preflight(target: str, options: Mapping[str, Any]) -> str | None:
+    """Before the run: the program exists (on ``PATH``, or as a path from ``cwd``) and may
+    be executed; its working directory exists."""
+    try:
+        argv = shlex.split(target)
+    except ValueError as exc:
+        return f"cmd:{target}: cannot be split into a command line ({exc})"
+    if not argv:
+        return "cmd: needs a program, as in cmd:python agent.py"
+    cwd = Path(str(options.get("cwd") or "."))
+    if not cwd.is_dir():
+        return f"cmd:{target}: the working directory {cwd} does not exist ([run.agents.NAME] cwd)"
+    program = argv[0]
+    env_path = dict(options.get("env") or {}).get("PATH") or os.environ.get("PATH", "")
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program) if Path(program).is_absolute() else cwd / program
+        if not path.is_file():
+            return f"cmd:{target}: the program {program} does not exist (looked in {cwd})"
+        if not os.access(path, os.X_OK):
+            return (
+                f"cmd:{target}: {path} is not executable (chmod +x it, or start it through its "
+                "interpreter, as in cmd:{python} agent.py)"
+            )
+        return None
+    if shutil.which(program, path=str(env_path)) is None:
+        return f"cmd:{target}: no program {program!r} on PATH"
+    return None
+
+
 def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> CmdSession:
     argv = shlex.split(target)
     if not argv:

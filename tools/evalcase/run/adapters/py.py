@@ -99,6 +99,21 @@ class InlineSession(PySession):
             raise AgentFault("agent_exit", f"the agent raised {exc!r}") from None
 
 
+def preflight(target: str, options: Mapping[str, Any]) -> str | None:
+    """Before the run: the module imports and has the function (an agent runs in-process,
+    so this is the import every attempt would do)."""
+    path = options.get("path")
+    try:
+        func = load(target, None if path is None else str(path))
+    except AgentFault as fault:
+        return fault.message if fault.message.startswith("py:") else f"py: {fault.message}"
+    except Exception as exc:  # importing the agent's module ran its code: anything goes
+        return f"py: importing {target!r} failed: {type(exc).__name__}: {exc}"
+    if not callable(func):
+        return f"py: {target!r} is not a function"
+    return None
+
+
 def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> PySession:
     path = options.get("path")
     func = load(target, None if path is None else str(path))

@@ -57,6 +57,16 @@ class ReplaySession:
         return None
 
 
+def preflight(target: str, options: Mapping[str, Any]) -> str | None:
+    """Before the run: the run to replay exists."""
+    outputs = str(options.get("outputs_dir") or "outputs")
+    if not target:
+        return "replay: needs a run ID, as in replay:20261130T214501Z-3fa9c1"
+    if not any(Path(outputs).glob(f"*/{target}/attempts.jsonl")):
+        return f"replay: no run {target!r} under {outputs}"
+    return None
+
+
 def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> ReplaySession:
     outputs = str(options.get("outputs_dir") or "outputs")
     replies = recorded(outputs, target).get((job.agent.attempt_key, job.attempt))

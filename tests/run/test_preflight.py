@@ -1,0 +1,199 @@
+"""Preflight: a misconfigured agent stops `evalcase run` before the first attempt, with
+exit status 2, one message and no run folder. Real processes, a real repository, a real
+local server (and a real port with nothing listening on it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo
+from tests.run.openai_server import Server, completion
+
+CASE = "llm_instruction_001"
+BLOCKER = '''
+import importlib.abc, os, sys
+
+BLOCKED = set(os.environ["EVALCASE_TEST_BLOCK_IMPORT"].split(","))
+
+
+class Blocker(importlib.abc.MetaPathFinder):
+    """As if the packages were not installed in this environment."""
+
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Blocker())
+'''
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("preflight") / "repo"
+    root.mkdir()
+    for folder in ("datasets", "fixtures", "examples"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    config = (REPO_ROOT / "evalcase.toml").read_text("utf-8")
+    config += (
+        'keyed = { spec = "openai:local-model", api_key_env = "EVALCASE_PREFLIGHT_KEY" }\n'
+        'not_executable = { spec = "cmd:./examples/agent_without_x_bit.sh" }\n'
+    )
+    (root / "evalcase.toml").write_text(config, "utf-8")
+    (root / "examples" / "agent_without_x_bit.sh").write_text("#!/bin/sh\n", "utf-8")
+    (root / ".gitignore").write_text("/outputs/\n", "utf-8")
+    init_repo(root)
+    commit_all(root, "datasets")
+    return root
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port bound on 127.0.0.1 that does not listen: connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
+
+
+def _run(
+    repo: Path, out: Path, *args: str, block: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **GIT_ENV, **env}
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALCASE_PREFLIGHT_KEY"):
+        if name not in env:
+            full.pop(name, None)
+    paths = [str(REPO_ROOT / "tools")]
+    if block:
+        hook = out.parent / "import_hook"
+        hook.mkdir(exist_ok=True)
+        (hook / "sitecustomize.py").write_text(BLOCKER, "utf-8")
+        paths.insert(0, str(hook))
+        full["EVALCASE_TEST_BLOCK_IMPORT"] = block
+    full["PYTHONPATH"] = os.pathsep.join(paths)
+    return subprocess.run(
+        [sys.executable, "-m", "evalcase", "run", "refund_regression_set", "--no-grade",
+         "--select", CASE, "--outputs", str(out), "--progress", "none", *args],
+        cwd=repo, env=full, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def _stopped(proc: subprocess.CompletedProcess[str], out: Path, *expected: str) -> None:
+    """Exit 2, one line on stderr naming the problem, nothing written."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evalcase: error: "), proc.stderr
+    for text in expected:
+        assert text in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not out.exists(), sorted(out.rglob("*"))
+
+
+def test_an_unreachable_base_url_stops_the_run(
+    repo: Path, tmp_path: Path, closed_port: int
+) -> None:
+    out = tmp_path / "outputs"
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    proc = _run(repo, out, "--agent", "openai:local-model", "--base-url", url)
+    _stopped(proc, out, "does not answer", f"GET {url}/models", "--base-url")
+
+
+def test_an_unreachable_openai_base_url_from_the_environment_stops_the_run(
+    repo: Path, tmp_path: Path, closed_port: int
+) -> None:
+    out = tmp_path / "outputs"
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    proc = _run(repo, out, "--agent", "openai:local-model", OPENAI_BASE_URL=url)
+    _stopped(proc, out, "does not answer", url)
+
+
+def test_a_missing_api_key_stops_the_run(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "outputs"
+    proc = _run(repo, out, "--agent", "openai:gpt-4o-mini")
+    _stopped(proc, out, "OPENAI_API_KEY", "is not set")
+
+
+def test_a_named_key_variable_that_is_unset_stops_the_run_even_with_a_local_server(
+    repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "outputs"
+    server = Server([])
+    with server.running():
+        proc = _run(repo, out, "--agent", "keyed", "--base-url", server.url)
+    _stopped(proc, out, "[run.agents] keyed", "EVALCASE_PREFLIGHT_KEY")
+    assert server.requests == []
+
+
+def test_a_key_the_endpoint_refuses_stops_the_run(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "outputs"
+    server = Server([], models_status=401)
+    with server.running():
+        proc = _run(
+            repo, out, "--agent", "keyed", "--base-url", server.url,
+            EVALCASE_PREFLIGHT_KEY="sk-wrong-key-never-printed",
+        )  # fmt: skip
+    _stopped(proc, out, "refuses the key in EVALCASE_PREFLIGHT_KEY", "HTTP 401")
+    assert "sk-wrong-key-never-printed" not in proc.stderr
+    assert server.gets == ["/v1/models"] and server.requests == []
+
+
+def test_a_missing_openai_package_stops_the_run(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "outputs"
+    proc = _run(
+        repo, out, "--agent", "openai:local-model", "--base-url", "http://127.0.0.1:9/v1",
+        block="openai",
+    )  # fmt: skip
+    _stopped(proc, out, "needs the 'openai' package", "pip install 'evalcase[openai]'")
+
+
+def test_a_missing_plugin_module_stops_the_run(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "outputs"
+    proc = _run(repo, out, "--agent", "py:no_such_agent_module:agent")
+    _stopped(proc, out, "no_such_agent_module")
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("cmd:no-such-agent-program-3f9a", "no program 'no-such-agent-program-3f9a' on PATH"),
+        ("cmd:./examples/no_such_agent.py", "does not exist"),
+        ("not_executable", "is not executable"),
+    ],
+)
+def test_a_cmd_program_that_cannot_start_stops_the_run(
+    repo: Path, tmp_path: Path, agent: str, expected: str
+) -> None:
+    out = tmp_path / "outputs"
+    _stopped(_run(repo, out, "--agent", agent), out, expected)
+
+
+def test_base_url_is_for_openai_agents_only(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "outputs"
+    proc = _run(repo, out, "--agent", "refund_agent", "--base-url", "http://127.0.0.1:9/v1")
+    _stopped(proc, out, "--base-url goes with an openai: agent")
+
+
+def test_an_ad_hoc_openai_agent_with_base_url_runs_and_records_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "outputs"
+    server = Server([(200, completion("Done."), {})] * 8)
+    with server.running():
+        proc = _run(repo, out, "--agent", "openai:local-model", "--base-url", server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert server.gets == ["/v1/models"]  # the preflight, once, before the attempts
+    assert server.requests and server.requests[0]["model"] == "local-model"
+    (run_json,) = out.glob("*/*/run.json")
+    meta = json.loads(run_json.read_text("utf-8"))
+    assert meta["agent"]["spec"] == "openai:local-model"
+    assert meta["agent"]["options"]["base_url"] == server.url
+    assert meta["counts"] == {"attempts": 1, "errors": 0}
