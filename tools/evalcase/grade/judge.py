@@ -163,6 +163,10 @@ def _cached(config: JudgeConfig, body: Mapping[str, Any], dims: list[Dimension])
                    structured="response_format" in body)  # fmt: skip
 
 
+# What of a request goes over the wire (the rest binds the cache entry to it).
+SENT = ("model", "messages", "temperature", "max_tokens", "response_format")
+
+
 def _store(
     config: JudgeConfig, body: Mapping[str, Any], content: str, environ: Mapping[str, str]
 ) -> None:

@@ -9,10 +9,10 @@ of the variable holding the key, default ``OPENAI_API_KEY``; the key itself is n
 written anywhere), ``max_retries`` (default 4), ``backoff_s`` (first wait, default 1.0,
 doubled per retry, unless the server sends ``retry-after``), ``preflight`` (default true:
 check the endpoint once before the run), ``preflight_timeout_s`` (default 5), ``extra``
-(more request fields). ``temperature``, ``max_tokens``, ``top_p``, ``seed`` and ``stop`` come from the case's
-``generation_config`` (or the prompt fixture's). What the model receives is rendered by
-:mod:`evalcase.run.chat_view` (system prompt, context block, turns, tools; its version is
-recorded in run.json).
+(more request fields). ``temperature``, ``max_tokens``, ``top_p``, ``seed`` and ``stop``
+come from the case's ``generation_config`` (or the prompt fixture's). What the model
+receives is rendered by :mod:`evalcase.run.chat_view` (system prompt, context block,
+turns, tools; its version is recorded in run.json).
 
 What is retried (each retry is a ``retry`` event in the attempt's trace): 429 and 503,
 after the server's ``retry-after`` (or ``retry-after-ms``) when it sends one, else the
