@@ -78,6 +78,7 @@ from evalcase.lint.rules import (
     symlink,
     text_hygiene,
     tool_not_available,
+    tool_schema_invalid,
     tool_schema_pin,
     unexpected_file,
     unknown_evaluator,
@@ -169,6 +170,7 @@ _MODULES = (
     p0_without_human_review,
     observation_in_gate,
     duplicate_case_content,
+    tool_schema_invalid,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
