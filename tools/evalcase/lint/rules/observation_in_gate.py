@@ -67,7 +67,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
                 col,
                 f"this observation case is selected by {' and '.join(how)} into suite "
                 f"{name!r}, which gate {gated[name]!r} uses; observation cases never count "
-                "in pass rates (seed 004): settle the case and drop observation, or take it "
+                "in pass rates: settle the case and drop observation, or take it "
                 "out of the suite",
                 ((manifest.path, 1, 1),),
             )

@@ -63,8 +63,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             doc.path,
             line,
             col,
-            f"{dotted(path)} holds {kinds}{more}: {what} must not hold personal data (seed 002 "
-            "section 9); mask it (138****0001) or replace it with synthetic data; a "
+            f"{dotted(path)} holds {kinds}{more}: {what} must not hold personal data; "
+            "mask it (138****0001) or replace it with synthetic data; a "
             "deliberate synthetic value in a red-team case is suppressed with a reason "
             "(# evalcase: disable=EC410 <why>)",
         )
