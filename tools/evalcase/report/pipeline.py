@@ -107,7 +107,7 @@ def redact_outputs(run_dir: Path) -> None:
     of passing them on masked text."""
     import json
 
-    from evalcase.grade import pii
+    from evalcase import pii
     from evalcase.grade.run import read_jsonl
 
     attempts_path = run_dir / "attempts.jsonl"

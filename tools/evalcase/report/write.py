@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalcase.grade import pii
+from evalcase import pii
 from evalcase.grade.run import GradedRun
 from evalcase.model import FatalError
 from evalcase.report.build import build_report

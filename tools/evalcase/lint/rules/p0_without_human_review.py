@@ -5,7 +5,8 @@ releases on its own (its gate needs every attempt to pass), so what it expects m
 been checked by someone accountable. A P0 case carries at least one review record with a
 reviewer and a decision (``approved`` or ``rejected``; ``needs_revision`` asks for changes,
 so the review is not done), written by ``evalcase review-case``, or, while it waits for one, ``metadata.human_review_waiver`` with the
-documented reason (who decided, until when).
+documented reason (who decided, until when). An observation case never counts and never
+gates, so it may wait for its review.
 
 Passing::
 
@@ -31,7 +32,7 @@ from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.rules.blank_reviewer import blank
-from evalcase.lint.semantic import data_of
+from evalcase.lint.semantic import data_of, roles
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -49,6 +50,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     data = data_of(doc, ctx, FileKind.CASE)
     if data is None or data.get("risk_level") != "P0":
         return
+    if any(role == "observation" for role, _, _ in roles(doc)):
+        return  # never counted, never gates (EC416): a review still asking for changes is fine
     records = doc.get(("metadata", "review_records"))
     if isinstance(records, list) and any(
         isinstance(r, dict)
