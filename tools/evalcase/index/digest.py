@@ -280,3 +280,18 @@ def assemble(
         ),
         complete=complete,
     )
+
+
+def reviewed_content_digest(data: Mapping[str, object], governance: Collection[str]) -> str:
+    """What a review judges, from a case's parsed data: the digest of its execution and
+    judging fields, the same fields (and the same value) as ``case_digest``. A review
+    record stores it as ``content_digest`` (``evalcase review-case``); EC419 compares."""
+    from evalcase.index.facts import digest
+
+    return fields_digest(
+        {
+            str(k): digest(v)
+            for k, v in data.items()
+            if k not in IDENTITY_FIELDS and k not in governance
+        }
+    )

@@ -62,6 +62,7 @@ from evalcase.lint.rules import (
     rejected_in_gated_view,
     released_id_reused,
     resource_limit,
+    review_record_mismatch,
     rubric_impossible,
     run_result_in_case,
     schema_invalid_value,
@@ -171,6 +172,7 @@ _MODULES = (
     observation_in_gate,
     duplicate_case_content,
     tool_schema_invalid,
+    review_record_mismatch,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
