@@ -9,7 +9,6 @@ import pytest
 
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
-
 from evalcase.pii import (
     ADDRESS,
     BANK_CARD,

@@ -106,7 +106,10 @@ def test_the_workflow_pins_a_commit_and_its_steps_pass_in_a_fresh_repository(
                 # pip's first step for such a URL: the commit is there to fetch.
                 fetch = subprocess.run(
                     ["git", "fetch", "-q", url, pinned],
-                    cwd=src, env=_env(tmp_path), capture_output=True, text=True,
+                    cwd=src,
+                    env=_env(tmp_path),
+                    capture_output=True,
+                    text=True,
                 )
                 assert fetch.returncode == 0, fetch.stderr
                 continue

@@ -2,8 +2,9 @@
 case fields.
 
 Each comes from the code it documents (a rule's docstring, a command's click options and
-help, the configuration schema, the case schemas), so it cannot drift: tests/test_docs.py fails when a file
-in docs/ differs from what this module renders. Regenerate with::
+help, the configuration schema, the case schemas), so it cannot drift:
+tests/test_docs.py fails when a file in docs/ differs from what this module renders.
+Regenerate with::
 
     .venv/bin/python -m evalcase.docgen          # rewrite the generated parts in docs/
     .venv/bin/python -m evalcase.docgen --check  # exit 1, naming the stale files

@@ -73,7 +73,9 @@ _RESERVED_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 # Something that could be a phone number: 7 to 17 digits in one group, with the
 # separators numbers are written with; libphonenumber (slow) only looks where one is.
-_PHONE_HINT = re.compile(r"(?<![0-9A-Za-z*])\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])")
+_PHONE_HINT = re.compile(
+    r"(?<![0-9A-Za-z*])\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])"
+)
 # Numbers without a "+" country code are read as numbers of this region.
 DEFAULT_REGION = "CN"
 

@@ -166,9 +166,7 @@ def new_command(
 @click.option("--title", default=None, help="One-line title (default: the ID in words).")
 @root_option
 @fatal_errors
-def new_dataset_command(
-    dataset_id: str, owner: str, title: str | None, root: str | None
-) -> None:
+def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: str | None) -> None:
     """Write datasets/DATASET_ID/dataset.yaml (a manifest lint accepts) and its cases/
     folder; then add cases with `evalcase new DATASET_ID`."""
     from evalcase.authoring.new_dataset import new_dataset

@@ -1,14 +1,14 @@
 """Two cases under different IDs with the same execution and judging content.
 
-A case is one test; the same test twice weighs its result twice in every
-pass rate and gate, and usually comes from copying a case and forgetting to change it.
-Two cases whose content is the same (every field but the identity fields and the
-governance fields: input, context, state, tools, expectations, graders, risk level...)
-are an error, also when they differ only in punctuation, spacing, letter case or
-full-width characters (each text is NFKC-normalised, case-folded and stripped of
-punctuation and spaces before the comparison). Make the copy test something else (another initial state, another context,
-another expectation), or delete it. Near-duplicates (the same input and context up to
-punctuation) are a warning, EC408.
+A case is one test; the same test twice weighs its result twice in every pass rate and
+gate, and usually comes from copying a case and forgetting to change it. Two cases whose
+content is the same (every field but the identity fields and the governance fields:
+input, context, state, tools, expectations, graders, risk level...) are an error, also
+when they differ only in punctuation, spacing, letter case or full-width characters
+(each text is NFKC-normalised, case-folded and stripped of punctuation and spaces before
+the comparison). Make the copy test something else (another initial state, another
+context, another expectation), or delete it. Near-duplicates (the same input and context
+up to punctuation) are a warning, EC408.
 
 Passing::
 

@@ -1,12 +1,12 @@
 """A P0 case without a human review record or a documented reason.
 
-High-risk samples are reviewed by people: a P0 case decides
-releases on its own (its gate needs every attempt to pass), so what it expects must have
-been checked by someone accountable. A P0 case carries at least one review record with a
-reviewer and a decision (``approved`` or ``rejected``; ``needs_revision`` asks for changes,
-so the review is not done), written by ``evalcase review-case``, or, while it waits for one, ``metadata.human_review_waiver`` with the
-documented reason (who decided, until when). An observation case never counts and never
-gates, so it may wait for its review.
+High-risk samples are reviewed by people: a P0 case decides releases on its own (its
+gate needs every attempt to pass), so what it expects must have been checked by someone
+accountable. A P0 case carries at least one review record with a reviewer and a decision
+(``approved`` or ``rejected``; ``needs_revision`` asks for changes, so the review is not
+done), written by ``evalcase review-case``, or, while it waits for one,
+``metadata.human_review_waiver`` with the documented reason (who decided, until when).
+An observation case never counts and never gates, so it may wait for its review.
 
 Passing::
 

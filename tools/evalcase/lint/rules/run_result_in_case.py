@@ -1,14 +1,15 @@
 """A run result or a run-resolved version written into a case.
 
-The case defines the task; the run records what it resolved and what came out. A case that carries ``run_id``, ``model_version``, ``index_version``,
-``output``, ``score`` or ``passed`` mixes one run into the definition: the next run with
-another model reads a stale result as if it were part of the task, and two runs can no
-longer be compared. Each finding says where the value belongs (run.json, attempts.jsonl,
-grades.jsonl). Fields checked: at the top level and in ``metadata`` of a case, every name of
+The case defines the task; the run records what it resolved and what came out. A case
+that carries ``run_id``, ``model_version``, ``index_version``, ``output``, ``score`` or
+``passed`` mixes one run into the definition: the next run with another model reads a
+stale result as if it were part of the task, and two runs can no longer be compared.
+Each finding says where the value belongs (run.json, attempts.jsonl, grades.jsonl).
+Fields checked: at the top level and in ``metadata`` of a case, every name of
 ``evalcase.contract.run_fields.RUN_FIELDS``; at any depth (``environment``, ``context``,
 ``initial_state`` ...), the names that mean nothing but a run (``model_version``,
-``prompt_version``, ``run_id``, ``actual_output``, ``judge_score``: ``NESTED_RUN_FIELDS``).
-Team-specific notes go under an ``x-`` prefix.
+``prompt_version``, ``run_id``, ``actual_output``, ``judge_score``:
+``NESTED_RUN_FIELDS``). Team-specific notes go under an ``x-`` prefix.
 
 Passing::
 
