@@ -407,3 +407,35 @@ def test_forbidden_tokens_extend_and_ignore(tmp_path: Path) -> None:
     assert naming.run_words("insurance_phi_claims_001", tokens) == []
     assert naming.run_words("insurance_phi_claims_001", DEFAULT_FORBIDDEN_TOKENS) != []
     assert [w for w, _ in naming.run_words("refund_gpt4o_points_001", tokens)] == ["gpt4o"]
+
+
+def _lint_case(base_repo: Path, old: str, new: str) -> list[tuple[str, int, str]]:
+    from evalcase.config import load_config
+    from evalcase.lint.api import lint_repository
+
+    case = base_repo / "datasets" / "sample_set" / "cases" / "refund_tool_submit_001.yaml"
+    text = case.read_text("utf-8")
+    assert old in text
+    case.write_text(text.replace(old, new, 1), "utf-8")
+    result = lint_repository(load_config(base_repo), use_cache=False, jobs=1)
+    return [(f.code, f.line, f.message) for f in result.findings if f.path.endswith(case.name)]
+
+
+def test_expected_tool_from_the_design_document_gets_the_field_to_write(base_repo: Path) -> None:
+    found = _lint_case(
+        base_repo, "expected_tool_sequence: [order_lookup, refund_submit]",
+        "expected_tool: [order_lookup, refund_submit]",
+    )  # fmt: skip
+    (message,) = [m for code, _, m in found if code == "EC102"]
+    assert "expected_calls: {calls: [{tool: order_lookup}, {tool: refund_submit}]" in message
+    assert "expected_tool_sequence" not in message  # never the older form
+
+
+def test_ec318_names_a_renamed_grader_as_the_cause(base_repo: Path) -> None:
+    found = _lint_case(
+        base_repo, "  rule_checks: [no_refund_promise]",
+        "  rule_checks: [no_refund_promise]\n  graders: [{type: tool_args}, {type: llm_rubric}]",
+    )  # fmt: skip
+    (message,) = [m for code, _, m in found if code == "EC318"]
+    assert "'tool_args' was renamed to 'tool_calls'" in message
+    assert "only the LLM judge" not in message
