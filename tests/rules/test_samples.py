@@ -11,7 +11,8 @@ Sample settings come from a comment line in the first lines of the file::
 
 or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
-for an evalcase.toml placed at the root, ``base`` for the content of the same path at a
+for an evalcase.toml placed at the root, ``extra`` for companion files placed into the
+repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the content of the same path at a
 base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
 for repository paths deleted in a second commit after the tags, which then is the base).
 With ``base``, ``tag`` or ``remove`` the repository is a git repository and is linted
@@ -49,6 +50,7 @@ class Sample:
     base: str | None = None
     tag: list[str] = field(default_factory=list)
     remove: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -74,7 +76,7 @@ def _meta(file: Path) -> dict[str, object]:
         if match:
             for part in match.group(1).split():
                 key, _, value = part.partition("=")
-                meta[key] = value.split(",") if key in ("expect", "tag", "remove") else value
+                meta[key] = value.split(",") if key in ("expect", "tag", "remove", "extra") else value
     return meta
 
 
@@ -86,7 +88,7 @@ def discover() -> list[Sample]:
             if not folder.is_dir():
                 continue
             for file in sorted(folder.iterdir()):
-                if file.name.endswith(".sample.toml") or file.name.endswith(".base"):
+                if file.name.endswith((".sample.toml", ".base", ".extra")):
                     continue
                 meta = _meta(file)
                 expect = meta.get("expect", [])
@@ -103,6 +105,7 @@ def discover() -> list[Sample]:
                         base=meta.get("base"),  # type: ignore[arg-type]
                         tag=[str(t) for t in meta.get("tag", []) or []],  # type: ignore[union-attr]
                         remove=[str(r) for r in meta.get("remove", []) or []],  # type: ignore[union-attr]
+                        extra=[str(e) for e in meta.get("extra", []) or []],  # type: ignore[union-attr]
                     )
                 )
     return samples
@@ -118,6 +121,10 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
     shutil.copytree(BASE_REPO, repo)
     if sample.config:
         (repo / "evalcase.toml").write_text((sample.file.parent / sample.config).read_text())
+    for item in sample.extra:  # repo/path=<companion file>.extra, next to the sample
+        where, _, local = item.partition("=")
+        (repo / where).parent.mkdir(parents=True, exist_ok=True)
+        (repo / where).write_bytes((sample.file.parent / local).read_bytes())
     target = repo / sample.path
     target.parent.mkdir(parents=True, exist_ok=True)
     base = None
