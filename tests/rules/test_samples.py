@@ -12,8 +12,8 @@ Sample settings come from a comment line in the first lines of the file::
 or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
 for an evalcase.toml placed at the root, ``extra`` for companion files placed into the
-repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the content of the same path at a
-base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
+repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the
+content of the same path at a base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
 for repository paths deleted in a second commit after the tags, which then is the base).
 With ``base``, ``tag`` or ``remove`` the repository is a git repository and is linted
 with ``--base HEAD``. Default path: ``datasets/sample_set/cases/<file name>``.
@@ -76,7 +76,8 @@ def _meta(file: Path) -> dict[str, object]:
         if match:
             for part in match.group(1).split():
                 key, _, value = part.partition("=")
-                meta[key] = value.split(",") if key in ("expect", "tag", "remove", "extra") else value
+                listed = key in ("expect", "tag", "remove", "extra")
+                meta[key] = value.split(",") if listed else value
     return meta
 
 
