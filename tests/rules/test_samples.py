@@ -13,8 +13,9 @@ or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
 for an evalcase.toml placed at the root, ``extra`` for companion files placed into the
 repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the
-content of the same path at a base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
-for repository paths deleted in a second commit after the tags, which then is the base).
+content of the same path at a base commit, ``tag`` to tag the base commit's datasets
+with ``evalcase tag``, ``remove`` for repository paths deleted in a second commit after
+the tags, which then is the base).
 With ``base``, ``tag`` or ``remove`` the repository is a git repository and is linted
 with ``--base HEAD``. Default path: ``datasets/sample_set/cases/<file name>``.
 """
