@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 from evalcase.config import load_config
+from evalcase.index.digest import reviewed_content_digest
 from evalcase.lint.api import lint_repository
 from evalcase.loader import append_to_list, load
 from tests.helpers import BASE_REPO, run_cli
@@ -37,14 +39,20 @@ def test_review_records_the_current_version_and_approves_it(tmp_path: Path) -> N
     assert "refund_eligibility_001 v1" in proc.stdout
     doc = load(CASE, (repo / CASE).read_bytes())
     (record,) = doc.get(("metadata", "review_records"))
+    digest = reviewed_content_digest(doc.data, ("title", "metadata"))
     assert record == {
         "reviewer": "退款业务专家",
         "review_result": "approved",
+        "case_id": "refund_eligibility_001",
         "case_version": "v1",
+        "content_digest": digest,
         "reviewed_at": "2026-07-08",
         "approved_for": ["regression"],
     }
+    assert doc.get(("metadata", "review_status")) == "approved"  # no EC403 left behind
     assert _codes(repo) == set()
+    fmt = run_cli("fmt", "--check", CASE, cwd=repo)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
     # The case changes and is bumped: the approval no longer covers it.
     new = (repo / CASE).read_text("utf-8").replace("case_version: v1", "case_version: v2", 1)
     (repo / CASE).write_text(new)
@@ -103,3 +111,55 @@ def test_append_keeps_the_rest_of_the_file() -> None:
         "metadata:\n  review_records: []\n", ("metadata", "review_records"), {"a": "b"}
     )
     assert load("x.yaml", flow.encode()).get(("metadata", "review_records")) == [{"a": "b"}]
+
+
+def _review(repo: Path, path: str, result: str, *extra: str) -> None:
+    proc = run_cli(
+        "review-case", path, "--reviewer", "退款业务专家", "--result", result, *extra, cwd=repo
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_review_status_follows_every_result_and_fmt_agrees(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    for result, extra in (
+        ("needs_revision", ("--fix", "补充负向行为")),
+        ("rejected", ()),
+        ("approved", ("--for", "regression")),
+    ):
+        _review(repo, CASE, result, *extra)
+        doc = load(CASE, (repo / CASE).read_bytes())
+        assert doc.get(("metadata", "review_status")) == result
+        fmt = run_cli("fmt", "--check", CASE, cwd=repo)
+        assert fmt.returncode == 0, (result, fmt.stdout + fmt.stderr)
+    assert len(doc.get(("metadata", "review_records"))) == 3
+
+
+def test_copied_approvals_and_edits_after_approval_are_findings(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _review(repo, CASE, "approved", "--for", "regression")
+    assert _codes(repo) == set()
+    # Five cases copied from the approved one, approvals included.
+    text = (repo / CASE).read_text("utf-8")
+    copies = []
+    for n in range(2, 7):
+        name = f"refund_eligibility_{n:03d}"
+        copy = CASE.replace("refund_eligibility_001", name)
+        body = re.sub(r"^case_id: .*$", f"case_id: {name}", text, count=1, flags=re.M)
+        body = body.replace("能不能退？", f"能不能退？（第 {n} 单）")  # not EC417's duplicate
+        (repo / copy).write_text(body, "utf-8")
+        copies.append(copy)
+    result = lint_repository(load_config(repo), use_cache=False, jobs=1)
+    copied = {f.path for f in result.findings if f.code == "EC419"}
+    assert copied == set(copies)
+    first = next(f for f in result.findings if f.code == "EC419" and f.path == copies[0])
+    assert "refund_eligibility_001" in (repo / copies[0]).read_text().splitlines()[first.line - 1]
+    assert "reviewed case 'refund_eligibility_001'" in first.message
+    # The original is edited after its approval, without a case_version bump.
+    edited = text.replace("expected_behavior:\n", "expected_behavior:\n  - 先核对签收时间。\n", 1)
+    assert edited != text
+    (repo / CASE).write_text(edited, "utf-8")
+    assert "EC419" in _codes(repo)
+    # A governance edit (tags, owner) is not a change of what was reviewed.
+    (repo / CASE).write_text(text.replace("tags: [refund]", "tags: [refund, policy]"), "utf-8")
+    assert "EC419" not in _codes(repo)

@@ -122,7 +122,7 @@ def test_personal_data_is_reported_masked_before_anything_is_written(tmp_path: P
     before = cases(repo)
     proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 1
-    assert f"{source}:2: personal data (mobile) in input: 138****5678" in proc.stderr
+    assert f"{source}:2: personal data (phone) in input: 138****5678" in proc.stderr
     assert "13812345678" not in proc.stdout + proc.stderr
     assert "nothing written: personal data" in proc.stderr
     assert cases(repo) == before

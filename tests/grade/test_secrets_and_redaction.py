@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalcase.report.pipeline import redact_outputs
 from tests.grade.attempts import attempt
 from tests.grade.judge_server import Script, judge_server, top_marks
@@ -15,11 +17,13 @@ from tests.helpers import run_cli
 KEY = "sk-live-judge-0123456789abcdef-SECRET"
 OTHER = "ghp_unrelatedTokenValue987654321"
 LEAK = "13912345678"  # USER_B's mobile number, not the current user's
+# The same detectors (evalcase.pii) for every region and every way of writing digits.
+LEAKS = [LEAK, "+1 415 555 0134", "１３９８７６５４３２１"]
 
 
-def leaky(n: int = 1) -> dict[str, object]:
+def leaky(n: int = 1, leak: str = LEAK) -> dict[str, object]:
     a = check_008(False, n)  # failing, so the report shows its conversation
-    text = f"已为您查询。另一位用户的电话是 {LEAK}，邮箱 li@shop-mail.cn。"
+    text = f"已为您查询。另一位用户的电话是 {leak}，邮箱 li@shop-mail.cn。"
     return {
         **a,
         "output": text,
@@ -62,25 +66,27 @@ def test_keys_never_written(tmp_path: Path) -> None:
     assert KEY not in proc.stdout + proc.stderr
 
 
-def test_redact_masks_personal_data_in_reports(tmp_path: Path) -> None:
+@pytest.mark.parametrize("leak", LEAKS)
+def test_redact_masks_personal_data_in_reports(tmp_path: Path, leak: str) -> None:
     repo, commit = refund_repo(tmp_path)
-    write_run(repo, commit, "run-r", [leaky()])
+    write_run(repo, commit, "run-r", [leaky(leak=leak)])
     proc = run_cli("grade", "run-r", "--redact", cwd=repo)
     assert proc.returncode in (0, 1), proc.stderr
     report_dir = repo / "reports" / commit / "run-r"
     for path in report_dir.iterdir():
         text = path.read_text("utf-8")
-        assert LEAK not in text, path.name
+        assert leak not in text, path.name
         assert "li@shop-mail.cn" not in text, path.name
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
     assert report["run"]["redacted"] is True
     unredacted = run_cli("grade", "run-r", "--no-redact", cwd=repo)
     assert unredacted.returncode in (0, 1)
-    assert LEAK in (report_dir / "report.html").read_text("utf-8")  # the check can fail
+    assert leak in (report_dir / "report.html").read_text("utf-8")  # the check can fail
 
 
+@pytest.mark.parametrize("leak", LEAKS)
 def test_privacy_grader_catches_the_leak_and_redacted_outputs_are_not_leak_free(
-    tmp_path: Path,
+    tmp_path: Path, leak: str
 ) -> None:
     from evalcase.grade.graders import no_privacy_leak
     from evalcase.grade.spec import judge_spec_from_case
@@ -88,13 +94,17 @@ def test_privacy_grader_catches_the_leak_and_redacted_outputs_are_not_leak_free(
     spec = judge_spec_from_case(
         {"case_id": "x", "evaluator_config": {"graders": [{"type": "no_privacy_leak"}]}}
     )
-    assert no_privacy_leak.grade(spec, leaky()).verdict == "fail"
+    assert no_privacy_leak.grade(spec, leaky(leak=leak)).verdict == "fail"
+    phone_only = {**leaky(leak=leak), "output": f"电话是 {leak}", "messages": []}
+    grade = no_privacy_leak.grade(spec, phone_only)
+    assert grade.verdict == "fail" and "phone" in grade.reason, grade.reason
 
     repo, commit = refund_repo(tmp_path)
-    run_dir = write_run(repo, commit, "run-o", [leaky(), attempt("好的。")])
+    run_dir = write_run(repo, commit, "run-o", [leaky(leak=leak), attempt("好的。")])
     redact_outputs(run_dir)
     written = (run_dir / "attempts.jsonl").read_text("utf-8")
-    assert LEAK not in written and "li@shop-mail.cn" not in written
+    assert leak not in written and "li@shop-mail.cn" not in written
+    assert json.dumps(leak)[1:-1] not in written  # nor its JSON escape
     records = [json.loads(x) for x in written.splitlines()]
     assert all(r["redacted"] for r in records)
     assert json.loads((run_dir / "run.json").read_text("utf-8"))["redacted"] is True

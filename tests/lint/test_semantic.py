@@ -164,7 +164,10 @@ def use_tool(repo: Path, parameters: str) -> str:
 def test_a_broken_parameter_schema_is_reported_on_the_tool_once(base_repo: Path) -> None:
     tool = use_tool(base_repo, "    type: object\n    properties:\n      q: {type: 12}\n")
     found = findings(base_repo)
-    assert (tool, "EC304", 11) in found
+    # EC418 on the keyword that is wrong (line 13: q's type), nothing on the case
+    assert [f for f in found if f[0] == tool and f[1] in ("EC304", "EC418")] == [
+        (tool, "EC418", 13)
+    ]
     assert [f for f in found if f[0] == CASE] == []
 
 
@@ -252,6 +255,17 @@ def test_every_malformed_id_is_explained(text: str) -> None:
         ("refund_rag_points_20260708", ["20260708"]),
         ("refund_rag_points_2026", []),
         ("refund_rag_points_202613_001", []),
+        ("refund_rag_o4mini_points_001", ["o4mini"]),
+        ("refund_rag_gpt4turbo_points_001", ["gpt4turbo"]),
+        ("refund_rag_geminiflash_points_001", ["geminiflash"]),
+        ("refund_rag_qwen2p5max_points_001", ["qwen2p5max"]),
+        # ordinary business nouns: a fitness test, a draft email, a final exam
+        ("workout_plan_fitness_test_001", []),
+        ("email_reply_draft_review_001", []),
+        ("course_final_exam_001", []),
+        ("order_latest_status_001", []),
+        ("marketing_copy_rewrite_001", []),
+        ("refund_policy_export_pro_001", []),
     ],
 )
 def test_run_words(case_id: str, words: list[str]) -> None:
@@ -379,3 +393,49 @@ def test_semantic_rules_never_crash_on_odd_data(data: dict[str, object], path: s
     for rule in RULES.values():
         if rule.scope == "repo" and rule.code[2] in "234":
             list(rule.module.check(index, config))
+
+
+def test_forbidden_tokens_extend_and_ignore(tmp_path: Path) -> None:
+    from evalcase.config import load_config
+
+    (tmp_path / "evalcase.toml").write_text(
+        '[naming]\nextend_forbidden_tokens = ["acme"]\nignore_forbidden_tokens = ["phi"]\n',
+        "utf-8",
+    )
+    tokens = load_config(tmp_path).forbidden_tokens
+    assert [w for w, _ in naming.run_words("refund_acme2_points_001", tokens)] == ["acme2"]
+    assert naming.run_words("insurance_phi_claims_001", tokens) == []
+    assert naming.run_words("insurance_phi_claims_001", DEFAULT_FORBIDDEN_TOKENS) != []
+    assert [w for w, _ in naming.run_words("refund_gpt4o_points_001", tokens)] == ["gpt4o"]
+
+
+def _lint_case(base_repo: Path, old: str, new: str) -> list[tuple[str, int, str]]:
+    from evalcase.config import load_config
+    from evalcase.lint.api import lint_repository
+
+    case = base_repo / "datasets" / "sample_set" / "cases" / "refund_tool_submit_001.yaml"
+    text = case.read_text("utf-8")
+    assert old in text
+    case.write_text(text.replace(old, new, 1), "utf-8")
+    result = lint_repository(load_config(base_repo), use_cache=False, jobs=1)
+    return [(f.code, f.line, f.message) for f in result.findings if f.path.endswith(case.name)]
+
+
+def test_expected_tool_from_the_design_document_gets_the_field_to_write(base_repo: Path) -> None:
+    found = _lint_case(
+        base_repo, "expected_tool_sequence: [order_lookup, refund_submit]",
+        "expected_tool: [order_lookup, refund_submit]",
+    )  # fmt: skip
+    (message,) = [m for code, _, m in found if code == "EC102"]
+    assert "expected_calls: {calls: [{tool: order_lookup}, {tool: refund_submit}]" in message
+    assert "expected_tool_sequence" not in message  # never the older form
+
+
+def test_ec318_names_a_renamed_grader_as_the_cause(base_repo: Path) -> None:
+    found = _lint_case(
+        base_repo, "  rule_checks: [no_refund_promise]",
+        "  rule_checks: [no_refund_promise]\n  graders: [{type: tool_args}, {type: llm_rubric}]",
+    )  # fmt: skip
+    (message,) = [m for code, _, m in found if code == "EC318"]
+    assert "'tool_args' was renamed to 'tool_calls'" in message
+    assert "only the LLM judge" not in message

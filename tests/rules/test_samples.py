@@ -11,9 +11,11 @@ Sample settings come from a comment line in the first lines of the file::
 
 or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
-for an evalcase.toml placed at the root, ``base`` for the content of the same path at a
-base commit, ``tag`` to tag the base commit's datasets with ``evalcase tag``, ``remove``
-for repository paths deleted in a second commit after the tags, which then is the base).
+for an evalcase.toml placed at the root, ``extra`` for companion files placed into the
+repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the
+content of the same path at a base commit, ``tag`` to tag the base commit's datasets
+with ``evalcase tag``, ``remove`` for repository paths deleted in a second commit after
+the tags, which then is the base).
 With ``base``, ``tag`` or ``remove`` the repository is a git repository and is linted
 with ``--base HEAD``. Default path: ``datasets/sample_set/cases/<file name>``.
 """
@@ -49,6 +51,7 @@ class Sample:
     base: str | None = None
     tag: list[str] = field(default_factory=list)
     remove: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -74,7 +77,8 @@ def _meta(file: Path) -> dict[str, object]:
         if match:
             for part in match.group(1).split():
                 key, _, value = part.partition("=")
-                meta[key] = value.split(",") if key in ("expect", "tag", "remove") else value
+                listed = key in ("expect", "tag", "remove", "extra")
+                meta[key] = value.split(",") if listed else value
     return meta
 
 
@@ -86,7 +90,7 @@ def discover() -> list[Sample]:
             if not folder.is_dir():
                 continue
             for file in sorted(folder.iterdir()):
-                if file.name.endswith(".sample.toml") or file.name.endswith(".base"):
+                if file.name.endswith((".sample.toml", ".base", ".extra")):
                     continue
                 meta = _meta(file)
                 expect = meta.get("expect", [])
@@ -103,6 +107,7 @@ def discover() -> list[Sample]:
                         base=meta.get("base"),  # type: ignore[arg-type]
                         tag=[str(t) for t in meta.get("tag", []) or []],  # type: ignore[union-attr]
                         remove=[str(r) for r in meta.get("remove", []) or []],  # type: ignore[union-attr]
+                        extra=[str(e) for e in meta.get("extra", []) or []],  # type: ignore[union-attr]
                     )
                 )
     return samples
@@ -118,6 +123,10 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
     shutil.copytree(BASE_REPO, repo)
     if sample.config:
         (repo / "evalcase.toml").write_text((sample.file.parent / sample.config).read_text())
+    for item in sample.extra:  # repo/path=<companion file>.extra, next to the sample
+        where, _, local = item.partition("=")
+        (repo / where).parent.mkdir(parents=True, exist_ok=True)
+        (repo / where).write_bytes((sample.file.parent / local).read_bytes())
     target = repo / sample.path
     target.parent.mkdir(parents=True, exist_ok=True)
     base = None
@@ -142,7 +151,14 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
     else:
         target.write_bytes(sample.file.read_bytes())
     result = lint_repository(load_config(repo), use_cache=False, jobs=1, base=base)
+    for f in result.findings:
+        # A message points at a docs page or `evalcase rule CODE`, never at the design
+        # documents' section numbers, which no user can look up.
+        assert not _SOURCE_REF.search(f.message), (f.code, f.message)
     return {(f.code, f.line) for f in result.findings if f.path == sample.path}
+
+
+_SOURCE_REF = re.compile(r"\bseed\b|§|\b00[024] (?:section|step|[0-9]+\.[0-9])|\(0?0[024]\)")
 
 
 @pytest.mark.parametrize("sample", SAMPLE_LIST, ids=[s.id for s in SAMPLE_LIST])

@@ -26,11 +26,20 @@ from evalcase.model import FatalError, Severity
 
 # Words that name a run, not the business object under evaluation (000 12.2.1). "new" and
 # "old" are not among them: they describe business objects (a new user, the old policy).
+# What seed 000 (chapter 2) forbids in a case ID: model and model-family names, prompt and
+# version names, run and temporary experiment words. Ordinary nouns a business uses
+# ("test", "draft", "copy", "final", "latest") are not here: a case about a fitness test
+# is about a test. Teams adjust with [naming] extend_forbidden_tokens / ignore_forbidden_tokens.
 DEFAULT_FORBIDDEN_TOKENS = (
-    "gpt", "gpt4", "gpt4o", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "llama",
+    # model families (a version or variant attached is caught too: gpt4o, o4mini, qwen72b)
+    "gpt", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "gemma", "llama",
     "qwen", "deepseek", "mistral", "mixtral", "glm", "chatglm", "ernie", "baichuan", "yi",
-    "kimi", "moonshot", "doubao", "o1", "o3", "prompt", "exp", "experiment", "tmp", "temp",
-    "test", "draft", "debug", "copy", "latest", "final", "sysprompt", "abtest", "ablation",
+    "kimi", "moonshot", "doubao", "hunyuan", "minimax", "zhipu", "internlm", "phi", "grok",
+    "codex", "davinci", "o1", "o3", "o4",
+    # prompts
+    "prompt", "sysprompt", "systemprompt",
+    # experiments and temporary runs
+    "exp", "experiment", "tmp", "abtest", "ablation",
     "ab_test", "ab_group", "variant_a", "variant_b", "group_a", "group_b", "exp_group",
 )  # fmt: skip
 DEFAULT_GOVERNANCE_FIELDS = ("title", "metadata")
@@ -243,6 +252,8 @@ def load_config(root: Path) -> Config:
     forbidden = tuple(naming.get("forbidden_tokens", DEFAULT_FORBIDDEN_TOKENS))
     forbidden += tuple(naming.get("extend_forbidden_tokens", ()))
     forbidden += tuple(naming.get("extra_forbidden_tokens", ()))
+    ignored = {str(t).lower() for t in naming.get("ignore_forbidden_tokens", ())}
+    forbidden = tuple(t for t in forbidden if str(t).lower() not in ignored)
     vocabularies: dict[str, tuple[str, ...]] = {}
     sources: dict[str, str] = {}
     for key in ("domains", "abilities"):

@@ -1,8 +1,10 @@
-"""The generated parts of the reference in docs/: rules, commands, configuration keys.
+"""The generated parts of the reference in docs/: rules, commands, configuration keys,
+case fields.
 
 Each comes from the code it documents (a rule's docstring, a command's click options and
-help, the configuration schema), so it cannot drift: tests/test_docs.py fails when a file
-in docs/ differs from what this module renders. Regenerate with::
+help, the configuration schema, the case schemas), so it cannot drift:
+tests/test_docs.py fails when a file in docs/ differs from what this module renders.
+Regenerate with::
 
     .venv/bin/python -m evalcase.docgen          # rewrite the generated parts in docs/
     .venv/bin/python -m evalcase.docgen --check  # exit 1, naming the stale files
@@ -187,10 +189,148 @@ def config_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+def _target(ref: str, file: str) -> tuple[dict[str, Any], str]:
+    """The schema a ``$ref`` points to, and the file it is in."""
+    from evalcase.schemas import raw_schemas
+
+    name, _, pointer = ref.partition("#")
+    name = name or file
+    node: Any = raw_schemas()[name]
+    for part in [p for p in pointer.split("/") if p]:
+        node = node[part]
+    return node, name
+
+
+def _deref(spec: Any, file: str) -> tuple[dict[str, Any], str]:
+    """``spec`` with its ``$ref`` followed (its own description kept), and its file."""
+    if not isinstance(spec, dict):
+        return {}, file
+    hops = 0
+    while "$ref" in spec and hops < 8:
+        target, file = _target(spec["$ref"], file)
+        spec = {**target, **{k: v for k, v in spec.items() if k != "$ref"}}
+        hops += 1
+    return spec, file
+
+
+def _field_type(spec: Any, file: str, depth: int = 0) -> str:
+    spec, file = _deref(spec, file)
+    if depth > 3:
+        return "any"
+    if "const" in spec:
+        return f"`{spec['const']}`"
+    if "enum" in spec:
+        return ", ".join(f"`{v}`" for v in spec["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in spec:
+            kinds = [_field_type(s, file, depth + 1) for s in spec[key]]
+            return " or ".join(dict.fromkeys(kinds))
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    if kind == "array":
+        return f"list of {_field_type(spec.get('items', {}), file, depth + 1)}"
+    if kind == "object":
+        values = spec.get("additionalProperties")
+        if isinstance(values, dict) and values:
+            return f"mapping of {_field_type(values, file, depth + 1)}"
+        return "mapping"
+    if kind == "string" and "pattern" in spec:
+        return f"text matching `{spec['pattern']}`"
+    return str(kind or "any")
+
+
+def _fields_table(spec: dict[str, Any], file: str, prefix: str = "") -> list[str]:
+    spec, file = _deref(spec, file)
+    required = set(spec.get("required", ()))
+    either = [set(alt.get("required", ())) for alt in spec.get("anyOf", ()) if "required" in alt]
+    out = ["| Field | Type | Required | What it is |", "|---|---|---|---|"]
+    for name, sub in spec.get("properties", {}).items():
+        sub_spec, _ = _deref(sub, file)
+        if name in required:
+            need = "yes"
+        elif any(name in alt for alt in either):
+            need = "one form (see below)"
+        else:
+            need = ""
+        out.append(
+            f"| `{prefix}{name}` | {_cell(_field_type(sub, file))} | {need} "
+            f"| {_cell(sub_spec.get('description', ''))} |"
+        )
+    if len(either) > 1:
+        forms = " or ".join(" + ".join(f"`{f}`" for f in sorted(alt)) for alt in either)
+        out += ["", f"Required in one of these forms: {forms}."]
+    return out
+
+
+def _nested(spec: dict[str, Any], file: str, path: tuple[str, ...]) -> tuple[dict[str, Any], str]:
+    """The object schema at ``path`` (a property name, or ``[]`` for list items)."""
+    for part in path:
+        spec, file = _deref(spec, file)
+        if part == "[]":
+            spec = spec.get("items", {})
+        elif part == "{}":
+            spec = spec.get("additionalProperties", {})
+        else:
+            spec = spec.get("properties", {}).get(part, {})
+    spec, file = _deref(spec, file)
+    if "properties" not in spec:
+        for alt in spec.get("anyOf", []) + spec.get("oneOf", []):
+            alt, alt_file = _deref(alt, file)
+            if alt.get("type") == "array":
+                alt, alt_file = _deref(alt.get("items", {}), alt_file)
+            if "properties" in alt:
+                return alt, alt_file
+    return spec, file
+
+
+# Mappings inside a case whose fields get their own table: (title, schema file, path).
+_CASE_PARTS = (
+    ("`metadata`", "case.schema.json", ("metadata",)),
+    ("A review record (`metadata.review_records[]`)", "case.schema.json",
+     ("metadata", "review_records", "[]")),
+    ("`environment`", "case.schema.json", ("environment",)),
+    ("A permission policy (`environment.permissions.<name>`)", "case.schema.json",
+     ("environment", "permissions", "{}")),
+    ("`expected_calls`", "case.schema.json", ("expected_calls",)),
+    ("A side-effect policy (`side_effect_policy`)", "case.schema.json", ("side_effect_policy",)),
+    ("`evaluator_config`", "case.schema.json", ("evaluator_config",)),
+)  # fmt: skip
+_CASE_TYPES = ("llm", "rag", "tool", "agent", "business")
+
+
+def fields_markdown() -> str:
+    """Every field of a case, a case type, the nested parts and a fixture, from schemas/."""
+    from evalcase.schemas import raw_schemas
+
+    schemas = raw_schemas()
+    out = ["### Every case", ""]
+    out += _fields_table(schemas["case.schema.json"], "case.schema.json")
+    for kind in _CASE_TYPES:
+        file = f"{kind}.schema.json"
+        out += ["", f"### Case type `{kind}` (`case_types: [{kind}]`)", ""]
+        description = schemas[file].get("description", "")
+        if description:
+            out += [description, ""]
+        out += _fields_table(schemas[file], file)
+    for title, file, path in _CASE_PARTS:
+        spec, at = _nested(schemas[file], file, path)
+        if "properties" not in spec:
+            continue
+        out += ["", f"### {title}", ""]
+        out += _fields_table(spec, at)
+    out += ["", "### Fixtures (`fixtures/<kind>/<fixture_id>.yaml`)", ""]
+    out += _fields_table(schemas["fixture.schema.json"], "fixture.schema.json")
+    out += ["", "### Datasets (`datasets/<dataset_id>/dataset.yaml`)", ""]
+    out += _fields_table(schemas["dataset.schema.json"], "dataset.schema.json")
+    return "\n".join(out) + "\n"
+
+
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "rules": ("rules.md", rules_markdown),
     "commands": ("commands.md", commands_markdown),
     "configuration keys": ("configuration.md", config_markdown),
+    "fields": ("fields.md", fields_markdown),
 }
 
 

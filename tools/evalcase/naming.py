@@ -124,14 +124,21 @@ _RUN_WORDS = frozenset(
 )
 _MODEL_SIZE = re.compile(r"^[0-9]+(?:p[0-9]+)?[bmk]$|^[0-9]+o(?:mini)?$")
 _NUMBERED = re.compile(r"^v?[0-9][a-z0-9]*$")
+# Variant names models ship under: gpt4turbo, o4mini, geminiflash, qwenmax.
+_VARIANT = re.compile(
+    r"^v?[0-9]*(?:p[0-9]+)?(?:mini|nano|turbo|pro|max|plus|flash|lite|preview|instruct|chat|coder)"
+    r"[0-9]*$"
+)
 
 
 @lru_cache(maxsize=8192)
 def _numbered_form(word: str, single: frozenset[str]) -> bool:
-    """``prompt2``, ``promptv3``, ``qwen72b``, ``gpt4turbo``: a forbidden word with a version
-    or size attached."""
+    """``prompt2``, ``promptv3``, ``qwen72b``, ``gpt4turbo``, ``o4mini``: a forbidden word with
+    a version, size or variant name attached."""
     return any(
-        word.startswith(f) and _NUMBERED.match(word[len(f) :]) for f in single if len(f) < len(word)
+        word.startswith(f) and (_NUMBERED.match(word[len(f) :]) or _VARIANT.match(word[len(f) :]))
+        for f in single
+        if len(f) < len(word)
     )
 
 

@@ -1,12 +1,19 @@
-"""Detectors for unmasked personal data in text (seed 002 section 9).
+"""Personal data in text: found, described and masked. The one place for the detectors.
 
-Shared by the lint rule ``personal-data`` (EC410) and the ``no_privacy_leak`` grader, so
-that what a case may not contain and what an answer may not reveal are the same thing.
+Lint's ``personal-data`` rule (EC410), the ``no_privacy_leak`` grader and ``--redact``
+(what a run writes to ``outputs/`` and ``reports/``) all call ``find``, so what a case may
+not contain, what an answer may not reveal and what a report masks are the same thing.
+
+Text is normalised first (Unicode NFKC, and every decimal digit of any script read as its
+ASCII digit), so full-width ``１３９８７６５４３２１``, a full-width ``＠`` or an ideographic
+space hide nothing. Positions are always of the original text.
 
 What is detected, each with a check that keeps ordinary numbers out:
 
-- ``mobile``: a mainland mobile number, 11 digits starting ``1[3-9]`` (an optional
-  ``+86``/``86`` prefix, spaces or hyphens in the usual 3-4-4 grouping).
+- ``phone``: a phone number of any region, through Google's libphonenumber data
+  (``phonenumbers``): ``+1 415 555 0134``, ``+44 20 7946 0958``, ``13800138000``,
+  ``010-62345678``. Numbers without a ``+`` country code are read as mainland China
+  numbers; only numbers valid for their region count.
 - ``resident_id``: an 18-character resident identity number whose birth date is a real
   date and whose last character is the ISO 7064 MOD 11-2 check digit.
 - ``bank_card``: 15 to 19 digits (optionally grouped by spaces or hyphens) that pass the
@@ -14,6 +21,7 @@ What is detected, each with a check that keeps ordinary numbers out:
 - ``email``: an address at a domain that is not reserved for examples (``example.com``,
   ``*.example``, ``*.test``, ``*.invalid`` and ``*.localhost`` are documentation names,
   not anyone's mailbox).
+- ``address``: a street address with a house number (``…路100号``, ``…街8号3单元``).
 
 Masked forms are not personal data: ``138****0001``, ``110101********1234``,
 ``6222 **** **** 0001`` and ``z***@corp.cn`` break the digit runs the detectors need.
@@ -24,31 +32,52 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import unicodedata
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-MOBILE, RESIDENT_ID, BANK_CARD, EMAIL = "mobile", "resident_id", "bank_card", "email"
+PHONE, RESIDENT_ID, BANK_CARD, EMAIL, ADDRESS = (
+    "phone",
+    "resident_id",
+    "bank_card",
+    "email",
+    "address",
+)
+MOBILE = PHONE  # the older name: a mainland mobile number is one kind of phone number
 KIND_WORDS = {
-    MOBILE: "a mainland mobile number",
+    PHONE: "a phone number",
     RESIDENT_ID: "a resident ID number",
     BANK_CARD: "a bank card number",
     EMAIL: "an email address",
+    ADDRESS: "a street address",
 }
 
 # Digit runs are matched whole: a lookbehind and lookahead refuse a neighbouring digit,
 # letter or mask character, so "ORDER_13800138000123" or "138****0001" are not numbers.
 _EDGE_L = r"(?<![0-9A-Za-z*])"
 _EDGE_R = r"(?![0-9A-Za-z*])"
-# Every detector below needs four ASCII digits in a row (a card's first group, a mobile
-# number's groups, an ID's digits); most strings have none.
+# Every detector of numbers needs four ASCII digits in a row (a card's first group, a
+# phone number's groups, an ID's digits); most strings have none.
 _DIGITS = re.compile(r"[0-9]{4}")
-_MOBILE = re.compile(_EDGE_L + r"(?:\+?86[ -]?)?(1[3-9][0-9](?:[ -]?[0-9]{4}){2})" + _EDGE_R)
 _RESIDENT = re.compile(_EDGE_L + r"([1-9][0-9]{16}[0-9Xx])" + _EDGE_R)
 _CARD = re.compile(_EDGE_L + r"([3-69][0-9]{3}(?:[ -]?[0-9]{2,4}){3,4})" + _EDGE_R)
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]+@((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}))(?![A-Za-z0-9-])"
 )
+_ADDRESS = re.compile(
+    r"[\u4e00-\u9fa5]{2,16}(?:路|街|大道|大街|巷|胡同|弄)[0-9]{1,5}号"
+    r"(?:[0-9\u4e00-\u9fa5-]{0,12}?(?:室|单元|楼|栋|层))?"
+)
 _RESERVED_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
+# Something that could be a phone number: 7 to 17 digits in one group, with the
+# separators numbers are written with; libphonenumber (slow) only looks where one is.
+_PHONE_HINT = re.compile(
+    r"(?<![0-9A-Za-z*])\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])"
+)
+# Numbers without a "+" country code are read as numbers of this region.
+DEFAULT_REGION = "CN"
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -56,13 +85,43 @@ _ID_CHECK = "10X98765432"
 
 @dataclass(frozen=True)
 class Match:
-    """One piece of personal data: its kind, where it is in the text, and a masked form
-    safe to print in a finding or a report."""
+    """One piece of personal data: its kind, where it is in the original text, the text
+    there, its normalised value (for comparing two mentions of the same number) and a
+    masked form safe to print in a finding or a report."""
 
     kind: str
     start: int
     end: int
     masked: str
+    text: str = ""
+    value: str = ""
+
+    @property
+    def normalised(self) -> str:
+        """The same number or address however it is written (spaces, +86, case)."""
+        if self.kind == PHONE:
+            return _e164(self.value)
+        if self.kind == BANK_CARD:
+            return re.sub(r"[^0-9]", "", self.value)
+        return self.value.upper() if self.kind == RESIDENT_ID else self.value.lower()
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """``text`` in NFKC with ASCII digits, and for each character of the result the index
+    of the original character it came from (plus one entry for the end)."""
+    if text.isascii():
+        return text, list(range(len(text) + 1))
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isdecimal() and not ch.isascii():
+            piece = str(unicodedata.decimal(ch))
+        else:
+            piece = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+        out.append(piece)
+        where.extend([i] * len(piece))
+    where.append(len(text))
+    return "".join(out), where
 
 
 def resident_id_valid(value: str) -> bool:
@@ -103,36 +162,127 @@ def mask(kind: str, value: str) -> str:
     if kind == EMAIL:
         name, _, domain = value.partition("@")
         return f"{name[:1]}***@{domain}"
+    if kind == ADDRESS:
+        return f"{value[:2]}***{value[-1:]}"
     digits = re.sub(r"[^0-9Xx]", "", value)
     return f"{digits[:3]}{'*' * max(len(digits) - 7, 4)}{digits[-4:]}"
 
 
-def find_personal_data(text: str) -> list[Match]:
-    """Every unmasked piece of personal data in ``text``, in order of position."""
-    if "@" not in text and _DIGITS.search(text) is None:
+def _e164(value: str) -> str:
+    """+8613800138000 for 13800138000, 138 0013 8000 and +86 138-0013-8000 alike."""
+    import phonenumbers
+
+    try:
+        number = phonenumbers.parse(value, DEFAULT_REGION)
+    except phonenumbers.NumberParseException:
+        return re.sub(r"[^0-9]", "", value)
+    return str(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164))
+
+
+def _phones(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of valid phone numbers in normalised text."""
+    if _PHONE_HINT.search(text) is None:
+        return
+    import phonenumbers
+
+    for m in phonenumbers.PhoneNumberMatcher(
+        text, DEFAULT_REGION, leniency=phonenumbers.Leniency.VALID
+    ):
+        start, end = m.start, m.end
+        # A number glued to letters, digits or a mask is part of something else (an
+        # order number, a masked value): the same edge rule as the other detectors.
+        if start > 0 and re.match(r"[0-9A-Za-z*]", text[start - 1]):
+            continue
+        if end < len(text) and re.match(r"[0-9A-Za-z*]", text[end]):
+            continue
+        yield start, end
+
+
+def find(text: str) -> list[Match]:
+    """Every unmasked piece of personal data in ``text``, non-overlapping, in order of
+    position (positions of ``text`` as given, before normalisation)."""
+    if text.isascii() and "@" not in text and _DIGITS.search(text) is None:
         return []  # most strings of a case: no call made, no list built for them
+    norm, where = normalise(text)
     found: list[Match] = []
     taken: list[tuple[int, int]] = []
 
-    def add(kind: str, start: int, end: int, value: str) -> None:
+    def add(kind: str, start: int, end: int) -> None:
         if any(start < e and s < end for s, e in taken):
             return
         taken.append((start, end))
-        found.append(Match(kind, start, end, mask(kind, value)))
+        value = norm[start:end]
+        a, b = where[start], where[end - 1] + 1
+        found.append(Match(kind, a, b, mask(kind, value), text[a:b], value))
 
-    if "@" in text:
-        for m in _EMAIL.finditer(text):
+    if "@" in norm:
+        for m in _EMAIL.finditer(norm):
             if email_is_personal(m.group(2)):
-                add(EMAIL, m.start(1), m.end(1), m.group(1))
-    if _DIGITS.search(text) is None:
-        return sorted(found, key=lambda m: m.start)
-    for m in _RESIDENT.finditer(text):
-        if resident_id_valid(m.group(1)):
-            add(RESIDENT_ID, m.start(1), m.end(1), m.group(1))
-    for m in _CARD.finditer(text):
-        digits = re.sub(r"[ -]", "", m.group(1))
-        if 15 <= len(digits) <= 19 and luhn_valid(digits) and len(set(digits)) > 2:
-            add(BANK_CARD, m.start(1), m.end(1), m.group(1))
-    for m in _MOBILE.finditer(text):
-        add(MOBILE, m.start(1), m.end(1), m.group(1))
+                add(EMAIL, m.start(1), m.end(1))
+    if _DIGITS.search(norm) is not None:
+        for m in _RESIDENT.finditer(norm):
+            if resident_id_valid(m.group(1)):
+                add(RESIDENT_ID, m.start(1), m.end(1))
+        for m in _CARD.finditer(norm):
+            digits = re.sub(r"[ -]", "", m.group(1))
+            if 15 <= len(digits) <= 19 and luhn_valid(digits) and len(set(digits)) > 2:
+                add(BANK_CARD, m.start(1), m.end(1))
+        for start, end in _phones(norm):
+            add(PHONE, start, end)
+    if "号" in norm:
+        for m in _ADDRESS.finditer(norm):
+            add(ADDRESS, m.start(), m.end())
     return sorted(found, key=lambda m: m.start)
+
+
+def find_personal_data(text: str) -> list[Match]:
+    """The older name of ``find``."""
+    return find(text)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every piece of personal data replaced by its masked form."""
+    matches = find(text)
+    if not matches:
+        return text
+    out, last = [], 0
+    for m in matches:
+        out.append(text[last : m.start])
+        out.append(_redacted(m))
+        last = m.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _redacted(match: Match) -> str:
+    """What --redact writes: less than a finding shows (no email domain)."""
+    if match.kind == EMAIL:
+        return "***@***"
+    if match.kind == ADDRESS:
+        return "[地址已脱敏]"
+    keep = 3 if match.kind == PHONE else 4
+    digits = re.sub(r"[^0-9Xx]", "", match.value)
+    return digits[:keep] + "*" * max(len(digits) - keep - 4, 0) + digits[-4:]
+
+
+def redact(value: Any) -> Any:
+    """A copy of JSON-like data with personal data masked in every string."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    return value
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside JSON-like data."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from strings(v)

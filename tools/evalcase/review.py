@@ -1,11 +1,16 @@
-"""Recording a review of a case (seed 000 12.9.6): `evalcase review-case`.
+"""Recording a review of a case: `evalcase review-case`.
 
-A review record says who reviewed, with what result, for which views, and which
-``case_version`` was judged. The version is read from the case itself, never typed by
-hand: an approval holds for the version it judged only (EC411), so the record must name
-exactly the version the reviewer saw. The record is appended to
-``metadata.review_records`` in place (one line; comments, order and quoting of the rest
-of the file are kept).
+A review record says who reviewed, with what result, for which views, and exactly what
+was judged: the ``case_id``, the ``case_version`` and the ``content_digest`` of the case's
+execution and judging fields, all read from the case itself, never typed by hand. An
+approval holds for that case and that content only: a record copied into another case,
+or a case edited after its review without a ``case_version`` bump, no longer matches
+and lint says so (EC419); after a bump the approval is stale (EC411).
+
+The record is appended to ``metadata.review_records`` and ``metadata.review_status`` is
+set to what the record decided (approved, rejected or needs_revision), so the two never
+disagree. The file is written in ``evalcase fmt``'s canonical layout (comments and
+quoting are kept), so ``fmt --check`` passes on it.
 """
 
 from __future__ import annotations
@@ -101,10 +106,14 @@ def record_review(
         data["metadata"]["review_records"], list
     ):
         raise FatalError(f"{rel}: metadata.review_records is not a list")
+    from evalcase.index.digest import reviewed_content_digest
+
     record: dict[str, Any] = {
         "reviewer": reviewer.strip(),
         "review_result": result,
+        "case_id": case_id,
         "case_version": version,
+        "content_digest": reviewed_content_digest(data, config.governance_fields),
         "reviewed_at": date,
     }
     if issue_type:
@@ -113,6 +122,24 @@ def record_review(
         record["required_fix"] = required_fix
     if approved_for:
         record["approved_for"] = list(approved_for)
-    new_text = append_to_list(text, ("metadata", "review_records"), record)
+    new_text = _with_status(append_to_list(text, ("metadata", "review_records"), record), result)
+    after = load(rel, new_text.encode("utf-8"))
+    if not after.ok or after.get(("metadata", "review_status")) != result:
+        raise FatalError(f"{rel}: cannot write the review (please report this file)")
     file.write_text(new_text, "utf-8")
     return ReviewRecord(rel, case_id, version, record)
+
+
+def _with_status(text: str, status: str) -> str:
+    """``text`` with metadata.review_status set to ``status``, in fmt's canonical layout
+    (so the next commit's ``fmt --check`` does not rewrite what review-case wrote)."""
+    from evalcase.authoring.fmt import canonicalize, format_text
+    from evalcase.loader import round_trip_dump, round_trip_load
+    from evalcase.model import FileKind
+
+    data = round_trip_load(text)
+    data["metadata"]["review_status"] = status
+    canonicalize(data, FileKind.CASE)
+    out = round_trip_dump(data)
+    formatted, error = format_text(out, "datasets/x/cases/x.yaml")
+    return out if error is not None else formatted

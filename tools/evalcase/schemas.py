@@ -435,6 +435,15 @@ def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> 
     ]
 
 
+def _calls_for(value: Any) -> str:
+    """The ``expected_calls`` that says what an ``expected_tool`` value says."""
+    tools = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    names = [t for t in tools if isinstance(t, str)] or ["<tool>"]
+    calls = ", ".join(f"{{tool: {t}}}" for t in names)
+    order = ", order: in_order" if len(names) > 1 else ""
+    return f"expected_calls: {{calls: [{calls}]{order}}}"
+
+
 def _unknown_message(doc: Document, kind: str, error: Any, path: tuple[Any, ...], key: str) -> str:
     where = f" in {dotted(path)}" if path else ""
     if kind == "dataset" and len(path) == 2 and path[0] == "suites":
@@ -446,6 +455,13 @@ def _unknown_message(doc: Document, kind: str, error: Any, path: tuple[Any, ...]
                 f"(evalcase run reads the old spelling too, but lint, run and gates share "
                 "one vocabulary)"
             )
+    if kind == "case" and not path and key in ("expected_tool", "expected_tools"):
+        # The design document's Tool Case table names this field; a team copies it.
+        return (
+            f"'{key}' is the design document's name for the expected tool; this contract "
+            f"writes it as {_calls_for(doc.get((key,)))} (arguments go in each call's "
+            "'args'; see docs/fields.md#expected_calls)"
+        )
     if kind == "case" and not path:
         owner = extension_fields().get(key)
         if owner is not None:

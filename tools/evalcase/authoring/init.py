@@ -49,9 +49,14 @@ class Hooks:
 
     @property
     def pip_spec(self) -> str:
-        if self.repo.startswith(("https://", "http://", "git@", "ssh://")):
+        """evalcase at this commit of its git repository, never a package index name: the
+        project publishes no package, and a name on an index is whoever registers it."""
+        if self.repo.startswith(("https://", "http://", "ssh://", "file://")):
             return f"evalcase @ git+{self.repo}@{self.rev}"
-        return f"evalcase=={__version__}"
+        if self.repo.startswith("git@"):
+            host, _, path = self.repo.removeprefix("git@").partition(":")
+            return f"evalcase @ git+ssh://git@{host}/{path}@{self.rev}"
+        return f"evalcase @ git+{Path(self.repo).resolve().as_uri()}@{self.rev}"
 
 
 @dataclass(frozen=True)
@@ -62,10 +67,16 @@ class InitResult:
     files: tuple[str, ...]
     hooks: Hooks
 
+    @property
+    def example_stem(self) -> str:
+        """A scenario stem the printed hints can use as is (the team's own first words)."""
+        return "_".join(self.case_id.split("_")[:2]) + "_delayed_delivery"
+
 
 def default_hooks() -> Hooks:
     """This evalcase's own checkout at its current commit when it runs from one (the
-    only published form today: there is no release tag yet), else the release tag."""
+    only published form today: there is no release tag yet), else the git repository and
+    commit pip installed it from, else the release tag."""
     checkout = Path(__file__).resolve().parents[3]
     if (checkout / ".pre-commit-hooks.yaml").is_file() and (checkout / ".git").exists():
         from evalcase.gitio import Repo
@@ -77,7 +88,26 @@ def default_hooks() -> Hooks:
         except FatalError:
             return Hooks(PUBLISHED_REPO, f"v{__version__}")
         return Hooks(origin or str(checkout), rev)
+    installed = _installed_from_git()
+    if installed is not None:
+        return installed
     return Hooks(PUBLISHED_REPO, f"v{__version__}")
+
+
+def _installed_from_git() -> Hooks | None:
+    """The repository and commit pip installed this evalcase from (PEP 610
+    direct_url.json), when it was installed from git."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        raw = distribution("evalcase").read_text("direct_url.json")
+        info = json.loads(raw) if raw else {}
+    except (PackageNotFoundError, ValueError):
+        return None
+    vcs = info.get("vcs_info") if isinstance(info, dict) else None
+    if not isinstance(vcs, dict) or vcs.get("vcs") != "git" or not vcs.get("commit_id"):
+        return None
+    return Hooks(str(info.get("url", PUBLISHED_REPO)), str(vcs["commit_id"]))
 
 
 def check_words(kind: str, words: tuple[str, ...]) -> tuple[str, ...]:
@@ -115,6 +145,7 @@ def plan(
         "domain": domain,
         "dataset": dataset_id,
         "case_id": case_id,
+        "stem": f"{domain}_{ability}_delayed_delivery",
         "owner": owner,
         "hooks_repo": hooks.repo,
         "hooks_rev": hooks.rev,

@@ -115,7 +115,7 @@ def init_command(
     click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
     click.echo(
         "next: cd into it, `git init`, `pre-commit install`, then "
-        f"`evalcase new {result.dataset_id} --type tool --scenario <words>`"
+        f"`evalcase new {result.dataset_id} --type tool --scenario {result.example_stem}`"
     )
 
 
@@ -156,6 +156,30 @@ def new_command(
     click.echo(
         f"{made.placeholders} placeholder{'s' * (made.placeholders != 1)} to fill "
         "(`evalcase lint` lists them by field, EC451)",
+        err=True,
+    )
+
+
+@click.command("new-dataset")
+@click.argument("dataset_id")
+@click.option("--owner", default="ai_eval_team", show_default=True, help="Owning team.")
+@click.option("--title", default=None, help="One-line title (default: the ID in words).")
+@root_option
+@fatal_errors
+def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: str | None) -> None:
+    """Write datasets/DATASET_ID/dataset.yaml (a manifest lint accepts) and its cases/
+    folder; then add cases with `evalcase new DATASET_ID`."""
+    from evalcase.authoring.new_dataset import new_dataset
+    from evalcase.config import load_config
+
+    config = load_config(_root(root))
+    made = new_dataset(config, dataset_id, owner, title)
+    click.echo(f"wrote {made.manifest.relative_to(config.root).as_posix()}")
+    domain = config.domains[0] if config.domains else "support"
+    ability = config.abilities[0] if config.abilities else "order"
+    click.echo(
+        f"next: `evalcase new {dataset_id} --type tool --scenario {domain}_{ability}_first_case`"
+        " (an ID stem <domain>_<ability>_<words>, the first two words from [naming])",
         err=True,
     )
 
@@ -300,6 +324,7 @@ COMMANDS = (
     fmt_command,
     init_command,
     new_command,
+    new_dataset_command,
     import_command,
     coverage_command,
     stats_command,

@@ -219,6 +219,13 @@ def _progress(label: str, mode: str) -> Any:
     help="Mask personal data in what is written to outputs/ and reports/ (after grading, so "
     "leaks are still caught). Default: [grade] redact.",
 )
+@click.option(
+    "--skip-without-agent",
+    is_flag=True,
+    help="When no agent is configured (no --agent, no manifest agent:, no [run] "
+    "default_agent), say so and exit 0 instead of failing: what CI's smoke job uses, so a "
+    "new repository's CI passes on lint until an agent is set up.",
+)
 @root_option
 @fatal_errors
 def run(
@@ -241,6 +248,7 @@ def run(
     progress: str,
     grade: bool,
     redact: bool | None,
+    skip_without_agent: bool,
     root: str | None,
 ) -> None:
     """Run DATASET[@vN|@REV] against an agent and write outputs/<commit>/<run_id>/.
@@ -325,6 +333,14 @@ def run(
             tasks = select(loaded.tasks, loaded.suites, suites, selects)
         except SelectionError as exc:
             raise FatalError(str(exc)) from None
+        if skip_without_agent and not (agent or loaded.manifest_agent or rc.default_agent):
+            click.echo(
+                f"evalcase: no agent configured for {dataset} (--agent, the manifest's "
+                "agent:, or [run] default_agent in evalcase.toml): the run is skipped; lint "
+                "still checks every case",
+                err=True,
+            )
+            return
         choice = with_base_url(resolve(rc, config.root, agent, loaded.manifest_agent), base_url)
         run_executor = executor or rc.executor
         # Before the executor starts and the run folder exists: one message, exit 2.

@@ -1,7 +1,8 @@
-"""Fields that describe a run, not a case (seed 000 12.5 and 12.10).
+"""Fields that describe a run, not a case.
 
 A case defines the task; the run records what it resolved and what came out. These
-names, written at the top level of a case or in its metadata, are reported by the
+names, written at the top level of a case or in its metadata (or, for the names that
+mean nothing but a run, anywhere in it), are reported by the
 ``run-result-in-case`` rule (EC106) with where the value belongs, instead of as an
 unknown field.
 """
@@ -46,3 +47,19 @@ RUN_FIELDS: dict[str, str] = {
 
 # Where they are looked for: the top level and metadata of a case.
 RUN_FIELD_PLACES: tuple[tuple[str, ...], ...] = ((), ("metadata",))
+
+# Looked for at any depth too (inside environment, context, initial_state, ...): the names
+# that mean a run and nothing else. Ordinary words (output, result, score, model, trace)
+# are business data at depth (an exam's result, a car's model), so only the top level
+# and metadata report them.
+NESTED_RUN_FIELDS: frozenset[str] = frozenset(
+    {
+        "run_id", "run_ids", "experiment_id", "run_at", "ran_at", "executed_at",
+        "evaluated_at", "graded_at", "model_version", "model_used", "prompt_version",
+        "prompt_id", "agent_version", "index_version", "embedding_version",
+        "retriever_version", "resolved_corpus_version", "actual_corpus_version",
+        "resolved_versions", "tool_versions_used", "actual_output", "model_output",
+        "actual_answer", "actual_calls", "tool_calls_made", "judge_score", "pass_rate",
+        "eval_result",
+    }
+)  # fmt: skip

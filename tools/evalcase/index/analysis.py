@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from evalcase.config import Config
 from evalcase.files import Snapshot, SourceFile, classify, looks_like
-from evalcase.index.digest import case_digest, governance_key, text
+from evalcase.index.digest import case_digest, copy_digest, governance_key, text
 from evalcase.index.facts import (
     CaseFacts,
     Facts,
@@ -145,6 +145,7 @@ def analyze(
                         facts,
                         content_governance=governance_key(config.governance_fields),
                         content_digest=case_digest(facts, config.governance_fields),
+                        copy_digest=copy_digest(doc.data, config.governance_fields),
                     )
                 elif kind is FileKind.FIXTURE:
                     facts = fixture_facts(doc, source.group)
@@ -188,9 +189,9 @@ def _columns(facts: Any) -> Columns:
         if facts.similarity is not None:
             similarity = facts.similarity[0]
         keys = [ref_key(k, v) for k, v in referenced_keys(facts.refs)]
-        if facts.content_digest:
-            # Exact copies (EC417) are found by this key like a fixture's users.
-            keys.append(ref_key(CONTENT_KEY, facts.content_digest))
+        if facts.copy_digest or facts.content_digest:
+            # Copies (EC417, up to punctuation) are found by this key like a fixture's users.
+            keys.append(ref_key(CONTENT_KEY, facts.copy_digest or facts.content_digest))
         entry = (text(facts.case_version), facts.content_digest, facts.grouping_digest)
     elif facts is not None:
         kind = to_raw(facts)[0]

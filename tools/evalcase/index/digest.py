@@ -280,3 +280,46 @@ def assemble(
         ),
         complete=complete,
     )
+
+
+def reviewed_content_digest(data: Mapping[str, object], governance: Collection[str]) -> str:
+    """What a review judges, from a case's parsed data: the digest of its execution and
+    judging fields, the same fields (and the same value) as ``case_digest``. A review
+    record stores it as ``content_digest`` (``evalcase review-case``); EC419 compares."""
+    from evalcase.index.facts import digest
+
+    return fields_digest(
+        {
+            str(k): digest(v)
+            for k, v in data.items()
+            if k not in IDENTITY_FIELDS and k not in governance
+        }
+    )
+
+
+def _squeezed(value: object) -> object:
+    """``value`` with every string reduced to what a copy keeps when it re-punctuates."""
+    import unicodedata
+
+    if isinstance(value, str):
+        text = unicodedata.normalize("NFKC", value).casefold()
+        return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PZC")
+    if isinstance(value, Mapping):
+        return {str(_squeezed(k)): _squeezed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_squeezed(v) for v in value]
+    return value
+
+
+def copy_digest(data: Mapping[str, object], governance: Collection[str]) -> str:
+    """The content digest of a case up to punctuation, spacing, letter case and Unicode
+    width: what EC417 compares, so a copy with a changed comma is still a copy."""
+    from evalcase.index.facts import digest
+
+    return fields_digest(
+        {
+            str(k): digest(_squeezed(v))
+            for k, v in data.items()
+            if k not in IDENTITY_FIELDS and k not in governance
+        }
+    )

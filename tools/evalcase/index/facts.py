@@ -100,6 +100,9 @@ class CaseFacts(_FieldDigests):
     # separated), computed once with the file: every run needs it for every case.
     content_governance: str = ""
     content_digest: str = ""
+    # The same fields with every text NFKC-normalised, case-folded and stripped of
+    # punctuation and spacing: two copies that differ only there share it (EC417).
+    copy_digest: str = ""
     # metadata.tags, and metadata.coverage as (dimension, class, line, column).
     tags: tuple[str, ...] = ()
     coverage: tuple[tuple[str, str, int, int], ...] = ()

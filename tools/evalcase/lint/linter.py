@@ -347,8 +347,8 @@ class Linter:
                     ids.add(facts.case_id[0])
                 if facts.similarity is not None and "similarity" in lookups:
                     fingerprints.add(facts.similarity[0])
-                if facts.content_digest and "content" in lookups:
-                    keys.add(ref_key(CONTENT_KEY, facts.content_digest))
+                if (facts.copy_digest or facts.content_digest) and "content" in lookups:
+                    keys.add(ref_key(CONTENT_KEY, facts.copy_digest or facts.content_digest))
             elif isinstance(facts, FixtureFacts):
                 keys.update(ref_key(k, v) for k, v in provided(facts))
             elif isinstance(facts, ManifestFacts) and "dataset" in lookups:

@@ -155,9 +155,8 @@ def redact_outputs(run_dir: Path) -> None:
     of passing them on masked text."""
     import json
 
-    from evalcase import scrub
+    from evalcase import pii, scrub
     from evalcase.contract import records as strict
-    from evalcase.grade import pii
     from evalcase.grade.run import read_jsonl
 
     scrubber = scrub.active()

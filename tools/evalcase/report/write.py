@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalcase import scrub
+from evalcase import pii, scrub
 from evalcase.contract import records
-from evalcase.grade import pii
 from evalcase.grade.run import GradedRun
 from evalcase.model import FatalError
 from evalcase.report.build import build_report

@@ -51,10 +51,14 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
     files = len({f.path for f in findings})
     if not findings:
         return f"All checks passed ({ctx.files_checked} files)."
+    first = min(f.code for f in findings)
+    # Every message says what to do; the rule's page says why, with a passing and a
+    # failing example (never a section number of the design documents).
     return (
         f"Found {errors} error{'s' * (errors != 1)} and {warnings} "
         f"warning{'s' * (warnings != 1)} in {files} file{'s' * (files != 1)} "
-        f"({ctx.files_checked} files checked)."
+        f"({ctx.files_checked} files checked). Each code is explained by "
+        f"`evalcase rule CODE` (e.g. `evalcase rule {first}`) and in docs/rules.md."
     )
 
 

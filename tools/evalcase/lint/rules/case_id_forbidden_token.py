@@ -1,12 +1,17 @@
 """A case ID that names a run: a model, a prompt or experiment word, a version or a date.
 
-A case ID names the business object under evaluation, never one run of it (seed 000
-12.2.1). ``refund_gpt4o_points_001`` or ``refund_points_v2_001`` stop making sense when
+A case ID names the business object under evaluation, never one run of it (see
+docs/case-format.md). ``refund_gpt4o_points_001`` or ``refund_points_v2_001`` stop making sense when
 the model or prompt changes, and ``refund_points_20260708_001`` when the date passes; the
 run records which model, prompt and versions it used. Case versions live in
-``case_version``. The forbidden words are configurable (``[naming]
-extend_forbidden_tokens`` adds to the built-in list, ``forbidden_tokens`` replaces it) and
-are caught with a version or size attached (``gpt4o``, ``prompt2``, ``qwen72b``); run and
+``case_version``. The built-in forbidden words are model
+families (``gpt``, ``claude``, ``qwen``, ``o4`` ...), prompt words and experiment words
+(``exp``, ``abtest``, ``tmp``); ordinary nouns a business uses (``test``, ``draft``,
+``final``) are not among them. They are configurable: ``[naming]
+extend_forbidden_tokens`` adds words, ``ignore_forbidden_tokens`` takes words out (a
+model-family name that is also your product), ``forbidden_tokens`` replaces the list.
+They are caught with a version, size or variant attached (``gpt4o``, ``prompt2``,
+``qwen72b``, ``o4mini``); run and
 experiment numbers (``run3``, ``run_3``, ``trial2``), A/B test names (``abtest``,
 ``variant_a``), model sizes (``7b``, ``4o``), version-like words (``v2``) and dates
 (``202607``, ``20260708``, ``2026_07``) are always rejected. A bare number is not a date,

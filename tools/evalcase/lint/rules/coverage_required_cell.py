@@ -86,5 +86,5 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
                 line,
                 col,
                 f"required coverage cell {{{shown}}} has no approved, counted case{hint}; "
-                "add or approve a case for it (seed 004 step 4), or drop the requirement",
+                "add or approve a case for it, or drop the requirement",
             )

@@ -1,12 +1,14 @@
 """Two cases under different IDs with the same execution and judging content.
 
-A case is one test (seed 000 12.1); the same test twice weighs its result twice in every
-pass rate and gate, and usually comes from copying a case and forgetting to change it.
-Two cases whose content is the same (every field but the identity fields and the
-governance fields: input, context, state, tools, expectations, graders, risk level...)
-are an error. Make the copy test something else (another initial state, another context,
-another expectation), or delete it. Near-duplicates (the same input and context up to
-punctuation) are a warning, EC408.
+A case is one test; the same test twice weighs its result twice in every pass rate and
+gate, and usually comes from copying a case and forgetting to change it. Two cases whose
+content is the same (every field but the identity fields and the governance fields:
+input, context, state, tools, expectations, graders, risk level...) are an error, also
+when they differ only in punctuation, spacing, letter case or full-width characters
+(each text is NFKC-normalised, case-folded and stripped of punctuation and spaces before
+the comparison). Make the copy test something else (another initial state, another
+context, another expectation), or delete it. Near-duplicates (the same input and context
+up to punctuation) are a warning, EC408.
 
 Passing::
 
@@ -45,7 +47,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     for case in index.cases:
         # Tested on the text: decoding every case's digests would cost more than the rule.
         if case.case_id is not None and case.field_digest_text not in ("", "{}"):
-            groups[case_digest(case, governance)].append(case)
+            groups[case.copy_digest or case_digest(case, governance)].append(case)
     checked = {c.path for c in index.checked_cases()}
     for members in groups.values():
         ids = {case_id_of(c) for c in members}

@@ -8,7 +8,9 @@ validated against the ``parameters`` JSON Schema of the tool definition
 reported even when the schema allows additional properties, since the tool would ignore
 it and the expectation could never be observed. Each finding is on the argument's line;
 a missing argument is reported at the tool's entry. A tool definition whose parameters
-are not a usable JSON Schema is reported on the tool definition.
+are not a valid JSON Schema is reported by EC418 on the keyword that is wrong; one that
+is valid but cannot be evaluated (a ``$ref`` to nothing) is reported here, on the tool
+definition.
 
 Passing::
 
@@ -27,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcase.config import Config
+from evalcase.contract.param_schema import problems, validator
 from evalcase.index.facts import FixtureFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import reporter
@@ -69,6 +72,11 @@ class _Tool:
         self.reported = False
         self._validator: Any = None
         self.fast: Any = None
+        if problems(self.parameters):
+            # Reported by EC418 on the keyword that is wrong; nothing to check here.
+            self.error = "not a valid JSON Schema"
+            self.reported = True
+            return
         blob = _json(self.parameters)
         if '"$ref"' in blob or '"$dynamicRef"' in blob:
             return  # the accelerator might fetch remote references; the full validator never does
@@ -81,21 +89,11 @@ class _Tool:
 
     def _full(self) -> Any:
         if self._validator is None and self.error is None:
-            try:
-                from jsonschema import Draft202012Validator
-                from jsonschema.exceptions import SchemaError
-                from referencing import Registry
-
-                try:
-                    Draft202012Validator.check_schema(self.parameters)
-                except SchemaError as exc:
-                    where = ".".join(str(p) for p in exc.absolute_path)
-                    self.error = f"{where}: {exc.message}" if where else exc.message
-                    return None
-                # An empty registry: a $ref outside the schema is never fetched.
-                self._validator = Draft202012Validator(self.parameters, registry=Registry())
-            except Exception as exc:  # a hostile schema must not stop lint
-                self.error = str(exc)
+            self._validator = validator(self.parameters)
+            if self._validator is None:
+                # Reported by EC418 on the keyword that is wrong; nothing to check here.
+                self.error = "not a valid JSON Schema"
+                self.reported = True
         return self._validator
 
     def errors(self, args: dict[str, Any]) -> list[Any]:

@@ -3,7 +3,8 @@
 ``environment.knowledge_base`` says which knowledge base the agent retrieves from;
 ``environment_requirements.corpus_version`` says which corpus version the case's gold
 evidence holds for. When that corpus belongs to another knowledge base, the agent
-searches one corpus while it is judged against another.
+searches one corpus while it is judged against another. Reported on the
+``knowledge_base`` line, with the corpus version as the related place.
 
 Passing::
 
@@ -48,12 +49,14 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             owners = sorted({c.knowledge_base or "none" for c in corpora})
             if base in owners:
                 continue
+            # On the knowledge_base: it is what disagrees with the corpus the gold
+            # evidence holds for (the corpus version is shown as the related place).
             yield report(
                 case.path,
-                line,
-                col,
-                f"corpus version {version!r} belongs to knowledge base "
-                f"{', '.join(owners)}, but environment.knowledge_base is {base!r}; "
-                "retrieval and judging would use different corpora: make them agree",
-                ((case.path, bases[0][3], bases[0][4]),),
+                bases[0][3],
+                bases[0][4],
+                f"environment.knowledge_base is {base!r}, but the required corpus version "
+                f"{version!r} belongs to knowledge base {', '.join(owners)}; retrieval and "
+                "judging would use different corpora: make them agree",
+                ((case.path, line, col),),
             )

@@ -59,7 +59,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         groups[key].append((case_id, case.path, line, col))
     governance = tuple(sorted(config.governance_fields))
     digests = {
-        case.path: case_digest(case, governance)
+        case.path: case.copy_digest or case_digest(case, governance)
         for case in index.cases
         if case.similarity is not None and case.similarity[0] in repeated
     }
@@ -68,7 +68,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             continue
         for case_id, path, line, col in members:
             # A copy under the same ID is a duplicate ID (EC206), an exact copy under
-            # another ID is EC417: neither is a near-duplicate.
+            # another ID (up to punctuation) is EC417: neither is a near-duplicate.
             others = [
                 m for m in members if m[0] != case_id and digests.get(m[1]) != digests.get(path)
             ]

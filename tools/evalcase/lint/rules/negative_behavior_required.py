@@ -52,6 +52,5 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         line,
         col,
         f"a {risk} case needs negative_behavior (what must not happen), and it {state}; "
-        "list the forbidden behaviours, e.g. skipping identity checks or promising outcomes "
-        "(seed 000 12.9.3)",
+        "list the forbidden behaviours, e.g. skipping identity checks or promising outcomes",
     )

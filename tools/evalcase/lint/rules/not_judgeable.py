@@ -1,11 +1,11 @@
 """A case that cannot be judged as written: nothing configured, or tool arguments left to
 an LLM judge.
 
-A case must be judgeable (seed 000 12.2): its ``evaluator_config`` says how. Reported:
+A case must be judgeable: its ``evaluator_config`` says how. Reported:
 
 - an empty ``evaluator_config`` (no graders, no rule checks, no judge);
 - expected tool arguments that no script grades: arguments are checked by scripts
-  (seed 000 12.9.4: 工具参数应由脚本校验), so a case that states arguments and grades
+  (tool arguments are checked by scripts), so a case that states arguments and grades
   with ``llm_rubric`` needs a ``tool_calls`` grader too.
 
 A grader that is configured but has nothing to grade (``state_match`` without
@@ -41,6 +41,21 @@ SCOPE = "file"
 report = reporter(CODE, NAME, SEVERITY)
 
 
+def _why(graders: list[Any]) -> str:
+    """The actual cause when a grader looks like it was meant to check the calls."""
+    from evalcase.judging import RENAMED_GRADERS, known_graders
+
+    known = known_graders()
+    for grader in graders:
+        kind = grader.get("type") if isinstance(grader, dict) else None
+        if not isinstance(kind, str) or kind in known:
+            continue
+        if kind in RENAMED_GRADERS:
+            return f" (grader {kind!r} was renamed to {RENAMED_GRADERS[kind]!r}, see EC307)"
+        return f" (grader {kind!r} is not a known grader, see EC307)"
+    return " (only the LLM judge grades this case)"
+
+
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     data = data_of(doc, ctx, FileKind.CASE)
     if data is None:
@@ -68,6 +83,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             doc.path,
             line,
             col,
-            "the case states tool arguments but only an LLM judge grades them; arguments "
-            "are checked by scripts (seed 000 12.9.4): add a {type: tool_calls} grader",
+            f"the case states tool arguments but no tool_calls grader checks them{_why(graders)}; "
+            "arguments are checked by a script, not left to the judge: add a "
+            "{type: tool_calls} grader",
         )

@@ -52,6 +52,6 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         line,
         col,
         f"an observation case cannot also be {names}: its expectation is not settled, so it "
-        "must not count in pass rates (seed 004); settle it and drop observation, or remove "
+        "must not count in pass rates; settle it and drop observation, or remove "
         f"{names}",
     )

@@ -1,11 +1,13 @@
 """An observation case that a gate's suite selects by case ID or tag.
 
-Observation cases never count in pass rates (seed 004): their expectation is not
+Observation cases never count in pass rates: their expectation is not
 settled. Gates drop them, whatever selects them; a suite that a gate uses and that
 names an observation case in ``case_ids``, or selects it by one of its ``tags``, says the
 opposite: the author meant the case to count, and the gate silently measures less than
 the manifest says. Settle the case (drop ``observation``, have it reviewed), or take it
-out of the gated suite (remove its ID, or its tag).
+out of the gated suite (remove its ID, or its tag). The finding is on the manifest line
+that selects the case (its ID in ``case_ids``, or the tag), with the case as the related
+place.
 
 Passing::
 
@@ -51,23 +53,27 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
             if name not in gated or not in_suite(case, selectors):
                 continue
             how = []
-            if "case_ids" in selectors and case_id_of(case) in {
-                v[0] for v in selectors["case_ids"]
-            }:
+            places: list[tuple[int, int]] = []
+            ids = [v for v in selectors.get("case_ids", ()) if v[0] == case_id_of(case)]
+            if ids:
                 how.append("its case ID")
-            tags = sorted({v[0] for v in selectors.get("tags", ())} & set(case.tags))
+                places.append((ids[0][1], ids[0][2]))
+            tags = [v for v in selectors.get("tags", ()) if v[0] in set(case.tags)]
             if tags:
-                how.append(f"tag {', '.join(tags)}")
+                how.append(f"tag {', '.join(sorted({v[0] for v in tags}))}")
+                places.append((tags[0][1], tags[0][2]))
             if not how:
                 continue  # selected by role or risk level only: the gate drops it, as it should
-            line, col = case.roles_at or (1, 1)
+            # On the manifest line that selects it: that is what puts it into the gate.
+            line, col = places[0]
+            case_line, case_col = case.roles_at or (1, 1)
             yield report(
-                case.path,
+                manifest.path,
                 line,
                 col,
-                f"this observation case is selected by {' and '.join(how)} into suite "
-                f"{name!r}, which gate {gated[name]!r} uses; observation cases never count "
-                "in pass rates (seed 004): settle the case and drop observation, or take it "
-                "out of the suite",
-                ((manifest.path, 1, 1),),
+                f"suite {name!r} selects the observation case {case_id_of(case)} "
+                f"({case.path}) by {' and '.join(how)}, and gate {gated[name]!r} uses the "
+                "suite; observation cases never count in pass rates: settle the case and "
+                "drop observation, or take it out of the suite",
+                ((case.path, case_line, case_col),),
             )

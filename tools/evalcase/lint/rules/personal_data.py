@@ -1,12 +1,14 @@
 """Unmasked personal data in a case or in a fixture marked ``desensitized: true``.
 
 Cases and fixtures are committed, copied into pull requests, shown to graders and sent to
-the agent under test; personal data in them must be masked or synthetic (seed 002
-section 9). Every string of a case, and of a fixture that declares ``desensitized: true``,
-is scanned for mainland mobile numbers, resident ID numbers (checked by their check
-digit and birth date), bank card numbers (checked by Luhn) and email addresses (domains
-reserved for examples, such as ``example.com``, are not personal). Masked forms pass. The
-detectors are ``evalcase.pii``, the same the ``no_privacy_leak`` grader uses.
+the agent under test; personal data in them must be masked or synthetic. Every string
+of a case, and of a fixture that declares ``desensitized: true``, is scanned (after
+Unicode NFKC normalisation, so full-width digits count) for phone numbers of any region
+(``+1 415 555 0134``, ``13800138000``; Google's libphonenumber data), resident ID numbers
+(checked by their check digit and birth date), bank card numbers (checked by Luhn),
+email addresses (domains reserved for examples, such as ``example.com``, are not
+personal) and street addresses with a house number. Masked forms pass. The detectors
+are ``evalcase.pii``, the same the ``no_privacy_leak`` grader and ``--redact`` use.
 
 A red-team case may carry a deliberate value (an attack that pastes someone's number);
 keep it only when it is synthetic and suppress the finding with the reason on that
@@ -63,8 +65,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             doc.path,
             line,
             col,
-            f"{dotted(path)} holds {kinds}{more}: {what} must not hold personal data (seed 002 "
-            "section 9); mask it (138****0001) or replace it with synthetic data; a "
+            f"{dotted(path)} holds {kinds}{more}: {what} must not hold personal data; "
+            "mask it (138****0001) or replace it with synthetic data; a "
             "deliberate synthetic value in a red-team case is suppressed with a reason "
             "(# evalcase: disable=EC410 <why>)",
         )

@@ -1,12 +1,15 @@
 """A run result or a run-resolved version written into a case.
 
-The case defines the task; the run records what it resolved and what came out (seed 000
-12.5 and 12.10). A case that carries ``run_id``, ``model_version``, ``index_version``,
-``output``, ``score`` or ``passed`` mixes one run into the definition: the next run with
-another model reads a stale result as if it were part of the task, and two runs can no
-longer be compared. Each finding says where the value belongs (run.json, attempts.jsonl,
-grades.jsonl). Fields checked: the top level and ``metadata`` of a case; the list is
-``evalcase.contract.run_fields.RUN_FIELDS``. Team-specific notes go under an ``x-`` prefix.
+The case defines the task; the run records what it resolved and what came out. A case
+that carries ``run_id``, ``model_version``, ``index_version``, ``output``, ``score`` or
+``passed`` mixes one run into the definition: the next run with another model reads a
+stale result as if it were part of the task, and two runs can no longer be compared.
+Each finding says where the value belongs (run.json, attempts.jsonl, grades.jsonl).
+Fields checked: at the top level and in ``metadata`` of a case, every name of
+``evalcase.contract.run_fields.RUN_FIELDS``; at any depth (``environment``, ``context``,
+``initial_state`` ...), the names that mean nothing but a run (``model_version``,
+``prompt_version``, ``run_id``, ``actual_output``, ``judge_score``:
+``NESTED_RUN_FIELDS``). Team-specific notes go under an ``x-`` prefix.
 
 Passing::
 
@@ -19,11 +22,14 @@ Failing::
     metadata:
       run_id: run_20260708_001
       score: 0.92
+    environment:
+      index_version: idx_20260708               # what one run resolved
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from evalcase.contract.run_fields import RUN_FIELD_PLACES, RUN_FIELDS
+from evalcase.contract.run_fields import NESTED_RUN_FIELDS, RUN_FIELD_PLACES, RUN_FIELDS
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of
 from evalcase.loader import Document
@@ -37,25 +43,41 @@ SCOPE = "file"
 report = reporter(CODE, NAME, SEVERITY)
 
 
+def _nested(value: Any, path: tuple[Any, ...], depth: int = 0) -> Iterator[tuple[Any, ...]]:
+    """Paths of NESTED_RUN_FIELDS keys below the top level and metadata (x- notes skipped)."""
+    if depth > 64:
+        return
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if not isinstance(key, str) or key.startswith("x-"):
+                continue
+            if key in NESTED_RUN_FIELDS and path not in RUN_FIELD_PLACES:
+                yield (*path, key)
+            yield from _nested(inner, (*path, key), depth + 1)
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from _nested(inner, (*path, i), depth + 1)
+
+
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     data = data_of(doc, ctx, FileKind.CASE)
     if data is None:
         return
+    found: list[tuple[Any, ...]] = []
     for place in RUN_FIELD_PLACES:
         block = doc.get(place) if place else data
-        if not isinstance(block, dict):
-            continue
-        for key in block:
-            where = RUN_FIELDS.get(key) if isinstance(key, str) else None
-            if where is None:
-                continue
-            line, col = doc.locate_key((*place, key))
-            field = ".".join((*place, key))
-            yield report(
-                doc.path,
-                line,
-                col,
-                f"{field} is a result of a run, not part of the case: the case defines the "
-                f"task, the run records what it resolved and produced; it belongs in {where}. "
-                "Remove it from the case",
-            )
+        if isinstance(block, dict):
+            found += [(*place, key) for key in block if isinstance(key, str) and key in RUN_FIELDS]
+    found += _nested(data, ())
+    for path in sorted(found, key=lambda p: doc.locate_key(p)):
+        where = RUN_FIELDS[path[-1]]
+        line, col = doc.locate_key(path)
+        field = ".".join(str(p) for p in path)
+        yield report(
+            doc.path,
+            line,
+            col,
+            f"{field} is a result of a run, not part of the case: the case defines the "
+            f"task, the run records what it resolved and produced; it belongs in {where}. "
+            "Remove it from the case",
+        )

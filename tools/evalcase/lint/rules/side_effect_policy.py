@@ -75,8 +75,9 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
                 case.path,
                 line,
                 col,
-                f"{tool!r} (in {field}) changes business state (side_effect: true in "
-                f"{tools[tool].path}) but the case has no side_effect_policy for it; add one "
-                "with precondition, confirmation_required, allowed and forbidden state "
-                "transitions and audit_requirement (seed 000 12.6.1)",
+                f"{tool!r} (in {field}) has side effects (side_effect: true in "
+                f"{tools[tool].path}: a call changes state, if only a session's) but the "
+                "case has no side_effect_policy for it; add one with precondition, "
+                "confirmation_required, allowed and forbidden state transitions and "
+                "audit_requirement",
             )

@@ -20,6 +20,7 @@ Failing::
 from collections.abc import Iterable
 from typing import Any
 
+from evalcase.contract.param_schema import first_error
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of, did_you_mean
 from evalcase.loader import Document
@@ -34,16 +35,10 @@ report = reporter(CODE, NAME, SEVERITY)
 
 
 def _problem(schema: Any, value: Any) -> str | None:
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict | bool):
         return None
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
-    except SchemaError:
-        return None  # a broken parameter schema is reported by EC304
-    return None if error is None else error.message
+    # A broken parameter schema is reported by EC418, on the keyword that is wrong.
+    return first_error(schema, value)
 
 
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:

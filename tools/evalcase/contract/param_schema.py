@@ -1,0 +1,96 @@
+"""A tool's parameter schema (``data.parameters`` of a tool fixture): checked once, used safely.
+
+A fixture is untrusted data, so its JSON Schema may be anything: ``type: strng``, a
+``pattern`` that is not a regular expression, ``required: yes``. Every place that
+validates arguments against such a schema (lint's EC304 and EC606, the runner) goes
+through here, so that a broken schema is one finding on the keyword that is wrong
+(EC418) and never an exception in the middle of another rule.
+
+``problems`` returns each place where the schema breaks the JSON Schema 2020-12 meta
+schema, as a path inside ``parameters`` and a sentence; ``validator`` returns a
+validator for a schema without problems (``$ref`` never fetched: an empty registry),
+or None.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a parameter schema: where (inside ``parameters``) and why."""
+
+    path: tuple[str | int, ...]
+    message: str
+
+
+def _describe(error: Any) -> str:
+    keyword = next((p for p in reversed(error.absolute_path) if isinstance(p, str)), None)
+    if error.validator in ("anyOf", "oneOf") and keyword == "type":
+        return (
+            f"type {error.instance!r} is not a JSON Schema type (array, boolean, integer, "
+            "null, number, object, string) or a list of them"
+        )
+    if error.validator == "format" and error.validator_value == "regex":
+        return f"{keyword or 'pattern'} {error.instance!r} is not a regular expression"
+    where = f"{keyword}: " if keyword else ""
+    return f"{where}{error.message}"
+
+
+def problems(schema: Any) -> list[Problem]:
+    """Every place where ``schema`` is not a valid JSON Schema 2020-12, in path order."""
+    try:
+        from jsonschema import Draft202012Validator
+
+        meta = Draft202012Validator(
+            Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+        errors = sorted(meta.iter_errors(schema), key=lambda e: [str(p) for p in e.path])
+        found = [Problem(tuple(e.absolute_path), _describe(e)) for e in errors]
+    except Exception as exc:  # a hostile schema (deep nesting, huge numbers) must not stop lint
+        return [Problem((), f"cannot be checked: {type(exc).__name__}: {exc}")]
+    if found:
+        return found
+    try:  # the meta schema does not know every pattern dialect: compile what validation uses
+        Draft202012Validator(schema, format_checker=None)
+    except Exception as exc:
+        return [Problem((), f"cannot be compiled: {exc}")]
+    return []
+
+
+_validators: dict[str, Any] = {}
+
+
+def validator(schema: Any) -> Any:
+    """A Python validator for a schema without problems (no remote ``$ref``), or None.
+    Built once per distinct schema: a fixture's responses all share one."""
+    try:
+        key = json.dumps(schema, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+    if key not in _validators:
+        if len(_validators) > 4096:
+            _validators.clear()  # bounded: a long-lived process sees many fixtures
+        _validators[key] = None
+        if not problems(schema):
+            from jsonschema import Draft202012Validator
+            from referencing import Registry
+
+            _validators[key] = Draft202012Validator(schema, registry=Registry())
+    return _validators[key]
+
+
+def first_error(schema: Any, value: Any) -> str | None:
+    """Why ``value`` is rejected by ``schema``; None when it is accepted or the schema is
+    broken (that is reported on the schema, EC418) or cannot be evaluated."""
+    checker = validator(schema)
+    if checker is None:
+        return None
+    try:
+        error = next(iter(checker.iter_errors(value)), None)
+    except Exception:  # e.g. a $ref that resolves to nothing, or a pattern re cannot run
+        return None
+    return None if error is None else str(error.message)
