@@ -9,6 +9,11 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# Every bundled dataset (datasets/<id>/dataset.yaml): tests that walk "each bundled
+# dataset" read this, so a new dataset is covered without editing a list per test.
+BUNDLED_DATASETS = tuple(
+    sorted(p.parent.name for p in (REPO_ROOT / "datasets").glob("*/dataset.yaml"))
+)
 BASE_REPO = Path(__file__).parent / "rules" / "base_repo"
 
 GIT_ENV = {

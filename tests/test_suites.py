@@ -19,9 +19,9 @@ from evalcase.index.facts import ManifestFacts
 from evalcase.lint.api import lint_repository
 from evalcase.lint.semantic import dataset_cases, in_suite
 from evalcase.run.select import SelectionError, select
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import BUNDLED_DATASETS, REPO_ROOT, commit_all, init_repo, run_cli
 
-DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+DATASETS = BUNDLED_DATASETS
 # Suites over every criterion, the old spelling, globs and no criteria at all.
 EXTRA_SUITES = {
     "by_id": {"case_ids": ["refund_eligibility_*", "crm_safety_bulk_delete_001"]},

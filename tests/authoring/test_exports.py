@@ -31,10 +31,10 @@ from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
 from evalcase.schemas import validator_for
-from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, run_cli
 from tests.peer_tools import cached_install
 
-DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+DATASETS = BUNDLED_DATASETS
 EVALS_VERSION = "3.0.1.post1"
 PROMPTFOO_VERSION = "0.123.1"
 TOOLS = Path(__file__).parent / "tools"

@@ -11,7 +11,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
-from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, run_cli
 
 CASES = "datasets/sample_set/cases"
 GOOD = [
@@ -162,9 +162,7 @@ def test_a_csv_without_the_columns_is_a_clear_error(tmp_path: Path) -> None:
     assert "the CSV header lacks id, input, expected, rubric, tags, risk_level" in proc.stderr
 
 
-@pytest.mark.parametrize(
-    "dataset", ["refund_regression_set", "crm_safety_set", "workout_plan_edit_set"]
-)
+@pytest.mark.parametrize("dataset", BUNDLED_DATASETS)
 def test_importing_an_export_of_the_same_repository_creates_no_duplicate(
     dataset: str, tmp_path: Path
 ) -> None:

@@ -17,9 +17,9 @@ from evalcase.contract.fields import agent_part
 from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
 from evalcase.loader import load
-from tests.helpers import REPO_ROOT
+from tests.helpers import BUNDLED_DATASETS, REPO_ROOT
 
-DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+DATASETS = BUNDLED_DATASETS
 
 
 # Field names of the task model are its structure, not case data.

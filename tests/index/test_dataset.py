@@ -13,9 +13,9 @@ import pytest
 from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
 from evalcase.model import FatalError
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo
+from tests.helpers import BUNDLED_DATASETS, REPO_ROOT, commit_all, git, init_repo
 
-DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+DATASETS = BUNDLED_DATASETS
 
 
 @pytest.fixture

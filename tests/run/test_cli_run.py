@@ -18,9 +18,9 @@ import pytest
 
 from evalcase.contract import records as record_files
 from evalcase.index.dataset import load_dataset
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import BUNDLED_DATASETS, GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
 
-DATASETS = ("refund_regression_set", "crm_safety_set", "workout_plan_edit_set")
+DATASETS = BUNDLED_DATASETS
 
 
 @pytest.fixture(scope="module")
