@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evalcase.contract.records import final_state
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
 
 DATASET = "english_support_set"
@@ -49,7 +50,8 @@ def test_the_example_agent_runs_it_with_zero_errors(repo: Path) -> None:
     ]  # fmt: skip
     assert cancel["calls"][0]["fault"] == "rate_limited"
     assert cancel["calls"][-1]["user_confirmed"] is True
-    assert cancel["final_state"]["orders"]["ORDER_4101"]["status"] == "cancelled"
+    state = final_state(cancel)  # rebuilt from the initial state and the recorded diffs
+    assert state is not None and state["orders"]["ORDER_4101"]["status"] == "cancelled"
     shipped = by_case["agent_status_shipped_order_002"]
     assert all(c["tool"] != "shop_order_cancel" for c in shipped["calls"])
     report_dir = repo / "reports" / run_dir.parent.name / run_dir.name
