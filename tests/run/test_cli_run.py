@@ -18,6 +18,7 @@ import pytest
 
 from evalcase.contract import records as record_files
 from evalcase.index.dataset import load_dataset
+from evalcase.run.prompts import plan
 from tests.helpers import BUNDLED_DATASETS, GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
 
 DATASETS = BUNDLED_DATASETS
@@ -125,6 +126,9 @@ def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
     checked = 0
     for dataset_id in DATASETS:
         dataset = load_dataset(repo, dataset_id)
+        # What the agent is given: each case's view with its prompt fixture rendered on it
+        # (a prompt's text, such as a label set, is the agent's by design).
+        rendered = {v.case_id: v.view for v in plan(dataset.tasks, dataset.prompts, ())}
         for task in dataset.tasks:
             seen = by_key[task.agent.attempt_key]
             text = json.dumps(seen, ensure_ascii=False)
@@ -134,7 +138,7 @@ def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
                 secret_ids.add(task.judge.rubric.id)
             tool_names = {t.name for t in task.agent.tools}
             # an ID the case's own tool cards happen to carry (an enum value) is no leak
-            view = json.dumps(dataclasses.asdict(task.agent), ensure_ascii=False)
+            view = json.dumps(dataclasses.asdict(rendered[task.case_id]), ensure_ascii=False)
             for fixture_id in secret_ids - tool_names:
                 assert fixture_id in view or fixture_id not in text, (task.case_id, fixture_id)
             judge_texts = [
