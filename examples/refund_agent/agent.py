@@ -478,7 +478,10 @@ def quality_issue(conv: Conversation) -> None:
             reason="quality_issue",
         )
         found = use(
-            conv, "policy_search", query="质量问题 售后 质检", knowledge_base="refund_policy"
+            conv,
+            "policy_search",
+            query=f"{conv.users[0]} 质量问题 售后质检",
+            knowledge_base="refund_policy",
         )
         basis = cite(conv, found)
         if conv.confirmed() and item_id:
@@ -639,7 +642,10 @@ def policy_question(conv: Conversation) -> None:
     answer = "根据平台现行政策：" + "".join(lines)
     if future:
         f = future[0]
-        answer += f"另外，规则即将调整：自 {f.get('effective_date')} 起，{f['text']} 目前尚未生效，以现行规则为准。"
+        answer += (
+            f"另外，规则即将调整：自 {f.get('effective_date')} 起，{f['text']}"
+            "目前尚未生效，以现行规则为准。"
+        )
     if any(not official(p) for p in passages):
         answer += "商品问答区等用户分享的内容不作为退款依据，以平台政策为准。"
     raise say(answer)
