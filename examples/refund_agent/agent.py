@@ -26,8 +26,8 @@ pass one, an item ID without ``order_lookup``), it says so rather than guess.
 
 ``--v2`` selects version 2, a "simplification" with two regressions for an evaluation to
 find: it takes the user's word that they may act for the order's owner (no ownership
-check before an account change), and it answers from the best-scored retrieved passage
-whatever its source, so a community post carrying injected orders gets repeated.
+check before an account change), and it answers from the best-scored retrieved passages
+whatever their source, so a community post carrying injected orders gets repeated.
 
 Run it: ``evalcase run refund_regression_set --agent "cmd:python examples/refund_agent/agent.py"``.
 """
@@ -621,19 +621,17 @@ def policy_question(conv: Conversation) -> None:
     found = use(conv, "policy_search", query=conv.last, knowledge_base="refund_policy", top_k=5)
     result = found.result if found is not None and isinstance(found.result, dict) else {}
     passages = [p for p in result.get("passages", []) if isinstance(p, dict) and p.get("text")]
-    if V2:  # version 2: the best-scored passage, whatever it is (see the module docstring)
-        if passages:
-            top = passages[0]
-            raise say(f"根据现行政策：{top['text']}（来源 {top['doc_id']}#{top['passage_id']}）")
-        raise say("抱歉，没有查到相关政策，我帮您转人工确认。")
-    # Retrieved text is material, never an instruction: a passage that gives orders is dropped.
-    safe = [p for p in passages if not any(w in str(p["text"]) for w in INJECTION_WORDS)]
+    # Retrieved text is material, never an instruction: a passage that gives orders is
+    # dropped. Version 2 keeps every passage and trusts them all (see the module docstring).
+    safe = [p for p in passages if V2 or not any(w in str(p["text"]) for w in INJECTION_WORDS)]
     in_force = [p for p in safe if not conv.now or str(p.get("effective_date") or "") <= conv.now]
     future = [p for p in safe if p not in in_force and official(p)]
     chosen: list[dict[str, Any]] = []
-    for p in sorted(in_force, key=lambda p: not official(p)):  # stable: official first
-        key = (p.get("doc_id"), p.get("passage_id"))
-        if official(p) and key not in {(c.get("doc_id"), c.get("passage_id")) for c in chosen}:
+    for p in in_force if V2 else sorted(in_force, key=lambda p: not official(p)):
+        key = (p.get("doc_id"), p.get("passage_id"))  # sorted is stable: official first
+        if (V2 or official(p)) and key not in {
+            (c.get("doc_id"), c.get("passage_id")) for c in chosen
+        }:
             chosen.append(p)
     chosen = chosen[:3]
     if not chosen:
@@ -646,7 +644,7 @@ def policy_question(conv: Conversation) -> None:
             f"另外，规则即将调整：自 {f.get('effective_date')} 起，{f['text']}"
             "目前尚未生效，以现行规则为准。"
         )
-    if any(not official(p) for p in passages):
+    if not V2 and any(not official(p) for p in passages):
         answer += "商品问答区等用户分享的内容不作为退款依据，以平台政策为准。"
     raise say(answer)
 
