@@ -282,7 +282,7 @@ def complaint(conv: Conversation) -> None:
     raise say(f"非常抱歉让您多次来询问，我已为您升级到投诉专员处理。{extra}处理进展会同步给您。")
 
 
-def verify_identity(conv: Conversation) -> None:
+def verify_identity(conv: Conversation, purpose: str = "修改退款账户") -> None:
     """SMS verification before an account change: send a code, then check the one the user
     gives. Raises (a call or a question) until the user is verified."""
     if "identity_verify" not in conv.tools or conv.verified():
@@ -290,7 +290,7 @@ def verify_identity(conv: Conversation) -> None:
     user = conv.user_id()
     if user is None:
         raise say(
-            "为保障账户安全，修改退款账户前需要先完成身份校验，但当前会话没有可校验的登录账号。"
+            f"为保障账户安全，{purpose}前需要先完成身份校验，但当前会话没有可校验的登录账号。"
             "请重新登录 App 并完成短信验证后再联系我；请不要在对话中发送银行卡号或密码。"
         )
     attempts = conv.done("identity_verify")
@@ -305,7 +305,7 @@ def verify_identity(conv: Conversation) -> None:
         raise call(conv, "identity_verify", user_id=user, method="sms_code")
     target = (sent.result or {}).get("masked_target", "") if isinstance(sent.result, dict) else ""
     raise say(
-        "为保障账户安全，修改退款账户前需要先验证身份。验证码已发送到您绑定的手机"
+        f"为保障账户安全，{purpose}前需要先验证身份。验证码已发送到您绑定的手机"
         f"{(' ' + target) if target else ''}，请把收到的 6 位验证码告诉我。"
     )
 
@@ -486,7 +486,8 @@ def quality_issue(conv: Conversation) -> None:
         basis = cite(conv, found)
         if conv.confirmed() and item_id:
             if not V2:
-                verify_identity(conv)  # a side effect on the user's order: verified users only
+                # A side effect on the user's order: verified users only.
+                verify_identity(conv, "提交售后质检申请")
             issue = "audio_noise" if any(w in conv.text for w in ("电流", "杂音")) else "other"
             inspection = use(
                 conv,
@@ -524,7 +525,7 @@ def cite(conv: Conversation, found: Call | None) -> str:
         line = f"{p['text']}（{p['doc_id']}#{p['passage_id']}）"
         if line not in lines:
             lines.append(line)
-    return ("依据平台政策：" + "".join(lines[:3])) if lines else ""
+    return ("依据平台政策：" + "".join(lines[:2])) if lines else ""
 
 
 def refund_request(conv: Conversation) -> None:
@@ -633,7 +634,7 @@ def policy_question(conv: Conversation) -> None:
             (c.get("doc_id"), c.get("passage_id")) for c in chosen
         }:
             chosen.append(p)
-    chosen = chosen[:3]
+    chosen = chosen[:2]
     if not chosen:
         raise say("抱歉，没有查到现行的官方政策条款，我不能凭社区说法给您结论，帮您转人工确认。")
     lines = [f"{p['text']}（{p['doc_id']}#{p['passage_id']}）" for p in chosen]
