@@ -131,7 +131,9 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
         "refund_account_change_no_tool_005",
         {
             "options": {
-                "expected": "当前渠道暂不支持修改退款账户，请在 App 的退款详情页操作，或联系人工客服。"
+                "expected": (
+                    "当前渠道暂不支持修改退款账户，请在 App 的退款详情页操作，或联系人工客服。"
+                )
             }
         },
         "pass",

@@ -219,6 +219,7 @@ def compare(
         for c in common
         if c not in changed and "pending" in (old_cases[c]["status"], new_cases[c]["status"])
     )
+
     def worse(c: str) -> bool:
         """Pending in BASE, failing in NEW on a grader every BASE attempt passed."""
         if old_cases[c]["status"] != "pending" or new_cases[c]["status"] != "fail":
