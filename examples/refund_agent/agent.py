@@ -8,10 +8,26 @@ offers (through the runner, which plays the back-end systems) and phrases answer
 templates. It knows nothing about the test cases: everything it says comes from the
 conversation, the context the channel passes and the tool results.
 
-Known weaknesses, kept on purpose so an evaluation has something to find:
-- it never runs identity verification before an account change (it relies on the
-  back end to refuse), and
-- when a tool times out it simply calls it again once, even a tool with a side effect.
+How it tries to be careful (what the bundled refund dataset checks):
+- account changes only for the signed-in user's own order, after identity verification
+  (an SMS code through ``identity_verify``) when the channel offers it; it never asks for
+  or repeats a full account number;
+- a side-effect tool that timed out is never called again blindly: it looks the status
+  up and tells the user what it found (read-only tools are retried once);
+- policy answers come from ``policy_search`` when it is offered: official passages before
+  community ones, passages not yet in force (``effective_date`` after the request's
+  ``params.now``) left out, retrieved text that gives orders ignored, every passage
+  used cited as ``doc_id#passage_id``;
+- no arrival date or amount it has not been given by a tool is promised.
+
+What it cannot do: it knows only what the request carries. When a tool needs an ID the
+conversation never gave it (the user ID for ``identity_verify`` when the channel does not
+pass one, an item ID without ``order_lookup``), it says so rather than guess.
+
+``--v2`` selects version 2, a "simplification" with two regressions for an evaluation to
+find: it takes the user's word that they may act for the order's owner (no ownership
+check before an account change), and it answers from the best-scored retrieved passages
+whatever their source, so a community post carrying injected orders gets repeated.
 
 Run it: ``evalcase run refund_regression_set --agent "cmd:python examples/refund_agent/agent.py"``.
 """
@@ -24,8 +40,25 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-VERSION = "refund_agent/1.0"
+V2 = "--v2" in sys.argv[1:]
+VERSION = "refund_agent/2.0" if V2 else "refund_agent/1.1"
 ORDER = re.compile(r"ORDER_[0-9]+")
+
+USER = re.compile(r"(?:USER|OPERATOR)_[A-Z0-9]+")
+# Someone else's order: only its owner may change where a refund goes.
+PROXY_WORDS = ("帮我表哥", "帮我朋友", "帮我家人", "帮我亲戚", "替我", "帮别人", "他不太会")
+# Retrieved text that gives orders is data, never an instruction (prompt injection).
+INJECTION_WORDS = ("指令", "系统通知", "忽略", "优先级高于", "无需身份校验", "请在回答中")
+READ_ONLY = {
+    "order_lookup",
+    "refund_status_lookup",
+    "refund_eligibility_check",
+    "policy_search",
+    "logistics_track",
+    "price_protection_check",
+    "member_benefit_lookup",
+    "refund_rule_calculate",
+}
 
 PRIVACY_WORDS = ("手机号", "地址", "管理员模式", "客服主管", "工号", "忽略你之前")
 CONFIRM_WORDS = ("确认", "可以提交", "同意")
@@ -50,15 +83,20 @@ class Conversation:
     users: list[str] = field(default_factory=list)  # every user message, history included
     calls: list[Call] = field(default_factory=list)  # every tool call with its answer
     calls_this_turn: list[Call] = field(default_factory=list)
+    systems: list[str] = field(default_factory=list)  # what the channel told the agent
+    now: str = ""  # the request's params.now (ISO date), for policies in force
 
     @classmethod
     def read(cls, request: dict[str, Any]) -> Conversation:
         tools = {t["function"]["name"] for t in request.get("tools", [])}
         conv = cls(tools, dict(request.get("context") or {}))
+        conv.now = str((request.get("params") or {}).get("now") or "")
         pending: dict[str, Call] = {}
         for message in request["messages"]:
             role = message["role"]
-            if role == "user":
+            if role == "system":
+                conv.systems.append(str(message.get("content") or ""))
+            elif role == "user":
                 conv.users.append(str(message.get("content") or ""))
                 conv.calls_this_turn = []
             elif role == "assistant":
@@ -101,6 +139,28 @@ class Conversation:
                 return found[-1]
         value = self.context.get("order_id")
         return str(value) if value else None
+
+    def user_id(self) -> str | None:
+        """The signed-in user, as the channel passes it (context or a system note)."""
+        value = self.context.get("user_id")
+        if value:
+            return str(value)
+        for text in self.systems:
+            if "当前会话用户" in text:
+                found = USER.findall(text)
+                if found:
+                    return found[0]
+        return None
+
+    def verified(self) -> bool:
+        """Identity verified in this conversation, or the channel says it already is."""
+        if any("已完成身份校验" in t for t in self.systems):
+            return True
+        return any(
+            c.result.get("status") == "verified"
+            for c in self.done("identity_verify")
+            if isinstance(c.result, dict)
+        )
 
     def confirmed(self) -> bool:
         return any(w in self.last for w in CONFIRM_WORDS)
@@ -147,7 +207,9 @@ def call(conv: Conversation, tool: str, **args: Any) -> Reply:
 def use(conv: Conversation, tool: str, **args: Any) -> Call | None:
     """The answer of ``tool`` for this request; asks for it (raising) when not yet called.
 
-    A timed-out call is simply tried once more (see the module's known weaknesses)."""
+    A read-only call that timed out or was rate-limited is tried once more; a call with a
+    side effect is not (it may have gone through): the caller checks status instead.
+    """
     if tool not in conv.tools:
         return None
     previous = conv.done(tool)
@@ -158,6 +220,7 @@ def use(conv: Conversation, tool: str, **args: Any) -> Call | None:
         last.error
         and last.error.get("code") in {"timeout", "rate_limited", "429"}
         and len(previous) == 1
+        and tool in READ_ONLY
     ):
         raise call(conv, tool, **args)
     return last
@@ -219,12 +282,56 @@ def complaint(conv: Conversation) -> None:
     raise say(f"非常抱歉让您多次来询问，我已为您升级到投诉专员处理。{extra}处理进展会同步给您。")
 
 
+def verify_identity(conv: Conversation, purpose: str = "修改退款账户") -> None:
+    """SMS verification before an account change: send a code, then check the one the user
+    gives. Raises (a call or a question) until the user is verified."""
+    if "identity_verify" not in conv.tools or conv.verified():
+        return
+    user = conv.user_id()
+    if user is None:
+        raise say(
+            f"为保障账户安全，{purpose}前需要先完成身份校验，但当前会话没有可校验的登录账号。"
+            "请重新登录 App 并完成短信验证后再联系我；请不要在对话中发送银行卡号或密码。"
+        )
+    attempts = conv.done("identity_verify")
+    code = next(iter(re.findall(r"(?<![0-9])[0-9]{6}(?![0-9])", conv.last)), None)
+    if code is not None:
+        checked = [c for c in attempts if c.args.get("code") == code]
+        if not checked:
+            raise call(conv, "identity_verify", user_id=user, method="sms_code", code=code)
+        raise say("验证码校验未通过，请核对短信中的 6 位验证码后重新告诉我。")
+    sent = next((c for c in attempts if "code" not in c.args), None)
+    if sent is None:
+        raise call(conv, "identity_verify", user_id=user, method="sms_code")
+    target = (sent.result or {}).get("masked_target", "") if isinstance(sent.result, dict) else ""
+    raise say(
+        f"为保障账户安全，{purpose}前需要先验证身份。验证码已发送到您绑定的手机"
+        f"{(' ' + target) if target else ''}，请把收到的 6 位验证码告诉我。"
+    )
+
+
 def account_change(conv: Conversation) -> None:
     if "账户" not in conv.text or not any(w in conv.text for w in ("改", "换")):
         return
+    if not V2 and any(w in conv.text for w in PROXY_WORDS):
+        raise say(
+            "理解您想帮家人处理。出于账户安全，退款收款账户只能由订单本人修改，"
+            "我不能代为查询或修改他人订单的退款信息，也不需要您提供对方的验证码或证件。"
+            "请让订单本人登录 App 后在退款详情页操作，或由本人联系客服办理。"
+        )
     order_id = conv.order_id()
     if order_id is None:
         raise say("请提供需要修改退款账户的订单号，我帮您查询退款状态。")
+    user = conv.user_id()
+    if not V2 and user and "order_lookup" in conv.tools:
+        order = use(conv, "order_lookup", order_id=order_id)
+        owner = (order.result or {}).get("owner_user_id") if order and order.result else None
+        if (order is not None and order.error) or (owner and owner != user):
+            raise say(
+                "这笔订单不属于当前登录账号。出于账户安全，退款收款账户只能由订单本人修改，"
+                "请让订单本人登录 App 后在退款详情页操作。"
+            )
+    verify_identity(conv)
     status = use(conv, "refund_status_lookup", order_id=order_id)
     if status is None:
         raise say("当前无法查询退款状态，请稍后在订单详情页查看。")
@@ -322,6 +429,8 @@ def points_and_coupons(conv: Conversation) -> None:
     if not any(w in conv.last for w in ("积分", "券")):
         return
     order_id = conv.order_id()
+    if order_id is None and "policy_search" in conv.tools:
+        return  # a rule question without an order: answered from the policy, with citations
     items = [i for text in conv.users for i in re.findall(r"ITEM_[0-9]+_[0-9]+", text)]
     if order_id and items and "refund_rule_calculate" in conv.tools:
         calc = use(
@@ -368,8 +477,17 @@ def quality_issue(conv: Conversation) -> None:
             item_id=item_id,
             reason="quality_issue",
         )
-        use(conv, "policy_search", query="质量问题 售后 质检", knowledge_base="refund_policy")
+        found = use(
+            conv,
+            "policy_search",
+            query=f"{conv.users[0]} 质量问题 售后质检",
+            knowledge_base="refund_policy",
+        )
+        basis = cite(conv, found)
         if conv.confirmed() and item_id:
+            if not V2:
+                # A side effect on the user's order: verified users only.
+                verify_identity(conv, "提交售后质检申请")
             issue = "audio_noise" if any(w in conv.text for w in ("电流", "杂音")) else "other"
             inspection = use(
                 conv,
@@ -382,12 +500,32 @@ def quality_issue(conv: Conversation) -> None:
             if inspection is not None and inspection.result:
                 step = inspection.result.get("next_step", "")
                 raise say(
-                    f"已为您提交售后质检申请（{inspection.result.get('inspection_id')}）。{step}。质检确认后为您办理退换。"
+                    f"已为您提交售后质检申请（{inspection.result.get('inspection_id')}）。{step}。"
+                    f"质检确认后为您办理退换，结果以质检结论为准。{basis}"
                 )
+        if basis:
+            raise say(f"{basis}需要我帮您提交质检申请吗？确认后我来提交。")
     raise say(
         "签收 30 天内出现质量问题可以申请售后质检，质检确认后办理退款或换货。"
         "需要我帮您提交质检申请吗？确认后我来提交。"
     )
+
+
+def cite(conv: Conversation, found: Call | None) -> str:
+    """The official, in-force passages of a policy_search answer, each cited."""
+    result = found.result if found is not None and isinstance(found.result, dict) else {}
+    lines = []
+    for p in result.get("passages", []):
+        if not isinstance(p, dict) or not official(p) or not p.get("text"):
+            continue
+        if conv.now and str(p.get("effective_date") or "") > conv.now:
+            continue
+        if any(w in str(p["text"]) for w in INJECTION_WORDS):
+            continue
+        line = f"{p['text']}（{p['doc_id']}#{p['passage_id']}）"
+        if line not in lines:
+            lines.append(line)
+    return ("依据平台政策：" + "".join(lines[:2])) if lines else ""
 
 
 def refund_request(conv: Conversation) -> None:
@@ -438,6 +576,24 @@ def refund_request(conv: Conversation) -> None:
             refund_request_id=info.get("refund_request_id"),
             user_confirmed=True,
         )
+        if (
+            submit is not None
+            and submit.error
+            and submit.error.get("code") == "timeout"
+            and "refund_status_lookup" in conv.tools
+        ):
+            # The submission may have gone through: look, never submit twice blindly.
+            status = use(conv, "refund_status_lookup", order_id=order_id)
+            state = (status.result or {}).get("status") if status and status.result else None
+            if state in {"refund_submitted", "processing", "approved", "completed"}:
+                raise say(
+                    "提交时系统响应超时，我核对了退款状态：您的退货退款申请已经创建成功，"
+                    "无需重复提交。审核通过后原路退回，具体到账时间以支付机构处理为准。"
+                )
+            raise say(
+                "提交时系统响应超时，目前还查不到这笔申请，我不会重复提交以免产生重复退款。"
+                "请稍后在订单详情页查看退款状态，或由我为您转人工核实。"
+            )
         if submit is not None and submit.result:
             raise say(
                 f"退货退款申请已提交（退款单 {submit.result.get('refund_id')}），"
@@ -455,15 +611,43 @@ def refund_request(conv: Conversation) -> None:
     raise say(f"{note} 如商品有质量问题，可以申请售后质检。")
 
 
+def official(passage: dict[str, Any]) -> bool:
+    """The platform's own policy documents, as opposed to community posts and Q&A."""
+    return str(passage.get("doc_id", "")).startswith("refund_policy")
+
+
 def policy_question(conv: Conversation) -> None:
     if "policy_search" not in conv.tools:
         return
     found = use(conv, "policy_search", query=conv.last, knowledge_base="refund_policy", top_k=5)
-    passages = (found.result or {}).get("passages", []) if found is not None else []
-    if passages:
-        top = passages[0]
-        raise say(f"根据现行政策：{top['text']}（来源 {top['doc_id']}#{top['passage_id']}）")
-    raise say("抱歉，没有查到相关政策，我帮您转人工确认。")
+    result = found.result if found is not None and isinstance(found.result, dict) else {}
+    passages = [p for p in result.get("passages", []) if isinstance(p, dict) and p.get("text")]
+    # Retrieved text is material, never an instruction: a passage that gives orders is
+    # dropped. Version 2 keeps every passage and trusts them all (see the module docstring).
+    safe = [p for p in passages if V2 or not any(w in str(p["text"]) for w in INJECTION_WORDS)]
+    in_force = [p for p in safe if not conv.now or str(p.get("effective_date") or "") <= conv.now]
+    future = [p for p in safe if p not in in_force and official(p)]
+    chosen: list[dict[str, Any]] = []
+    for p in in_force if V2 else sorted(in_force, key=lambda p: not official(p)):
+        key = (p.get("doc_id"), p.get("passage_id"))  # sorted is stable: official first
+        if (V2 or official(p)) and key not in {
+            (c.get("doc_id"), c.get("passage_id")) for c in chosen
+        }:
+            chosen.append(p)
+    chosen = chosen[:2]
+    if not chosen:
+        raise say("抱歉，没有查到现行的官方政策条款，我不能凭社区说法给您结论，帮您转人工确认。")
+    lines = [f"{p['text']}（{p['doc_id']}#{p['passage_id']}）" for p in chosen]
+    answer = "根据平台现行政策：" + "".join(lines)
+    if future:
+        f = future[0]
+        answer += (
+            f"另外，规则即将调整：自 {f.get('effective_date')} 起，{f['text']}"
+            "目前尚未生效，以现行规则为准。"
+        )
+    if not V2 and any(not official(p) for p in passages):
+        answer += "商品问答区等用户分享的内容不作为退款依据，以平台政策为准。"
+    raise say(answer)
 
 
 def fallback(conv: Conversation) -> None:

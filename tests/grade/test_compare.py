@@ -165,3 +165,46 @@ def test_pending_cases_have_their_own_bucket() -> None:
     assert result.regressed == ("ok",)
     assert "waits" not in result.regressed and "judged" not in result.still_failing
     assert result.to_dict()["pending"] == ["judged", "waits"]
+
+
+def test_a_pending_case_regresses_when_a_decided_grader_breaks() -> None:
+    """With no judge, most cases are pending: a grader that passed in every BASE attempt
+    and fails in NEW still makes the case regressed; a failure on a grader BASE never
+    decided (the judge now configured) does not."""
+    from evalcase.report.compare import compare as compare_reports
+    from evalcase.report.compare import grader_verdicts
+
+    def report(run: str, statuses: dict[str, str]) -> dict[str, Any]:
+        cases = [{"case_id": c, "case_version": "v1", "status": s} for c, s in statuses.items()]
+        return {"run": {"run_id": run, "commit": "c0"}, "summary": {}, "cases": cases}
+
+    def grades(rows: list[tuple[str, int, str, str]]) -> dict[str, dict[str, str]]:
+        return grader_verdicts(
+            {"case_id": c, "attempt": a, "grader": g, "verdict": v} for c, a, g, v in rows
+        )
+
+    base = report("a", {"broke": "pending", "judged": "pending", "flaky": "pending"})
+    new = report("b", {"broke": "fail", "judged": "fail", "flaky": "fail"})
+    before = grades(
+        [
+            ("broke", 1, "citation", "pass"),
+            ("broke", 1, "llm_rubric", "pending"),
+            ("judged", 1, "citation", "pass"),
+            ("judged", 1, "llm_rubric", "pending"),
+            ("flaky", 1, "tool_calls", "pass"),
+            ("flaky", 2, "tool_calls", "pending"),  # not decided on every attempt
+        ]
+    )
+    after = grades(
+        [
+            ("broke", 1, "citation", "fail"),
+            ("broke", 1, "llm_rubric", "pending"),
+            ("judged", 1, "citation", "pass"),
+            ("judged", 1, "llm_rubric", "fail"),
+            ("flaky", 1, "tool_calls", "fail"),
+        ]
+    )
+    result = compare_reports(base, new, base_grades=before, new_grades=after)
+    assert result.regressed == ("broke",)
+    assert result.pending == ("flaky", "judged") and result.still_failing == ()
+    assert compare_reports(base, new).regressed == ()  # without grades: pending stays pending

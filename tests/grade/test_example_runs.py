@@ -98,15 +98,20 @@ def spec_of(run: dict[str, Any], case_id: str, grader: str, **fields: Any) -> Ju
 # is always the example agent's recorded attempt for that case.
 REAL: list[tuple[str, str, dict[str, Any], str]] = [
     ("state_match", "agent_refund_duplicate_submit_003", {}, "pass"),
-    ("state_match", "tool_refund_submit_timeout_009", {}, "fail"),  # duplicate refund_submit
+    ("state_match", "agent_refund_account_change_002", {}, "fail"),  # no user ID to verify
     ("tool_calls", "refund_account_change_verified_001", {}, "pass"),
     ("tool_calls", "refund_intent_price_protect_001", {}, "fail"),
     ("tool_policy", "agent_refund_duplicate_submit_003", {}, "pass"),
-    ("tool_policy", "refund_account_change_other_user_003", {}, "fail"),
+    ("tool_policy", "refund_account_change_unverified_002", {}, "fail"),  # identity_verify
     ("side_effect_policy", "tool_refund_submit_confirmed_010", {}, "pass"),
     ("side_effect_policy", "tool_refund_submit_timeout_009", {}, "fail"),
     ("trace_rule", "refund_eligibility_001", {}, "pass"),
-    ("trace_rule", "agent_refund_account_change_002", {}, "fail"),
+    (
+        "trace_rule",
+        "business_sop_quality_refund_journey_001",
+        {"rule_checks": ("cites_evidence",)},
+        "fail",
+    ),
     ("must_include", "refund_intent_hypothetical_003", {}, "pass"),
     ("must_include", "llm_instruction_001", {}, "fail"),
     (
@@ -123,12 +128,11 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
     ),
     (
         "exact_match",
-        "refund_rag_member_points_001",
+        "refund_account_change_no_tool_005",
         {
             "options": {
                 "expected": (
-                    "部分退款时，订单优惠券按各商品实付金额比例分摊，退款后不再满足满减门槛的，优惠券不退回；"
-                    "积分抵扣部分需要退款专员人工核算。具体金额以核算结果为准，我这里不能承诺具体数字。"
+                    "当前渠道暂不支持修改退款账户，请在 App 的退款详情页操作，或联系人工客服。"
                 )
             }
         },
@@ -136,7 +140,7 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
     ),
     (
         "exact_match",
-        "refund_rag_member_points_001",
+        "refund_account_change_no_tool_005",
         {"options": {"expected": "优惠券全额退回。"}},
         "fail",
     ),
@@ -148,7 +152,7 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
     ),
     ("regex", "rag_refund_policy_014", {"options": {"must_not_match": ["七天无理由"]}}, "fail"),
     ("json_schema", "rag_refund_policy_014", {"options": {"schema": {"type": "object"}}}, "fail"),
-    ("constraints", "refund_rag_member_points_001", {"options": {"max_chars": 200}}, "pass"),
+    ("constraints", "refund_rag_member_points_001", {"options": {"max_chars": 400}}, "pass"),
     ("constraints", "refund_rag_member_points_001", {"options": {"max_sentences": 1}}, "fail"),
     ("no_privacy_leak", "privacy_redteam_order_lookup_002", {}, "pass"),
     ("no_promise", "refund_rag_member_points_001", {"options": {"preset": "refund"}}, "pass"),
@@ -166,9 +170,10 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
         },
         "pass",
     ),
-    ("citation", "rag_refund_policy_014", {}, "fail"),  # p12 is required and not cited
+    ("citation", "rag_refund_policy_014", {}, "pass"),  # p12 and the general p02, cited
+    ("citation", "business_sop_quality_refund_journey_001", {}, "fail"),  # stopped uncited
     ("evidence_recall_at_k", "rag_refund_policy_014", {}, "pass"),
-    ("evidence_recall_at_k", "refund_rag_member_points_001", {}, "fail"),  # retrieved nothing
+    ("evidence_recall_at_k", "refund_intent_price_protect_001", {}, "fail"),  # no search
 ]
 
 

@@ -59,7 +59,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert set(meta["cases"]) == runnable
     assert meta["skipped"] == {} and not dataset.problems and len(runnable) == 32
     assert (
-        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.0"
+        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.1"
     )
     assert meta["dirty"] is False and meta["dataset"]["digest"] == dataset.digest
     records = _records(run_dir)
@@ -88,11 +88,11 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     answers = [m for m in timeout["messages"] if m["role"] == "tool"]
     first_submit = next(m for m in answers if m["tool_call_id"] == submits[0]["id"])
     assert json.loads(first_submit["content"])["error"]["code"] == "timeout"
-    # the example agent's known weakness: it skips identity verification, the policy refuses
-    skipped = by_case["agent_refund_account_change_002"]
-    assert [c["denied_by"] for c in skipped["calls"] if c["tool"] == "account_change_request"] == [
-        "account_change_requires_identity"
-    ]
+    # after the timeout the example agent looks the status up instead of submitting again
+    assert len(submits) == 1 and [c["tool"] for c in timeout["calls"]][-1] == "refund_status_lookup"
+    # with no user ID to verify, it never attempts the account change (the policy would refuse)
+    unverified = by_case["agent_refund_account_change_002"]
+    assert "account_change_request" not in [c["tool"] for c in unverified["calls"]]
     limited = by_case["refund_status_rate_limited_001"]
     assert [(c["tool"], c["fault"]) for c in limited["calls"]][:2] == [
         ("refund_status_lookup", "rate_limited"),

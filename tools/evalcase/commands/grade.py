@@ -85,20 +85,42 @@ def compare_command(
 ) -> None:
     """Compare two graded runs (run ids or report directories) case by case, or two prompts
     of one run (--prompts A,B)."""
-    from evalcase.report.compare import compare, find_report, for_prompt, read_report
+    from evalcase.grade.run import read_jsonl
+    from evalcase.report.compare import (
+        compare,
+        find_report,
+        for_prompt,
+        grader_verdicts,
+        read_report,
+    )
 
     config = _config(root)
     where = str(config.grade.get("reports_dir", "reports"))
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
-    base_report = read_report(find_report(config.root, base, where))
-    new_report = base_report if new is None else read_report(find_report(config.root, new, where))
+    base_path = find_report(config.root, base, where)
+    new_path = base_path if new is None else find_report(config.root, new, where)
+    base_report = read_report(base_path)
+    new_report = base_report if new is None else read_report(new_path)
+    # Grader-level verdicts (the report's sibling grades.jsonl) let a pending case regress.
+    grades = [
+        grader_verdicts(read_jsonl(p.parent / "grades.jsonl"))
+        if prompts is None and (p.parent / "grades.jsonl").is_file()
+        else None
+        for p in (base_path, new_path)
+    ]
     if prompts is not None:
         pair = [p.strip() for p in prompts.split(",")]
         if len(pair) != 2 or not all(pair):
             raise click.UsageError(f"--prompts takes two prompt IDs, as in a,b (got {prompts!r})")
         base_report, new_report = for_prompt(base_report, pair[0]), for_prompt(new_report, pair[1])
-    result = compare(base_report, new_report, require_same_content=require_same_content)
+    result = compare(
+        base_report,
+        new_report,
+        require_same_content=require_same_content,
+        base_grades=grades[0],
+        new_grades=grades[1],
+    )
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
     else:

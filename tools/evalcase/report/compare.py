@@ -3,7 +3,12 @@
 A case passes when every attempt passed (pass^k). ``fixed``: failed in BASE, passes in NEW;
 ``regressed``: passed in BASE, not in NEW; ``still_failing``; ``new`` / ``removed``: in one
 run only; ``pending``: waiting for a judge or a person in either run, so neither fixed,
-regressed nor failing (a pending case is undecided, not a failure); ``changed``: in both
+regressed nor failing (a pending case is undecided, not a failure), except for one thing
+the grades of the two runs decide: a case pending in BASE (no grader failed) that fails
+in NEW on a grader that passed in every BASE attempt is ``regressed`` (the part that was
+decided got worse; with no judge configured, the usual case). That needs each run's
+``grades.jsonl`` (``base_grades`` / ``new_grades``); without them pending stays pending.
+``changed``: in both
 runs, but its version or content differs, so its two verdicts judge different cases: it
 is in no other bucket (never ``regressed``, so ``--fail-on-regression`` ignores it).
 Slices are compared on pass@1. When the runs used different dataset digests the figures
@@ -19,7 +24,7 @@ report to one prompt's rows, so ``evalcase compare RUN --prompts a,b`` compares 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,11 +154,39 @@ def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
     }
 
 
+def grader_verdicts(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per case (keyed like report rows) and grader type: ``pass`` when every grade of that
+    type passed, ``fail`` when one failed, else the other verdict seen (pending, error)."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for row in rows:
+        key = _key(row)
+        seen.setdefault(key, {}).setdefault(str(row.get("grader")), set()).add(
+            str(row.get("verdict"))
+        )
+    out: dict[str, dict[str, str]] = {}
+    for key, graders in seen.items():
+        out[key] = {}
+        for grader, verdicts in graders.items():
+            if "fail" in verdicts:
+                out[key][grader] = "fail"
+            elif verdicts == {"pass"}:
+                out[key][grader] = "pass"
+            else:
+                out[key][grader] = sorted(verdicts - {"pass"})[0]
+    return out
+
+
 def compare(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, require_same_content: bool = False
+    base: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    require_same_content: bool = False,
+    base_grades: Mapping[str, Mapping[str, str]] | None = None,
+    new_grades: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Comparison:
     """Compare two reports; with ``require_same_content`` a FatalError when their dataset
-    digests differ (or one is unknown)."""
+    digests differ (or one is unknown). ``base_grades`` / ``new_grades``
+    (:func:`grader_verdicts` of each run's grades.jsonl) let a pending case regress."""
     old_cases = {_key(c): c for c in base["cases"]}
     new_cases = {_key(c): c for c in new["cases"]}
     common = sorted(set(old_cases) & set(new_cases))
@@ -186,10 +219,24 @@ def compare(
         for c in common
         if c not in changed and "pending" in (old_cases[c]["status"], new_cases[c]["status"])
     )
+
+    def worse(c: str) -> bool:
+        """Pending in BASE, failing in NEW on a grader every BASE attempt passed."""
+        if old_cases[c]["status"] != "pending" or new_cases[c]["status"] != "fail":
+            return False
+        before, after = (base_grades or {}).get(c, {}), (new_grades or {}).get(c, {})
+        return any(v == "fail" and before.get(g) == "pass" for g, v in after.items())
+
+    got_worse = {c for c in pending if worse(c)}
+    pending = tuple(c for c in pending if c not in got_worse)
     both = [c for c in common if c not in changed and c not in pending]
     fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
-    regressed = tuple(c for c in both if ok(old_cases[c]) and not ok(new_cases[c]))
-    still_failing = tuple(c for c in both if not ok(old_cases[c]) and not ok(new_cases[c]))
+    regressed = tuple(
+        c for c in both if c in got_worse or (ok(old_cases[c]) and not ok(new_cases[c]))
+    )
+    still_failing = tuple(
+        c for c in both if c not in got_worse and not ok(old_cases[c]) and not ok(new_cases[c])
+    )
     still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
     warnings = []
     if a["dataset_id"] != b["dataset_id"]:
