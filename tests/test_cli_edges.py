@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BASE_REPO, GIT_ENV, REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import (
+    BASE_REPO,
+    BUNDLED_DATASETS,
+    GIT_ENV,
+    REPO_ROOT,
+    commit_all,
+    init_repo,
+    run_cli,
+)
 
 CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
 
@@ -100,11 +108,7 @@ def test_root_is_accepted_before_and_after_every_command(tmp_path: Path, before:
     assert "here: warning" in cli("rule", "EC104").stdout
     assert cli("graders").returncode == 0
     datasets = cli("datasets", "--format", "json")
-    assert {d["dataset_id"] for d in json.loads(datasets.stdout)} == {
-        "refund_regression_set",
-        "workout_plan_edit_set",
-        "crm_safety_set",
-    }
+    assert {d["dataset_id"] for d in json.loads(datasets.stdout)} == set(BUNDLED_DATASETS)
     # Versioning commands need git: the message says so, and names the folder given.
     for args in (
         ("tag", "crm_safety_set"),

@@ -124,6 +124,7 @@ def test_datasets_lists_version_latest_tag_count_and_status(repo: Path) -> None:
         REFUND: "changed since tag",
         CRM: "untagged",
         "workout_plan_edit_set": "untagged",
+        "english_support_set": "untagged",
     }
     replace_in(repo, CASE, "但是有质量问题", "但有质量问题")
     as_json = json.loads(run_cli("datasets", "--format", "json", cwd=repo).stdout)
