@@ -67,7 +67,7 @@ def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
     assert "~ refund_eligibility_001 v4 -> v5: input" in proc.stdout
     assert "+ refund_eligibility_002 v1" in proc.stdout
     assert "- refund_policy_edge_001 v3" in proc.stdout
-    assert "~ llm_instruction_001 v2: title (governance only)" in proc.stdout
+    assert "~ llm_instruction_001 v3: title (governance only)" in proc.stdout
     md = run_cli("diff", f"{REFUND}@v1", "@v2", "--format", "md", cwd=two_versions).stdout
     assert md.startswith(f"### Dataset `{REFUND}`")
     assert "| `refund_eligibility_001` | v4 → v5 | input |" in md

@@ -140,7 +140,7 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
     replace_in(repo, CASE, "case_version: v4", "case_version: v5")
     main_tip = commit_all(repo, "main moves on")
     git(repo, "checkout", "-q", "feature")
-    replace_in(repo, other, "case_version: v2", "case_version: v3")
+    replace_in(repo, other, "case_version: v3", "case_version: v4")
     commit_all(repo, "feature bumps another case")
     # Against the branch, the feature is compared with where it forked: main's later
     # change to another case is not a change made here.
