@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evalcase import scrub
+from tests.grade.judge_server import asked_dimensions
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
 
 AGENT_KEY = "sk-agent-Zq81LKMw7731"  # a key variable the configuration names
@@ -90,13 +92,11 @@ def echo_server() -> Iterator[tuple[str, list[str]]]:
                 self._send({"role": "assistant", "content": answer})
                 return
             if body.get("model") == "judge-model":
-                system = body["messages"][0]["content"]
-                shape = json.loads(system.split("exactly in this shape: ", 1)[1])
                 content = json.dumps(
                     {
                         "dimensions": [
-                            {"name": d["name"], "score": 1, "reason": f"I was sent {auth}"}
-                            for d in shape["dimensions"]
+                            {"name": name, "score": low, "reason": f"I was sent {auth}"}
+                            for name, low, _ in asked_dimensions(body)
                         ]
                     }
                 )
@@ -185,20 +185,23 @@ api_key_env = "EVALCASE_TEST_JUDGE_KEY"
     said = "\n".join(answers)
     for planted in (AGENT_KEY, JUDGE_KEY, HEADER, basic):
         assert planted in said, planted
-    assert list((repo / ".evalcase_cache" / "judge").glob("*.json")), "the judge cache is empty"
+    # The judge's cache lives outside the work tree (conftest points it at a temp folder).
+    judge_cache = Path(os.environ["EVALCASE_JUDGE_CACHE_DIR"])
+    cached = list(judge_cache.rglob("*.json"))
+    assert cached, "the judge cache is empty"
     written = [
         p
         for p in repo.rglob("*")
         if p.is_file() and ".git" not in p.parts and p.name != "evalcase.toml"
         and (p.parts[len(repo.parts)] in ("outputs", "reports", ".evalcase_cache") or p == export)
-    ]  # fmt: skip
-    kinds = {p.parts[len(repo.parts)] for p in written}
-    assert {"outputs", "reports", ".evalcase_cache", "export.jsonl"} <= kinds
+    ] + cached  # fmt: skip
+    kinds = {p.parts[len(repo.parts)] for p in written if p.is_relative_to(repo)}
+    assert {"outputs", "reports", "export.jsonl"} <= kinds
     names = {p.name for p in written}
     assert {"run.json", "attempts.jsonl", "report.json", "report.html", "report.md"} <= names
     secrets = {AGENT_KEY, JUDGE_KEY, HEADER, PASSWORD, f"{USER}:{PASSWORD}"}
     leaks = [
-        (str(p.relative_to(repo)), form)
+        (str(p), form)
         for p in written
         for secret in secrets
         for form in _forms(secret)

@@ -334,9 +334,9 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
         shared_client(openai, settings)
         return None
     base = settings.base_url or str(openai.OpenAI(api_key="unused").base_url).rstrip("/")
-    url = f"{base}/models"
+    url, userinfo = _split_userinfo(f"{base}/models")  # the URL shown never holds a password
     timeout = float(options.get("preflight_timeout_s", 5.0))
-    status = _get_status(url, settings.api_key, timeout)
+    status = _get_status(url, settings.api_key, timeout, userinfo)
     if isinstance(status, str):
         return (
             f"openai:{target}: the endpoint does not answer (GET {url}: {status}; waited at "
@@ -355,12 +355,29 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _get_status(url: str, api_key: str | None, timeout: float) -> int | str:
+def _split_userinfo(url: str) -> tuple[str, str]:
+    """``http://user:pw@host/v1`` -> (``http://host/v1``, ``user:pw``): urllib cannot open
+    a URL with userinfo, and a message must not print it."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url, ""
+    return urlunsplit(parts._replace(netloc=host)), userinfo
+
+
+def _get_status(url: str, api_key: str | None, timeout: float, userinfo: str = "") -> int | str:
     """The HTTP status of a GET, or why there was none (stdlib: no client needed)."""
+    import base64
     import urllib.error
     import urllib.request
+    from urllib.parse import unquote
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    if userinfo and not api_key:  # the URL's own credentials, as the client would send them
+        basic = base64.b64encode(unquote(userinfo).encode()).decode()
+        headers = {"Authorization": f"Basic {basic}"}
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
