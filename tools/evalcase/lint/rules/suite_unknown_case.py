@@ -59,6 +59,8 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
 def _empty(index: RepoIndex, manifest: ManifestFacts, reported: set[str]) -> Iterator[Finding]:
     """Suites that select no case at all: `evalcase run --suite` would refuse them."""
     cases = dataset_cases(index, manifest)
+    if not cases:  # a dataset just created (`evalcase new-dataset`): no suite can select yet
+        return
     for name, line, col, selectors in manifest.suites:
         if name in reported or any(in_suite(c, selectors) for c in cases):
             continue
