@@ -197,3 +197,49 @@ def test_an_ad_hoc_openai_agent_with_base_url_runs_and_records_it(
     assert meta["agent"]["spec"] == "openai:local-model"
     assert meta["agent"]["options"]["base_url"] == server.url
     assert meta["counts"] == {"attempts": 1, "errors": 0}
+
+
+def test_an_http_agent_that_accepts_no_connection_stops_the_run(
+    repo: Path, tmp_path: Path, closed_port: int
+) -> None:
+    out = tmp_path / "outputs"
+    url = f"http://127.0.0.1:{closed_port}/agent"
+    _stopped(_run(repo, out, "--agent", url), out, "does not accept connections", url)
+
+
+def test_an_http_agent_that_listens_passes_the_preflight_without_being_sent_anything(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The check only connects: the first request the service sees is the attempt's."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Agent(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(
+                json.loads(self.rfile.read(int(self.headers["Content-Length"])))["protocol"]
+            )
+            body = json.dumps({"role": "assistant", "content": "已为您查询。"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Agent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        out = tmp_path / "outputs"
+        proc = _run(repo, out, "--agent", f"http://127.0.0.1:{server.server_port}/agent")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert seen and set(seen) == {"evalcase-agent/1"}  # only attempts: no probe request
+    (run_json,) = out.glob("*/*/run.json")
+    assert json.loads(run_json.read_text("utf-8"))["counts"]["errors"] == 0

@@ -94,9 +94,41 @@ class HttpSession:
         return None
 
 
-def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> HttpSession:
+def _url(target: str) -> str:
     url = target if "://" in target else target.lstrip("/")
     if not url.startswith(("http://", "https://")):
         url = "http://" + url
+    return url
+
+
+def preflight(target: str, options: Mapping[str, Any]) -> str | None:
+    """The service accepts a connection within ``preflight_timeout_s`` (default 5 s).
+
+    Only a TCP connection is opened and closed: the agent's endpoint answers POSTed
+    conversations, and sending it a request before the run could have effects of its own.
+    ``preflight = false`` in ``[run.agents.NAME]`` skips the check."""
+    url = _url(target)
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        return f"{url}: no host in the agent's URL"
+    if options.get("preflight") is False:
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"{url}: {exc}"
+    timeout = float(options.get("preflight_timeout_s", 5.0))
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return (
+            f"{url}: the service does not accept connections ({type(exc).__name__}: {exc}; "
+            f"waited at most {timeout:g} s); start it, or fix the URL"
+        )
+
+
+def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> HttpSession:
+    url = _url(target)
     headers = {str(k): str(v) for k, v in dict(options.get("headers") or {}).items()}
     return HttpSession(url, headers, job.limits.max_reply_bytes)
