@@ -205,8 +205,10 @@ def test_the_state_budget_mid_call_leaves_the_state_as_before() -> None:
                 "state_change": [
                     {"set": "a", "value": "x"},
                     {"set": "b", "value_from": '"y".format([]) + "z"'},
-                    {"foreach": "lists.range(50)", "do": [{"set": "c.{string(item)}",
-                                                            "value": "0123456789" * 10}]},
+                    {
+                        "foreach": "lists.range(50)",
+                        "do": [{"set": "c.{string(item)}", "value": "0123456789" * 10}],
+                    },
                 ],
                 "result": {"ok": True},
             },

@@ -39,25 +39,17 @@ report = reporter(CODE, NAME, SEVERITY)
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not tool_document(doc, ctx):
         return
-    # (where an expression is, the names it reads)
-    reads = [(where, cel.analyze(text).roots) for where, text, _scope in tool_scoped(doc)]
+    # (where an expression is, the bound names it reads that are in its scope)
+    reads = [(where, cel.analyze(text).roots & scope) for where, text, scope in tool_scoped(doc)]
 
-    def read_under(prefix: tuple[object, ...], name: str, after: object = None) -> bool:
-        for where, roots in reads:
-            if where[: len(prefix)] != prefix or name not in roots:
-                continue
-            if after is not None and where[len(prefix) : len(prefix) + 1] == ("let",):
-                # a let entry reads only the entries before it
-                if where[len(prefix) + 1] == after:
-                    continue
-            return True
-        return False
+    def read_under(prefix: tuple[object, ...], name: str) -> bool:
+        return any(where[: len(prefix)] == prefix and name in roots for where, roots in reads)
 
     for at, response in responses(doc):
         lets = response.get("let")
         if isinstance(lets, dict):
             for name in lets:
-                if not read_under(at, str(name), after=name):
+                if not read_under(at, str(name)):
                     line, col = doc.locate_key((*at, "let", name))
                     yield report(
                         doc.path,
