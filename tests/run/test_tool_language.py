@@ -294,3 +294,52 @@ def test_ends_conversation_with_a_real_subprocess_agent() -> None:
     assert record["calls"][0]["result"] == "Transfer successful"
     assert [e["type"] for e in record["trace"]].count("user") == 1
     assert record["trace"][-1]["type"] == "conversation_end"
+
+
+SAMPLES = Path(__file__).parents[1] / "rules" / "samples"
+
+
+def test_the_linted_fixtures_run_as_documented() -> None:
+    """The good lint samples (YAML through the contract's builder) behave as the docs say."""
+    import yaml
+
+    from evalcase.contract.build import tool_behaviour
+
+    book = tool_behaviour(
+        "book_reservation",
+        yaml.safe_load((SAMPLES / "EC608" / "good" / "book_reservation.yaml").read_text()),
+    )
+    transfer = tool_behaviour(
+        "transfer_to_human_agents",
+        yaml.safe_load((SAMPLES / "EC609" / "good" / "transfer_to_human_agents.yaml").read_text()),
+    )
+    args = _book()
+    del args["insurance"]
+    record = attempt(
+        [
+            [("book_reservation", args), ("book_reservation", _book(user_id="U7"))],
+            [("transfer_to_human_agents", {"summary": "wants a human"})],
+            [("book_reservation", args)],
+        ],
+        (book, transfer),
+        state=STATE,
+    )
+    assert record["status"] == "completed", record["error"]
+    booked, missing, moved = record["calls"]
+    assert booked["error"] is None, booked["error"]
+    assert booked["result"] == {"id": "HAT0", "total": 200, "paid": 200.5}
+    assert missing["error"] == {"code": "not_found", "message": "User U7 not found"}
+    assert moved["result"] == "Transfer successful"
+    final = records.final_state(record)
+    assert final["users"]["U1"]["spent"] == 0  # no insurance: the step's when was false
+    assert final["users"]["U1"]["payments"]["card"]["balance"] == 850
+    assert record["trace"][-1]["type"] == "conversation_end"
+
+
+def test_a_step_when_that_cannot_be_evaluated_skips_the_step() -> None:
+    args = _book()
+    del args["insurance"]  # the step's when reads it
+    record = attempt([[("book_reservation", args)]], (BOOK,), state=STATE)
+    (call,) = record["calls"]
+    assert call["error"] is None
+    assert records.final_state(record)["users"]["U1"]["spent"] == 0

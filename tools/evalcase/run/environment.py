@@ -372,7 +372,8 @@ class Environment:
         self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
         """Answer the call, atomically: an error after some writes undoes them all."""
-        self._undo = journal = []
+        journal: list[Callable[[], None]] = []
+        self._undo = journal
         mark, size = len(self.recorder.trace), self.state_bytes
         try:
             self._execute_steps(behaviour, record, variables)
@@ -461,8 +462,8 @@ class Environment:
         self, ops: Sequence[StateOp], record: dict[str, Any], scope: Mapping[str, Any]
     ) -> None:
         for op in ops:
-            if op.when is not None and not truthy(op.when, scope):
-                continue
+            if op.when is not None and not _holds(op.when, scope):
+                continue  # like a response's when: one that cannot be evaluated is false
             if op.op == "foreach":
                 items = evaluate(op.value_from or "[]", scope)
                 if not isinstance(items, list):

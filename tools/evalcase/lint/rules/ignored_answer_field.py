@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.tool_steps import responses, tool_document
-from evalcase.loader import Document
+from evalcase.loader import Document, Path
 from evalcase.model import Finding, Severity
 
 CODE = "EC612"
@@ -39,7 +39,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not tool_document(doc, ctx):
         return
     for at, response in responses(doc):
-        overridden: list[tuple[tuple[object, ...], str]] = []
+        overridden: list[tuple[Path, str]] = []
         if "error" in response:
             overridden += [
                 ((*at, key), f"{key!r} is never used: the response answers with its error "

@@ -25,7 +25,7 @@ from evalcase.contract import cel
 from evalcase.index.expressions import tool_scoped
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.tool_steps import responses, steps, tool_document
-from evalcase.loader import Document
+from evalcase.loader import Document, Path
 from evalcase.model import Finding, Severity
 
 CODE = "EC611"
@@ -42,7 +42,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     # (where an expression is, the bound names it reads that are in its scope)
     reads = [(where, cel.analyze(text).roots & scope) for where, text, scope in tool_scoped(doc)]
 
-    def read_under(prefix: tuple[object, ...], name: str) -> bool:
+    def read_under(prefix: Path, name: str) -> bool:
         return any(where[: len(prefix)] == prefix and name in roots for where, roots in reads)
 
     for at, response in responses(doc):
