@@ -343,3 +343,51 @@ def test_a_step_when_that_cannot_be_evaluated_skips_the_step() -> None:
     (call,) = record["calls"]
     assert call["error"] is None
     assert records.final_state(record)["users"]["U1"]["spent"] == 0
+
+
+def test_a_fail_step_inside_foreach_answers_its_error_and_undoes_the_call() -> None:
+    seats = tool(
+        "book_flights",
+        side_effect=True,
+        schema={"type": "object", "properties": {"flights": {"type": "array"}}},
+        responses=(
+            {
+                "let": {"n": "2"},
+                "state_change": [
+                    {
+                        "foreach": "args.flights",
+                        "as": "f",
+                        "do": [
+                            {
+                                "when": "flights[f].seats < n",
+                                "fail": {
+                                    "code": "no_seats",
+                                    "message_from": '"Not enough seats on flight " + f',
+                                },
+                            },
+                            {"increment": "flights.{f}.seats", "by_from": "-n"},
+                        ],
+                    }
+                ],
+                "result_from": "args.flights.map(f, flights[f].seats)",
+            },
+        ),
+    )
+    state = {"flights": {"HAT1": {"seats": 5}, "HAT2": {"seats": 1}, "HAT3": {"seats": 9}}}
+    record = attempt(
+        [
+            [
+                ("book_flights", {"flights": ["HAT1", "HAT2"]}),
+                ("book_flights", {"flights": ["HAT1", "HAT3"]}),
+            ]
+        ],
+        (seats,),
+        state=state,
+    )
+    failed, booked = record["calls"]
+    assert failed["error"] == {"code": "no_seats", "message": "Not enough seats on flight HAT2"}
+    assert failed["changes"] == []
+    assert booked["result"] == [3, 7]  # result_from read the state after the change
+    assert records.final_state(record)["flights"] == {
+        "HAT1": {"seats": 3}, "HAT2": {"seats": 1}, "HAT3": {"seats": 7}
+    }  # fmt: skip

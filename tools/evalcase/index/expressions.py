@@ -196,6 +196,9 @@ def _steps(doc: Document, at: Path, scope: frozenset[str]) -> Iterator[Scoped]:
         for key in ("when", "value_from", "by_from", "foreach"):
             if isinstance(op.get(key), str):
                 yield ((*step, key), op[key], scope)
+        failure = op.get("fail")
+        if isinstance(failure, dict) and isinstance(failure.get("message_from"), str):
+            yield ((*step, "fail", "message_from"), failure["message_from"], scope)
         for name in ("set", "delete", "append", "increment"):
             if isinstance(op.get(name), str):
                 for segment in _segments(op[name]):

@@ -22,8 +22,8 @@ A tool call goes through, in order:
 A matching response is answered in this order: its ``let`` bindings (evaluated once, in
 order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else its
 ``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its ``do``
-steps per element of a list); then ``result_from`` over the state *after* the change, else
-``result``. State changes are atomic: when any step fails (or a handler raises after
+steps per element of a list; ``fail`` answers the call with an error); then
+``result_from`` over the state *after* the change, else ``result``. State changes are atomic: when any step fails (or a handler raises after
 writing), every write of the call is undone, its ``state_change`` trace events are
 dropped, and the agent gets the error; the undo keeps only what each write replaced, so
 its cost is that of the writes, not of the state. A response with
@@ -110,6 +110,14 @@ def _state_text(state: Mapping[str, Any]) -> str:
         _STATE_TEXT.clear()
     _STATE_TEXT[id(state)] = (state, text)
     return text
+
+
+class StepFailed(Exception):
+    """A ``fail`` step was reached: the call answers with this error, undone."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("message", ""))
+        self.error = error
 
 
 class HandlerError(Exception):
@@ -419,6 +427,8 @@ class Environment:
             self._answer(entry, record, variables)
         except ExprError as exc:
             record["error"] = {"code": "environment_error", "message": str(exc)}
+        except StepFailed as failed:
+            record["error"] = failed.error
 
     def _match(
         self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
@@ -464,6 +474,9 @@ class Environment:
         for op in ops:
             if op.when is not None and not _holds(op.when, scope):
                 continue  # like a response's when: one that cannot be evaluated is false
+            if op.op == "fail":
+                error = op.value if isinstance(op.value, ToolError) else ToolError("failed")
+                raise StepFailed(_error(error, error.code, scope))
             if op.op == "foreach":
                 items = evaluate(op.value_from or "[]", scope)
                 if not isinstance(items, list):
