@@ -510,6 +510,8 @@ class Environment:
             record["result"] = copy_json(func(copy_json(record["args"]), handle))
         except HandlerError as exc:
             record["error"] = {"code": exc.code, "message": exc.message or exc.code}
+        except AgentFault:  # a budget or the deadline, reached by a write: the attempt ends
+            raise
         except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
             record["error"] = {
                 "code": "environment_error",
