@@ -20,15 +20,16 @@ A tool call goes through, in order:
    error ``no_matching_response``.
 
 A matching response is answered in this order: its ``let`` bindings (evaluated once, in
-order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else its
-``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its ``do``
-steps per element of a list; ``fail`` answers the call with an error); then
-``result_from`` over the state *after* the change, else ``result``. State changes are atomic: when any step fails (or a handler raises after
-writing), every write of the call is undone, its ``state_change`` trace events are
-dropped, and the agent gets the error; the undo keeps only what each write replaced, so
-its cost is that of the writes, not of the state. A response with
-``ends_conversation: true`` sets :attr:`Environment.conversation_ended` once its result is
-delivered; the runner then stops asking the agent.
+order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else
+its ``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its
+``do`` steps per element of a list; ``fail`` answers the call with an error); then
+``result_from`` over the state *after* the change, else ``result``. State changes are
+atomic: when any step fails (or a handler raises after writing), every write of the call
+is undone, its ``state_change`` trace events are dropped, and the agent gets the error;
+the undo keeps only what each write replaced, so its cost is that of the writes, not of
+the state. A response with ``ends_conversation: true`` sets
+:attr:`Environment.conversation_ended` once its result is delivered; the runner then
+stops asking the agent.
 
 Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
 ``max_tool_calls`` calls per attempt (default 256), and a state that stays under

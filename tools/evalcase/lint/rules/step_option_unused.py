@@ -2,8 +2,8 @@
 
 Each operation reads only its own options: ``set`` and ``append`` a ``value`` or
 ``value_from``; ``increment`` a ``by`` or ``by_from`` (or a ``value_from``); ``delete``
-and ``fail`` none; ``foreach`` its list, ``as`` and ``do``. Any other option is ignored, and when two
-give the same thing (``value`` and ``value_from``, ``by`` and ``by_from``) the computed
+and ``fail`` none; ``foreach`` its list, ``as`` and ``do``. Any other option is ignored,
+and when two give the same thing (``value`` and ``value_from``, ``by`` and ``by_from``) the computed
 one wins. Such a step does something other than what it reads as (``{delete: x,
 value: 0}`` deletes; ``{set: x, by: 2}`` sets null).
 
