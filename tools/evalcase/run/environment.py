@@ -202,7 +202,8 @@ class Environment:
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
         self._started = datetime.now(UTC)
-        self._undo: list[Callable[[], None]] | None = None  # the open call's undo journal
+        # The open call's undo journal: (top-level state key written, what undoes it).
+        self._undo: list[tuple[str, Callable[[], None]]] | None = None
         # Set once a response with ends_conversation: true has been delivered.
         self.conversation_ended = False
 
@@ -233,7 +234,7 @@ class Environment:
         undo = _undoer(self.state, op, parts)
         before, after = apply_op(self.state, op, parts, value)
         if self._undo is not None:
-            self._undo.append(undo)
+            self._undo.append((parts[0] if parts else "", undo))
         # Copies: a later change to the same place must not rewrite this record.
         before, after = copy_json(before), copy_json(after)
         where = ".".join(parts)
@@ -381,7 +382,7 @@ class Environment:
         self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
         """Answer the call, atomically: an error after some writes undoes them all."""
-        journal: list[Callable[[], None]] = []
+        journal: list[tuple[str, Callable[[], None]]] = []
         self._undo = journal
         mark, size = len(self.recorder.trace), self.state_bytes
         try:
@@ -395,10 +396,19 @@ class Environment:
             self._rollback(journal, record, mark, size)
 
     def _rollback(
-        self, journal: list[Callable[[], None]], record: dict[str, Any], mark: int, size: int
+        self,
+        journal: list[tuple[str, Callable[[], None]]],
+        record: dict[str, Any],
+        mark: int,
+        size: int,
     ) -> None:
-        for undo in reversed(journal):
+        for _key, undo in reversed(journal):
             undo()
+        # The undo writes in place, not through change(): a CEL scope cache kept across
+        # evaluations (tau2-perf's Scopes) must forget what it converted of these keys.
+        scopes = getattr(self, "scopes", None)
+        if scopes is not None:
+            scopes.invalidate(("state", *{key for key, _ in journal if key}))
         self.state_bytes = size
         record["changes"] = []
         record["rolled_back"] = len(journal)
