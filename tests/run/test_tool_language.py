@@ -391,3 +391,20 @@ def test_a_fail_step_inside_foreach_answers_its_error_and_undoes_the_call() -> N
     assert records.final_state(record)["flights"] == {
         "HAT1": {"seats": 3}, "HAT2": {"seats": 1}, "HAT3": {"seats": 7}
     }  # fmt: skip
+
+
+def test_message_from_that_fails_or_is_not_a_string() -> None:
+    errs = tool(
+        "errs",
+        responses=(
+            {"when": {"order_id": "ORDER_1"}, "error": {"code": "e1", "message_from": "args.nope"}},
+            {"error": {"code": "e2", "message_from": "[1, 2]"}},
+        ),
+    )
+    record = attempt(
+        [[("errs", {"order_id": "ORDER_1"}), ("errs", {"order_id": "ORDER_2"})]], (errs,)
+    )
+    failing, listed = record["calls"]
+    assert failing["error"]["code"] == "environment_error"
+    assert "nope" in failing["error"]["message"]
+    assert listed["error"] == {"code": "e2", "message": "[1, 2]"}
