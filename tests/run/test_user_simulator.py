@@ -255,3 +255,18 @@ def test_a_script_without_when_records_as_before() -> None:
     assert record["status"] == "completed"
     assert "conversation" not in record and "user_usage" not in record
     assert [e["turn"] for e in users(record)] == [0, 1]
+
+
+def test_the_docs_show_the_prompt_whole_at_its_version() -> None:
+    from evalcase.run.user_prompt import system_prompt
+
+    docs = (REPO_ROOT / "docs" / "contract.md").read_text("utf-8")
+    example = {
+        "persona": "A retired teacher, polite and brief.",
+        "reason_for_call": "You want to cancel reservation EHGLP3 and get a refund.",
+        "known_info": "Your user id is mia_li_3668.",
+        "unknown_info": "You do not remember the flight number.",
+        "task_instructions": "Ask for a full refund; accept a travel voucher if it is refused.",
+    }
+    assert system_prompt(example) in docs, "regenerate the prompt shown in docs/contract.md"
+    assert f"version `{PROMPT_VERSION}`" in docs and OPENER in docs
