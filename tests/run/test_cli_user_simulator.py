@@ -38,9 +38,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
     case = root / CASE_FILE
     text = case.read_text("utf-8")
-    text = text.replace(
-        '  - {role: user, content: "Yes, please cancel it.", confirms: true}\n', ""
-    )
+    text = text.replace('  - {role: user, content: "Yes, please cancel it.", confirms: true}\n', "")
     case.write_text(text + SIMULATOR, "utf-8")
     (root / ".gitignore").write_text("/outputs/\n", "utf-8")
     init_repo(root)

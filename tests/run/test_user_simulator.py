@@ -190,7 +190,9 @@ def test_an_openai_agent_never_receives_the_instructions() -> None:
 # --- the reactive script, no model ----------------------------------------------------------
 
 
-def reactive(*turns: tuple[str, str | None], agent: str = "py:tests.run.agents:echo", **kw: Any) -> AttemptJob:
+def reactive(
+    *turns: tuple[str, str | None], agent: str = "py:tests.run.agents:echo", **kw: Any
+) -> AttemptJob:
     return job(
         view(*(t for t, _ in turns), **kw.pop("view", {})),
         agent=agent,
@@ -234,7 +236,10 @@ def test_a_when_reads_the_calls_so_far() -> None:
         )
     )
     assert record["status"] == "completed", record["error"]
-    assert [e["content"] for e in users(record)] == ["Look ORDER_1 up.", "Good, what is its status?"]
+    assert [e["content"] for e in users(record)] == [
+        "Look ORDER_1 up.",
+        "Good, what is its status?",
+    ]
 
 
 def test_no_when_holds_at_the_start_no_turn_is_sent() -> None:

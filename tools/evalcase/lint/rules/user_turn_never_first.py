@@ -64,7 +64,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         doc.path,
         line,
         col,
-        "no scripted user turn's when holds before the agent has spoken (message is \"\", "
+        'no scripted user turn\'s when holds before the agent has spoken (message is "", '
         "calls is empty, turn is 0): no turn would ever be sent; drop the first turn's "
         "when, or add a user_simulator to open the conversation",
     )
