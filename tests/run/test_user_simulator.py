@@ -275,3 +275,36 @@ def test_the_docs_show_the_prompt_whole_at_its_version() -> None:
     }
     assert system_prompt(example) in docs, "regenerate the prompt shown in docs/contract.md"
     assert f"version `{PROMPT_VERSION}`" in docs and OPENER in docs
+
+
+SUBMIT = tool(
+    "refund_submit",
+    side_effect=True,
+    responses=({"when": "args.order_id in orders", "result": {"status": "refund_submitted"}},),
+)
+
+
+def test_confirms_holds_for_a_reactive_turn_whenever_it_is_sent() -> None:
+    # Script index 2 confirms; it is the second turn sent (index 1 never holds).
+    record = run_attempt(
+        reactive(
+            ("Refund ORDER_1.", None),
+            ("Why?", 'message.contains("never")'),
+            (
+                "Yes, I confirm.",
+                "turn == 1",
+            ),
+            agent="py:tests.run.agents:scripted",
+            view={
+                "tools": (SUBMIT,),
+                "context": {"script": [[], [["refund_submit", {"order_id": "ORDER_1"}]]]},
+            },
+            tools=(SUBMIT,),
+            state=STATE,
+            confirmations=(2,),
+        )
+    )
+    assert record["status"] == "completed", record["error"]
+    assert [e["turn"] for e in users(record)] == [0, 2]
+    (submit,) = record["calls"]
+    assert submit["user_confirmed"] is True
