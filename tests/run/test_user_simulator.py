@@ -308,3 +308,10 @@ def test_confirms_holds_for_a_reactive_turn_whenever_it_is_sent() -> None:
     assert [e["turn"] for e in users(record)] == [0, 2]
     (submit,) = record["calls"]
     assert submit["user_confirmed"] is True
+
+
+def test_the_simulators_key_variable_is_one_no_agent_is_given() -> None:
+    from evalcase.run import isolation
+
+    names = isolation.key_variables({"user_simulator": {"api_key_env": "EVALCASE_SIM_KEY"}}, {})
+    assert "EVALCASE_SIM_KEY" in names
