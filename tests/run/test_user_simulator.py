@@ -315,3 +315,21 @@ def test_the_simulators_key_variable_is_one_no_agent_is_given() -> None:
 
     names = isolation.key_variables({"user_simulator": {"api_key_env": "EVALCASE_SIM_KEY"}}, {})
     assert "EVALCASE_SIM_KEY" in names
+
+
+def test_the_judge_sees_the_simulated_conversation_and_not_the_instructions() -> None:
+    from evalcase.grade.judge_prompt import Dimension, build
+
+    script = [
+        (200, completion("Hi, I need to cancel a reservation."), {}),
+        (200, completion("Thanks, bye. ###STOP###"), {}),
+    ]
+    with Server(script).running() as server:
+        record = run_attempt(simulated_job(server.url))
+    dims = [Dimension("helpfulness", "", 1.0, 5.0, 1.0)]
+    prompt = build({}, record, {}, dims, record["output"] or "")
+    text = json.dumps(prompt.messages, ensure_ascii=False)
+    assert "user: Hi, I need to cancel a reservation." in text
+    assert "Thanks, bye." in text
+    for secret in SECRETS:
+        assert secret not in text
