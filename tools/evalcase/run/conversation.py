@@ -4,7 +4,7 @@ Before the first agent turn and after every final reply (a reply without tool ca
 :meth:`Conversation.next` decides the next user turn, or why the conversation ends:
 
 1. the environment ended it (a tool response with ``ends_conversation``: the environment
-   sets ``conversation_ended``): ``environment``;
+   sets ``conversation_ended``): ``ends_conversation``;
 2. a simulated case sent ``user_simulator.max_turns`` user turns: ``max_turns``;
 3. a replay (``replay:RUN_ID``) of a simulated case: the recorded run's next user turn,
    scripted or simulated, as it was sent (no model is asked); none left is the attempt's
@@ -106,7 +106,7 @@ class Conversation:
         deadline: float,
     ) -> UserTurn | End:
         if getattr(environment, "conversation_ended", None):
-            return self._end("environment")
+            return self._end("ends_conversation")
         if self.spec is not None and self.sent >= self.spec.max_turns:
             return self._end("max_turns")
         if self.recorded is not None:

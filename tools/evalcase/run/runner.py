@@ -139,6 +139,8 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                 if turn.turn is not None:  # the signalling turn: recorded, never sent
                     _add_usage(user_usage, turn.turn.usage)
                     _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
+                if spec is not None or job.env.user_conditions or turn.reason != "script_end":
+                    recorder.event("conversation_end", reason=turn.reason, turn=conversation.sent)
                 break
             _add_usage(user_usage, turn.usage)
             if turn.index is not None:
@@ -181,6 +183,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                 # A tool response may end the conversation (ends_conversation): its result
                 # is delivered and the agent is not asked again.
                 if getattr(env, "conversation_ended", None):
+                    output = reply.content
                     break
     except AgentFault as fault:
         for event in fault.events:
