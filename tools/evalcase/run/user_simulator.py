@@ -119,9 +119,14 @@ class Simulator:
         try:
             completion, events = self.session.create(body, until)
         except AgentFault as fault:
+            why = fault.message
+            if fault.kind == "timeout":
+                why = (
+                    f"no answer within timeout_s ({float(self.settings['timeout_s']):g} s) "
+                    "or before the attempt's deadline"
+                )
             raise UserSimulatorFault(
-                f"the user simulator ({self.model}) failed: {fault.message}",
-                _tagged(fault.events),
+                f"the user simulator ({self.model}) failed: {why}", _tagged(fault.events)
             ) from None
         events = _tagged(events)
         choices = completion.get("choices") if isinstance(completion, dict) else None
