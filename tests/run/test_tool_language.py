@@ -272,7 +272,9 @@ def test_ends_conversation_stops_asking_the_agent() -> None:
     users = [e for e in record["trace"] if e["type"] == "user"]
     assert len(users) == 2  # the third turn was never sent
     ends = [e for e in record["trace"] if e["type"] == "conversation_end"]
-    assert len(ends) == 1 and ends[0]["turn"] == 1
+    # "turn": how many user turns were sent when it ended (the same as a script's end)
+    assert len(ends) == 1 and ends[0]["turn"] == 2
+    assert ends[0]["reason"] == "ends_conversation"
     assert record["trace"][-1]["type"] == "conversation_end"
     assert record["messages"][-1]["role"] == "tool"
 
