@@ -284,7 +284,9 @@ def explain_policy(conv: Conversation) -> None:
     excerpt = conv.context.get("policy_excerpt")
     if conv.tools or not excerpt or any(w in conv.last for w in ("如果", "先问问")):
         return
-    raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
+    promise = any(w in conv.text for w in ("到账", "到帐", "多久", "什么时候", "今天"))
+    tail = " 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。" if promise else ""
+    raise say(f"按照平台规则：{excerpt}{tail}")
 
 
 def hypothetical(conv: Conversation) -> None:
@@ -382,8 +384,10 @@ def account_change(conv: Conversation) -> None:
     if "account_change_request" not in conv.tools:
         raise say("当前渠道暂不支持修改退款账户，请在 App 的退款详情页操作，或联系人工客服。")
     if not conv.confirmed():
+        window = info.get("expected_window")
         raise say(
-            "查到您的退款正在处理中，尚未打款，可以修改收款账户。修改后原打款会暂停，"
+            "查到您的退款正在处理中，尚未打款"
+            f"{f'（{window}）' if window else ''}，可以修改收款账户。修改后原打款会暂停，"
             "新账户需要您在安全页面自行填写。确认要修改吗？"
         )
     target = next((v for k, v in ACCOUNT_TYPES.items() if k in conv.last), None)
@@ -418,8 +422,11 @@ def refund_status(conv: Conversation) -> None:
     info = status.result or {}
     state = info.get("status")
     if state == "refund_submitted":
+        when = f"已于 {info['submitted_at']} " if info.get("submitted_at") else "已经"
         raise say(
-            "您的退款申请已经提交成功，正在处理中，无需重复提交，重复提交也会被系统拦截。请耐心等待审核结果。"
+            f"查到您的退款申请{when}提交成功，正在审核中。重复提交不会加快处理，系统也会拦截，"
+            "所以我不会再提交一次。审核通过后原路退回，通常 1-7 个工作日到账，以银行或支付机构处理为准；"
+            "如果超过时效还没有结果，我可以帮您转人工催办。"
         )
     window = info.get("expected_window") or "通常 1-7 个工作日原路退回，以银行或支付机构处理为准"
     raise say(
