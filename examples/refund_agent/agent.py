@@ -9,20 +9,28 @@ templates. It knows nothing about the test cases: everything it says comes from 
 conversation, the context the channel passes and the tool results.
 
 How it tries to be careful (what the bundled refund dataset checks):
-- account changes only for the signed-in user's own order, after identity verification
-  (an SMS code through ``identity_verify``) when the channel offers it; it never asks for
-  or repeats a full account number;
+- account changes and order details only for the signed-in user's own order, after
+  identity verification (an SMS code through ``identity_verify``, to the user the channel
+  names in ``context.user_id``) when the channel offers it; it never asks for or repeats a
+  full account number;
 - a side-effect tool that timed out is never called again blindly: it looks the status
   up and tells the user what it found (read-only tools are retried once);
 - policy answers come from ``policy_search`` when it is offered: official passages before
   community ones, passages not yet in force (``effective_date`` after the request's
-  ``params.now``) left out, retrieved text that gives orders ignored, every passage
-  used cited as ``doc_id#passage_id``;
-- no arrival date or amount it has not been given by a tool is promised.
+  ``params.now``) left out, of several versions of one passage only the latest in force,
+  retrieved text that gives orders ignored, every passage used cited as
+  ``doc_id#passage_id``;
+- item IDs come from the order (``order_lookup``) or the order card the channel shows
+  (``context.order_items``), matched against the items the user names ("充电器退了");
+- no arrival date or amount it has not been given by a tool is promised; when the rule
+  tool errs or wants a person, it says so and hands over.
 
-What it cannot do: it knows only what the request carries. When a tool needs an ID the
-conversation never gave it (the user ID for ``identity_verify`` when the channel does not
-pass one, an item ID without ``order_lookup``), it says so rather than guess.
+What it cannot do: it knows only what the request carries, and it answers from templates.
+When a tool needs an ID the conversation never gave it, it says so rather than guess. It
+repeats a policy excerpt in the excerpt's words, so an answer key that wants other words
+("定制商品" for the excerpt's "定制类商品", in ``llm_instruction_001``) fails it; and whether
+its templated explanations satisfy each case's rubric only a judge can say (without one,
+those cases stay ``pending``).
 
 ``--v2`` selects version 2, a "simplification" with two regressions for an evaluation to
 find: it takes the user's word that they may act for the order's owner (no ownership
@@ -41,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 V2 = "--v2" in sys.argv[1:]
-VERSION = "refund_agent/2.0" if V2 else "refund_agent/1.1"
+VERSION = "refund_agent/2.1" if V2 else "refund_agent/1.2"
 ORDER = re.compile(r"ORDER_[0-9]+")
 
 USER = re.compile(r"(?:USER|OPERATOR)_[A-Z0-9]+")
