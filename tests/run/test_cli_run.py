@@ -59,7 +59,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert set(meta["cases"]) == runnable
     assert meta["skipped"] == {} and not dataset.problems and len(runnable) == 32
     assert (
-        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.1"
+        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.2"
     )
     assert meta["dirty"] is False and meta["dataset"]["digest"] == dataset.digest
     records = _records(run_dir)
