@@ -433,7 +433,8 @@ def refund_status(conv: Conversation) -> None:
         when = f"已于 {info['submitted_at']} " if info.get("submitted_at") else "已经"
         raise say(
             f"查到您的退款申请{when}提交成功，正在审核中。重复提交不会加快处理，系统也会拦截，"
-            "所以我不会再提交一次。审核通过后原路退回，通常 1-7 个工作日到账，以银行或支付机构处理为准；"
+            "所以我不会再提交一次。审核通过后原路退回，"
+            "通常 1-7 个工作日到账，以银行或支付机构处理为准；"
             "如果超过时效还没有结果，我可以帮您转人工催办。"
         )
     window = info.get("expected_window") or "通常 1-7 个工作日原路退回，以银行或支付机构处理为准"
@@ -456,7 +457,9 @@ def price_protection(conv: Conversation) -> None:
     if check is not None and check.result and check.result.get("eligible"):
         diff = check.result.get("price_difference")
         entry = check.result.get("apply_entry", "订单详情页-价格保护")
-        found = use(conv, "policy_search", query="价格保护 降价 补差价", knowledge_base="refund_policy")
+        found = use(
+            conv, "policy_search", query="价格保护 降价 补差价", knowledge_base="refund_policy"
+        )
         basis = cite(conv, found)
         raise say(
             f"您的订单符合价格保护条件，可申请补差价 {diff} 元，无需退货。请在「{entry}」提交申请。"

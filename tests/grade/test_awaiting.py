@@ -5,7 +5,6 @@ one graded by a judge only, one that fails. Neither pending kind counts as a pas
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -30,7 +29,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, obj
 
 
 def test_summary_separates_decided_from_undecided(graded: tuple[str, dict, str]) -> None:
-    stdout, report, _ = graded
+    stdout, _, _ = graded
     lines = stdout.splitlines()
     pending = next(ln for ln in lines if ln.startswith("pending"))
     assert pending.split()[1] == "2", stdout

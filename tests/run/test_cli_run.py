@@ -90,8 +90,19 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert json.loads(first_submit["content"])["error"]["code"] == "timeout"
     # after the timeout the example agent looks the status up instead of submitting again
     assert len(submits) == 1 and [c["tool"] for c in timeout["calls"]][-1] == "refund_status_lookup"
-    # with no user ID to verify, it never attempts the account change (the policy would refuse)
-    unverified = by_case["agent_refund_account_change_002"]
+    # it verifies identity (a code sent, the code checked) before it changes the account,
+    # and the permission guarding the change lets it through
+    journey = by_case["agent_refund_account_change_002"]
+    assert [c["tool"] for c in journey["calls"]] == [
+        "identity_verify",
+        "identity_verify",
+        "refund_status_lookup",
+        "account_change_request",
+    ]
+    assert journey["calls"][1]["result"] == {"status": "verified"}
+    assert journey["calls"][-1]["denied_by"] is None and journey["calls"][-1]["ok"]
+    # asked once and never given the code, it never attempts the change
+    unverified = by_case["refund_account_change_unverified_002"]
     assert "account_change_request" not in [c["tool"] for c in unverified["calls"]]
     limited = by_case["refund_status_rate_limited_001"]
     assert [(c["tool"], c["fault"]) for c in limited["calls"]][:2] == [
