@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -304,7 +305,9 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
     name = "agent_refund_account_change_002"
     case = repo / "datasets" / "refund_regression_set" / "cases" / f"{name}.yaml"
     original = case.read_text("utf-8")
-    policy = original[original.index("  permissions:\n") : original.index("interaction:")]
+    found = re.search(r"  permissions:\n(?:    .*\n)+", original)  # the indented block
+    assert found is not None
+    policy = found.group(0)
     case.write_text(
         original.replace(policy, "  permissions: {account_change_requires_identity: true}\n"),
         "utf-8",
