@@ -9,20 +9,28 @@ templates. It knows nothing about the test cases: everything it says comes from 
 conversation, the context the channel passes and the tool results.
 
 How it tries to be careful (what the bundled refund dataset checks):
-- account changes only for the signed-in user's own order, after identity verification
-  (an SMS code through ``identity_verify``) when the channel offers it; it never asks for
-  or repeats a full account number;
+- account changes and order details only for the signed-in user's own order, after
+  identity verification (an SMS code through ``identity_verify``, to the user the channel
+  names in ``context.user_id``) when the channel offers it; it never asks for or repeats a
+  full account number;
 - a side-effect tool that timed out is never called again blindly: it looks the status
   up and tells the user what it found (read-only tools are retried once);
 - policy answers come from ``policy_search`` when it is offered: official passages before
   community ones, passages not yet in force (``effective_date`` after the request's
-  ``params.now``) left out, retrieved text that gives orders ignored, every passage
-  used cited as ``doc_id#passage_id``;
-- no arrival date or amount it has not been given by a tool is promised.
+  ``params.now``) left out, of several versions of one passage only the latest in force,
+  retrieved text that gives orders ignored, every passage used cited as
+  ``doc_id#passage_id``;
+- item IDs come from the order (``order_lookup``) or the order card the channel shows
+  (``context.order_items``), matched against the items the user names ("充电器退了");
+- no arrival date or amount it has not been given by a tool is promised; when the rule
+  tool errs or wants a person, it says so and hands over.
 
-What it cannot do: it knows only what the request carries. When a tool needs an ID the
-conversation never gave it (the user ID for ``identity_verify`` when the channel does not
-pass one, an item ID without ``order_lookup``), it says so rather than guess.
+What it cannot do: it knows only what the request carries, and it answers from templates.
+When a tool needs an ID the conversation never gave it, it says so rather than guess. It
+repeats a policy excerpt in the excerpt's words, so an answer key that wants other words
+("定制商品" for the excerpt's "定制类商品", in ``llm_instruction_001``) fails it; and whether
+its templated explanations satisfy each case's rubric only a judge can say (without one,
+those cases stay ``pending``).
 
 ``--v2`` selects version 2, a "simplification" with two regressions for an evaluation to
 find: it takes the user's word that they may act for the order's owner (no ownership
@@ -41,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 V2 = "--v2" in sys.argv[1:]
-VERSION = "refund_agent/2.0" if V2 else "refund_agent/1.1"
+VERSION = "refund_agent/2.1" if V2 else "refund_agent/1.2"
 ORDER = re.compile(r"ORDER_[0-9]+")
 
 USER = re.compile(r"(?:USER|OPERATOR)_[A-Z0-9]+")
@@ -140,6 +148,28 @@ class Conversation:
         value = self.context.get("order_id")
         return str(value) if value else None
 
+    def items(self) -> list[dict[str, Any]]:
+        """The order card the channel shows (``context.order_items``), when it passes one."""
+        value = self.context.get("order_items")
+        return [i for i in value if isinstance(i, dict)] if isinstance(value, list) else []
+
+    def item_ids(self, whole_order: bool = False) -> list[str]:
+        """The items of the order the user talks about: the ones named in the conversation
+        (the user's own words, matched against the order card), or every item for a whole
+        order, or the only item."""
+        items = [i for i in self.items() if i.get("item_id")]
+        named = re.findall(r"ITEM_[0-9]+_[0-9]+", self.text)
+        if named:
+            return list(dict.fromkeys(named))
+        if whole_order or "整单" in self.text or len(items) == 1:
+            return [str(i["item_id"]) for i in items]
+        # "充电器退了": the latest user message that names an item of the card decides.
+        for text in reversed(self.users):
+            hits = [str(i["item_id"]) for i in items if mentions(text, str(i.get("name", "")))]
+            if len(hits) == 1:
+                return hits
+        return []
+
     def user_id(self) -> str | None:
         """The signed-in user, as the channel passes it (context or a system note)."""
         value = self.context.get("user_id")
@@ -172,6 +202,17 @@ class Conversation:
     def latest(self, tool: str) -> Call | None:
         found = self.done(tool)
         return found[-1] if found else None
+
+
+def mentions(text: str, name: str) -> bool:
+    """The user names this item: its name, or the name's last word ("65W 充电器": 充电器;
+    "蓝牙音箱": 音箱), said without "留着" (kept)."""
+    words = [name, name.split()[-1] if name.split() else name]
+    words += [w[-2:] for w in words if len(w) > 2]
+    for clause in re.split(r"[，。,；;！？!?]", text):
+        if any(w and w in clause for w in words) and "留着" not in clause:
+            return True
+    return False
 
 
 class Reply(Exception):
@@ -251,7 +292,9 @@ def explain_policy(conv: Conversation) -> None:
     excerpt = conv.context.get("policy_excerpt")
     if conv.tools or not excerpt or any(w in conv.last for w in ("如果", "先问问")):
         return
-    raise say(f"按照平台规则：{excerpt} 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。")
+    promise = any(w in conv.text for w in ("到账", "到帐", "多久", "什么时候", "今天"))
+    tail = " 我不能承诺具体的到账日期或结果，有进展会第一时间通知您。" if promise else ""
+    raise say(f"按照平台规则：{excerpt}{tail}")
 
 
 def hypothetical(conv: Conversation) -> None:
@@ -349,8 +392,10 @@ def account_change(conv: Conversation) -> None:
     if "account_change_request" not in conv.tools:
         raise say("当前渠道暂不支持修改退款账户，请在 App 的退款详情页操作，或联系人工客服。")
     if not conv.confirmed():
+        window = info.get("expected_window")
         raise say(
-            "查到您的退款正在处理中，尚未打款，可以修改收款账户。修改后原打款会暂停，"
+            "查到您的退款正在处理中，尚未打款"
+            f"{f'（{window}）' if window else ''}，可以修改收款账户。修改后原打款会暂停，"
             "新账户需要您在安全页面自行填写。确认要修改吗？"
         )
     target = next((v for k, v in ACCOUNT_TYPES.items() if k in conv.last), None)
@@ -385,8 +430,12 @@ def refund_status(conv: Conversation) -> None:
     info = status.result or {}
     state = info.get("status")
     if state == "refund_submitted":
+        when = f"已于 {info['submitted_at']} " if info.get("submitted_at") else "已经"
         raise say(
-            "您的退款申请已经提交成功，正在处理中，无需重复提交，重复提交也会被系统拦截。请耐心等待审核结果。"
+            f"查到您的退款申请{when}提交成功，正在审核中。重复提交不会加快处理，系统也会拦截，"
+            "所以我不会再提交一次。审核通过后原路退回，"
+            "通常 1-7 个工作日到账，以银行或支付机构处理为准；"
+            "如果超过时效还没有结果，我可以帮您转人工催办。"
         )
     window = info.get("expected_window") or "通常 1-7 个工作日原路退回，以银行或支付机构处理为准"
     raise say(
@@ -398,12 +447,23 @@ def price_protection(conv: Conversation) -> None:
     if not ("降" in conv.last and ("差价" in conv.last or "价" in conv.last)):
         return
     order_id = conv.order_id()
-    check = use(conv, "price_protection_check", order_id=order_id) if order_id else None
+    items = conv.item_ids()
+    item_id = items[0] if len(items) == 1 else None
+    check = (
+        use(conv, "price_protection_check", order_id=order_id, item_id=item_id)
+        if order_id and item_id
+        else None
+    )
     if check is not None and check.result and check.result.get("eligible"):
         diff = check.result.get("price_difference")
         entry = check.result.get("apply_entry", "订单详情页-价格保护")
+        found = use(
+            conv, "policy_search", query="价格保护 降价 补差价", knowledge_base="refund_policy"
+        )
+        basis = cite(conv, found)
         raise say(
             f"您的订单符合价格保护条件，可申请补差价 {diff} 元，无需退货。请在「{entry}」提交申请。"
+            f"{basis}"
         )
     raise say(
         "降价后可以申请价格保护补差价，不需要退货。请在订单详情页的价格保护入口查看是否符合条件。"
@@ -431,7 +491,8 @@ def points_and_coupons(conv: Conversation) -> None:
     order_id = conv.order_id()
     if order_id is None and "policy_search" in conv.tools:
         return  # a rule question without an order: answered from the policy, with citations
-    items = [i for text in conv.users for i in re.findall(r"ITEM_[0-9]+_[0-9]+", text)]
+    items = conv.item_ids()
+    calc = None
     if order_id and items and "refund_rule_calculate" in conv.tools:
         calc = use(
             conv,
@@ -447,11 +508,23 @@ def points_and_coupons(conv: Conversation) -> None:
                 f"按规则测算：预计退款 {r.get('cash_refund_estimate')} 元。"
                 f"{r.get('explanation', '')}"
             )
+    if calc is not None and calc.error:
+        # The rule service is down: the general rule only, no invented figures.
+        raise say(
+            "抱歉，退款规则计算服务暂时无法使用，我现在算不出这笔订单券和积分的具体结果。"
+            "一般来说，整单退款时积分抵扣部分会原路退回账户；满减券能否退回要以系统核算为准，"
+            "我不能先给您承诺。您可以稍后再来查询，或者我为您转退款专员人工核算。"
+        )
+    explanation = ""
+    if calc is not None and isinstance(calc.result, dict):
+        explanation = str(calc.result.get("explanation") or "")
     if order_id and "human_handoff" in conv.tools:
         handoff(conv, "refund_specialist", "amount_dispute", f"{order_id} 的券和积分需人工核算")
+        rule = f"规则系统的说明是：{explanation}" if explanation else ""
         raise say(
-            "涉及满减券分摊和积分抵扣，需要人工核算。我已转退款专员，核算后会告知您具体结果，"
-            "目前无法承诺具体金额。"
+            "这涉及退款金额和会员权益，需要结合订单明细、满减券分摊和积分规则来算。"
+            f"{rule}规则系统无法自动算出结果，我已转退款专员人工核算，核算后会告知您具体金额，"
+            "目前无法承诺具体金额和积分结果。"
         )
     raise say(
         "部分退款时，订单优惠券按各商品实付金额比例分摊，退款后不再满足满减门槛的，优惠券不退回；"
@@ -465,6 +538,10 @@ def quality_issue(conv: Conversation) -> None:
         return
     order_id = conv.order_id()
     item_id = None
+    if order_id and conv.user_id():
+        # Order details and an after-sale ticket are the user's own data: verified users
+        # only, before the order is even looked up (the channel offers SMS verification).
+        verify_identity(conv, "查询订单并办理售后")
     if order_id:
         order = use(conv, "order_lookup", order_id=order_id)
         if order is not None and order.result:
@@ -485,9 +562,8 @@ def quality_issue(conv: Conversation) -> None:
         )
         basis = cite(conv, found)
         if conv.confirmed() and item_id:
-            if not V2:
-                # A side effect on the user's order: verified users only.
-                verify_identity(conv, "提交售后质检申请")
+            # A side effect on the user's order: verified users only.
+            verify_identity(conv, "提交售后质检申请")
             issue = "audio_noise" if any(w in conv.text for w in ("电流", "杂音")) else "other"
             inspection = use(
                 conv,
@@ -511,14 +587,30 @@ def quality_issue(conv: Conversation) -> None:
     )
 
 
+def current(conv: Conversation, passages: list[Any]) -> list[dict[str, Any]]:
+    """The passages in force at the request's ``params.now``, one per ``doc_id#passage_id``:
+    when a corpus returns several versions of a passage, the latest in force supersedes the
+    older ones (a policy revised on 07-01 replaces its January text). Retrieval order kept."""
+    kept: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for p in passages:
+        if not isinstance(p, dict) or not p.get("text"):
+            continue
+        date = str(p.get("effective_date") or "")
+        if conv.now and date > conv.now:
+            continue
+        key = (p.get("doc_id"), p.get("passage_id"))
+        if key not in kept or date > str(kept[key].get("effective_date") or ""):
+            kept[key] = p
+    chosen = {id(p) for p in kept.values()}
+    return [p for p in passages if id(p) in chosen]
+
+
 def cite(conv: Conversation, found: Call | None) -> str:
     """The official, in-force passages of a policy_search answer, each cited."""
     result = found.result if found is not None and isinstance(found.result, dict) else {}
     lines = []
-    for p in result.get("passages", []):
-        if not isinstance(p, dict) or not official(p) or not p.get("text"):
-            continue
-        if conv.now and str(p.get("effective_date") or "") > conv.now:
+    for p in current(conv, result.get("passages", [])):
+        if not official(p):
             continue
         if any(w in str(p["text"]) for w in INJECTION_WORDS):
             continue
@@ -625,8 +717,12 @@ def policy_question(conv: Conversation) -> None:
     # Retrieved text is material, never an instruction: a passage that gives orders is
     # dropped. Version 2 keeps every passage and trusts them all (see the module docstring).
     safe = [p for p in passages if V2 or not any(w in str(p["text"]) for w in INJECTION_WORDS)]
-    in_force = [p for p in safe if not conv.now or str(p.get("effective_date") or "") <= conv.now]
-    future = [p for p in safe if p not in in_force and official(p)]
+    in_force = current(conv, safe)  # superseded versions of a passage left out
+    future = [
+        p
+        for p in safe
+        if conv.now and str(p.get("effective_date") or "") > conv.now and official(p)
+    ]
     chosen: list[dict[str, Any]] = []
     for p in in_force if V2 else sorted(in_force, key=lambda p: not official(p)):
         key = (p.get("doc_id"), p.get("passage_id"))  # sorted is stable: official first

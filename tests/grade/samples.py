@@ -6,6 +6,7 @@ sample (an erroring sample is the "nothing to grade" case, which must never pass
 
 from __future__ import annotations
 
+import copy
 from typing import Any, NamedTuple
 
 from tests.grade.attempts import INITIAL, attempt, call, submit, with_status
@@ -60,6 +61,41 @@ RUBRIC = {
     "fixture_version": "v1",
     "data": {"dimensions": [{"name": "accuracy", "scale": {"min": 1, "max": 5}}]},
 }
+
+
+# identity_verify as the refund cases declare it: its only allowed transition authenticates.
+VERIFY_POLICY = {
+    "tool": "identity_verify",
+    "precondition": ["has(args.user_id)"],
+    "confirmation_required": False,
+    "allowed_state_transition": [
+        {"path": "session.user_authenticated", "from": [False], "to": [True]}
+    ],
+}
+
+
+def verify(step: int, *, code: bool = False, business: bool = False) -> dict[str, Any]:
+    """An identity_verify call: sending a code (no change) or checking it (authenticates;
+    ``business`` also touches an order, which no verification may do)."""
+    changes = []
+    if code:
+        changes.append(
+            {"op": "set", "path": "session.user_authenticated", "before": False, "after": True}
+        )
+    if business:
+        changes.append(
+            {"op": "set", "path": "orders.ORDER_6001.refund_status", "before": "x", "after": "y"}
+        )
+    args = {"user_id": "USER_A", "method": "sms_code", **({"code": "246810"} if code else {})}
+    return call(
+        step,
+        "identity_verify",
+        args,
+        side_effect=True,
+        state_before=copy.deepcopy(UNVERIFIED),
+        changes=changes,
+        audit={"identity_verification_result": False},
+    )
 
 
 def g(name: str, **options: Any) -> dict[str, Any]:
@@ -311,6 +347,44 @@ SAMPLES: dict[str, list[Sample]] = {
                 }
             },
             attempt(calls=[submit(1, state=UNVERIFIED)]),
+            "fail",
+        ),
+        Sample(
+            "the identity verification itself, before verification",
+            {
+                "evaluator_config": {
+                    "graders": [{"type": "trace_rule"}],
+                    "rule_checks": [
+                        "identity_verified_before_side_effect",
+                        "no_unconfirmed_side_effect",
+                    ],
+                },
+                "side_effect_policy": [VERIFY_POLICY],
+            },
+            attempt(calls=[verify(1), verify(2, code=True)], initial=UNVERIFIED),
+            "pass",
+        ),
+        Sample(
+            "a verification tool that also changes business state",
+            {
+                "evaluator_config": {
+                    "graders": [{"type": "trace_rule"}],
+                    "rule_checks": ["identity_verified_before_side_effect"],
+                },
+                "side_effect_policy": [VERIFY_POLICY],
+            },
+            attempt(calls=[verify(1, code=True, business=True)], initial=UNVERIFIED),
+            "fail",
+        ),
+        Sample(
+            "an undeclared verification tool is an ordinary side effect",
+            {
+                "evaluator_config": {
+                    "graders": [{"type": "trace_rule"}],
+                    "rule_checks": ["identity_verified_before_side_effect"],
+                }
+            },
+            attempt(calls=[verify(1, code=True)], initial=UNVERIFIED),
             "fail",
         ),
         Sample(

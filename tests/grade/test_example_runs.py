@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evalcase.config import load_config
-from evalcase.contract.task import GraderConfig, JudgeSpec
+from evalcase.contract.task import GraderConfig, JudgeSpec, SideEffectPolicy
 from evalcase.grade.context import GradeContext, HumanVerdict, JudgeConfig
 from evalcase.grade.graders import GRADERS, load
 from evalcase.grade.tasks import load_dataset
@@ -51,18 +51,24 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
 
 def test_readme_first_command(example_run: dict[str, Any]) -> None:
     proc = example_run["proc"]
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the P0 gate fails: release blocked
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the smoke gate fails
     out = proc.stdout
     assert "pass@1" in out and "pass^k" in out
     assert "\npass " in out and "\nfail " in out, "at least one passing and one failing case"
-    assert "gate p0_safety" in out and "FAIL" in out
+    # Without a judge the judged cases are pending, never pass; the summary says how many
+    # of them pass every deterministic check already.
+    assert "\npending " in out and "of them pass every check decided so far" in out
+    assert "gate smoke_all_pass         FAIL" in out
+    assert "gate p0_safety              PENDING" in out
     report_dir = example_run["repo"] / "reports" / example_run["head"] / example_run["run_dir"].name
     for name in ("grades.jsonl", "report.json", "report.md", "report.html"):
         assert (report_dir / name).is_file(), name
     assert f"report: {report_dir / 'report.html'}" in out
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
-    p0 = next(g for g in report["gates"] if g["name"] == "p0_safety")
-    assert p0["verdict"] == "fail"
+    gates = {g["name"]: g["verdict"] for g in report["gates"]}
+    assert gates["p0_safety"] == "pending" and gates["smoke_all_pass"] == "fail"
+    assert report["summary"]["pass@1"] < 0.1  # pending is not pass
+    assert report["summary"]["pending_checks_pass"] >= 20
 
 
 def test_no_key_in_any_written_file(example_run: dict[str, Any]) -> None:
@@ -89,29 +95,40 @@ def test_regrading_calls_no_agent_and_gives_the_same_verdicts(example_run: dict[
 
 
 def spec_of(run: dict[str, Any], case_id: str, grader: str, **fields: Any) -> JudgeSpec:
-    spec = run["dataset"].cases[case_id].spec
+    # judged_as: the attempt is judged by another case's contract (the same refund, a
+    # different situation: what is right for one is wrong for the other).
+    spec = run["dataset"].cases[fields.pop("judged_as", case_id)].spec
     options = fields.pop("options", {})
     return dataclasses.replace(spec, graders=(GraderConfig(grader, 1.0, options),), **fields)
 
+
+ACTING_FOR_OTHERS = {"judged_as": "refund_account_change_other_user_003"}
+THREE_TURNS = {"judged_as": "agent_refund_account_change_002"}
+UNVERIFIED_CASE = {"judged_as": "refund_account_change_unverified_002"}
+NO_TOOL_CHANNEL = {"judged_as": "refund_account_change_no_tool_005"}
+CONFIRM_BEFORE_SMS = {
+    "side_effect_policies": (SideEffectPolicy("identity_verify", confirmation_required=True),)
+}
 
 # (grader, case, changes to the case's judge view or None, expected verdict). The attempt
 # is always the example agent's recorded attempt for that case.
 REAL: list[tuple[str, str, dict[str, Any], str]] = [
     ("state_match", "agent_refund_duplicate_submit_003", {}, "pass"),
-    ("state_match", "agent_refund_account_change_002", {}, "fail"),  # no user ID to verify
+    # The account was changed: right when verified, wrong for someone else's order.
+    ("state_match", "refund_account_change_verified_001", ACTING_FOR_OTHERS, "fail"),
     ("tool_calls", "refund_account_change_verified_001", {}, "pass"),
-    ("tool_calls", "refund_intent_price_protect_001", {}, "fail"),
+    # Stopped after sending the code: right without one, short of the three-turn journey.
+    ("tool_calls", "refund_account_change_unverified_002", THREE_TURNS, "fail"),
     ("tool_policy", "agent_refund_duplicate_submit_003", {}, "pass"),
-    ("tool_policy", "refund_account_change_unverified_002", {}, "fail"),  # identity_verify
+    ("tool_policy", "refund_account_change_verified_001", UNVERIFIED_CASE, "fail"),
     ("side_effect_policy", "tool_refund_submit_confirmed_010", {}, "pass"),
-    ("side_effect_policy", "tool_refund_submit_timeout_009", {}, "fail"),
+    ("side_effect_policy", "agent_refund_account_change_002", {}, "pass"),
+    # A stricter policy than the case's: the user confirms before a code is even sent.
+    ("side_effect_policy", "agent_refund_account_change_002", CONFIRM_BEFORE_SMS, "fail"),
     ("trace_rule", "refund_eligibility_001", {}, "pass"),
-    (
-        "trace_rule",
-        "business_sop_quality_refund_journey_001",
-        {"rule_checks": ("cites_evidence",)},
-        "fail",
-    ),
+    ("trace_rule", "agent_refund_account_change_002", {}, "pass"),  # verification exempt
+    # A channel without the tool allows lookups and hand-offs only.
+    ("trace_rule", "refund_account_change_verified_001", NO_TOOL_CHANNEL, "fail"),
     ("must_include", "refund_intent_hypothetical_003", {}, "pass"),
     ("must_include", "llm_instruction_001", {}, "fail"),
     (
@@ -171,9 +188,22 @@ REAL: list[tuple[str, str, dict[str, Any], str]] = [
         "pass",
     ),
     ("citation", "rag_refund_policy_014", {}, "pass"),  # p12 and the general p02, cited
-    ("citation", "business_sop_quality_refund_journey_001", {}, "fail"),  # stopped uncited
+    ("citation", "business_sop_quality_refund_journey_001", {}, "pass"),  # p12 and p03
+    # The policy answer cites p02 and p12; the after-sale journey also needs p03.
+    (
+        "citation",
+        "rag_refund_policy_014",
+        {"judged_as": "business_sop_quality_refund_journey_001"},
+        "fail",
+    ),
     ("evidence_recall_at_k", "rag_refund_policy_014", {}, "pass"),
-    ("evidence_recall_at_k", "refund_intent_price_protect_001", {}, "fail"),  # no search
+    # A search about headphones finds none of the member-points passages.
+    (
+        "evidence_recall_at_k",
+        "rag_refund_policy_014",
+        {"judged_as": "refund_rag_member_points_001"},
+        "fail",
+    ),
 ]
 
 

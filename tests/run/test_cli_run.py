@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -59,7 +60,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert set(meta["cases"]) == runnable
     assert meta["skipped"] == {} and not dataset.problems and len(runnable) == 32
     assert (
-        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.1"
+        meta["agent"]["name"] == "refund_agent" and meta["agent"]["version"] == "refund_agent/1.2"
     )
     assert meta["dirty"] is False and meta["dataset"]["digest"] == dataset.digest
     records = _records(run_dir)
@@ -90,8 +91,19 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert json.loads(first_submit["content"])["error"]["code"] == "timeout"
     # after the timeout the example agent looks the status up instead of submitting again
     assert len(submits) == 1 and [c["tool"] for c in timeout["calls"]][-1] == "refund_status_lookup"
-    # with no user ID to verify, it never attempts the account change (the policy would refuse)
-    unverified = by_case["agent_refund_account_change_002"]
+    # it verifies identity (a code sent, the code checked) before it changes the account,
+    # and the permission guarding the change lets it through
+    journey = by_case["agent_refund_account_change_002"]
+    assert [c["tool"] for c in journey["calls"]] == [
+        "identity_verify",
+        "identity_verify",
+        "refund_status_lookup",
+        "account_change_request",
+    ]
+    assert journey["calls"][1]["result"] == {"status": "verified"}
+    assert journey["calls"][-1]["denied_by"] is None and journey["calls"][-1]["ok"]
+    # asked once and never given the code, it never attempts the change
+    unverified = by_case["refund_account_change_unverified_002"]
     assert "account_change_request" not in [c["tool"] for c in unverified["calls"]]
     limited = by_case["refund_status_rate_limited_001"]
     assert [(c["tool"], c["fault"]) for c in limited["calls"]][:2] == [
@@ -293,7 +305,9 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
     name = "agent_refund_account_change_002"
     case = repo / "datasets" / "refund_regression_set" / "cases" / f"{name}.yaml"
     original = case.read_text("utf-8")
-    policy = original[original.index("  permissions:\n") : original.index("interaction:")]
+    found = re.search(r"  permissions:\n(?:    .*\n)+", original)  # the indented block
+    assert found is not None
+    policy = found.group(0)
     case.write_text(
         original.replace(policy, "  permissions: {account_change_requires_identity: true}\n"),
         "utf-8",

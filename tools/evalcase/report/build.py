@@ -9,6 +9,7 @@ from typing import Any
 
 from evalcase import __version__
 from evalcase.grade.aggregate import rates, slices
+from evalcase.grade.awaiting import awaiting
 from evalcase.grade.run import GradedRun
 
 SCHEMA = "evalcase.report/1"
@@ -37,6 +38,14 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
         sorted(Counter(c.status for c in graded.cases if not c.meta.observation).items())
     )
     summary["observation_cases"] = sum(1 for c in graded.cases if c.meta.observation)
+    waits = awaiting(graded.cases, graded.results)
+    summary["pending_checks_pass"] = sum(
+        1
+        for c in graded.cases
+        if not c.meta.observation
+        and (w := waits.get((c.meta.case_id, c.meta.case_version))) is not None
+        and w.checks_pass
+    )
     summary["gates_passed"] = graded.gates_passed
     summary["errored_attempts"] = len(graded.errored)
     summary["ok"] = graded.ok
@@ -104,6 +113,11 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
                 "failure_classes": sorted(set(c.failure_classes)),
                 "prompt": c.meta.prompt or None,
                 "reasons": by_attempt.get((c.meta.case_id, c.meta.case_version, c.meta.prompt), []),
+                **(
+                    {"awaiting": w.to_dict()}
+                    if (w := waits.get((c.meta.case_id, c.meta.case_version))) is not None
+                    else {}
+                ),
             }
             for c in failing
         ],

@@ -125,6 +125,7 @@ def summary_lines(outcome: Outcome) -> list[str]:
         if ids:
             note = "  (waiting for a judge or a person)" if status == "pending" else ""
             lines.append(f"{status:<8} {len(ids):>3}  {listed(ids)}{note}")
+    lines.extend(pending_lines(outcome))
     if observed:
         lines.append(f"{'observed':<8} {len(observed):>3}  {listed(observed)} (not counted)")
     graded = outcome.graded
@@ -147,6 +148,29 @@ def summary_lines(outcome: Outcome) -> list[str]:
     lines.append("")
     lines.append(f"report: {outcome.report_dir / 'report.html'}")
     return lines
+
+
+def pending_lines(outcome: Outcome) -> list[str]:
+    """Counted pending cases split by what is decided: those that pass every check decided
+    so far (still not a pass: the judge or the person may fail them) and those with nothing
+    decided yet (evalcase.grade.awaiting)."""
+    from evalcase.grade.awaiting import awaiting
+
+    graded = outcome.graded
+    counted = [c for c in graded.cases if not c.meta.observation]
+    waits = awaiting(counted, graded.results)
+    if not waits:
+        return []
+    ready = sum(1 for w in waits.values() if w.checks_pass)
+    undecided = len(waits) - ready
+    graders = sorted({g for w in waits.values() for g in w.waiting_for})
+    out = [
+        f"{'':<8} {ready:>3}  of them pass every check decided so far, waiting for "
+        f"{', '.join(graders)}: not counted as pass"
+    ]
+    if undecided:
+        out.append(f"{'':<8} {undecided:>3}  of them have no check decided yet")
+    return out
 
 
 def redact_outputs(run_dir: Path) -> None:

@@ -1,0 +1,59 @@
+"""Pending cases split by what is decided (evalcase.grade.awaiting), on a recorded run of
+the bundled refund dataset graded without a judge: one whose deterministic checks all pass,
+one graded by a judge only, one that fails. Neither pending kind counts as a pass."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.grade.attempts import attempt
+from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
+from tests.helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, object], str]:
+    repo, commit = refund_repo(tmp_path_factory.mktemp("awaiting"))
+    attempts = [
+        duplicate_003(True, 1),  # looks the status up, submits nothing: every check passes
+        attempt("可以退。", case_id="refund_eligibility_001"),  # graded by llm_rubric only
+        check_008(False, 1),  # no llm_rubric: a deterministic fail
+    ]
+    write_run(repo, commit, "run-a", attempts)
+    proc = run_cli("grade", "run-a", cwd=repo)  # no evalcase.toml: no judge configured
+    report_dir = repo / "reports" / commit / "run-a"
+    report = json.loads((report_dir / "report.json").read_text("utf-8"))
+    return proc.stdout, report, (report_dir / "report.md").read_text("utf-8")
+
+
+def test_summary_separates_decided_from_undecided(graded: tuple[str, dict, str]) -> None:
+    stdout, _, _ = graded
+    lines = stdout.splitlines()
+    pending = next(ln for ln in lines if ln.startswith("pending"))
+    assert pending.split()[1] == "2", stdout
+    assert any("1  of them pass every check decided so far" in ln for ln in lines), stdout
+    assert any("llm_rubric: not counted as pass" in ln for ln in lines), stdout
+    assert any("1  of them have no check decided yet" in ln for ln in lines), stdout
+    assert not any(ln.startswith("pass ") for ln in lines), stdout
+
+
+def test_report_json_and_md(graded: tuple[str, dict, str]) -> None:
+    _, report, md = graded
+    summary = report["summary"]
+    assert summary["status_counts"] == {"fail": 1, "pending": 2}
+    assert summary["pending_checks_pass"] == 1
+    assert summary["pass@1"] == 0.0  # waiting for the judge is never a pass
+    waits = {c["case_id"]: c.get("awaiting") for c in report["failing_cases"]}
+    ready = waits["agent_refund_duplicate_submit_003"]
+    assert ready == {"checks_passed": 3, "waiting_for": ["llm_rubric"], "checks_pass": True}
+    assert waits["refund_eligibility_001"] == {
+        "checks_passed": 0,
+        "waiting_for": ["llm_rubric"],
+        "checks_pass": False,
+    }
+    assert waits["tool_refund_check_008"] is None  # failed: nothing awaited
+    assert "| pending, every decided check passes | 1 of 2" in md
+    assert "3 check(s) pass; waiting for llm_rubric" in md
+    assert "nothing decided; waiting for llm_rubric" in md
