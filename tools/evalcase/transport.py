@@ -117,9 +117,14 @@ class _Loop:
         connector = aiohttp.TCPConnector(
             limit=POOL_CONNECTIONS, limit_per_host=0, keepalive_timeout=KEEPALIVE_S
         )
-        # trust_env: HTTP(S)_PROXY and NO_PROXY apply, as with any HTTP client.
+        # Not trust_env: aiohttp would then read ~/.netrc and look up the proxy on a
+        # worker thread for every request (half the CPU a request costs); the proxy is
+        # looked up once per URL instead (_proxy_for). No cookies: attempts share the pool,
+        # and a cookie one attempt's server set must not reach the next attempt.
         return aiohttp.ClientSession(
-            connector=connector, trust_env=True, timeout=aiohttp.ClientTimeout(total=None)
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None),
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
 
     def close(self) -> None:
@@ -188,7 +193,8 @@ def post_json(
         return Failure("missing", missing)
     loop = _loop()
     future = asyncio.run_coroutine_threadsafe(
-        _post(loop.session, url, body, dict(headers), deadline, limit), loop.loop
+        _post(loop.session, url, body, dict(headers), deadline, limit, _proxy_for(url)),
+        loop.loop,
     )
     try:
         return future.result(timeout=remaining + GRACE_S)
@@ -197,14 +203,40 @@ def post_json(
         return Failure("timeout", "no answer before the deadline")
 
 
+_proxies: dict[str, str | None] = {}
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy ``HTTP(S)_PROXY``/``NO_PROXY`` name for ``url`` (as any HTTP client
+    honours them), looked up once per URL."""
+    if url in _proxies:
+        return _proxies[url]
+    proxy = None
+    if any(name.lower().endswith("_proxy") for name in os.environ):
+        import urllib.request
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if not urllib.request.proxy_bypass_environment(parts.hostname or ""):
+            proxy = urllib.request.getproxies_environment().get(parts.scheme)
+    _proxies[url] = proxy
+    return proxy
+
+
 async def _post(
-    session: Any, url: str, body: bytes, headers: dict[str, str], deadline: float, limit: int
+    session: Any,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    deadline: float,
+    limit: int,
+    proxy: str | None = None,
 ) -> Answer | Failure:
     import aiohttp
 
     try:
         async with asyncio.timeout_at(deadline):  # loop.time() is time.monotonic()
-            async with session.post(url, data=body, headers=headers) as response:
+            async with session.post(url, data=body, headers=headers, proxy=proxy) as response:
                 data = bytearray()
                 while len(data) <= limit:
                     chunk = await response.content.read(CHUNK)

@@ -125,14 +125,18 @@ class RunFolder:
 
 
 class AttemptWriter:
-    """Appends one record per line, flushed at once (the driver is the only writer)."""
+    """Appends one record per line, flushed at once (the driver is the only writer).
+
+    The scrubber is built when the writer opens (the secrets registered and the
+    environment's values at the start of the run), not again for every record: reading
+    the whole environment per record cost more than writing it."""
 
     def __init__(self, handle: IO[str]) -> None:
         self.handle = handle
+        self.scrubber = scrub.active()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        record = scrub.active().data(record)
-        self.handle.write(records.dumps(record) + "\n")
+        self.handle.write(self.scrubber.json_line(record, records.dumps) + "\n")
         self.handle.flush()
 
     def close(self) -> None:
