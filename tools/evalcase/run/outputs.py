@@ -31,7 +31,7 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(records.dumps(data, indent=2) + "\n")
+        handle.write(records.dumps_readable(data) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
