@@ -217,8 +217,8 @@ def _proxy_for(url: str) -> str | None:
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
-        if not urllib.request.proxy_bypass_environment(parts.hostname or ""):
-            proxy = urllib.request.getproxies_environment().get(parts.scheme)
+        if not urllib.request.proxy_bypass(parts.hostname or ""):
+            proxy = urllib.request.getproxies().get(parts.scheme)
     _proxies[url] = proxy
     return proxy
 
