@@ -250,7 +250,7 @@ def concurrency_rows(n: int, concurrency: int, only: set[str], repeats: int = 1)
         if kind not in only:
             continue
         rows = []
-        for i in range(repeats):
+        for _ in range(repeats):
             r = concurrency_row(kind, n, concurrency)
             rows.append(r)
             stub = r["stub"]

@@ -101,15 +101,12 @@ def test_the_proxy_the_environment_names_is_used(monkeypatch: pytest.MonkeyPatch
 
 
 def test_requests_from_many_threads_are_in_flight_at_once() -> None:
-    with server(delay=0.3) as (url, paths, flight):
-        with ThreadPoolExecutor(16) as pool:
-            answers = list(
-                pool.map(
-                    lambda i: transport.post_json(
-                        f"{url}/{i}", b"{}", {}, time.monotonic() + 60
-                    ),
-                    range(32),
-                )
+    with server(delay=0.3) as (url, paths, flight), ThreadPoolExecutor(16) as pool:
+        answers = list(
+            pool.map(
+                lambda i: transport.post_json(f"{url}/{i}", b"{}", {}, time.monotonic() + 60),
+                range(32),
             )
+        )
     assert all(isinstance(a, transport.Answer) and a.status == 200 for a in answers)
     assert sorted(paths) == sorted(f"/{i}" for i in range(32)) and flight["peak"] > 1

@@ -70,9 +70,7 @@ def _readable(value: Any, levels: int, pad: str) -> str:
     if not isinstance(value, dict) or not value or levels <= 0:
         return dumps(value)
     inner = pad + "  "
-    items = [
-        f"{inner}{dumps(str(k))}: {_readable(v, levels - 1, inner)}" for k, v in value.items()
-    ]
+    items = [f"{inner}{dumps(str(k))}: {_readable(v, levels - 1, inner)}" for k, v in value.items()]
     return "{\n" + ",\n".join(items) + "\n" + pad + "}"
 
 
