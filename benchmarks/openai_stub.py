@@ -4,8 +4,10 @@ delay, like a hosted model: for benchmarks/run_bench.py's concurrency rows.
 One asyncio process, HTTP/1.1 keep-alive, no framework: it must not be what limits the
 rate (it serves thousands of requests a second on one core). ``POST .../chat/completions``
 answers after ``--delay`` seconds with a fixed reply (or, for a judge, the JSON verdict
-``--verdict`` gives); ``GET .../models`` answers at once. It prints ``PORT`` on its first
-line, then runs until killed.
+``--content`` gives); ``GET .../models`` answers at once. It prints ``PORT`` on its first
+line, then runs until SIGTERM, when it prints one JSON line of what it saw: requests
+served, the peak number in flight at once, the first and last arrival (monotonic
+seconds) and the CPU seconds it used, so a benchmark can show the stub was not its limit.
 
     python benchmarks/openai_stub.py --delay 1.0
 """
@@ -16,6 +18,10 @@ import argparse
 import asyncio
 import contextlib
 import json
+import resource
+import signal
+import sys
+import time
 
 REPLY = {
     "id": "chatcmpl-bench",
@@ -45,10 +51,9 @@ async def serve(delay: float, content: str) -> None:
     ]  # type: ignore[index]
     completion = _response(json.dumps(reply).encode())
     models = _response(json.dumps(MODELS).encode())
-    served = 0
+    stats = {"served": 0, "in_flight": 0, "peak": 0, "first": 0.0, "last": 0.0}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal served
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -61,9 +66,15 @@ async def serve(delay: float, content: str) -> None:
                 if head.startswith(b"GET"):
                     writer.write(models)
                 else:
+                    now = time.monotonic()
+                    stats["first"] = stats["first"] or now
+                    stats["last"] = now
+                    stats["in_flight"] += 1
+                    stats["peak"] = max(stats["peak"], stats["in_flight"])
                     await asyncio.sleep(delay)
+                    stats["in_flight"] -= 1
                     writer.write(completion)
-                    served += 1
+                    stats["served"] += 1
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
@@ -73,8 +84,14 @@ async def serve(delay: float, content: str) -> None:
     server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=2048)
     port = server.sockets[0].getsockname()[1]
     print(port, flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with server:
-        await server.serve_forever()
+        await stop.wait()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    report = {k: stats[k] for k in ("served", "peak", "first", "last")}
+    report["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 3)
+    print(json.dumps(report), file=sys.stderr, flush=True)
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
     python benchmarks/run_bench.py            # everything
     python benchmarks/run_bench.py --quick    # smaller counts, no Inspect
     python benchmarks/run_bench.py --only openai judge   # just the concurrency rows
+    python benchmarks/run_bench.py --only openai judge --repeat 5   # min/median/max
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def child_openai(n: int, concurrency: int, port: int, out: str) -> dict[str, Any
         agent="openai:stub", agent_options=agent_options, concurrency=concurrency, timeout_s=120
     )
     source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
-    t0 = time.perf_counter()
+    t0, t0_mono = time.perf_counter(), time.monotonic()
     preflight.check(AgentChoice(options.agent, None, agent_options), Path(out))
     result = driver.start(Path(out), source, tasks, options, get_executor("local"))
     elapsed = time.perf_counter() - t0
@@ -139,6 +140,7 @@ def child_openai(n: int, concurrency: int, port: int, out: str) -> dict[str, Any
     return {
         "attempts": n,
         "run_s": elapsed,
+        "t0": t0_mono,
         "cpu_s": cpu.ru_utime + cpu.ru_stime,
         "maxrss_mb": _rss_mb(),
     }
@@ -184,7 +186,7 @@ def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]
         cache_dir=None,
     )
     record = RunRecord(Path(out), {"run_id": "bench"}, tuple(attempts))
-    t0 = time.perf_counter()
+    t0, t0_mono = time.perf_counter(), time.monotonic()
     graded = grade_run(record, dataset, GradeContext(judge, {}, dict(os.environ)))
     elapsed = time.perf_counter() - t0
     verdicts = {r.verdict for r in graded.results}
@@ -193,6 +195,7 @@ def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]
     return {
         "attempts": n,
         "run_s": elapsed,
+        "t0": t0_mono,
         "cpu_s": cpu.ru_utime + cpu.ru_stime,
         "maxrss_mb": _rss_mb(),
     }
@@ -205,44 +208,74 @@ class Stub:
         self.proc = subprocess.Popen(
             [sys.executable, str(BENCH / "openai_stub.py"), "--delay", str(delay),
              "--content", content],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline())
 
-    def close(self) -> None:
+    def close(self) -> dict[str, Any]:
+        """Stop it; what it saw (requests, peak in flight, arrivals, its CPU seconds)."""
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        _, err = self.proc.communicate(timeout=10)
+        lines = err.strip().splitlines()
+        return json.loads(lines[-1]) if lines else {}
 
 
-def concurrency_rows(n: int, concurrency: int, only: set[str]) -> None:
-    """Rows 6 and 7: the openai: adapter and the judge against a 1 s server."""
+def concurrency_row(kind: str, n: int, concurrency: int) -> dict[str, Any]:
+    """One measurement of row 6 (``openai``) or 7 (``judge``), with the stub's view."""
+    content = "ok"
+    if kind == "judge":
+        content = json.dumps({"dimensions": [{"name": "helpful", "score": 5, "reason": "ok"}]})
+    stub = Stub(1.0, content)
+    load = os.getloadavg()[0]
+    try:
+        r = spawn(kind, str(n), str(concurrency), str(stub.port))
+    finally:
+        seen = stub.close()
+    r["load"] = (load + os.getloadavg()[0]) / 2
+    r["stub"] = seen
+    return r
+
+
+def concurrency_rows(n: int, concurrency: int, only: set[str], repeats: int = 1) -> None:
+    """Rows 6 and 7: the openai: adapter and the judge against a 1 s server, ``repeats``
+    times each (the machine is shared: min/median/max, and the CPU the run used, which
+    does not depend on the load)."""
     ideal = n * 1.0 / concurrency
-    if "openai" in only:
-        stub = Stub(1.0)
-        try:
-            r = spawn("openai", str(n), str(concurrency), str(stub.port))
-        finally:
-            stub.close()
-        over = 100 * (r["run_s"] / ideal - 1)
-        print(
-            f"openai:, 1 s server : {n} attempts at concurrency {concurrency} in {r['run_s']:.2f} s"
-            f" (CPU {r['cpu_s']:.1f} s), ideal {ideal:.2f} s -> {over:.1f}% over (goal <= 25%), "
-            f"peak {r['maxrss_mb']:.0f} MB (goal < 300), load {os.getloadavg()[0]:.1f}"
-        )
-    if "judge" in only:
-        verdict = json.dumps({"dimensions": [{"name": "helpful", "score": 5, "reason": "ok"}]})
-        stub = Stub(1.0, verdict)
-        try:
-            r = spawn("judge", str(n), str(concurrency), str(stub.port))
-        finally:
-            stub.close()
-        over = 100 * (r["run_s"] / ideal - 1)
-        print(
-            f"judge, 1 s server   : {n} attempts graded at concurrency {concurrency} in "
-            f"{r['run_s']:.2f} s (CPU {r['cpu_s']:.1f} s), ideal {ideal:.2f} s -> {over:.1f}% "
-            f"over (goal <= 25%), peak {r['maxrss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}"
-        )
+    labels = {
+        "openai": f"openai:, 1 s server : {n} attempts at concurrency {concurrency}",
+        "judge": f"judge, 1 s server   : {n} attempts graded at concurrency {concurrency}",
+    }
+    for kind in ("openai", "judge"):
+        if kind not in only:
+            continue
+        rows = []
+        for _ in range(repeats):
+            r = concurrency_row(kind, n, concurrency)
+            rows.append(r)
+            stub = r["stub"]
+            spread = stub.get("last", 0) - stub.get("first", 0)
+            first = stub.get("first", 0) - r["t0"]  # both CLOCK_MONOTONIC, one machine
+            print(
+                f"{labels[kind]}: {r['run_s']:.2f} s ({100 * (r['run_s'] / ideal - 1):+.1f}% "
+                f"over the ideal {ideal:.2f} s; goal <= +25%), CPU {r['cpu_s']:.2f} s, peak "
+                f"{r['maxrss_mb']:.0f} MB (goal < 300), load {r['load']:.1f} | stub: "
+                f"{stub.get('served')} served, peak {stub.get('peak')} in flight, first request "
+                f"at {first:.2f} s, requests arrived over {spread:.2f} s (ideal "
+                f"{ideal - 1:.2f}), stub CPU {stub.get('cpu_s')} s"
+            )
+        if repeats > 1:
+            walls = sorted(r["run_s"] for r in rows)
+            cpus = sorted(r["cpu_s"] for r in rows)
+            loads = sorted(r["load"] for r in rows)
+            mid = len(rows) // 2
+            print(
+                f"  {kind} over {repeats} runs: wall min/median/max {walls[0]:.2f} / "
+                f"{walls[mid]:.2f} / {walls[-1]:.2f} s ({100 * (walls[mid] / ideal - 1):+.1f}% "
+                f"at the median), CPU {cpus[0]:.2f} / {cpus[mid]:.2f} / {cpus[-1]:.2f} s, "
+                f"peak memory max {max(r['maxrss_mb'] for r in rows):.0f} MB, load "
+                f"{loads[0]:.1f}-{loads[-1]:.1f}"
+            )
 
 
 def child_inspect(n: int, out: str) -> dict[str, Any]:
@@ -320,6 +353,9 @@ def main() -> None:
     parser.add_argument(
         "--only", nargs="+", choices=["null", "openai", "judge"], help="run only these rows"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="measure the openai and judge rows this often"
+    )
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
@@ -339,7 +375,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     only = set(args.only or ("null", "openai", "judge"))
     if "null" not in only:
-        concurrency_rows(big, 200, only)
+        concurrency_rows(big, 200, only, args.repeat)
         return
     null = "py:bench_agents:null"
     ours_small, ours_big = spawn("ours", "100", null, "1"), spawn("ours", str(big), null, "1")
@@ -379,7 +415,7 @@ def main() -> None:
         f"peak memory (RSS)   : {m1['attempts']:,} attempts {m1['maxrss_mb']:.0f} MB, "
         f"{m10['attempts']:,} attempts {m10['maxrss_mb']:.0f} MB"
     )
-    concurrency_rows(big, 200, only)
+    concurrency_rows(big, 200, only, args.repeat)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,24 @@ def _forms(secret: str) -> set[str]:
     }
 
 
+def test_a_json_line_scrubs_exactly_as_the_walk_does() -> None:
+    """The writer's shortcut (scrub the text only when it holds a secret or userinfo)
+    writes the same line as walking the data first, secret or not, in keys or values."""
+    from evalcase.contract.records import dumps
+
+    scrubber = scrub.Scrubber(scrub._with_encodings(['sk-"quoted"\\key', "密钥-0123456789"]))
+    records = [
+        {"output": "nothing secret here", "prompt": "p@v1", "n": 1},
+        {"output": 'it said sk-"quoted"\\key back', "trace": [{"a": ["密钥-0123456789"]}]},
+        {"密钥-0123456789": 1, "url": "see https://bob:pw@example.com/x"},
+        {"messages": [{"content": "a\u2028b https://example.com/@me"}]},
+    ]
+    for record in records:
+        assert scrubber.json_line(record, dumps) == dumps(scrubber.data(record))
+    assert "sk-" not in scrubber.json_line(records[1], dumps)
+    assert "bob:pw" not in scrubber.json_line(records[2], dumps)
+
+
 def test_no_written_file_holds_a_planted_secret(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -1,4 +1,4 @@
-"""llm_rubric against a real OpenAI-compatible server on 127.0.0.1, through the openai client."""
+"""llm_rubric against a real OpenAI-compatible server on 127.0.0.1, through evalcase.transport."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from evalcase.grade.spec import judge_spec_from_case
 from tests.grade.attempts import attempt
 from tests.grade.judge_server import Script, judge_server, scores
 
-pytest.importorskip("openai")
+pytest.importorskip("aiohttp")
 
 RUBRIC = {
     "fixture_id": "refund_service_quality_v1",

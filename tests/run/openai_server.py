@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 RESET = 0  # a script status: the server closes the connection instead of answering
+TRICKLE = -1  # a script status: a 200 whose body comes a byte every 0.2 s (bounded: 20 s)
 
 
 def completion(
@@ -84,6 +85,20 @@ class Server:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                if status == TRICKLE:  # each byte resets a per-read timeout, never a total one
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.close_connection = True
+                    for byte in data[:100]:
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:
+                            return  # the client gave up: what the test wants
+                        time.sleep(0.2)
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -1,4 +1,4 @@
-"""The openai: adapter through the real openai client against a real local server."""
+"""The openai: adapter (evalcase.transport) against a real local server."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from evalcase.run import driver
 from evalcase.run.executors import get_executor
 from evalcase.run.runner import run_attempt
-from tests.run.openai_server import RESET, Server, completion
+from tests.run.openai_server import RESET, TRICKLE, Server, completion
 from tests.run.support import job, task_of, tool, view
 
 KEY = "sk-test-7f3a9c1e-never-written"
@@ -22,7 +22,7 @@ LOOKUP = tool(
 
 
 def _job(server: Server, **kw: Any) -> Any:
-    # Generous: the first attempt of the process imports the client, slow on a busy machine.
+    # Generous: the first attempt of the process starts the event loop, slow on a busy machine.
     kw.setdefault("timeout", 120.0)
     j = job(view("where is ORDER_1?", tools=(LOOKUP,)), (LOOKUP,), agent="openai:local-model", **kw)
     options = {"base_url": server.url, "api_key_env": "EVALCASE_TEST_OPENAI_KEY", "backoff_s": 0.01}
@@ -239,3 +239,23 @@ def test_a_finished_reply_is_not_truncated() -> None:
         record = run_attempt(_job(server))
     assert record["truncated"] is False
     assert [e["finish_reason"] for e in record["trace"] if e["type"] == "assistant"] == ["stop"]
+
+
+def test_a_reply_trickled_a_byte_at_a_time_ends_at_the_deadline_as_a_timeout() -> None:
+    """The deadline is one watchdog over the whole reply, not a per-read timeout that
+    every byte resets. (Were it reset per byte, the trickle would end after 100 bytes of
+    a longer body: a dropped connection, retried, then the script's 500, not a timeout.)"""
+    server = Server([(TRICKLE, completion("a long answer, a byte at a time"), {})])
+    with server.running():
+        record = run_attempt(_job(server, timeout=1.5))
+    assert record["status"] == "error" and record["error"]["kind"] == "timeout"
+    assert len(server.requests) == 1  # the deadline ended it: no retry after it
+
+
+def test_a_reply_over_max_reply_bytes_is_not_read_further() -> None:
+    from evalcase.run.executors.base import Limits
+
+    server = Server([(200, completion("x" * 5000), {})])
+    with server.running():
+        record = run_attempt(_job(server, limits=Limits(max_reply_bytes=1000)))
+    assert record["status"] == "error" and record["error"]["kind"] == "oversized"

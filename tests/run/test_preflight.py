@@ -146,13 +146,13 @@ def test_a_key_the_endpoint_refuses_stops_the_run(repo: Path, tmp_path: Path) ->
     assert server.gets == ["/v1/models"] and server.requests == []
 
 
-def test_a_missing_openai_package_stops_the_run(repo: Path, tmp_path: Path) -> None:
+def test_a_missing_transport_package_stops_the_run(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "outputs"
     proc = _run(
         repo, out, "--agent", "openai:local-model", "--base-url", "http://127.0.0.1:9/v1",
-        block="openai",
+        block="aiohttp",
     )  # fmt: skip
-    _stopped(proc, out, "needs the 'openai' package", "pip install 'evalcase[openai]'")
+    _stopped(proc, out, "needs the 'aiohttp' package", "pip install 'evalcase[openai]'")
 
 
 def test_a_missing_plugin_module_stops_the_run(repo: Path, tmp_path: Path) -> None:

@@ -58,6 +58,22 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
                           separators=separators)  # fmt: skip
 
 
+def dumps_readable(value: Any, levels: int = 2) -> str:
+    """Strict JSON text with its first ``levels`` levels of objects indented and anything
+    deeper on one line: a ``run.json`` with a line per case, written by the C encoder
+    (``indent`` makes :mod:`json` fall back to its pure-Python encoder, which cost a
+    1,000-case run a tenth of its CPU per write)."""
+    return _readable(value, levels, "")
+
+
+def _readable(value: Any, levels: int, pad: str) -> str:
+    if not isinstance(value, dict) or not value or levels <= 0:
+        return dumps(value)
+    inner = pad + "  "
+    items = [f"{inner}{dumps(str(k))}: {_readable(v, levels - 1, inner)}" for k, v in value.items()]
+    return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+
+
 class OutOfRange(ValueError):
     """A number JSON allows but a record cannot hold (NaN, Infinity, 1e999)."""
 

@@ -1,6 +1,12 @@
 """The OpenAI-compatible judge behind ``llm_rubric``: call, parse, cache (the prompt is
 evalcase.grade.judge_prompt).
 
+Requests go through :mod:`evalcase.transport` (one event loop and connection pool per
+process, whatever the number of grading threads). A call is retried, up to
+``max_retries`` times, on 408, 409, 429 (after ``retry-after`` when the server sends one)
+and 5xx, on a dropped connection and on a try that got no answer within ``timeout_s``;
+the backoff starts at 0.5 s and doubles.
+
 The request asks for structured output (``response_format`` with the JSON Schema of the
 scores) and, when a server refuses that with HTTP 400, asks again without it and parses
 the plain answer; it sets ``max_tokens``, and an answer cut there (``finish_reason:
@@ -20,12 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalcase import __version__, transport
 from evalcase.grade.context import JudgeConfig
 from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema
 from evalcase.grade.spec import as_list, field_of
@@ -203,31 +210,36 @@ def ask(
         hit = _cached(config, body, dims)
         if hit is not None:
             return hit
-    try:
-        import openai
-    except ImportError:
-        return Verdict(
-            problem="the 'openai' package is not installed (pip install 'evalcase[judge]')"
-        )
-    client = _client(openai, config, environ.get(config.api_key_env) or "unset")
+    missing = transport.available()
+    if missing:
+        return Verdict(problem=f"the judge needs {missing} (pip install 'evalcase[judge]')")
+    url, headers = _endpoint(config, environ.get(config.api_key_env) or "unset")
+    policy = transport.RetryPolicy(
+        max_retries=config.max_retries,
+        backoff_s=0.5,
+        statuses=JUDGE_RETRY_STATUSES,
+        times_500=config.max_retries,
+    )
     body = structured
     while True:
-        sent = {
-            k: body[k]
-            for k in ("model", "messages", "temperature", "max_tokens", "response_format")
-            if k in body
-        }
-        try:
-            # post, not chat.completions.create: the same request without re-validating the
-            # body and building pydantic models (most of a call's CPU when grading at scale).
-            response = client.post("/chat/completions", body=sent, cast_to=dict)
-        except openai.APIStatusError as exc:
-            if exc.status_code == 400 and body is structured and "response_format" in body:
+        sent = {k: body[k] for k in SENT if k in body}
+        deadline = time.monotonic() + config.timeout_s * (config.max_retries + 1) + 30
+        outcome = transport.post_with_retries(
+            url, json.dumps(sent, ensure_ascii=False).encode("utf-8"), headers, deadline,
+            policy, try_timeout_s=config.timeout_s,
+        )  # fmt: skip
+        result = outcome.result
+        if isinstance(result, transport.Failure):
+            if result.kind == "timeout":
+                return Verdict(problem=f"the judge did not answer within {config.timeout_s:g} s")
+            return Verdict(problem=f"the judge could not be reached: {result.message}")
+        if result.status >= 400:
+            if result.status == 400 and body is structured and "response_format" in body:
                 body = plain  # the server refuses response_format: plain JSON, parsed
                 continue
-            return Verdict(problem=f"the judge answered HTTP {exc.status_code} after retries")
-        except openai.APIError as exc:
-            return Verdict(problem=f"the judge could not be reached: {type(exc).__name__}")
+            return Verdict(problem=f"the judge answered HTTP {result.status} after retries")
+        try:
+            response = result.json()
         except ValueError:
             return Verdict(problem="the judge's reply is not JSON")
         break
@@ -248,25 +260,19 @@ def ask(
                    structured="response_format" in body)  # fmt: skip
 
 
-_clients: dict[tuple[Any, ...], Any] = {}
-_clients_lock = threading.Lock()
+# What the official client retries (a judge call is idempotent: any server error may pass).
+JUDGE_RETRY_STATUSES = frozenset({408, 409, 429, *range(501, 600)})
 
 
-def _client(openai: Any, config: JudgeConfig, api_key: str) -> Any:
-    """One client (one connection pool) per judge setting, shared by every judge call of
-    the process, so concurrent grading does not open a connection per call."""
-    key = (config.base_url, api_key, config.max_retries, config.timeout_s)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = openai.OpenAI(
-                base_url=config.base_url,
-                api_key=api_key,
-                max_retries=config.max_retries,
-                timeout=config.timeout_s,
-            )
-            _clients[key] = client
-    return client
+def _endpoint(config: JudgeConfig, api_key: str) -> tuple[str, dict[str, str]]:
+    """The chat-completions URL and headers of the judge (the key as a bearer token)."""
+    base = str(config.base_url or "").rstrip("/")
+    return f"{base}/chat/completions", {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"evalcase/{__version__}",
+        "Authorization": f"Bearer {api_key}",
+    }
 
 
 def _content(response: Any) -> Any:

@@ -31,7 +31,7 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(records.dumps(data, indent=2) + "\n")
+        handle.write(records.dumps_readable(data) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
@@ -125,14 +125,18 @@ class RunFolder:
 
 
 class AttemptWriter:
-    """Appends one record per line, flushed at once (the driver is the only writer)."""
+    """Appends one record per line, flushed at once (the driver is the only writer).
+
+    The scrubber is built when the writer opens (the secrets registered and the
+    environment's values at the start of the run), not again for every record: reading
+    the whole environment per record cost more than writing it."""
 
     def __init__(self, handle: IO[str]) -> None:
         self.handle = handle
+        self.scrubber = scrub.active()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        record = scrub.active().data(record)
-        self.handle.write(records.dumps(record) + "\n")
+        self.handle.write(self.scrubber.json_line(record, records.dumps) + "\n")
         self.handle.flush()
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ Failing mid-attempt (the endpoint down, an HTTP error after the retries, an empt
 answer, no answer within ``timeout_s`` or the attempt's deadline) is the attempt's
 recorded error of kind ``user_simulator``: never a pass. Failing before the run (exit 2,
 no run folder, see :func:`preflight`): a selected case needs a simulator and the section
-has no ``model``, the ``openai`` package is missing, the key variable is unset, or the
+has no ``model``, the ``aiohttp`` package is missing, the key variable is unset, or the
 endpoint does not answer.
 """
 
@@ -37,6 +37,8 @@ from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import UserSimulatorSpec
 
 KIND = "user_simulator"
+# A simulated user speaks a few sentences: a longer answer is refused as oversized.
+MAX_REPLY_BYTES = 1 << 20
 # Settings of [run.user_simulator] that shape the request (the rest reach the client).
 _GENERATION = ("temperature", "max_tokens", "top_p", "stop")
 DEFAULTS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 1024, "timeout_s": 60.0}
@@ -91,7 +93,7 @@ class Simulator:
         self.settings = {**DEFAULTS, **settings}
         self.seed = seed
         try:
-            self.session = OpenAISession(self.model, self.settings)
+            self.session = OpenAISession(self.model, self.settings, MAX_REPLY_BYTES)
         except AgentFault as fault:
             raise UserSimulatorFault(fault.message, fault.events) from None
 
@@ -171,10 +173,11 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
             "[run.user_simulator] in evalcase.toml names no model (base_url, model, api_key_env)"
         )
     assert settings is not None
-    try:
-        import openai
-    except ModuleNotFoundError:
-        return "the user simulator needs the 'openai' package: pip install 'evalcase[openai]'"
+    from evalcase import transport
+
+    missing = transport.available()
+    if missing:
+        return f"the user simulator needs {missing}: pip install 'evalcase[openai]'"
     from evalcase.run.adapters import openai as adapter
 
     options = {**DEFAULTS, **settings}
@@ -186,9 +189,8 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
             "names another)"
         )
     if options.get("preflight") is False:
-        adapter.shared_client(openai, found)
-        return None
-    base = found.base_url or str(openai.OpenAI(api_key="unused").base_url).rstrip("/")
+        return transport.warm()
+    base = found.base_url or adapter.DEFAULT_BASE_URL
     url, userinfo = adapter._split_userinfo(f"{base}/models")
     timeout = float(options.get("preflight_timeout_s", 5.0))
     status = adapter._get_status(url, found.api_key, timeout, userinfo)
@@ -203,5 +205,4 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
             f"the user simulator cannot run: its endpoint refuses the key in {found.key_env} "
             f"(GET {url}: HTTP {status})"
         )
-    adapter.shared_client(openai, found)
-    return None
+    return transport.warm()

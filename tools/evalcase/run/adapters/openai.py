@@ -1,18 +1,28 @@
 """``openai:MODEL``: a built-in tool-calling agent over any OpenAI-compatible
-chat-completions endpoint (hosted APIs, vLLM, Ollama, llama.cpp...), through the official
-``openai`` client. No agent code needed: the case's tools are offered as functions and the
-model's replies are the agent's replies.
+chat-completions endpoint (hosted APIs, vLLM, Ollama, llama.cpp...). No agent code
+needed: the case's tools are offered as functions and the model's replies are the
+agent's replies. It speaks the chat-completions wire format itself, through
+:mod:`evalcase.transport` (aiohttp on one event loop per process: every request of the
+run in flight on one connection pool), not through the ``openai`` client, whose import
+and per-request work cost more CPU than a ``--concurrency 200`` run can spare.
 
 Settings (``[run.agents.NAME]``, ``--base-url``, or the environment): ``base_url`` (else
-``OPENAI_BASE_URL``, else the client's default, api.openai.com), ``api_key_env`` (the NAME
-of the variable holding the key, default ``OPENAI_API_KEY``; the key itself is never
-written anywhere), ``max_retries`` (default 4), ``backoff_s`` (first wait, default 1.0,
-doubled per retry, unless the server sends ``retry-after``), ``preflight`` (default true:
-check the endpoint once before the run), ``preflight_timeout_s`` (default 5), ``extra``
-(more request fields). ``temperature``, ``max_tokens``, ``top_p``, ``seed`` and ``stop``
-come from the case's ``generation_config`` (or the prompt fixture's). What the model
-receives is rendered by :mod:`evalcase.run.chat_view` (system prompt, context block,
-turns, tools; its version is recorded in run.json).
+``OPENAI_BASE_URL``, else https://api.openai.com/v1), ``api_key_env`` (the NAME of the
+variable holding the key, default ``OPENAI_API_KEY``; the key itself is never written
+anywhere), ``max_retries`` (default 4), ``backoff_s`` (first wait, default 1.0, doubled
+per retry, unless the server sends ``retry-after``), ``preflight`` (default true: check
+the endpoint once before the run), ``preflight_timeout_s`` (default 5), ``extra`` (more
+request fields). ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID``, when set, are sent as the
+``OpenAI-Organization`` and ``OpenAI-Project`` headers, as the official client does.
+``temperature``, ``max_tokens``, ``top_p``, ``seed`` and ``stop`` come from the case's
+``generation_config`` (or the prompt fixture's). What the model receives is rendered by
+:mod:`evalcase.run.chat_view` (system prompt, context block, turns, tools; its version
+is recorded in run.json).
+
+The attempt's deadline bounds each reply as a whole (connecting, sending, waiting, every
+byte of the answer, and the retries with their waits): a server that trickles its answer
+ends as ``timeout`` at the deadline. An answer over ``max_reply_bytes`` is not read
+further (``oversized``).
 
 What is retried (each retry is a ``retry`` event in the attempt's trace): 429 and 503,
 after the server's ``retry-after`` (or ``retry-after-ms``) when it sends one, else the
@@ -21,31 +31,25 @@ most once (a deterministic server error does not get better). Nothing else: any 
 4xx, an unreachable endpoint or a ``retry-after`` past the attempt's deadline is the
 attempt's ``adapter`` error at once.
 
-One client (and so one connection pool) per endpoint and key is shared by every attempt
-of the process, so a run at ``--concurrency 200`` keeps 200 connections open instead of
-opening one per attempt.
-
 Passing: the endpoint answers a chat completion; its ``usage`` and each choice's
 ``finish_reason`` are recorded (``length``, a reply cut at ``max_tokens``, marks the
 attempt ``truncated``).
 Failing (recorded): 429/5xx after every retry (``adapter``), a reply without choices or
 with malformed tool calls (``protocol``), a body that is not JSON (``bad_json``).
-Failing before the run (exit 2, nothing recorded, see :func:`preflight`): the ``openai``
+Failing before the run (exit 2, nothing recorded, see :func:`preflight`): the ``aiohttp``
 package missing, the key variable unset, the endpoint not answering or refusing the key.
 """
 
 from __future__ import annotations
 
-import email.utils
 import os
-import threading
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from evalcase import __version__, transport
 from evalcase.run import chat_view
-from evalcase.run.protocol import AgentFault, Reply, ToolCall
+from evalcase.run.protocol import AgentFault, Reply, ToolCall, dumps_strict
 
 if TYPE_CHECKING:
     from evalcase.run.executors.base import AttemptJob
@@ -54,15 +58,11 @@ if TYPE_CHECKING:
 RENDERING = chat_view.VERSION
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
-INSTALL_HINT = "pip install 'evalcase[openai]'"
+INSTALL_HINT = transport.INSTALL_HINT
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Retried after retry-after (when sent) or the backoff; 500 separately, at most once.
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 RETRY_500_TIMES = 1
-# One pool can hold every connection of a --concurrency 1024 run (the option's maximum).
-POOL_CONNECTIONS = 1024
-
-_clients: dict[tuple[str | None, str], Any] = {}
-_clients_lock = threading.Lock()
 
 
 class Settings:
@@ -86,52 +86,53 @@ class Settings:
         )
 
 
-def shared_client(openai: Any, settings: Settings) -> Any:
-    """The process's client for this endpoint and key (thread-safe, one pool)."""
-    key = (settings.base_url, settings.api_key or "unused")
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = openai.OpenAI(
-                api_key=key[1],
-                base_url=settings.base_url,
-                max_retries=0,  # retries are ours: only what can succeed, each in the trace
-                http_client=openai.DefaultHttpxClient(limits=_pool_limits(openai)),
-            )
-            _clients[key] = client
-    return client
+def request_headers(settings: Settings) -> tuple[str, dict[str, str]]:
+    """The chat-completions URL and the headers every request sends (the key as a bearer
+    token; a URL's own ``user:password`` as basic auth when there is no key)."""
+    base = settings.base_url or DEFAULT_BASE_URL
+    url, userinfo = _split_userinfo(f"{base}/chat/completions")
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"evalcase/{__version__}",
+    }
+    if settings.api_key:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    elif userinfo:
+        import base64
+        from urllib.parse import unquote
 
-
-def _pool_limits(openai: Any) -> Any:
-    """The client's connection limits with every connection kept alive: at high
-    concurrency the default (100 kept of 1,000) reconnects for most requests. Built from
-    the client's own default, as the HTTP library behind it differs between versions."""
-    from openai._constants import DEFAULT_CONNECTION_LIMITS as default
-
-    return type(default)(
-        max_connections=POOL_CONNECTIONS,
-        max_keepalive_connections=POOL_CONNECTIONS,
-        keepalive_expiry=30.0,
-    )
+        basic = base64.b64encode(unquote(userinfo).encode()).decode()
+        headers["Authorization"] = f"Basic {basic}"
+    for variable, header in (
+        ("OPENAI_ORG_ID", "OpenAI-Organization"),
+        ("OPENAI_PROJECT_ID", "OpenAI-Project"),
+    ):
+        value = os.environ.get(variable)
+        if value:
+            headers[header] = value
+    return url, headers
 
 
 class OpenAISession:
-    def __init__(self, model: str, options: Mapping[str, Any]) -> None:
-        try:
-            import openai
-        except ModuleNotFoundError:
-            raise AgentFault(
-                "adapter", f"openai: needs the 'openai' package: {INSTALL_HINT}"
-            ) from None
-        self.openai = openai
+    def __init__(self, model: str, options: Mapping[str, Any], limit: int) -> None:
+        missing = transport.available()
+        if missing:
+            raise AgentFault("adapter", f"openai: needs {missing} ({INSTALL_HINT})")
         settings = Settings(options)
         problem = settings.key_problem()
         if problem:
             raise AgentFault("adapter", problem)
-        self.client = shared_client(openai, settings)
+        self.url, self.headers = request_headers(settings)
         self.model = model
-        self.max_retries = int(options.get("max_retries", 4))
-        self.backoff = float(options.get("backoff_s", 1.0))
+        self.limit = limit
+        self.policy = transport.RetryPolicy(
+            max_retries=int(options.get("max_retries", 4)),
+            backoff_s=float(options.get("backoff_s", 1.0)),
+            statuses=RETRY_STATUSES,
+            times_500=RETRY_500_TIMES,
+            deadline_name="the attempt's deadline",
+        )
         self.extra = dict(options.get("extra") or {})
 
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
@@ -142,72 +143,35 @@ class OpenAISession:
 
     def create(self, body: Mapping[str, Any], deadline: float) -> tuple[Any, list[dict[str, Any]]]:
         """One completion, retrying what can succeed on a retry; the retries as events."""
-        openai = self.openai
-        events: list[dict[str, Any]] = []
-        served_500 = 0
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AgentFault("timeout", "no reply before the attempt's deadline", events)
-            try:
-                # The client's post, not chat.completions.create: the same request, errors
-                # and auth, without re-validating our own body and building pydantic models
-                # (two thirds of the CPU a request costs, what limits a --concurrency 200 run).
-                answer = self.client.post(
-                    "/chat/completions", body=body, cast_to=dict, options={"timeout": remaining}
-                )
-                return answer, events
-            except openai.APITimeoutError:
+        if time.monotonic() >= deadline:
+            raise AgentFault("timeout", "no reply before the attempt's deadline")
+        data = dumps_strict(body).encode("utf-8")
+        outcome = transport.post_with_retries(
+            self.url, data, self.headers, deadline, self.policy, self.limit
+        )
+        events, result = outcome.events, outcome.result
+        if isinstance(result, transport.Failure):
+            if result.kind == "timeout":
+                raise AgentFault("timeout", "no whole reply before the attempt's deadline", events)
+            if result.kind == "oversized":
                 raise AgentFault(
-                    "timeout", "no reply before the attempt's deadline", events
-                ) from None
-            except openai.APIStatusError as exc:
-                status = int(exc.status_code)
-                asked = _retry_after(exc.response.headers)
-                if status == 500:
-                    served_500 += 1
-                retryable = status in RETRY_STATUSES or (
-                    status == 500 and served_500 <= RETRY_500_TIMES
-                )
-                why = f"HTTP {status}"
-                if not retryable:
-                    gave_up = f" after {len(events)} retries" if events else ""
-                    raise AgentFault(
-                        "adapter", f"HTTP {status}{gave_up}: {_short(exc)}", events
-                    ) from None
-            except openai.APIConnectionError as exc:
-                if not _is_reset(exc):
-                    raise AgentFault(
-                        "adapter", f"cannot reach the endpoint: {_cause(exc)}", events
-                    ) from None
-                asked, why = None, f"connection reset ({_cause(exc)})"
-            except ValueError as exc:  # the client could not decode the body
-                raise AgentFault(
-                    "bad_json", f"the endpoint's reply is not JSON: {exc}", events
-                ) from None
-            if len(events) >= self.max_retries:
-                raise AgentFault(
-                    "adapter", f"{why} after {len(events)} retries (max_retries)", events
-                )
-            wait = asked if asked is not None else self.backoff * (2 ** len(events))
-            left = deadline - time.monotonic()
-            if wait >= left:
-                raise AgentFault(
-                    "adapter",
-                    f"{why}; the next try would be after {wait:g} s, past the attempt's "
-                    f"deadline ({max(0.0, left):.1f} s left)",
+                    "oversized", f"the endpoint's reply exceeds max_reply_bytes ({self.limit})",
                     events,
-                )
-            events.append(
-                {
-                    "type": "retry",
-                    "reason": why,
-                    "wait_s": round(wait, 3),
-                    "retry_after": asked is not None,
-                    "retry": len(events) + 1,
-                }
-            )
-            time.sleep(wait)
+                )  # fmt: skip
+            if outcome.gave_up:
+                raise AgentFault("adapter", outcome.gave_up, events)
+            raise AgentFault("adapter", f"cannot reach the endpoint: {result.message}", events)
+        if outcome.gave_up:
+            raise AgentFault("adapter", outcome.gave_up, events)
+        if result.status >= 400:
+            gave_up = f" after {len(events)} retries" if events else ""
+            raise AgentFault("adapter", f"HTTP {result.status}{gave_up}: {result.text()}", events)
+        try:
+            return result.json(), events
+        except ValueError as exc:  # UnicodeDecodeError is one
+            raise AgentFault(
+                "bad_json", f"the endpoint's reply is not JSON: {exc}", events
+            ) from None
 
     def _reply(self, completion: Any, events: list[dict[str, Any]]) -> Reply:
         choices = completion.get("choices") if isinstance(completion, dict) else None
@@ -253,87 +217,25 @@ class OpenAISession:
         )
 
     def close(self) -> None:
-        return None  # the client is shared by the process's attempts
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds the server asks to wait: ``retry-after-ms``, ``retry-after`` as seconds or
-    as an HTTP date; None when it says nothing usable."""
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000)
-    except ValueError:
-        pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-# By class name: the client's HTTP library is httpx or httpx2 depending on its version.
-_NEVER_CONNECTED = frozenset({"ConnectError", "ConnectTimeout", "ConnectionRefusedError"})
-_RESET = frozenset(
-    {"RemoteProtocolError", "ReadError", "WriteError", "ConnectionResetError", "BrokenPipeError"}
-)
-
-
-def _is_reset(exc: BaseException) -> bool:
-    """A connection the server dropped mid-request (worth a retry), not one that was never
-    made (connection refused, unknown host: every retry would fail alike)."""
-    cause = exc.__cause__
-    for _ in range(10):  # bounded: a cause chain can be a cycle
-        if cause is None:
-            return False
-        name = type(cause).__name__
-        if name in _NEVER_CONNECTED:
-            return False
-        if name in _RESET:
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _cause(exc: BaseException) -> str:
-    cause = exc.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
-
-
-def _short(exc: Any) -> str:
-    return str(getattr(exc, "message", exc))[:300]
+        return None  # the connection pool is the process's (evalcase.transport)
 
 
 def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     """What would fail every attempt alike, checked once before the run: the model name,
-    the ``openai`` package, the key variable, and (unless ``preflight = false``) that the
+    the ``aiohttp`` package, the key variable, and (unless ``preflight = false``) that the
     endpoint answers ``GET /models`` within ``preflight_timeout_s`` and accepts the key."""
     if not target:
         return "openai: needs a model name, as in openai:gpt-4o-mini"
-    try:
-        import openai
-    except ModuleNotFoundError as exc:
-        return (
-            f"openai:{target} needs the '{exc.name}' package, which is not installed in this "
-            f"environment ({INSTALL_HINT})"
-        )
+    missing = transport.available()
+    if missing:
+        return f"openai:{target} needs {missing} ({INSTALL_HINT})"
     settings = Settings(options)
     problem = settings.key_problem()
     if problem:
         return problem
     if options.get("preflight") is False:
-        shared_client(openai, settings)
-        return None
-    base = settings.base_url or str(openai.OpenAI(api_key="unused").base_url).rstrip("/")
+        return transport.warm()
+    base = settings.base_url or DEFAULT_BASE_URL
     url, userinfo = _split_userinfo(f"{base}/models")  # the URL shown never holds a password
     timeout = float(options.get("preflight_timeout_s", 5.0))
     status = _get_status(url, settings.api_key, timeout, userinfo)
@@ -348,11 +250,10 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
             f"openai:{target}: the endpoint refuses the key in {settings.key_env} "
             f"(GET {url}: HTTP {status})"
         )
-    # Any other answer (even 404: no /models route) means it is there. The attempts' shared
-    # client is built now, on one thread: 200 attempts starting at once would otherwise
-    # queue behind the first one building it.
-    shared_client(openai, settings)
-    return None
+    # Any other answer (even 404: no /models route) means it is there. The event loop and
+    # its connection pool start now, on one thread: 200 attempts starting at once would
+    # otherwise queue behind the first one starting them.
+    return transport.warm()
 
 
 def _split_userinfo(url: str) -> tuple[str, str]:
@@ -392,4 +293,4 @@ def _get_status(url: str, api_key: str | None, timeout: float, userinfo: str = "
 def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> OpenAISession:
     if not target:
         raise AgentFault("adapter", "openai: needs a model name, as in openai:gpt-4o-mini")
-    return OpenAISession(target, options)
+    return OpenAISession(target, options, job.limits.max_reply_bytes)
