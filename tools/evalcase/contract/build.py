@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from evalcase.contract import state as state_model
@@ -425,13 +425,17 @@ def state_expectation(value: Mapping[str, Any]) -> StateExpectation:
 def final_state_check(value: Any) -> FinalStateCheck | None:
     if not isinstance(value, Mapping):
         return None
+    gold = value.get("from_expected_calls") is True
+    paths = _strs(value.get("paths"))
     if isinstance(value.get("any_of"), list):
         return FinalStateCheck(
-            tuple(state_expectation(v) for v in value["any_of"] if isinstance(v, Mapping))
+            tuple(state_expectation(v) for v in value["any_of"] if isinstance(v, Mapping)),
+            gold,
+            paths,
         )
     if value.get("type") == "state_unchanged" and "unchanged" not in value:
         value = {**value, "unchanged": ["*"]}
-    return FinalStateCheck((state_expectation(value),))
+    return FinalStateCheck((state_expectation(value),), gold, paths)
 
 
 # --- the task -----------------------------------------------------------------------------
@@ -719,6 +723,9 @@ def build_task(
     )
 
     judge_spec = judge_view(case, fixtures, corpora)
+    if judge_spec.final_state_check is not None and judge_spec.final_state_check.from_expected_calls:
+        # The grader replays the expected calls in this environment (evalcase.run.replay).
+        judge_spec = replace(judge_spec, replay_env=env)
     if problems:
         return problems
     fixture_versions = {
