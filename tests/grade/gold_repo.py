@@ -109,7 +109,7 @@ def case(case_id: str, script: list[Any], **fields: Any) -> dict[str, Any]:
         "metadata": {"dataset_role": "iteration", "tags": ["airline"], "owner": "ai_eval_team"},
     }
     body.update(fields)
-    return body
+    return {k: v for k, v in body.items() if v is not None}  # None: the field is left out
 
 
 def write_repo(root: Path, cases: list[dict[str, Any]]) -> Path:
