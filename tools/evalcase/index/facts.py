@@ -82,6 +82,9 @@ class CaseFacts(_FieldDigests):
     tool_pins: tuple[tuple[str, str, int, int], ...] = ()
     # (tool, args mapping, line, col, ((arg name, line, col), ...))
     expected_args: tuple[tuple[str, Any, int, int, tuple[tuple[str, int, int], ...]], ...] = ()
+    # With final_state_check.from_expected_calls: true, every expected call the grader
+    # replays, as (tool, args or None when the call has none, line, column).
+    gold_calls: tuple[tuple[str, Any, int, int], ...] = ()
     gold_evidence: tuple[tuple[str, str, int, int], ...] = ()
     effective_at: str | None = None
     similarity: tuple[str, int, int] | None = None
@@ -237,6 +240,28 @@ def normalize_text(value: Any) -> str:
     return _FOLD.sub("", text)
 
 
+def _gold_calls(doc: Any, data: dict[str, Any]) -> tuple[tuple[str, Any, int, int], ...]:
+    """The calls a ``from_expected_calls`` check replays, located (see CaseFacts)."""
+    check = data.get("final_state_check")
+    if not isinstance(check, dict) or check.get("from_expected_calls") is not True:
+        return ()
+    out: list[tuple[str, Any, int, int]] = []
+    for call_path in expected_call_paths(data):
+        tool = doc.get((*call_path, "tool"))
+        if isinstance(tool, str):
+            args = doc.get((*call_path, "args"))
+            out.append((tool, args if isinstance(args, dict) else None, *doc.locate(call_path)))
+    sequence = data.get("expected_tool_sequence")
+    if not out and isinstance(sequence, list):
+        given = data.get("expected_args")
+        given = given if isinstance(given, dict) else {}
+        for i, tool in enumerate(sequence):
+            args = given.get(tool)
+            line, col = doc.locate(("expected_tool_sequence", i))
+            out.append((str(tool), args if isinstance(args, dict) else None, line, col))
+    return tuple(out)
+
+
 def expected_call_paths(data: dict[str, Any]) -> list[Path]:
     """Paths of every call in ``expected_calls`` (one plan, or ``any_of`` plans)."""
     block = data.get("expected_calls")
@@ -339,6 +364,8 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                 )
             expected_args.append((str(tool), args, line, col, arg_locs))
 
+    gold_calls = _gold_calls(doc, data)
+
     evidence = []
     evidence_at = []
     gold = data.get("gold_evidence")
@@ -433,6 +460,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         refs=tuple(refs),
         tool_pins=tuple(pins),
         expected_args=tuple(expected_args),
+        gold_calls=gold_calls,
         gold_evidence=tuple(evidence),
         effective_at=effective_at,
         similarity=similarity,
