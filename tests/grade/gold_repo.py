@@ -112,15 +112,18 @@ def case(case_id: str, script: list[Any], **fields: Any) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}  # None: the field is left out
 
 
-def write_repo(root: Path, cases: list[dict[str, Any]]) -> Path:
-    """A committed repository holding ``cases`` in dataset airline_set."""
+def write_repo(
+    root: Path, cases: list[dict[str, Any]], tools: dict[str, dict[str, Any]] | None = None
+) -> Path:
+    """A committed repository holding ``cases`` in dataset airline_set (``tools``: the
+    tool fixtures' data, by name; default TOOLS)."""
     (root / "fixtures" / "tool").mkdir(parents=True)
     (root / "fixtures" / "state").mkdir(parents=True)
     cases_dir = root / "datasets" / "airline_set" / "cases"
     cases_dir.mkdir(parents=True)
     (root / "evalcase.toml").write_text("[run]\nconcurrency = 1\ntimeout_s = 60\n", "utf-8")
     (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
-    for name, data in TOOLS.items():
+    for name, data in (tools or TOOLS).items():
         dump(root / "fixtures" / "tool" / f"{name}.yaml", fixture(name, "tool", data))
     dump(root / "fixtures" / "state" / "airline_db.yaml", fixture("airline_db", "state", STATE))
     dump(

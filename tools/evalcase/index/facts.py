@@ -151,6 +151,10 @@ class FixtureFacts(_FieldDigests):
     parameters_at: tuple[int, int] | None = None
     # Where data.corpus_version of a corpus is.
     corpus_at: tuple[int, int] | None = None
+    # A tool's own side_effect_policy (every case offering the tool inherits it): where
+    # it is, and the tool it names (None when it names none).
+    policy_at: tuple[int, int] | None = None
+    policy_tool: str | None = None
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] = ()
@@ -504,6 +508,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
                     entry[str(passage.get("passage_id"))] = date if isinstance(date, str) else None
     kb = body.get("knowledge_base")
     cv = body.get("corpus_version")
+    policy = body.get("side_effect_policy") if kind == "tool" else None
     return FixtureFacts(
         path=doc.path,
         dir_kind=dir_kind,
@@ -520,6 +525,8 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         field_digest_text=_field_digests(data),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
+        policy_at=doc.locate_key(("data", "side_effect_policy")) if isinstance(policy, dict) else None,
+        policy_tool=str(policy.get("tool")) if isinstance(policy, dict) and policy.get("tool") else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),

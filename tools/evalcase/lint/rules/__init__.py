@@ -89,6 +89,7 @@ from evalcase.lint.rules import (
     symlink,
     text_hygiene,
     tool_not_available,
+    tool_policy_misuse,
     tool_schema_invalid,
     tool_schema_pin,
     tool_turn_not_carried,
@@ -178,6 +179,7 @@ _MODULES = (
     no_hard_grader,
     gold_state_misuse,
     must_include_options,
+    tool_policy_misuse,
     # governance (EC4xx)
     negative_behavior_required,
     approved_without_review,
