@@ -72,3 +72,48 @@ def test_a_tool_policy_governs_every_case_unless_the_case_gives_its_own(
     findings = lint_repository(load_config(repo)).findings
     ec305 = sorted((Path(f.path).stem, f.message.split("'")[1]) for f in findings if f.code == "EC305")
     assert ec305 == [("airline_inherit_001", "add_bags"), ("airline_override_002", "add_bags")]
+
+
+POLICY_TEXT = """# Airline Agent Policy
+
+- Before taking consequential actions (booking, modifying, cancelling), obtain explicit
+  user confirmation ("yes") to proceed.
+- Literal braces stay text: {{ not a variable }} {% not a tag %}.
+"""
+
+
+def test_one_policy_document_is_the_system_prompt_of_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tau2's policy.md, once: a prompt fixture (its text kept literal with raw) named by
+    the manifest's prompts, never copied into the cases."""
+    import yaml
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "fixtures" / "prompt").mkdir(parents=True)
+    prompt = {
+        "fixture_id": "airline_policy", "fixture_version": "v1", "kind": "prompt",
+        "description": "the airline policy document", "source": "synthetic", "desensitized": True,
+        "data": {"system": "{% raw %}" + POLICY_TEXT + "{% endraw %}"},
+    }  # fmt: skip
+    (root / "fixtures" / "prompt" / "airline_policy.yaml").write_text(
+        yaml.safe_dump(prompt, allow_unicode=True), "utf-8"
+    )
+    write_repo(root, [_case("airline_inherit_001"), _case("airline_inherit_002")])
+    manifest = root / "datasets" / "airline_set" / "dataset.yaml"
+    data = yaml.safe_load(manifest.read_text("utf-8"))
+    manifest.write_text(yaml.safe_dump({**data, "prompts": ["airline_policy"]}), "utf-8")
+    from tests.helpers import commit_all
+
+    commit_all(root, "one policy for every case")
+    record = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
+    proc = run_cli(
+        "run", "airline_set", "--no-grade", "--agent", "py:tests.run.recording_agent:agent",
+        cwd=root, env={"EVALCASE_RECORD_TO": str(record)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    requests = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    systems = {r["messages"][0]["content"] for r in requests if r["messages"][0]["role"] == "system"}
+    assert systems == {POLICY_TEXT} and len(requests) == 2
