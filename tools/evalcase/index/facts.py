@@ -85,6 +85,9 @@ class CaseFacts(_FieldDigests):
     # With final_state_check.from_expected_calls: true, every expected call the grader
     # replays, as (tool, args or None when the call has none, line, column).
     gold_calls: tuple[tuple[str, Any, int, int], ...] = ()
+    # Where a side_effect_policy grader is configured on a case without a policy of its
+    # own (the offered tools' fixtures may hold one: EC326 resolves it).
+    policy_grader_at: tuple[int, int] | None = None
     gold_evidence: tuple[tuple[str, str, int, int], ...] = ()
     effective_at: str | None = None
     similarity: tuple[str, int, int] | None = None
@@ -369,6 +372,14 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             expected_args.append((str(tool), args, line, col, arg_locs))
 
     gold_calls = _gold_calls(doc, data)
+    policy_grader_at = None
+    evaluator = data.get("evaluator_config")
+    graders = evaluator.get("graders") if isinstance(evaluator, dict) else None
+    if not data.get("side_effect_policy") and isinstance(graders, list):
+        for i, grader in enumerate(graders):
+            if isinstance(grader, dict) and grader.get("type") == "side_effect_policy":
+                policy_grader_at = doc.locate(("evaluator_config", "graders", i, "type"))
+                break
 
     evidence = []
     evidence_at = []
@@ -465,6 +476,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         tool_pins=tuple(pins),
         expected_args=tuple(expected_args),
         gold_calls=gold_calls,
+        policy_grader_at=policy_grader_at,
         gold_evidence=tuple(evidence),
         effective_at=effective_at,
         similarity=similarity,

@@ -7,7 +7,10 @@ case's ``side_effect_policy``). Every case offering the tool is then graded with
 EC305 counts it as the case's policy; a case's own entry for the tool replaces it whole
 (``evalcase.contract.build.resolve_policies``: lint and the grader resolve policies
 there). The policy must name the fixture's own tool (``tool:``), and the tool must have
-side effects (``side_effect: true``): a policy of a read-only tool checks nothing.
+side effects (``side_effect: true``): a policy of a read-only tool checks nothing. A case
+configuring the ``side_effect_policy`` grader with no policy of its own, none of whose
+offered tools declares one, is reported here with the grader's own reason (EC320 cannot
+see the tools' fixtures from one file).
 
 Passing::
 
@@ -48,8 +51,26 @@ CASE_LOOKUPS: tuple[str, ...] = ()
 report = reporter(CODE, NAME, SEVERITY)
 
 
+_OFFERED = frozenset({"available_tools", "environment.tools"})
+
+
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
-    for fixture_id, tool in sorted(tool_definitions(index).items()):
+    tools = tool_definitions(index)
+    for case in index.checked_cases():
+        if case.policy_grader_at is None:
+            continue
+        offered = {r[2] for r in case.refs if r[0] in _OFFERED}
+        if any(t in tools and tools[t].policy_at for t in offered):
+            continue
+        from evalcase.grade.graders.side_effect_policy import NO_POLICY
+
+        yield report(
+            case.path,
+            *case.policy_grader_at,
+            f"grader 'side_effect_policy' cannot grade this case: {NO_POLICY}; every "
+            "attempt would end in grader_error: configure it, or remove the grader",
+        )
+    for fixture_id, tool in sorted(tools.items()):
         if tool.policy_at is None:
             continue
         name = str(tool.tool_name[0]) if tool.tool_name else fixture_id
