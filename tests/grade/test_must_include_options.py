@@ -14,7 +14,13 @@ from evalcase.grade.graders.must_include import normalise, option_problems
 from tests.grade.gold_repo import case, write_repo
 from tests.helpers import REPO_ROOT, run_cli
 
-TALK = [["Your refund is $1,628 on reservation ehg-lp3.", "add_bags", {"reservation_id": "EHGLP3", "bags": 1}]]
+TALK = [
+    [
+        "Your refund is $1,628 on reservation ehg-lp3.",
+        "add_bags",
+        {"reservation_id": "EHGLP3", "bags": 1},
+    ]
+]
 
 
 def _must(**options: Any) -> dict[str, Any]:
@@ -39,8 +45,12 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_repo(
         root,
         [
-            _case("airline_say_all_001", scope="assistant_messages", ignore_case=True,
-                  ignore_punctuation=True),  # fmt: skip
+            _case(
+                "airline_say_all_001",
+                scope="assistant_messages",
+                ignore_case=True,
+                ignore_punctuation=True,
+            ),
             _case("airline_say_final_002", ignore_case=True, ignore_punctuation=True),
             _case("airline_say_case_003", scope="assistant_messages", ignore_punctuation=True),
             _case("airline_say_plain_004", scope="assistant_messages"),

@@ -21,7 +21,11 @@ POLICY = {
     "precondition": ["reservations[args.reservation_id].status == 'active'"],
     "confirmation_required": True,
     "allowed_state_transition": [
-        {"path": "reservations.{args.reservation_id}.status", "from": ["active"], "to": ["cancelled"]}
+        {
+            "path": "reservations.{args.reservation_id}.status",
+            "from": ["active"],
+            "to": ["cancelled"],
+        }
     ],
     "forbidden_state_transition": ["cancel_without_confirmation"],
     "audit_requirement": ["operator", "timestamp", "tool_args"],
@@ -38,7 +42,10 @@ def _case(case_id: str, **fields: Any) -> dict[str, Any]:
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("policy") / "repo"
     root.mkdir()
-    tools = {**TOOLS, "cancel_reservation": {**TOOLS["cancel_reservation"], "side_effect_policy": POLICY}}
+    tools = {
+        **TOOLS,
+        "cancel_reservation": {**TOOLS["cancel_reservation"], "side_effect_policy": POLICY},
+    }
     own = {**POLICY, "confirmation_required": False}
     return write_repo(
         root,
@@ -70,7 +77,9 @@ def test_a_tool_policy_governs_every_case_unless_the_case_gives_its_own(
     # EC305 counts the tool's own policy: add_bags (side effects, no policy) is reported
     # for both cases, cancel_reservation for neither.
     findings = lint_repository(load_config(repo)).findings
-    ec305 = sorted((Path(f.path).stem, f.message.split("'")[1]) for f in findings if f.code == "EC305")
+    ec305 = sorted(
+        (Path(f.path).stem, f.message.split("'")[1]) for f in findings if f.code == "EC305"
+    )
     assert ec305 == [("airline_inherit_001", "add_bags"), ("airline_override_002", "add_bags")]
 
 
@@ -115,5 +124,7 @@ def test_one_policy_document_is_the_system_prompt_of_every_case(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     requests = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
-    systems = {r["messages"][0]["content"] for r in requests if r["messages"][0]["role"] == "system"}
+    systems = {
+        r["messages"][0]["content"] for r in requests if r["messages"][0]["role"] == "system"
+    }
     assert systems == {POLICY_TEXT} and len(requests) == 2

@@ -26,6 +26,7 @@ def _replayer() -> Replayer:
 
     return replay_expected
 
+
 # The same option as evalcase.cli's, declared here so that the import cycle between cli.py
 # and this module leaves every decorator typed.
 root_option = click.option(

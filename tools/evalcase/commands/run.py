@@ -408,9 +408,7 @@ def run(
 
         if redact is None:
             redact = bool(config.grade.get("redact", False))
-        outcome = grade_and_report(
-            config, result.path, redact=redact, replayer=replay_expected
-        )
+        outcome = grade_and_report(config, result.path, redact=redact, replayer=replay_expected)
         if redact:
             redact_outputs(result.path)
         click.echo("\n".join(summary_lines(outcome)))

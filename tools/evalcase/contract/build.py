@@ -763,7 +763,10 @@ def build_task(
     )
 
     judge_spec = judge_view(case, fixtures, corpora)
-    if judge_spec.final_state_check is not None and judge_spec.final_state_check.from_expected_calls:
+    if (
+        judge_spec.final_state_check is not None
+        and judge_spec.final_state_check.from_expected_calls
+    ):
         # The grader replays the expected calls in this environment (evalcase.run.replay).
         judge_spec = replace(judge_spec, replay_env=env)
     if problems:

@@ -537,8 +537,12 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         field_digest_text=_field_digests(data),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
-        policy_at=doc.locate_key(("data", "side_effect_policy")) if isinstance(policy, dict) else None,
-        policy_tool=str(policy.get("tool")) if isinstance(policy, dict) and policy.get("tool") else None,
+        policy_at=doc.locate_key(("data", "side_effect_policy"))
+        if isinstance(policy, dict)
+        else None,
+        policy_tool=str(policy.get("tool"))
+        if isinstance(policy, dict) and policy.get("tool")
+        else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),

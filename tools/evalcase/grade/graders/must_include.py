@@ -50,9 +50,7 @@ def normalise(text: str, *, ignore_case: bool, ignore_punctuation: bool) -> str:
     out = pii.normalise(text)[0] if (ignore_case or ignore_punctuation) else text
     if ignore_punctuation:
         out = "".join(
-            ch
-            for ch in out
-            if not ch.isspace() and unicodedata.category(ch)[0] not in ("P", "Z")
+            ch for ch in out if not ch.isspace() and unicodedata.category(ch)[0] not in ("P", "Z")
         )
     if ignore_case:
         out = out.casefold()
@@ -93,13 +91,17 @@ def texts(attempt: Attempt, scope: str) -> list[str] | None:
     found = [
         str(m.get("content"))
         for m in attempt.get("messages") or ()
-        if isinstance(m, Mapping) and m.get("role") == "assistant" and isinstance(m.get("content"), str)
+        if isinstance(m, Mapping)
+        and m.get("role") == "assistant"
+        and isinstance(m.get("content"), str)
     ]
     if not found:  # an older record without messages: the trace's assistant events
         found = [
             str(e.get("content"))
             for e in attempt.get("trace") or ()
-            if isinstance(e, Mapping) and e.get("type") == "assistant" and isinstance(e.get("content"), str)
+            if isinstance(e, Mapping)
+            and e.get("type") == "assistant"
+            and isinstance(e.get("content"), str)
         ]
     answer = output(attempt)
     if answer is not None and answer not in found:

@@ -180,7 +180,9 @@ def check_gold(fsc: Any, spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | 
     for i, gold in enumerate(golds):
         label = f"plan {i + 1}: " if len(golds) > 1 else ""
         if gold.state is None:
-            return error(f"from_expected_calls: {label}the gold state cannot be computed: {gold.error}")
+            return error(
+                f"from_expected_calls: {label}the gold state cannot be computed: {gold.error}"
+            )
         differ = _differences(final, gold.state, paths)
         if not differ:
             over = f"over {', '.join(paths)}" if paths else "as a whole"

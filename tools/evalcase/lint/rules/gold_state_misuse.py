@@ -68,8 +68,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if "paths" in fsc:
         paths = fsc["paths"]
         items = [paths] if isinstance(paths, str) else paths
-        if not isinstance(items, list) or not items or not all(
-            isinstance(p, str) and p.strip() and "{" not in p for p in items
+        if (
+            not isinstance(items, list)
+            or not items
+            or not all(isinstance(p, str) and p.strip() and "{" not in p for p in items)
         ):
             at = doc.locate((_FSC, "paths"))
             yield report(
