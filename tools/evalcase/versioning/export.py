@@ -108,7 +108,11 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
                     "digest": built.digest,
                     "agent_view": asdict(built.agent),
                     "environment": asdict(built.env),
-                    "answer_key": asdict(built.judge),
+                    # replay_env is the environment again (for from_expected_calls): it
+                    # is in "environment" already.
+                    "answer_key": {
+                        k: v for k, v in asdict(built.judge).items() if k != "replay_env"
+                    },
                     "meta": dict(built.meta),
                     "fixture_versions": dict(built.fixture_versions),
                     "problems": [],
