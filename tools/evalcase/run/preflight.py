@@ -4,7 +4,8 @@ A misconfigured agent (``openai:`` without its ``aiohttp`` package, the API key 
 unset, the endpoint not answering, an ``http:`` service accepting no connection, a ``cmd:``
 program that does not exist or may not be executed, a ``py:`` function that does not
 import, a ``replay:`` run that is not there) would otherwise start the run and record the
-same error for every attempt. Instead ``evalcase run`` stops with exit status 2 and one message, and writes no run folder.
+same error for every attempt. Instead ``evalcase run`` stops with exit status 2 and one
+message, and writes no run folder.
 
 Each adapter module may define ``preflight(target, options) -> str | None`` (the problem,
 or None); a plugin scheme's entry-point object may carry one as its ``preflight``
