@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,22 +18,22 @@ import pytest
 from evalcase.contract import records as record_files
 from evalcase.index.dataset import load_dataset
 from evalcase.run.prompts import plan
-from tests.helpers import BUNDLED_DATASETS, GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import (
+    BUNDLED_DATASETS,
+    GIT_ENV,
+    REPO_ROOT,
+    bundled_repo,
+    commit_all,
+    git,
+    run_cli,
+)
 
 DATASETS = BUNDLED_DATASETS
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("runrepo") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n", "utf-8")
-    init_repo(root)
-    commit_all(root, "datasets")
-    return root
+    return bundled_repo(tmp_path_factory.mktemp("runrepo") / "repo")
 
 
 def _run_dir(stdout: str, root: Path) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalcase.run import outputs
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, bundled_repo, run_cli
 
 HERE = Path(__file__).parent
 CASES = ("tool_refund_submit_confirmed_010", "agent_refund_account_change_002")
@@ -24,15 +24,7 @@ CASES = ("tool_refund_submit_confirmed_010", "agent_refund_account_change_002")
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hostilerun") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
-    init_repo(root)
-    commit_all(root, "datasets")
-    return root
+    return bundled_repo(tmp_path_factory.mktemp("hostilerun") / "repo", ("/outputs/", "/reports/"))
 
 
 def agent(flag: Path) -> str:
