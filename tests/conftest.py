@@ -2,12 +2,22 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import BASE_REPO, REPO_ROOT
 from tests.published_hook import PublishedHook, publish
+
+# The suite starts a thousand Python processes (evalcase commands, agents, hooks). With
+# PYTHONDONTWRITEBYTECODE set (some shells and coding tools set it) none of them writes
+# a bytecode cache, so each one compiles evalcase's modules again: about 0.3 s of CPU a
+# process here, and pytest rewrites every test module's asserts again on every run. The
+# caches land in the gitignored __pycache__ folders; importlib writes them atomically,
+# so parallel workers share them safely.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)

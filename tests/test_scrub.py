@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 from evalcase import scrub
 from tests.grade.judge_server import asked_dimensions
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
@@ -136,6 +138,7 @@ def _forms(secret: str) -> set[str]:
     }
 
 
+@pytest.mark.slow
 def test_no_written_file_holds_a_planted_secret(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

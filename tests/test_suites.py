@@ -95,6 +95,7 @@ def test_lint_run_and_gates_select_the_same_cases(repo: Path) -> None:
     assert compared >= len(DATASETS) * len(EXTRA_SUITES)
 
 
+@pytest.mark.slow
 def test_a_lint_clean_suite_by_case_ids_runs(repo: Path) -> None:
     """The bug of issue 22: lint read case_ids and run read cases, so a lint-clean suite
     could not run. Now both read case_ids (and cases, reported by lint, runs too)."""

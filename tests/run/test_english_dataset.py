@@ -20,12 +20,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bundled_repo(root, ("/outputs/", "/reports/", "/.evalcase/"))
 
 
+@pytest.mark.slow
 def test_the_english_dataset_lints_clean(repo: Path) -> None:
     proc = run_cli("lint", f"datasets/{DATASET}", "fixtures", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_the_example_agent_runs_it_with_zero_errors(repo: Path) -> None:
     proc = run_cli("run", DATASET, "--progress", "none", cwd=repo)
     # the gate over every case is pending without a judge (3 llm_rubric grades): exit 1

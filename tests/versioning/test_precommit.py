@@ -72,6 +72,7 @@ def _findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str, int
     return {(f["code"], f["path"], f["line"]) for f in json.loads(proc.stdout)}
 
 
+@pytest.mark.slow
 def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     """What `evalcase lint` accepts, the commit hook (`lint --staged`) accepts, and the
     other way round: both compare with HEAD."""
@@ -105,6 +106,7 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     assert _findings(plain) == _findings(hook) == set()
 
 
+@pytest.mark.slow
 def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Path) -> None:
     repo = tmp_path / "cases"
     for part in ("datasets", "fixtures"):

@@ -37,6 +37,7 @@ def _app(tmp_path: Path, *, configured: bool) -> Path:
     return app
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("configured", [True, False], ids=["evalcase.toml", "--root"])
 def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool) -> None:
     app = _app(tmp_path, configured=configured)

@@ -39,6 +39,7 @@ def _run_dir(stdout: str, root: Path) -> Path:
     return root / stdout.strip().splitlines()[-1].split(" -> ")[-1]
 
 
+@pytest.mark.slow
 def test_sigterm_records_interrupted_and_resume_finishes(repo: Path, tmp_path: Path) -> None:
     flag = tmp_path / "hang"
     flag.touch()
@@ -79,6 +80,7 @@ def finished(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _run_dir(proc.stdout, repo)
 
 
+@pytest.mark.slow
 def test_a_second_runner_on_the_same_run_exits_2(repo: Path, finished: Path) -> None:
     with outputs.RunFolder(finished).lock():
         second = run_cli("run", "--no-grade", "--resume", finished.name, cwd=repo)
@@ -87,6 +89,7 @@ def test_a_second_runner_on_the_same_run_exits_2(repo: Path, finished: Path) -> 
     assert "Traceback" not in second.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_line_is_skipped_and_reported_by_resume_grade_and_runs(
     repo: Path, finished: Path, tmp_path: Path
 ) -> None:
