@@ -1,11 +1,23 @@
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import BASE_REPO, REPO_ROOT
+from tests.published_hook import PublishedHook, publish
+
+# The suite starts a thousand Python processes (evalcase commands, agents, hooks). With
+# PYTHONDONTWRITEBYTECODE set (some shells and coding tools set it) none of them writes
+# a bytecode cache, so each one compiles evalcase's modules again: about 0.3 s of CPU a
+# process here, and pytest rewrites every test module's asserts again on every run. The
+# caches land in the gitignored __pycache__ folders; importlib writes them atomically,
+# so parallel workers share them safely.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +42,19 @@ def example_repo(tmp_path: Path) -> Path:
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, dest / part)
     return dest
+
+
+def run_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder this test run's processes share: with pytest-xdist every worker has its
+    own base temporary folder, and their parent belongs to this run alone."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def published_hook(tmp_path_factory: pytest.TempPathFactory) -> PublishedHook:
+    """This project's hook, published once per run (tests/published_hook.py)."""
+    return publish(run_temp(tmp_path_factory) / "published-hook")
 
 
 # --- slow tests: deselected by default, run by `pytest --full` (what .ci/run runs) ---------

@@ -51,6 +51,21 @@ def init_repo(path: Path, source: Path | None = None) -> Path:
     return path
 
 
+def bundled_repo(root: Path, ignored: tuple[str, ...] = ("/outputs/",)) -> Path:
+    """This repository's datasets, fixtures, examples and evalcase.toml as a committed git
+    repository at ``root`` (what runs of the bundled cases work in), with ``ignored``
+    in its .gitignore. Small (about 130 files): each module makes its own, since its
+    tests write runs and reports into it."""
+    root.mkdir(parents=True)
+    for folder in ("datasets", "fixtures", "examples"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
+    (root / ".gitignore").write_text("".join(f"{line}\n" for line in ignored), "utf-8")
+    init_repo(root)
+    commit_all(root, "datasets")
+    return root
+
+
 def commit_all(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)

@@ -22,6 +22,7 @@ def lint_json(repo: Path, *args: str) -> tuple[int, list[dict[str, object]]]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_the_repository_lints_clean() -> None:
     proc = run_cli("lint", "--no-cache", cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -43,6 +44,7 @@ def _delete_top_level_key(text: str, key: str) -> str:
     return "".join(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", REQUIRED)
 def test_deleting_a_required_field_names_it(example_repo: Path, field: str) -> None:
     case = example_repo / CASE
@@ -56,6 +58,7 @@ def test_deleting_a_required_field_names_it(example_repo: Path, field: str) -> N
     assert any(f["line"] == 1 for f in matches)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", METADATA_REQUIRED)
 def test_deleting_a_required_metadata_field_points_at_metadata(
     example_repo: Path, field: str
@@ -82,6 +85,7 @@ def test_deleting_a_required_metadata_field_points_at_metadata(
     ), findings
 
 
+@pytest.mark.slow
 def test_bad_enum_value_is_reported_at_the_value(example_repo: Path) -> None:
     case = example_repo / CASE
     text = case.read_text("utf-8")
@@ -119,6 +123,7 @@ def test_all_findings_are_reported_not_the_first_per_file(example_repo: Path) ->
     assert len([f for f in findings if f["path"] == CASE]) >= 3
 
 
+@pytest.mark.slow
 def test_select_ignore_statistics_exit_zero(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
@@ -151,6 +156,7 @@ def test_bad_configuration_is_a_fatal_error(example_repo: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_config_in_pyproject_is_read(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
@@ -161,6 +167,7 @@ def test_config_in_pyproject_is_read(example_repo: Path) -> None:
     assert "EC104" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_rules_and_rule_commands() -> None:
     listing = run_cli("rules", cwd=REPO_ROOT)
     assert listing.returncode == 0
@@ -172,6 +179,7 @@ def test_rules_and_rule_commands() -> None:
     assert run_cli("rule", "EC999", cwd=REPO_ROOT).returncode == 2
 
 
+@pytest.mark.slow
 def test_paths_narrow_the_report_not_the_context(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")

@@ -54,6 +54,7 @@ def test_a_closed_pipe_ends_quietly(args: tuple[str, ...]) -> None:
     assert (code, stderr) == (0, "")
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_keeps_lints_verdict(example_repo: Path) -> None:
     """`evalcase lint | head` under `set -o pipefail` must still fail on errors."""
     case = example_repo / CASE
@@ -88,6 +89,7 @@ def _repo_with_severity(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
 def test_root_is_accepted_before_and_after_every_command(tmp_path: Path, before: bool) -> None:
     repo = _repo_with_severity(tmp_path)
@@ -127,6 +129,7 @@ def test_root_is_accepted_before_and_after_every_command(tmp_path: Path, before:
     assert cli("bump").stdout.strip() == "nothing to bump"
 
 
+@pytest.mark.slow
 def test_root_after_the_command_wins(tmp_path: Path) -> None:
     repo = _repo_with_severity(tmp_path)
     empty = tmp_path / "empty"
@@ -174,6 +177,7 @@ def test_a_path_that_does_not_exist_is_a_usage_error(example_repo: Path, path: s
     assert f"{path}: no such file or folder" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_path_with_nothing_to_check_is_a_usage_error(example_repo: Path) -> None:
     (example_repo / "notes").mkdir()
     (example_repo / "notes" / "todo.txt").write_text("x\n")

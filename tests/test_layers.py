@@ -160,6 +160,7 @@ def _registry(component: list[str]) -> bool:
     return all(m == package or m.startswith(package + ".") for m in component)
 
 
+@pytest.mark.slow
 def test_no_import_circles() -> None:
     bad = [c for c in circles(module_graph()) if not _registry(c)]
     assert not bad, "import circles:\n" + "\n".join(" <-> ".join(c) for c in bad)

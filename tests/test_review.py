@@ -6,6 +6,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from evalcase.config import load_config
 from evalcase.index.digest import reviewed_content_digest
 from evalcase.lint.api import lint_repository
@@ -120,6 +122,7 @@ def _review(repo: Path, path: str, result: str, *extra: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow
 def test_review_status_follows_every_result_and_fmt_agrees(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     for result, extra in (

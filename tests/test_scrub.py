@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 from evalcase import scrub
 from tests.grade.judge_server import asked_dimensions
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
@@ -154,6 +156,7 @@ def test_a_json_line_scrubs_exactly_as_the_walk_does() -> None:
     assert "bob:pw" not in scrubber.json_line(records[2], dumps)
 
 
+@pytest.mark.slow
 def test_no_written_file_holds_a_planted_secret(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

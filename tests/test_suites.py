@@ -4,7 +4,6 @@ and release gates select exactly the same cases, and a lint-clean suite always r
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from evalcase.index.facts import ManifestFacts
 from evalcase.lint.api import lint_repository
 from evalcase.lint.semantic import dataset_cases, in_suite
 from evalcase.run.select import SelectionError, select
-from tests.helpers import BUNDLED_DATASETS, REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import BUNDLED_DATASETS, bundled_repo, commit_all, run_cli
 
 DATASETS = BUNDLED_DATASETS
 # Suites over every criterion, the old spelling, globs and no criteria at all.
@@ -48,18 +47,12 @@ def test_the_criteria_and_the_selection() -> None:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled datasets, with the extra suites added to every manifest."""
-    root = tmp_path_factory.mktemp("suites") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
+    root = bundled_repo(tmp_path_factory.mktemp("suites") / "repo", ("/outputs/", "/reports/"))
     for dataset_id in DATASETS:
         manifest = root / "datasets" / dataset_id / "dataset.yaml"
         text = manifest.read_text("utf-8")
         extra = "".join(f"  {name}: {json.dumps(s)}\n" for name, s in EXTRA_SUITES.items())
         manifest.write_text(text.replace("suites:\n", "suites:\n" + extra, 1), "utf-8")
-    init_repo(root)
     commit_all(root, "suites")
     return root
 
@@ -102,6 +95,7 @@ def test_lint_run_and_gates_select_the_same_cases(repo: Path) -> None:
     assert compared >= len(DATASETS) * len(EXTRA_SUITES)
 
 
+@pytest.mark.slow
 def test_a_lint_clean_suite_by_case_ids_runs(repo: Path) -> None:
     """The bug of issue 22: lint read case_ids and run read cases, so a lint-clean suite
     could not run. Now both read case_ids (and cases, reported by lint, runs too)."""

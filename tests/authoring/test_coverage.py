@@ -7,6 +7,8 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
@@ -142,6 +144,7 @@ def test_coverage_of_a_dataset_without_dimensions_is_a_clear_error() -> None:
     assert "declares no coverage dimensions" in proc.stderr
 
 
+@pytest.mark.slow
 def test_stats_slices_every_case(tmp_path: Path) -> None:
     proc = run_cli("stats", "--format", "json", cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr

@@ -76,6 +76,7 @@ def answer_key(task: Task) -> list[str]:
     return [str(t) for f in ("expected_behavior", "negative_behavior") for t in text.get(f, [])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_inspect_loads_the_dataset_with_its_own_json_dataset(
     dataset: str, exported: dict[tuple[str, str], Path]
@@ -156,6 +157,7 @@ print(json.dumps({"loaded": len(loaded), "matches": len(recorder.get_events("mat
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_openai_evals_runs_its_includes_eval_over_the_samples(
     dataset: str, exported: dict[tuple[str, str], Path], evals_site: Path, tmp_path: Path
@@ -201,6 +203,7 @@ def test_jsonl_lines_are_the_section_11_shape_and_keep_the_full_record(
     assert list(validator.iter_errors(broken))
 
 
+@pytest.mark.slow
 def test_every_export_states_what_it_could_not_carry(tmp_path: Path) -> None:
     dataset = "workout_plan_edit_set"
     built = len(tasks(dataset))
@@ -337,6 +340,7 @@ def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_pa
     assert "llm-rubric" not in [k for k, _ in asserts[:-1]]  # exact_match is not a rubric
 
 
+@pytest.mark.slow
 def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) -> None:
     repo = _answer_key_repo(tmp_path)
     proc = run_cli("export", "sample_set", "--format", "openai-evals", "--strict", cwd=repo)

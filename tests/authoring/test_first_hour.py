@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging.requirements import Requirement
 
@@ -49,6 +50,7 @@ def _shell(command: str, cwd: Path, tmp_path: Path) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_every_printed_hint_runs_as_printed(tmp_path: Path) -> None:
     src, rev = _source_repo(tmp_path)
     proc = run_cli("init", "cases", "--hooks-repo", str(src), "--hooks-rev", rev, cwd=tmp_path)
@@ -80,6 +82,7 @@ def test_every_printed_hint_runs_as_printed(tmp_path: Path) -> None:
             assert again.returncode == 0, (follow.group(1), again.stderr)
 
 
+@pytest.mark.slow
 def test_the_workflow_pins_a_commit_and_its_steps_pass_in_a_fresh_repository(
     tmp_path: Path,
 ) -> None:

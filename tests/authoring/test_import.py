@@ -162,6 +162,7 @@ def test_a_csv_without_the_columns_is_a_clear_error(tmp_path: Path) -> None:
     assert "the CSV header lacks id, input, expected, rubric, tags, risk_level" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", BUNDLED_DATASETS)
 def test_importing_an_export_of_the_same_repository_creates_no_duplicate(
     dataset: str, tmp_path: Path

@@ -16,7 +16,7 @@ from evalcase.authoring.init import SCHEMA_MAP, Hooks, init_repository
 from evalcase.loader import load
 from evalcase.model import FatalError
 from tests.helpers import commit_all, git, init_repo, run_cli
-from tests.versioning.test_precommit import hook_env, project_snapshot, run
+from tests.published_hook import PublishedHook, run
 
 
 def test_init_writes_a_repository_that_lints_clean(tmp_path: Path) -> None:
@@ -136,18 +136,20 @@ def test_init_overwrites_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_init_then_pre_commit_run_all_files_then_lint(tmp_path: Path) -> None:
+def test_init_then_pre_commit_run_all_files_then_lint(
+    tmp_path: Path, published_hook: PublishedHook
+) -> None:
     """The issue's check, with the hooks taken from a snapshot of this checkout."""
-    rev = project_snapshot(tmp_path / "evalcase")
     target = tmp_path / "x"
     proc = run_cli(
-        "init", str(target), "--hooks-repo", str(tmp_path / "evalcase"), "--hooks-rev", rev,
+        "init", str(target),
+        "--hooks-repo", str(published_hook.repo), "--hooks-rev", published_hook.rev,
         cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     init_repo(target)
     git(target, "add", "-A")
-    env = hook_env(tmp_path)
+    env = published_hook.env()
     ran = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], target, env)
     output = ran.stdout + ran.stderr
     assert ran.returncode == 0, output

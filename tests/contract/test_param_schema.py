@@ -91,6 +91,7 @@ def _variants() -> dict[str, tuple[dict[str, Any], list[tuple[Any, ...]]]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_keyword_with_a_wrong_value_is_a_finding_at_its_line(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(BASE_REPO, repo)

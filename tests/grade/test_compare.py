@@ -78,6 +78,7 @@ def compare(runs: dict[str, Any], base: str, new: str) -> tuple[dict[str, Any], 
     return json.loads(proc.stdout), proc.stderr
 
 
+@pytest.mark.slow
 def test_regressed_and_fixed_exactly(runs: dict[str, Any]) -> None:
     result, _ = compare(runs, "run-a", "run-b")
     assert result["regressed"] == ["tool_refund_check_008"]

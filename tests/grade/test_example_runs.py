@@ -49,6 +49,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     }
 
 
+@pytest.mark.slow
 def test_readme_first_command(example_run: dict[str, Any]) -> None:
     proc = example_run["proc"]
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the smoke gate fails

@@ -9,6 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.grade.runs import DATASET, check_008, crashed, refund_repo, write_run
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
 
@@ -22,6 +24,7 @@ def _without_gates(repo: Path) -> str:
     return commit_all(repo, "no gates")
 
 
+@pytest.mark.slow
 def test_an_errored_attempt_fails_the_run_even_without_gates(tmp_path: Path) -> None:
     repo, _ = refund_repo(tmp_path)
     commit = _without_gates(repo)
@@ -43,6 +46,7 @@ def test_an_errored_attempt_fails_the_run_even_without_gates(tmp_path: Path) -> 
     assert "no gates declared" in clean.stdout and "in error" not in clean.stdout
 
 
+@pytest.mark.slow
 def test_skipped_cases_are_listed_everywhere_and_are_errors_in_gates(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     for part in ("datasets", "fixtures", "examples"):

@@ -67,6 +67,7 @@ def test_self_contained(report_html: Path) -> None:
     assert "@import" not in html and "url(" not in html
 
 
+@pytest.mark.slow
 def test_renders_in_headless_chromium(report_html: Path, tmp_path: Path) -> None:
     dom = chromium(tmp_path / "profile-dom", "--dump-dom", report_html.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]

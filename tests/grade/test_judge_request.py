@@ -88,6 +88,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"requests": by_case, "attempts": made, "grades": grades(repo), "repo": repo}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id", [RAG, AGENT])
 def test_the_request_carries_the_whole_attempt(recorded: dict[str, Any], case_id: str) -> None:
     request = recorded["requests"][case_id]
@@ -140,6 +141,7 @@ def test_a_rag_request_carries_passages_and_gold_evidence(recorded: dict[str, An
         assert f"{g['doc_id']}#{g['passage_id']}: {texts[(g['doc_id'], g['passage_id'])]}" in gold
 
 
+@pytest.mark.slow
 def test_a_server_refusing_response_format_still_grades(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
 
@@ -156,6 +158,7 @@ def test_a_server_refusing_response_format_still_grades(tmp_path: Path) -> None:
     assert grade["verdict"] == "pass" and grade["details"]["structured_output"] is False
 
 
+@pytest.mark.slow
 def test_an_answer_cut_at_max_tokens_is_an_error(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
     script = Script(responder=top_marks, finish_reason="length")
@@ -166,6 +169,7 @@ def test_an_answer_cut_at_max_tokens_is_an_error(tmp_path: Path) -> None:
     assert grade["verdict"] == "error" and "max_tokens" in grade["reason"]
 
 
+@pytest.mark.slow
 def test_a_forged_cache_entry_decides_nothing(tmp_path: Path) -> None:
     """A pull request commits judge answers (top marks for everything) where the cache
     would be, and configures the cache there: the verdict is the judge's, not the file's."""

@@ -71,6 +71,7 @@ def test_low_scores_fail() -> None:
     assert grade.kind == "agent_capability"
 
 
+@pytest.mark.slow
 def test_429_then_success_is_retried() -> None:
     script = Script(
         [
@@ -109,6 +110,7 @@ def test_a_malformed_answer_is_an_error_never_a_pass(content: str) -> None:
     assert grade.judge is not None and grade.judge.model == "judge-test"
 
 
+@pytest.mark.slow
 def test_server_errors_after_retries_are_an_error() -> None:
     script = Script(default=(500, "down"))
     with judge_server(script) as url:

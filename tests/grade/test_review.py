@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.grade.attempts import attempt
 from tests.grade.judge_server import Script, judge_server, top_marks
 from tests.grade.runs import refund_repo, write_run
@@ -27,6 +29,7 @@ def grades(repo: Path, run: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text("utf-8").splitlines()]
 
 
+@pytest.mark.slow
 def test_review_by_file_then_calibrate(tmp_path: Path) -> None:
     repo, commit = refund_repo(tmp_path)
     write_run(repo, commit, "run-h", answers(4))
@@ -78,6 +81,7 @@ def test_review_by_file_then_calibrate(tmp_path: Path) -> None:
     assert "judge-test" in proc.stdout
 
 
+@pytest.mark.slow
 def test_nothing_to_review(tmp_path: Path) -> None:
     repo, commit = refund_repo(tmp_path)
     write_run(repo, commit, "run-n", [attempt("好", case_id="tool_refund_check_008")])

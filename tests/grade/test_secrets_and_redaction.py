@@ -38,6 +38,7 @@ def every_file(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
 
 
+@pytest.mark.slow
 def test_keys_never_written(tmp_path: Path) -> None:
     repo, commit = refund_repo(tmp_path)
     write_run(repo, commit, "run-k", [check_008(True), duplicate_003(True)])
@@ -66,6 +67,7 @@ def test_keys_never_written(tmp_path: Path) -> None:
     assert KEY not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leak", LEAKS)
 def test_redact_masks_personal_data_in_reports(tmp_path: Path, leak: str) -> None:
     repo, commit = refund_repo(tmp_path)

@@ -53,6 +53,7 @@ def _params(entries: list[Entry]) -> list[object]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", _params(ENTRIES))
 def test_hostile_file_alone(entry: Entry, tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "repo", [entry])

@@ -36,6 +36,7 @@ def test_warm_run_is_served_from_the_cache(example_repo: Path) -> None:
     assert hit and second == first
 
 
+@pytest.mark.slow
 def test_identical_findings_through_edits_deletes_renames_and_config(example_repo: Path) -> None:
     assert same_with_and_without_cache(example_repo) == []
     case = example_repo / CASE
@@ -64,6 +65,7 @@ def test_identical_findings_through_edits_deletes_renames_and_config(example_rep
     assert any(f.code == "EC005" for f in tight)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage", ["truncate", "flip", "flip-early", "garbage", "empty", "foreign", "directory"]
 )
@@ -129,6 +131,7 @@ def test_a_failing_file_never_passes_through_the_cache(example_repo: Path) -> No
     assert run(example_repo, cache=True)[0] == first
 
 
+@pytest.mark.slow
 def test_a_cache_committed_to_the_repository_is_never_trusted(example_repo: Path) -> None:
     """A pull request could force-add a crafted cache; lint must not read it."""
     from tests.helpers import commit_all, git, init_repo
@@ -171,6 +174,7 @@ def hook_agrees(repo: Path, paths: list[str]) -> list[Finding]:
     return cached
 
 
+@pytest.mark.slow
 def test_commit_hook_through_the_store_matches_an_uncached_run(example_repo: Path) -> None:
     from tests.helpers import commit_all, git, init_repo
 
@@ -255,6 +259,7 @@ def test_the_hook_loads_only_what_the_change_touches(example_repo: Path) -> None
     assert result.findings == []
 
 
+@pytest.mark.slow
 def test_exact_copies_and_manifest_rules_answer_from_the_store(example_repo: Path) -> None:
     """The "content" and "dataset" lookups: a copy under another ID (EC417) is found from
     the store's content index; a checked manifest's suites and gates (EC310, EC311) see
@@ -321,6 +326,7 @@ def test_exact_copies_and_manifest_rules_answer_from_the_store(example_repo: Pat
     assert partial_runs
 
 
+@pytest.mark.slow
 def test_a_released_dataset_keeps_the_partial_hook(example_repo: Path) -> None:
     """With release tags the hook still loads only the change, the fixtures and manifests,
     and the cases the history rules read (those changed since the release, those holding
@@ -398,6 +404,7 @@ def test_a_released_dataset_keeps_the_partial_hook(example_repo: Path) -> None:
     assert f"EC507 {reused}" in hook(other)
 
 
+@pytest.mark.slow
 def test_a_work_tree_run_sees_edits_untracked_and_deleted_files(example_repo: Path) -> None:
     from tests.helpers import commit_all, init_repo
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO_ROOT
 
 LLM_CASE = "datasets/refund_regression_set/cases/llm_instruction_001.yaml"
@@ -37,6 +39,7 @@ def lint(repo: Path) -> dict[str, object]:
     return out
 
 
+@pytest.mark.slow
 def test_warm_lint_does_not_import_cel(example_repo: Path) -> None:
     cold = lint(example_repo)
     assert cold["cel"] is True and cold["codes"] == []  # the examples hold CEL

@@ -102,6 +102,7 @@ MUTATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
 def test_contract_mutation_is_reported_at_its_line_and_column(
     example_repo: Path, mutation: Mutation

@@ -121,11 +121,13 @@ def lint_json(repo: Path) -> tuple[int, list[dict[str, object]]]:
     return proc.returncode, findings
 
 
+@pytest.mark.slow
 def test_the_examples_are_clean(example_repo: Path) -> None:
     code, findings = lint_json(example_repo)
     assert (code, findings) == (0, [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
 def test_mutation_is_caught_where_it_was_made(example_repo: Path, mutation: Mutation) -> None:
     path, line = mutation.apply(example_repo)

@@ -81,6 +81,7 @@ def test_plugins_are_known_by_name_and_change_the_cache_namespace(
         judging.load_plugin(judging.GRADER_GROUP, "invoice_total")  # imported only on demand
 
 
+@pytest.mark.slow
 def test_an_installed_plugin_makes_its_grader_known_to_lint(
     base_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -215,6 +216,7 @@ def test_a_remote_reference_in_a_parameter_schema_is_never_fetched(base_repo: Pa
 _ID_WORD = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
 
 
+@pytest.mark.slow
 @given(st.lists(_ID_WORD, min_size=2, max_size=5), st.integers(0, 99999))
 def test_generated_well_formed_ids_pass(words: list[str], number: int) -> None:
     case_id = "_".join(words) + f"_{number:03d}"
@@ -318,6 +320,7 @@ def synthetic_index(n: int) -> RepoIndex:
     return index
 
 
+@pytest.mark.slow
 def test_repo_rules_find_nothing_in_a_consistent_repository_of_ten_thousand_cases() -> None:
     """Cross-file rules at scale: no false positives among 10,000 consistent cases.
     (Their speed is measured by benchmarks/lint_bench.py, not here.)"""

@@ -26,6 +26,7 @@ def test_a_well_behaved_agent_completes_and_reports_its_version() -> None:
     assert [m["role"] for m in record["messages"]] == ["user", "assistant", "user", "assistant"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("agent", "kind", "words"),
     [
@@ -64,6 +65,7 @@ def test_a_missing_program_is_an_error_record() -> None:
     assert record["error"]["kind"] == "agent_exit" and "cannot start" in record["error"]["message"]
 
 
+@pytest.mark.slow
 def test_a_batch_of_bad_agents_yields_one_record_each_and_finishes() -> None:
     names = ["echo", "crash", "hang", "garbage", "huge", "unknown_tool"]
     jobs = [job(view("x"), agent=cmd(n), case_id=n, timeout=1.5) for n in names]

@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,22 +19,22 @@ import pytest
 from evalcase.contract import records as record_files
 from evalcase.index.dataset import load_dataset
 from evalcase.run.prompts import plan
-from tests.helpers import BUNDLED_DATASETS, GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import (
+    BUNDLED_DATASETS,
+    GIT_ENV,
+    REPO_ROOT,
+    bundled_repo,
+    commit_all,
+    git,
+    run_cli,
+)
 
 DATASETS = BUNDLED_DATASETS
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("runrepo") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n", "utf-8")
-    init_repo(root)
-    commit_all(root, "datasets")
-    return root
+    return bundled_repo(tmp_path_factory.mktemp("runrepo") / "repo")
 
 
 def _run_dir(stdout: str, root: Path) -> Path:
@@ -48,6 +47,7 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> None:
     proc = run_cli("run", "--no-grade", "refund_regression_set", "--repeat", "2", cwd=repo)
     assert proc.returncode == 0, proc.stderr
@@ -118,6 +118,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     assert meta["run_id"] in listing.stdout and "refund_regression_set@v1" in listing.stdout
 
 
+@pytest.mark.slow
 def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,6 +221,7 @@ def test_runs_keep_the_cyclic_collector_on(repo: Path, monkeypatch: pytest.Monke
     assert record["output"] == "gc enabled: True"
 
 
+@pytest.mark.slow
 def test_dirty_tree_refused_then_recorded_with_allow_dirty(repo: Path) -> None:
     case = repo / "datasets" / "refund_regression_set" / "cases" / "tool_refund_check_008.yaml"
     original = case.read_text("utf-8")
@@ -246,6 +248,7 @@ def test_dirty_tree_refused_then_recorded_with_allow_dirty(repo: Path) -> None:
         case.write_text(original, "utf-8")
 
 
+@pytest.mark.slow
 def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
     first = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "tag", "-a", "refund_regression_set@v1", "-m", "release", first)
@@ -269,6 +272,7 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
         git(repo, "reset", "-q", "--hard", first)
 
 
+@pytest.mark.slow
 def test_bad_selection_and_unknown_agent_are_clear_errors(repo: Path) -> None:
     proc = run_cli("run", "--no-grade", "refund_regression_set", "--suite", "nightly", cwd=repo)
     assert proc.returncode == 2 and "no suite 'nightly'" in proc.stderr
@@ -301,6 +305,7 @@ def test_the_identity_policy_refuses_before_verification_and_allows_after(
     assert {d["path"] for d in record["state_diff"]} >= {"session.user_authenticated"}
 
 
+@pytest.mark.slow
 def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> None:
     name = "agent_refund_account_change_002"
     case = repo / "datasets" / "refund_regression_set" / "cases" / f"{name}.yaml"
@@ -328,6 +333,7 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
         case.write_text(original, "utf-8")
 
 
+@pytest.mark.slow
 def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Path) -> None:
     slow = f"cmd:{sys.executable} {Path(__file__).parent / 'cmd_agents' / 'slow.py'}"
     head = git(repo, "rev-parse", "HEAD").strip()

@@ -83,6 +83,7 @@ def test_resume_runs_only_what_is_missing_and_refuses_a_changed_dataset(tmp_path
         driver.resume(folder, other, ts, {}, get_executor("local"))
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_resume_gives_the_same_attempt_set(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{REPO_ROOT / 'tools'}{os.pathsep}{REPO_ROOT}"}
     proc = subprocess.Popen(

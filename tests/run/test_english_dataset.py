@@ -4,13 +4,12 @@ subprocess) runs it with zero errors and passes what it can pass without a judge
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from evalcase.contract.records import final_state
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import bundled_repo, run_cli
 
 DATASET = "english_support_set"
 
@@ -18,22 +17,17 @@ DATASET = "english_support_set"
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("english") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n/reports/\n/.evalcase/\n", "utf-8")
-    init_repo(root)
-    commit_all(root, "datasets")
-    return root
+    return bundled_repo(root, ("/outputs/", "/reports/", "/.evalcase/"))
 
 
+@pytest.mark.slow
 def test_the_english_dataset_lints_clean(repo: Path) -> None:
     proc = run_cli("lint", f"datasets/{DATASET}", "fixtures", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_the_example_agent_runs_it_with_zero_errors(repo: Path) -> None:
     proc = run_cli("run", DATASET, "--progress", "none", cwd=repo)
     # the gate over every case is pending without a judge (3 llm_rubric grades): exit 1

@@ -28,6 +28,9 @@ from tests.run.support import job, view
 
 COMMIT = "d" * 40  # tests/run/ray_driver.py's source commit
 RUN_TIMEOUT_S = 420  # bound on any one runner process here (the machine is shared)
+# One pytest-xdist worker runs this module (--dist loadgroup): the cluster is module
+# scoped, and two clusters at once would start twice the raylets on the same cores.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 # --- without a cluster ---------------------------------------------------------------
@@ -93,6 +96,7 @@ def test_replay_agents_stay_with_the_driver() -> None:
         list(executor.run([replay], concurrency=2))
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -98,6 +98,7 @@ def _stopped(proc: subprocess.CompletedProcess[str], out: Path, *expected: str) 
     assert not out.exists(), sorted(out.rglob("*"))
 
 
+@pytest.mark.slow
 def test_an_unreachable_base_url_stops_the_run(
     repo: Path, tmp_path: Path, closed_port: int
 ) -> None:
@@ -107,6 +108,7 @@ def test_an_unreachable_base_url_stops_the_run(
     _stopped(proc, out, "does not answer", f"GET {url}/models", "--base-url")
 
 
+@pytest.mark.slow
 def test_an_unreachable_openai_base_url_from_the_environment_stops_the_run(
     repo: Path, tmp_path: Path, closed_port: int
 ) -> None:
@@ -116,12 +118,14 @@ def test_an_unreachable_openai_base_url_from_the_environment_stops_the_run(
     _stopped(proc, out, "does not answer", url)
 
 
+@pytest.mark.slow
 def test_a_missing_api_key_stops_the_run(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "outputs"
     proc = _run(repo, out, "--agent", "openai:gpt-4o-mini")
     _stopped(proc, out, "OPENAI_API_KEY", "is not set")
 
 
+@pytest.mark.slow
 def test_a_named_key_variable_that_is_unset_stops_the_run_even_with_a_local_server(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -133,6 +137,7 @@ def test_a_named_key_variable_that_is_unset_stops_the_run_even_with_a_local_serv
     assert server.requests == []
 
 
+@pytest.mark.slow
 def test_a_key_the_endpoint_refuses_stops_the_run(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "outputs"
     server = Server([], models_status=401)
@@ -182,6 +187,7 @@ def test_base_url_is_for_openai_agents_only(repo: Path, tmp_path: Path) -> None:
     _stopped(proc, out, "--base-url goes with an openai: agent")
 
 
+@pytest.mark.slow
 def test_an_ad_hoc_openai_agent_with_base_url_runs_and_records_it(
     repo: Path, tmp_path: Path
 ) -> None:

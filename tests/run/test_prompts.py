@@ -46,6 +46,7 @@ def test_the_repository_lints_clean(repo: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_difference(
     repo: Path,
 ) -> None:
@@ -110,6 +111,7 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
     assert proc.returncode == 2 and "no attempt with prompt 'nope'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_manifest_prompts_are_the_default_and_one_prompt_runs_alone(repo: Path) -> None:
     proc = run_cli("run", "intents", "--no-grade", cwd=repo)
     assert proc.returncode == 0, proc.stderr
@@ -121,6 +123,7 @@ def test_the_manifest_prompts_are_the_default_and_one_prompt_runs_alone(repo: Pa
     assert {r["attempt"] for r in records} == {1}
 
 
+@pytest.mark.slow
 def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -146,6 +149,7 @@ def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
         case.write_text(original, "utf-8")
 
 
+@pytest.mark.slow
 def test_the_prompt_and_its_generation_settings_reach_every_openai_request(
     repo: Path, tmp_path: Path
 ) -> None:

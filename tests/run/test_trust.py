@@ -43,6 +43,7 @@ def _findings(repo: Path, code: str) -> list[dict[str, object]]:
     return [f for f in json.loads(proc.stdout) if f["code"] == code]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cli", [(), ("--agent", "refund_agent")])
 def test_a_manifest_naming_a_command_is_a_lint_error_and_never_runs(
     repo: Path, cli: tuple[str, ...]
@@ -58,6 +59,7 @@ def test_a_manifest_naming_a_command_is_a_lint_error_and_never_runs(
     assert not pwned.exists() and not (repo / "outputs").exists()
 
 
+@pytest.mark.slow
 def test_a_manifest_naming_an_unconfigured_agent_is_reported(repo: Path) -> None:
     _edit(repo, MANIFEST, "agent: refund_agent", "agent: refund_agnet")
     [finding] = _findings(repo, "EC331")
@@ -66,6 +68,7 @@ def test_a_manifest_naming_an_unconfigured_agent_is_reported(repo: Path) -> None
     assert proc.returncode == 2 and "not defined in [run.agents]" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("handler", ["os:system", "acme_handlers:lookup", "unregistered"])
 def test_a_fixture_naming_an_unregistered_handler_is_refused(repo: Path, handler: str) -> None:
     (repo / "acme_handlers.py").write_text(
@@ -80,6 +83,7 @@ def test_a_fixture_naming_an_unregistered_handler_is_refused(repo: Path, handler
     assert not (repo / "PWNED").exists() and not (repo / "outputs").exists()
 
 
+@pytest.mark.slow
 def test_a_registered_handler_runs(repo: Path) -> None:
     (repo / "acme_handlers.py").write_text(
         "def lookup(args, state):\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evalcase.actions import bump, tag_dataset
 from evalcase.config import load_config
 from evalcase.loader import set_scalars
@@ -58,6 +60,7 @@ def test_set_scalars_falls_back_to_a_round_trip_dump() -> None:
     assert out.startswith('a: "v2"') and "# escaped" in out
 
 
+@pytest.mark.slow
 def test_bump_writes_case_and_dataset_versions_once(repo: Path) -> None:
     before = (repo / CASE).read_text("utf-8")
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
@@ -74,6 +77,7 @@ def test_bump_writes_case_and_dataset_versions_once(repo: Path) -> None:
     assert lint(repo, base="HEAD") == []
 
 
+@pytest.mark.slow
 def test_bump_after_a_release_bumps_the_manifests_and_the_changed_cases(repo: Path) -> None:
     config = load_config(repo)
     tag_dataset(config, REFUND)
@@ -99,6 +103,7 @@ def test_bump_after_a_release_bumps_the_manifests_and_the_changed_cases(repo: Pa
     assert proc.returncode == 0, proc.stdout
 
 
+@pytest.mark.slow
 def test_bump_staged_compares_the_index(repo: Path) -> None:
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
     assert bump(load_config(repo), staged=True) == []

@@ -44,6 +44,7 @@ def two_versions(repo: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Path) -> None:
     log = diff(load_config(two_versions), f"{REFUND}@v1", f"{REFUND}@v2")
     assert [(c.id, c.new_version) for c in log.added] == [("refund_eligibility_002", "v1")]
@@ -61,6 +62,7 @@ def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Pat
     assert (log.old.version, log.new.version) == ("v1", "v2")
 
 
+@pytest.mark.slow
 def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
     proc = run_cli("diff", f"{REFUND}@v1", f"{REFUND}@v2", cwd=two_versions)
     assert proc.returncode == 0, proc.stderr
@@ -78,6 +80,7 @@ def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
     assert [c["id"] for c in data["added"]] == ["refund_eligibility_002"]
 
 
+@pytest.mark.slow
 def test_either_side_may_be_a_commit_or_the_working_tree(two_versions: Path) -> None:
     config = load_config(two_versions)
     assert diff(config, f"{REFUND}@v2", REFUND).empty
@@ -90,6 +93,7 @@ def test_either_side_may_be_a_commit_or_the_working_tree(two_versions: Path) -> 
     assert "No changes." in md
 
 
+@pytest.mark.slow
 def test_unknown_versions_and_datasets_are_errors(two_versions: Path) -> None:
     config = load_config(two_versions)
     with pytest.raises(FatalError, match="no release tag"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalcase.config import load_config
 from evalcase.files import WorkTree
 from evalcase.index.analysis import analyze_all
@@ -27,6 +29,7 @@ def contents(repo: Path) -> dict[str, tuple[str, dict[str, str], dict[str, str]]
     }
 
 
+@pytest.mark.slow
 def test_case_digest_ignores_identity_governance_and_formatting(repo: Path) -> None:
     before = contents(repo)
     replace_in(repo, CASE, "case_version: v4", "case_version: v9")
@@ -41,6 +44,7 @@ def test_case_digest_ignores_identity_governance_and_formatting(repo: Path) -> N
     assert after[CRM] == before[CRM]
 
 
+@pytest.mark.slow
 def test_a_shared_fixture_changes_every_dataset_that_references_it(repo: Path) -> None:
     before = contents(repo)
     assert "safety_refusal_v1" in before[REFUND][2] and "safety_refusal_v1" in before[CRM][2]

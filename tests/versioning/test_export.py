@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalcase.actions import export_dataset, tag_dataset
 from evalcase.config import load_config
 from tests.helpers import commit_all, git, run_cli
@@ -13,6 +15,7 @@ from tests.versioning.conftest import CASE, MANIFEST, REFUND, replace_in
 V1_INPUT = "我这个耳机签收十天了，但有质量问题，能不能退？"
 
 
+@pytest.mark.slow
 def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
@@ -61,6 +64,7 @@ def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None
     assert release.digest_matches is True
 
 
+@pytest.mark.slow
 def test_export_to_standard_output_is_one_case_a_line(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     proc = run_cli("export", f"{REFUND}@v1", cwd=repo)

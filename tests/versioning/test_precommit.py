@@ -3,12 +3,12 @@
 A snapshot of this project is committed to a temporary git repository; a consumer
 repository of cases points its .pre-commit-config.yaml at that repository and commit,
 runs the real `pre-commit install`, and commits. pre-commit builds the hook's own
-virtualenv from the project (pip, from the package index), so this is slow.
+virtualenv from the project (pip, from the package index), so this is slow; the
+snapshot and that virtualenv are shared by the run's hook tests (tests/published_hook.py).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -16,60 +16,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.published_hook import PublishedHook, run
 from tests.versioning.conftest import CASE, line_of, replace_in, review_again
-
-PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
-PROJECT_DIRS = ("tools", "schemas")
-
-
-def project_snapshot(dest: Path) -> str:
-    """This project's installable files in a fresh git repository; returns the commit."""
-    dest.mkdir(parents=True)
-    for name in PROJECT_FILES:
-        shutil.copy2(REPO_ROOT / name, dest / name)
-    for name in PROJECT_DIRS:
-        shutil.copytree(
-            REPO_ROOT / name,
-            dest / name,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".evalcase_cache"),
-        )
-    init_repo(dest)
-    return commit_all(dest, "evalcase snapshot")
-
-
-def hook_env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
-    # The hook must run the package pre-commit installed, not this checkout.
-    env.pop("PYTHONPATH", None)
-    env.pop("PRE_COMMIT_FROM_REF", None)
-    env.pop("PRE_COMMIT_TO_REF", None)
-    return env
-
-
-def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=1500
-    )
 
 
 @pytest.mark.slow
-def test_the_published_hook_refuses_an_unbumped_case_until_bumped(tmp_path: Path) -> None:
-    rev = project_snapshot(tmp_path / "evalcase")
+def test_the_published_hook_refuses_an_unbumped_case_until_bumped(
+    tmp_path: Path, published_hook: PublishedHook
+) -> None:
     consumer = tmp_path / "cases"
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, consumer / part)
     (consumer / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        f"  - repo: {tmp_path / 'evalcase'}\n"
-        f"    rev: {rev}\n"
-        "    hooks:\n"
-        "      - id: evalcase-lint\n",
-        "utf-8",
+        published_hook.config("evalcase-lint"), "utf-8"
     )
     init_repo(consumer)
     commit_all(consumer, "cases")
-    env = hook_env(tmp_path)
+    env = published_hook.env()
     installed = run([sys.executable, "-m", "pre_commit", "install"], consumer, env)
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
@@ -108,6 +72,7 @@ def _findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str, int
     return {(f["code"], f["path"], f["line"]) for f in json.loads(proc.stdout)}
 
 
+@pytest.mark.slow
 def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     """What `evalcase lint` accepts, the commit hook (`lint --staged`) accepts, and the
     other way round: both compare with HEAD."""
@@ -141,6 +106,7 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     assert _findings(plain) == _findings(hook) == set()
 
 
+@pytest.mark.slow
 def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Path) -> None:
     repo = tmp_path / "cases"
     for part in ("datasets", "fixtures"):

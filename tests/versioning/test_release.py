@@ -28,6 +28,7 @@ def tag_target(repo: Path, tag: str) -> str:
     return git(repo, "rev-parse", f"{tag}^{{commit}}").strip()
 
 
+@pytest.mark.slow
 def test_a_shared_fixture_freezes_both_datasets_until_both_are_bumped(repo: Path) -> None:
     for dataset in (REFUND, CRM):
         proc = run_cli("tag", dataset, cwd=repo)
@@ -91,6 +92,7 @@ def test_tag_refuses_a_dirty_tree_lint_errors_and_unknown_datasets(repo: Path) -
     assert git(repo, "tag").strip() == ""
 
 
+@pytest.mark.slow
 def test_tag_format_is_configurable(repo: Path) -> None:
     (repo / "evalcase.toml").write_text(
         LINT_CONFIG + '[versioning]\ntag_format = "datasets/{dataset_id}/{dataset_version}"\n'
@@ -103,6 +105,7 @@ def test_tag_format_is_configurable(repo: Path) -> None:
     assert proc.returncode == 1 and f"tag datasets/{REFUND}/v1" in proc.stdout
 
 
+@pytest.mark.slow
 def test_datasets_lists_version_latest_tag_count_and_status(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     tag_dataset(load_config(repo), CRM)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evalcase.actions import bump, tag_dataset
 from evalcase.config import load_config
 from evalcase.model import Finding
@@ -26,6 +28,7 @@ def _history(findings: list[Finding]) -> set[tuple[str, str]]:
     return {c for c in codes(findings) if c[0].startswith("EC5")}
 
 
+@pytest.mark.slow
 def test_a_tag_added_after_release_needs_a_dataset_version_bump(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, CASE, "  tags:\n", "  tags:\n    - smoke\n")
@@ -48,6 +51,7 @@ def test_promoting_an_observation_case_after_release_is_a_regrouping(repo: Path)
     assert _history(lint(repo)) == {("EC505", MANIFEST)}
 
 
+@pytest.mark.slow
 def test_loosening_a_gate_after_release_needs_a_bump(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(
@@ -63,6 +67,7 @@ def test_loosening_a_gate_after_release_needs_a_bump(repo: Path) -> None:
     assert _history(lint(repo)) == set()
 
 
+@pytest.mark.slow
 def test_the_manifest_title_is_not_grouping(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, MANIFEST, "title: 客服退款 Agent 回归评测集", "title: 客服退款 Agent 回归集")
@@ -76,6 +81,7 @@ def test_the_release_message_records_grouping(repo: Path) -> None:
     assert "group case:refund_eligibility_001 " in message
 
 
+@pytest.mark.slow
 def test_a_fixture_deleted_and_re_added_under_its_released_version(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     fixture = "fixtures/tool/order_lookup.yaml"
@@ -108,6 +114,7 @@ def test_a_released_case_id_reused_in_an_unreleased_dataset(repo: Path) -> None:
     assert "never released it" in found[0].message
 
 
+@pytest.mark.slow
 def test_crm_is_unaffected_by_refund_grouping(repo: Path) -> None:
     config = load_config(repo)
     tag_dataset(config, REFUND)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.published_hook import PublishedHook, run
 from tests.versioning.conftest import CASE, replace_in, review_again
-from tests.versioning.test_precommit import hook_env, project_snapshot, run
 
 CRM = "crm_safety_set"
 EVALS_CASE = f"evals/{CASE}"
@@ -37,6 +37,7 @@ def _app(tmp_path: Path, *, configured: bool) -> Path:
     return app
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("configured", [True, False], ids=["evalcase.toml", "--root"])
 def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool) -> None:
     app = _app(tmp_path, configured=configured)
@@ -107,20 +108,14 @@ def test_the_hook_without_configuration_does_not_pass_silently(tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_the_published_hook_guards_cases_in_a_subfolder(tmp_path: Path) -> None:
+def test_the_published_hook_guards_cases_in_a_subfolder(
+    tmp_path: Path, published_hook: PublishedHook
+) -> None:
     """The real pre-commit, the published hook, cases in evals/ configured at the top."""
-    rev = project_snapshot(tmp_path / "evalcase")
     app = _app(tmp_path, configured=True)
-    (app / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        f"  - repo: {tmp_path / 'evalcase'}\n"
-        f"    rev: {rev}\n"
-        "    hooks:\n"
-        "      - id: evalcase-lint\n",
-        "utf-8",
-    )
+    (app / ".pre-commit-config.yaml").write_text(published_hook.config("evalcase-lint"), "utf-8")
     commit_all(app, "hooks")
-    env = hook_env(tmp_path)
+    env = published_hook.env()
     installed = run([sys.executable, "-m", "pre_commit", "install"], app, env)
     assert installed.returncode == 0, installed.stdout + installed.stderr
 

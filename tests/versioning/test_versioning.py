@@ -112,6 +112,7 @@ def test_an_untracked_new_case_is_an_added_case(repo: Path) -> None:
     assert findings[0].line == line_of(repo, new, "dataset_version:")
 
 
+@pytest.mark.slow
 def test_staged_mode_reads_the_index_against_pre_commit_from_ref(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +150,7 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
     assert ("EC502", CASE) in codes(lint(repo, base=main_tip))
 
 
+@pytest.mark.slow
 def test_a_released_version_is_frozen_without_any_base(repo: Path) -> None:
     assert tag_dataset(load_config(repo), REFUND) == f"{REFUND}@v1"
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
@@ -173,6 +175,7 @@ def test_governance_edits_keep_a_release_frozen_but_clean(repo: Path) -> None:
     assert lint(repo) == []
 
 
+@pytest.mark.slow
 def test_tags_are_part_of_the_run_cache_key(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
@@ -195,6 +198,7 @@ def test_a_removed_case_changes_the_released_dataset(repo: Path) -> None:
     assert "cases removed: refund_eligibility_001" in findings[0].message
 
 
+@pytest.mark.slow
 def test_a_released_id_is_never_reused(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     released = (repo / CASE).read_text("utf-8")
@@ -221,6 +225,7 @@ def test_a_released_id_is_never_reused(repo: Path) -> None:
     assert [f for f in lint(repo, base="HEAD") if f.code.startswith("EC5")] == []
 
 
+@pytest.mark.slow
 def test_a_fixture_shared_by_two_released_datasets_fails_both(repo: Path) -> None:
     config = load_config(repo)
     tag_dataset(config, REFUND)
@@ -233,6 +238,7 @@ def test_a_fixture_shared_by_two_released_datasets_fails_both(repo: Path) -> Non
     assert all("safety_refusal_v1" in f.message for f in findings)
 
 
+@pytest.mark.slow
 def test_a_tag_evalcase_did_not_write_is_read_from_its_commit(repo: Path) -> None:
     git(repo, "tag", f"{REFUND}@v1")  # lightweight, no recorded digest
     assert lint(repo) == []

@@ -109,6 +109,7 @@ def _repo_with_answer_key(tmp_path: Path, needle: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(isolation.sandbox_problem() is not None, reason="needs bubblewrap")
 def test_in_the_sandbox_a_whole_file_system_walk_finds_no_case_or_fixture(tmp_path: Path) -> None:
     needle = "ANSWER-KEY-" + os.urandom(6).hex()
@@ -204,6 +205,7 @@ def test_the_agents_die_with_a_killed_runner(tmp_path: Path) -> None:
 # -- one deadline ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_agent_that_stops_reading_its_input_is_a_timeout() -> None:
     long_turn = "w" * (4 << 20)  # far more than a pipe holds
     record = run_attempt(job(view(long_turn), agent=cmd("deaf"), timeout=1.5))
@@ -233,6 +235,7 @@ class Trickle(http.server.BaseHTTPRequestHandler):
         return None
 
 
+@pytest.mark.slow
 def test_an_http_agent_trickling_its_body_is_a_timeout_at_the_deadline() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
     server.daemon_threads = True
@@ -289,6 +292,7 @@ def _cel_case(when: str, state: dict[str, Any], *, timeout: float, agent: str) -
     return job(view("x", tools=(lookup,)), (lookup,), agent=agent, state=state, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_an_expensive_cel_when_is_a_timeout_and_does_not_starve_the_others() -> None:
     slow = _cel_case(
         "L.map(a, s.contains(t)).size() > 0",
@@ -308,6 +312,7 @@ def test_an_expensive_cel_when_is_a_timeout_and_does_not_starve_the_others() -> 
     assert got["quick"]["calls"][0]["result"] == {"matched": True}
 
 
+@pytest.mark.slow
 def test_tool_work_for_many_calls_stops_at_the_deadline() -> None:
     # Each call costs a fraction of a second of CEL work; 200 of them far exceed 2 s.
     lookup = tool(

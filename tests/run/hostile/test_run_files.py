@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalcase.run import outputs
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, bundled_repo, run_cli
 
 HERE = Path(__file__).parent
 CASES = ("tool_refund_submit_confirmed_010", "agent_refund_account_change_002")
@@ -24,15 +24,7 @@ CASES = ("tool_refund_submit_confirmed_010", "agent_refund_account_change_002")
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hostilerun") / "repo"
-    root.mkdir()
-    for folder in ("datasets", "fixtures", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder)
-    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
-    (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
-    init_repo(root)
-    commit_all(root, "datasets")
-    return root
+    return bundled_repo(tmp_path_factory.mktemp("hostilerun") / "repo", ("/outputs/", "/reports/"))
 
 
 def agent(flag: Path) -> str:
@@ -47,6 +39,7 @@ def _run_dir(stdout: str, root: Path) -> Path:
     return root / stdout.strip().splitlines()[-1].split(" -> ")[-1]
 
 
+@pytest.mark.slow
 def test_sigterm_records_interrupted_and_resume_finishes(repo: Path, tmp_path: Path) -> None:
     flag = tmp_path / "hang"
     flag.touch()
@@ -87,6 +80,7 @@ def finished(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _run_dir(proc.stdout, repo)
 
 
+@pytest.mark.slow
 def test_a_second_runner_on_the_same_run_exits_2(repo: Path, finished: Path) -> None:
     with outputs.RunFolder(finished).lock():
         second = run_cli("run", "--no-grade", "--resume", finished.name, cwd=repo)
@@ -95,6 +89,7 @@ def test_a_second_runner_on_the_same_run_exits_2(repo: Path, finished: Path) -> 
     assert "Traceback" not in second.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_line_is_skipped_and_reported_by_resume_grade_and_runs(
     repo: Path, finished: Path, tmp_path: Path
 ) -> None:

@@ -1,0 +1,83 @@
+"""This project's pre-commit hook, published once per test run and consumed for real.
+
+A snapshot of this project's installable files is committed to a temporary git
+repository (the "published" evalcase); consumer repositories point their
+.pre-commit-config.yaml at it and run the real pre-commit, which builds the hook's own
+virtualenv from the snapshot (pip, from the package index: about 20 s of CPU).
+
+Every test that runs the published hook shares one snapshot and one ``PRE_COMMIT_HOME``,
+so that virtualenv is built once per run instead of once per test; what each test proves
+(pre-commit installs the hook from a commit of this project, and the hook refuses or
+accepts the commit) is unchanged. Under pytest-xdist the workers of one run share them
+too: the snapshot is made under a file lock, and pre-commit builds its environments
+under its own store lock, so two workers never build the same environment at once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo
+
+PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+PROJECT_DIRS = ("tools", "schemas")
+
+
+@dataclass(frozen=True)
+class PublishedHook:
+    repo: Path  # the git repository a consumer's `repo:` names
+    rev: str  # the commit its `rev:` names
+    home: Path  # PRE_COMMIT_HOME, where pre-commit keeps the hook's environment
+
+    def env(self) -> dict[str, str]:
+        """The environment pre-commit and `git commit` run in."""
+        env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(self.home)}
+        # The hook must run the package pre-commit installed, not this checkout.
+        env.pop("PYTHONPATH", None)
+        env.pop("PRE_COMMIT_FROM_REF", None)
+        env.pop("PRE_COMMIT_TO_REF", None)
+        return env
+
+    def config(self, *hooks: str) -> str:
+        """A .pre-commit-config.yaml using ``hooks`` of this snapshot."""
+        listed = "".join(f"      - id: {hook}\n" for hook in hooks)
+        return f"repos:\n  - repo: {self.repo}\n    rev: {self.rev}\n    hooks:\n{listed}"
+
+
+def project_snapshot(dest: Path) -> str:
+    """This project's installable files in a fresh git repository; returns the commit."""
+    dest.mkdir(parents=True)
+    for name in PROJECT_FILES:
+        shutil.copy2(REPO_ROOT / name, dest / name)
+    for name in PROJECT_DIRS:
+        shutil.copytree(
+            REPO_ROOT / name,
+            dest / name,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".evalcase_cache"),
+        )
+    init_repo(dest)
+    return commit_all(dest, "evalcase snapshot")
+
+
+def publish(shared: Path) -> PublishedHook:
+    """The run's one snapshot under ``shared`` (made by whichever worker comes first)."""
+    shared.mkdir(parents=True, exist_ok=True)
+    repo, home, done = shared / "evalcase", shared / "pre-commit-home", shared / "rev"
+    with FileLock(str(shared / "publish.lock"), timeout=600):
+        if not done.is_file():
+            shutil.rmtree(repo, ignore_errors=True)  # left by an interrupted worker
+            rev = project_snapshot(repo)
+            done.write_text(rev, "utf-8")
+    return PublishedHook(repo, done.read_text("utf-8").strip(), home)
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=1500
+    )
