@@ -26,6 +26,11 @@ Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
 Each call's ``changes`` are diffs (path, keys, before, after), never a copy of the state;
 tool work stops at the attempt's deadline (``timeout``).
 
+The CEL scope is kept for the whole attempt (:class:`evalcase.contract.cel.Scopes`): a
+state key is converted to CEL once, and again only after a change to it, however many
+expressions a call evaluates. Every change of the state goes through
+:meth:`Environment.change`, which tells the scope what changed.
+
 A side-effect tool leaves an audit record (operator, time, tool, arguments, whether the
 user had confirmed, whether identity was verified, whether a timeout hid the result).
 """
@@ -41,9 +46,18 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from evalcase.contract.cel import Scopes
 from evalcase.contract.records import OutOfRange, loads_strict
 from evalcase.run.executors.base import Limits
-from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
+from evalcase.run.expr import (
+    ExprError,
+    apply_op,
+    evaluate,
+    get_path,
+    scoped,
+    split_path,
+    truthy,
+)
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
 
@@ -182,6 +196,7 @@ class Environment:
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
         self._started = datetime.now(UTC)
+        self.scopes = Scopes()  # CEL conversions kept across evaluations and calls
 
     # -- variables -----------------------------------------------------------------------
     def _vars(self, args: Any, call: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,6 +220,7 @@ class Environment:
                 "budget",
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
+        self.scopes.invalidate(("state", parts[0]) if parts else ("state",))
         before, after = apply_op(self.state, op, parts, value)
         # Copies: a later change to the same place must not rewrite this record.
         before, after = copy_json(before), copy_json(after)
@@ -217,6 +233,12 @@ class Environment:
         self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
     ) -> dict[str, Any]:
         """Answer one tool call; returns the ``tool`` message for the agent."""
+        with scoped(self.scopes):
+            return self._call(call_id, name, arguments, user_confirmed=user_confirmed)
+
+    def _call(
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+    ) -> dict[str, Any]:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         if len(self.calls) >= self.limits.max_tool_calls:
@@ -461,6 +483,7 @@ class Environment:
             )
         self.calls.append(record)
         self._call_view.append({k: record[k] for k in ("tool", "args", "ok", "error", "result")})
+        self.scopes.invalidate(("calls",))
         body = {"error": record["error"]} if record["error"] is not None else record["result"]
         return {
             "role": "tool",
