@@ -47,7 +47,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract.cel import Scopes
-from evalcase.contract.records import OutOfRange, loads_strict
+from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
 from evalcase.run.expr import (
     ExprError,
@@ -99,20 +99,20 @@ def state_diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]
     return []
 
 
-_STATE_TEXT: dict[int, tuple[Any, str]] = {}
+_STATE_TEXT: dict[int, tuple[Any, str, str]] = {}
 
 
-def _state_text(state: Mapping[str, Any]) -> str:
-    """The initial state as JSON text, once per spec: every attempt parses its own fresh
-    copy from it (the C parser beats a recursive copy by far)."""
+def _state_text(state: Mapping[str, Any]) -> tuple[str, str]:
+    """The initial state as JSON text and its digest, once per spec: every attempt parses
+    its own fresh copy from it (the C parser beats a recursive copy by far)."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
-        return hit[1]
-    text = json.dumps(state, ensure_ascii=False, default=str)
+        return hit[1], hit[2]
+    text = state_text(state)
     if len(_STATE_TEXT) > 4096:
         _STATE_TEXT.clear()
-    _STATE_TEXT[id(state)] = (state, text)
-    return text
+    _STATE_TEXT[id(state)] = (state, text, state_digest(text))
+    return text, _STATE_TEXT[id(state)][2]
 
 
 class HandlerError(Exception):
@@ -187,7 +187,7 @@ class Environment:
         self.operator = operator
         self.limits = limits or Limits()
         self.deadline = deadline
-        text = _state_text(spec.initial_state)
+        text, self.initial_digest = _state_text(spec.initial_state)
         self.initial_state: dict[str, Any] = json.loads(text)
         self.state: dict[str, Any] = json.loads(text)
         self.state_bytes = len(text.encode("utf-8"))
