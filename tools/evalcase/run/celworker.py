@@ -98,7 +98,9 @@ class Worker:
             if token in self.held:
                 self.held.move_to_end(token)
             else:
-                values[token] = cel.plain(value)
+                # As it is (the state is JSON data): the worker's Scopes converts what
+                # CEL cannot take (tuples, other mappings) itself.
+                values[token] = value
                 self.held[token] = None
         drop: list[int] = []
         while len(self.held) > max(HELD, len(refs)):
