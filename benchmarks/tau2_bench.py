@@ -299,12 +299,22 @@ def build_synthetic(repo: Path, db: dict[str, Any]) -> list[list[tuple[str, dict
     versions = {}
     for name, tool in tools().items():
         versions[name] = "v1"
+        description = tool.pop("description")
+        tool.setdefault("side_effect", False)
         _write(repo / "fixtures" / "tool" / f"{name}.yaml", {
             "fixture_id": name, "fixture_version": "v1", "kind": "tool",
-            "description": tool["description"],
+            "description": description,
             "source": "shaped like tau2-bench airline's tool of the same name; synthetic",
             "desensitized": True, "data": tool,
         })  # fmt: skip
+    _write(repo / "fixtures" / "rubric" / "booking_quality_v1.yaml", {
+        "fixture_id": "booking_quality_v1", "fixture_version": "v1", "kind": "rubric",
+        "description": "Whether the booking was confirmed clearly.", "source": "benchmark",
+        "desensitized": True, "data": {
+            "dimensions": [{"name": "clarity", "description": "Clear confirmation.",
+                            "scale": {"min": 1, "max": 5}, "weight": 1.0}],
+            "pass_threshold": 0.6, "judge_instructions": "Score the confirmation."},
+    })  # fmt: skip
     _write(repo / "datasets" / DATASET / "dataset.yaml", {
         "dataset_id": DATASET, "dataset_version": "v1",
         "title": "tau2 airline, synthetic bookings", "description": "Benchmark workload.",
@@ -329,6 +339,17 @@ def build_synthetic(repo: Path, db: dict[str, Any]) -> list[list[tuple[str, dict
             "available_tools": list(versions), "tool_schema": versions,
             "expected_calls": {"order": "in_order", "calls": [
                 {"tool": name, "args": args} for name, args in plan]},
+            "side_effect_policy": {
+                "tool": "book_reservation", "precondition": [{"args.cabin": "economy"}],
+                "confirmation_required": False,
+                "allowed_state_transition": [
+                    {"path": "reservations.R2000", "from": [None], "to": ["*"]}],
+                "forbidden_state_transition": [],
+                "audit_requirement": ["operator", "timestamp", "tool_args"],
+                "idempotency_key": ["user_id"]},
+            "trace_requirement": {"required_fields": ["action", "tool_call", "observation",
+                                                     "state_change", "final_state"]},
+            "rubric": "booking_quality_v1",
             "success_criteria": ["The reservation is booked."],
             "failure_criteria": ["No reservation."],
             "final_state_check": {"type": "state_match", "expected": {
@@ -339,7 +360,10 @@ def build_synthetic(repo: Path, db: dict[str, Any]) -> list[list[tuple[str, dict
                 {"type": "tool_calls", "weight": 0.5}, {"type": "state_match", "weight": 0.5}]},
             "metadata": {"dataset_role": ["regression"], "tags": ["bench"], "owner": "bench",
                          "review_status": "approved",
-                         "usage_rights_status": "approved_for_evaluation"},
+                         "usage_rights_status": "approved_for_evaluation",
+                         "review_records": [{"reviewer": "bench", "review_result": "approved",
+                                             "case_version": "v1", "reviewed_at": "2026-12-01",
+                                             "approved_for": ["regression"]}]},
         })  # fmt: skip
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
