@@ -12,7 +12,7 @@ environment costs on it, against tau2's own Python tools doing the same calls:
 3. ``tau2``: the same calls through ``tau2.domains.airline.tools.AirlineTools`` (the
    wheel's code, a fresh database per case), in an interpreter that has tau2's
    dependencies (``--tau2-python``; pydantic, loguru, deepdiff, pyyaml, toml,
-   docstring-parser, addict).
+   docstring-parser, addict, python-dotenv).
 
 Two workloads:
 
