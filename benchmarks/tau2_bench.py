@@ -87,9 +87,7 @@ def database(root: Path) -> dict[str, Any]:
 # -- the synthetic repository --------------------------------------------------------------
 
 _FLIGHT_OF = "flights[f.flight_number].dates[f.date]"
-_PRICE = (
-    "flights[args.flights[{i}].flight_number].dates[args.flights[{i}].date].prices[args.cabin]"
-)
+_PRICE = "flights[args.flights[{i}].flight_number].dates[args.flights[{i}].date].prices[args.cabin]"
 _TOTAL = (
     f"{_PRICE.format(i=0)} * size(args.passengers) + {_PRICE.format(i=1)} * size(args.passengers)"
     ' + (args.insurance == "yes" ? 30 * size(args.passengers) : 0) + 50 * args.nonfree_baggages'
@@ -105,7 +103,10 @@ _RESERVATION = (
     ' "created_at": "2024-05-15T15:00:00", "total_baggages": args.total_baggages,'
     ' "nonfree_baggages": args.nonfree_baggages, "insurance": args.insurance}'
 )
-_SEATS = "flights.{{args.flights[{i}].flight_number}}.dates.{{args.flights[{i}].date}}.available_seats.{{args.cabin}}"
+_SEATS = (
+    "flights.{{args.flights[{i}].flight_number}}.dates.{{args.flights[{i}].date}}"
+    ".available_seats.{{args.cabin}}"
+)
 
 FLIGHT_ITEM = {
     "type": "object",
@@ -196,11 +197,21 @@ def tools() -> dict[str, dict[str, Any]]:
                 "nonfree_baggages": {"type": "integer"},
                 "insurance": {"type": "string", "enum": ["yes", "no"]},
             },
-            "required": ["user_id", "origin", "destination", "flight_type", "cabin", "flights",
-                         "passengers", "payment_methods", "total_baggages",
-                         "nonfree_baggages", "insurance"],
+            "required": [
+                "user_id",
+                "origin",
+                "destination",
+                "flight_type",
+                "cabin",
+                "flights",
+                "passengers",
+                "payment_methods",
+                "total_baggages",
+                "nonfree_baggages",
+                "insurance",
+            ],
             "additionalProperties": False,
-        },  # fmt: skip
+        },
         "responses": [
             {
                 "when": f"{valid} && args.payment_methods[0].amount == {_TOTAL}",
@@ -471,7 +482,9 @@ def main() -> None:
     repo = tmp / "repo"
     workload: list[Any] | None = None
     if args.repo:
-        shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns("outputs", ".evalcase_cache"))
+        shutil.copytree(
+            args.repo, repo, ignore=shutil.ignore_patterns("outputs", ".evalcase_cache")
+        )
         if not (repo / ".git").exists():
             _git(repo, "init", "-q")
             _git(repo, "add", "-A")

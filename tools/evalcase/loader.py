@@ -434,9 +434,7 @@ def _load_json(doc: Document, limits: Limits) -> bool:
     import json
 
     try:
-        data = json.loads(
-            doc.text, object_pairs_hook=_json_pairs, parse_constant=_json_constant
-        )
+        data = json.loads(doc.text, object_pairs_hook=_json_pairs, parse_constant=_json_constant)
     except (_NotPlainJson, ValueError, RecursionError):
         return False
     if not isinstance(data, dict) or not _fits(data, limits):
@@ -449,9 +447,9 @@ def load(path: str, raw: bytes, limits: Limits | None = None) -> Document:
     """Load one YAML file. Never raises for anything the file contains."""
     limits = limits or Limits()
     doc = decode(path, raw, limits)
-    if not any(f.severity is Severity.ERROR for f in doc.findings):
-        if not (doc.text.lstrip()[:1] == "{" and _load_json(doc, limits)):
-            _Builder(doc, limits).run()
+    readable = not any(f.severity is Severity.ERROR for f in doc.findings)
+    if readable and not (doc.text.lstrip()[:1] == "{" and _load_json(doc, limits)):
+        _Builder(doc, limits).run()
     for code, count in doc._counts.items():
         if count > MAX_FINDINGS_PER_RULE:
             last = max(i for i, f in enumerate(doc.findings) if f.code == code)

@@ -77,7 +77,10 @@ def _lint_repository(
         git_state=use_cache and is_git,
         staged=staged,
     )
-    if linter.is_empty() and (not staged or not WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes).files()):
+    if linter.is_empty() and (
+        not staged
+        or not WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes).files()
+    ):
         # Under --staged an index without cases is fine while the work tree has some (they
         # are not added yet); a folder without any is a misplaced root, not a pass.
         raise FatalError(nothing_to_check(root))

@@ -107,7 +107,11 @@ def _at(document: Any, parts: tuple[str, ...]) -> Any:
     for part in parts:
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+        elif (
+            isinstance(node, list)
+            and part.lstrip("-").isdigit()
+            and -len(node) <= int(part) < len(node)
+        ):
             node = node[int(part)]
         else:
             return _ABSENT
@@ -222,9 +226,7 @@ class Environment:
                 keys = tuple(str(k) for k in change.get("keys") or ())
                 if keys:
                     touched.add(keys)
-        roots = sorted(
-            p for p in touched if not any(p[:n] in touched for n in range(1, len(p)))
-        )
+        roots = sorted(p for p in touched if not any(p[:n] in touched for n in range(1, len(p))))
         out: list[dict[str, Any]] = []
         for parts in roots:
             before = _at(self.initial_state, parts)
