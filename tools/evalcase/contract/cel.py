@@ -233,7 +233,7 @@ def evaluate(program: Program | str, variables: Scope | Mapping[str, Any]) -> An
     return value.plain_value()
 
 
-_INT64 = 1 << 63
+_LITERAL_INT_BOUND = 1 << 63
 _RETAINED = 64 << 20
 
 
@@ -265,7 +265,7 @@ def literal(value: Any, budget: int = _LITERAL_NODES) -> str | None:
         if v is None or isinstance(v, bool | str):
             return True
         if isinstance(v, int):
-            return -_INT64 < v < _INT64
+            return -_LITERAL_INT_BOUND < v < _LITERAL_INT_BOUND
         if isinstance(v, float):
             return v == v and v not in (float("inf"), float("-inf"))
         if type(v) is list:
