@@ -193,6 +193,14 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _shallow(value: Any) -> Any:
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
 def _apply(state: dict[str, Any], change: Mapping[str, Any]) -> None:
     keys = change.get("keys")
     if not isinstance(keys, list) or not keys:
@@ -200,23 +208,29 @@ def _apply(state: dict[str, Any], change: Mapping[str, Any]) -> None:
         if not isinstance(path, str) or not path:
             return
         keys = path.split(".")
+    # Path copying: every container on the way is copied (shallowly) before it changes,
+    # so the initial state, shared by every attempt of a case, is never changed, and a
+    # change costs the size of the containers on its path, not of the state.
     node: Any = state
     for key in keys[:-1]:
         if isinstance(node, dict):
-            node = node.setdefault(str(key), {})
+            child = _shallow(node.get(str(key), {}))
+            node[str(key)] = child
+            node = child
         elif isinstance(node, list) and str(key).lstrip("-").isdigit():
             index = int(key)
             if not -len(node) <= index < len(node):
                 return
+            node[index] = _shallow(node[index])
             node = node[index]
         else:
             return
     last = str(keys[-1])
     if change.get("op") == "append":
         if isinstance(node, dict):
-            target = node.setdefault(last, [])
+            target = node[last] = _shallow(node.get(last, []))
         elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
-            target = node[int(last)]
+            target = node[int(last)] = _shallow(node[int(last)])
         else:
             return
         if isinstance(target, list):
@@ -246,14 +260,16 @@ def state_before(
 ) -> dict[str, Any]:
     """The state as call ``index`` found it, from ``initial`` (the case's initial state;
     default: the attempt's ``initial_state``, see :func:`with_initial_state`); records of
-    version 1 kept a copy."""
+    version 1 kept a copy. The result shares the parts no call changed with the initial
+    state: read it, do not change it in place."""
     calls = _calls(attempt)
     if 0 <= index < len(calls) and isinstance(calls[index].get("state_before"), dict):
         copy: dict[str, Any] = _copy(calls[index]["state_before"])
         return copy
     if initial is None:
         initial = attempt.get("initial_state")
-    state: dict[str, Any] = _copy(initial) if isinstance(initial, dict) else {}
+    # Shares what no change touched with ``initial`` (read it, never change it in place).
+    state: dict[str, Any] = dict(initial) if isinstance(initial, dict) else {}
     for call in calls[: max(0, index)]:
         for change in call.get("changes") or ():
             if isinstance(change, Mapping):
