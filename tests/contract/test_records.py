@@ -69,3 +69,25 @@ def test_version_1_records_keep_their_own_copies() -> None:
     assert records.final_state(old) == {"a": 2}
     assert records.state_before(old, 0) == {"a": 5}
     assert records.final_state({"calls": []}) is None
+
+
+def test_graders_get_the_cases_initial_state_never_the_records() -> None:
+    case_state = {"orders": {"O1": {"status": "open"}}}
+    changes = [{"op": "set", "path": "orders.O1.status", "after": "closed"}]
+    record = {
+        "initial_state_digest": records.state_digest(case_state),
+        "calls": [{"changes": changes}],
+    }
+    trusted, problem = records.with_initial_state(record, case_state)
+    assert problem is None and trusted["initial_state"] == case_state
+    assert records.final_state(trusted) == {"orders": {"O1": {"status": "closed"}}}
+    assert case_state["orders"]["O1"]["status"] == "open"  # rebuilt on a copy
+    # A record of version 2 carried its own initial state: the case's is used instead.
+    forged = {"initial_state": {"orders": {"O1": {"status": "paid"}}}, "calls": []}
+    trusted, problem = records.with_initial_state(forged, case_state)
+    assert problem is None and trusted["initial_state"] == case_state
+    # A record that ran on another state gets none (graders that need it answer error).
+    other = {**record, "initial_state_digest": records.state_digest({"orders": {}})}
+    trusted, problem = records.with_initial_state(other, case_state)
+    assert trusted["initial_state"] is None and records.final_state(trusted) is None
+    assert problem is not None and "another initial state" in problem
