@@ -47,7 +47,8 @@ IDENTITY = (
 # What the agent receives and what only the environment knows (contract.fields: agent,
 # environment): the fields `evalcase new --from` copies.
 EXECUTION = (
-    "input", "context", "interaction", "environment", "generation_config", "prompt",
+    "input", "context", "interaction", "user_simulator", "environment", "generation_config",
+    "prompt",
     "initial_state",
     "state", "available_tools", "tool_schema", "environment_requirements",
 )  # fmt: skip
