@@ -13,3 +13,10 @@ def reserve(args: dict[str, Any], state: StateHandle) -> dict[str, Any]:
         raise HandlerError("out_of_stock", "nothing left")
     state.increment(f"stock.{args['order_id']}", -1)
     return {"reserved": True, "left": stock - 1}
+
+
+def reserve_then_fail(args: dict[str, Any], state: StateHandle) -> dict[str, Any]:
+    """Writes, then fails: the environment must undo the write (atomic calls)."""
+    state.increment(f"stock.{args['order_id']}", -1)
+    state.set("holds.H1", {"order": args["order_id"]})
+    raise HandlerError("payment_declined", "card declined")

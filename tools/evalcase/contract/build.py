@@ -176,8 +176,45 @@ def tool_error(value: Any) -> ToolError | None:
     if isinstance(value, str):
         return ToolError(value)
     if isinstance(value, Mapping):
-        return ToolError(_str(value.get("code"), "error"), _str(value.get("message")))
+        return ToolError(
+            _str(value.get("code"), "error"),
+            _str(value.get("message")),
+            _str(value.get("message_from")) or None,
+        )
     return ToolError(str(value))
+
+
+def _number(value: Any, default: int | float) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return default
+
+
+def state_op(item: Mapping[str, Any]) -> StateOp | None:
+    """One step of a ``state_change`` list (lint reports a step of no known form)."""
+    when = _str(item.get("when")) or None
+    if "foreach" in item:
+        name = item.get("as", "item")
+        return StateOp(
+            "foreach",
+            "",
+            value_from=_str(item.get("foreach")) or None,
+            when=when,
+            as_=name if isinstance(name, str) and name else "item",
+            do=state_ops(item.get("do")) if isinstance(item.get("do"), list) else (),
+        )
+    for op in STATE_OPS:
+        if op in item:
+            return StateOp(
+                cast(Any, op),
+                str(item[op]),
+                item.get("value"),
+                _str(item.get("value_from")) or None,
+                _number(item.get("by", 1), 1),
+                _str(item.get("by_from")) or None,
+                when,
+            )
+    return None
 
 
 def state_ops(value: Any) -> tuple[StateOp, ...]:
@@ -186,21 +223,18 @@ def state_ops(value: Any) -> tuple[StateOp, ...]:
         return tuple(StateOp("set", str(k), v) for k, v in value.items())
     ops: list[StateOp] = []
     for item in _list(value):
-        if not isinstance(item, Mapping):
-            continue
-        for op in STATE_OPS:
-            if op in item:
-                ops.append(
-                    StateOp(
-                        cast(Any, op),
-                        str(item[op]),
-                        item.get("value"),
-                        _str(item.get("value_from")) or None,
-                        item.get("by", 1) if isinstance(item.get("by", 1), (int, float)) else 1,
-                    )
-                )
-                break
+        if isinstance(item, Mapping):
+            made = state_op(item)
+            if made is not None:
+                ops.append(made)
     return tuple(ops)
+
+
+def lets(value: Any) -> tuple[tuple[str, str], ...]:
+    """``let``: a mapping of name to CEL, kept in its written order."""
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple((str(k), v) for k, v in value.items() if isinstance(v, str))
 
 
 def response(value: Mapping[str, Any]) -> Response:
@@ -213,6 +247,8 @@ def response(value: Mapping[str, Any]) -> Response:
         error=tool_error(value.get("error")),
         state_change=state_ops(value.get("state_change")),
         latency_ms=latency if isinstance(latency, int) else None,
+        let=lets(value.get("let")),
+        ends_conversation=value.get("ends_conversation") is True,
     )
 
 

@@ -118,9 +118,58 @@ def _cel() -> Any:
     return cel
 
 
+# The extensions cel-cpp itself ships, enabled by name through its environment config
+# (the Python binding exposes only some as classes; the config reaches all of them):
+# ``cel.bind``; lists (``flatten``, ``sort``, ``slice``, ``distinct``, ``lists.range``...);
+# ``math.*``; ``optional``; sets (``sets.contains``...); strings (``split``, ``join``,
+# ``format``, ``upperAscii``...); two-variable comprehensions (``all(i, v, ...)``).
+EXTENSIONS = (
+    ("bindings", None),
+    ("lists", 2),
+    ("math", 2),
+    ("optional", 2),
+    ("sets", None),
+    ("strings", 4),
+    ("two-var-comprehensions", None),
+)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _config_yaml() -> str:
+    lines = ["extensions:"]
+    for name, version in EXTENSIONS:
+        lines.append(f'  - name: "{name}"')
+        if version is not None:
+            lines.append(f"    version: {version}")
+    return "\n".join(lines) + "\n"
+
+
+def list_sum(values: list[Any]) -> int | float:
+    """``list.sum()``, which no CEL extension ships: the sum of a list of numbers. Ints
+    and doubles mix (JSON state writes ``100`` and ``100.5`` alike), giving a double
+    when any element is one; an int sum beyond 64 bits, or an element that is not a
+    number, is an error value like CEL's own arithmetic errors."""
+    total: int | float = 0
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"sum() of a list holding {type(value).__name__} {value!r}")
+        total += value
+    if isinstance(total, int) and not _INT64[0] <= total <= _INT64[1]:
+        raise ValueError("integer overflow in sum()")
+    return total
+
+
 @lru_cache(maxsize=1)
 def _env() -> Any:
-    return _cel().NewEnv()
+    cel = _cel()
+    list_dyn = cel.Type.List(cel.Type.DYN)
+    functions = [
+        cel.FunctionDecl(
+            "sum",
+            [cel.Overload("list_sum", cel.Type.DYN, [list_dyn], is_member=True, impl=list_sum)],
+        )
+    ]
+    return cel.NewEnv(config=cel.NewEnvConfigFromYaml(_config_yaml()), functions=functions)
 
 
 def _errors(message: str) -> list[tuple[int, int, str]]:

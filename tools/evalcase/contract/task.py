@@ -53,20 +53,31 @@ class AgentView:
 
 @dataclass(frozen=True)
 class ToolError:
+    """``message_from``: CEL giving the message (over the response's variables, its
+    ``let`` names included); a static ``message`` is the fallback when it fails."""
+
     code: str
     message: str = ""
+    message_from: str | None = None
 
 
 @dataclass(frozen=True)
 class StateOp:
     """One state change: ``set`` / ``delete`` / ``append`` / ``increment`` at ``path``
-    (dotted, ``{CEL}`` segments allowed). ``value_from``: CEL giving the value."""
+    (dotted, ``{CEL}`` segments allowed). ``value_from``: CEL giving the value;
+    ``by_from``: CEL giving an increment's amount. ``when``: CEL; the step applies only
+    when it holds. ``foreach``: CEL giving a list; the steps ``do`` apply once per element,
+    the element named ``as_`` (``path`` is then empty)."""
 
-    op: Literal["set", "delete", "append", "increment"]
+    op: Literal["set", "delete", "append", "increment", "foreach"]
     path: str
     value: Any = None
     value_from: str | None = None
     by: int | float = 1
+    by_from: str | None = None
+    when: str | None = None
+    as_: str = "item"
+    do: tuple[StateOp, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,11 @@ class Response:
     """One rule of a tool's behaviour; the first whose ``when`` matches answers.
 
     ``when``: None (always), a mapping (subset match on the arguments, equality), or a
-    CEL string over ``args``, ``call`` and the state. The answer is ``error``, else
-    ``result_from`` (CEL over the same variables), else ``result``."""
+    CEL string over ``args``, ``call`` and the state. ``let``: ordered ``(name, CEL)``
+    bindings evaluated once per call after the match. The answer is ``error``, else
+    ``state_change`` applied atomically, then ``result_from`` (CEL reading the state
+    after the change), else ``result``. ``ends_conversation``: the conversation ends
+    once this answer is delivered."""
 
     when: Mapping[str, Any] | str | None = None
     result: Any = None
@@ -83,6 +97,8 @@ class Response:
     error: ToolError | None = None
     state_change: tuple[StateOp, ...] = ()
     latency_ms: int | None = None
+    let: tuple[tuple[str, str], ...] = ()
+    ends_conversation: bool = False
 
     @property
     def catch_all(self) -> bool:

@@ -33,5 +33,6 @@ TRACE_FIELDS: dict[str, str] = {
 # this equal to what a real run records.
 EVENT_TYPES = frozenset(
     {"system", "user", "assistant", "tool_call", "tool_result", "tool_error", "error",
-     "state_change", "retrieval", "permission_denied", "fault", "audit"}
+     "state_change", "retrieval", "permission_denied", "fault", "audit",
+     "conversation_end"}
 )  # fmt: skip

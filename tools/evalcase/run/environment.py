@@ -14,11 +14,21 @@ A tool call goes through, in order:
    policy's error (trace ``permission_denied``);
 4. the first fault whose ``when`` matches this call (trace ``fault``);
 5. the tool's behaviour: ``handler``, else the first matching ``responses`` entry
-   (``when`` as a subset match on the arguments or a CEL string; ``result``,
-   ``result_from``, ``error``, ``state_change``), else ``default``; else, in a case with a
-   corpus, a tool taking a ``query`` is answered by the runner's built-in retrieval over
-   the corpus passages in effect at ``effective_at``; else the recorded error
-   ``no_matching_response``.
+   (``when`` as a subset match on the arguments or a CEL string), else ``default``; else,
+   in a case with a corpus, a tool taking a ``query`` is answered by the runner's built-in
+   retrieval over the corpus passages in effect at ``effective_at``; else the recorded
+   error ``no_matching_response``.
+
+A matching response is answered in this order: its ``let`` bindings (evaluated once, in
+order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else its
+``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its ``do``
+steps per element of a list); then ``result_from`` over the state *after* the change, else
+``result``. State changes are atomic: when any step fails (or a handler raises after
+writing), every write of the call is undone, its ``state_change`` trace events are
+dropped, and the agent gets the error; the undo keeps only what each write replaced, so
+its cost is that of the writes, not of the state. A response with
+``ends_conversation: true`` sets :attr:`Environment.conversation_ended` once its result is
+delivered; the runner then stops asking the agent.
 
 Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
 ``max_tool_calls`` calls per attempt (default 256), and a state that stays under
@@ -37,15 +47,16 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from evalcase.contract import paths
 from evalcase.contract.records import OutOfRange, loads_strict
 from evalcase.run.executors.base import Limits
 from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
 from evalcase.run.protocol import AgentFault
-from evalcase.run.spec import EnvSpec, Fault, Passage, Response, ToolBehaviour, ToolError
+from evalcase.run.spec import EnvSpec, Fault, Passage, Response, StateOp, ToolBehaviour, ToolError
 
 RESERVED = frozenset({"args", "call", "calls", "state", "initial", "trace", "output"})
 FAULT_MESSAGES = {
@@ -182,6 +193,9 @@ class Environment:
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
         self._started = datetime.now(UTC)
+        self._undo: list[Callable[[], None]] | None = None  # the open call's undo journal
+        # Set once a response with ends_conversation: true has been delivered.
+        self.conversation_ended = False
 
     # -- variables -----------------------------------------------------------------------
     def _vars(self, args: Any, call: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,6 +211,8 @@ class Environment:
     def change(
         self, op: str, path: str, value: Any, variables: Mapping[str, Any]
     ) -> dict[str, Any]:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         parts = split_path(path, variables)
         value = copy_json(value)
         self.state_bytes += len(json.dumps(value, ensure_ascii=False, default=str))
@@ -205,7 +221,10 @@ class Environment:
                 "budget",
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
+        undo = _undoer(self.state, op, parts)
         before, after = apply_op(self.state, op, parts, value)
+        if self._undo is not None:
+            self._undo.append(undo)
         # Copies: a later change to the same place must not rewrite this record.
         before, after = copy_json(before), copy_json(after)
         where = ".".join(parts)
@@ -352,6 +371,36 @@ class Environment:
     def _execute(
         self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
+        """Answer the call, atomically: an error after some writes undoes them all."""
+        self._undo = journal = []
+        mark, size = len(self.recorder.trace), self.state_bytes
+        try:
+            self._execute_steps(behaviour, record, variables)
+        except BaseException:  # a budget or the deadline: the attempt ends, state as before
+            self._rollback(journal, record, mark, size)
+            raise
+        finally:
+            self._undo = None
+        if record["error"] is not None and journal:
+            self._rollback(journal, record, mark, size)
+
+    def _rollback(
+        self, journal: list[Callable[[], None]], record: dict[str, Any], mark: int, size: int
+    ) -> None:
+        for undo in reversed(journal):
+            undo()
+        self.state_bytes = size
+        record["changes"] = []
+        record["rolled_back"] = len(journal)
+        trace = self.recorder.trace
+        kept = [e for e in trace[mark:] if e["type"] != "state_change"]
+        for i, event in enumerate(kept, start=mark):
+            event["step"] = i
+        trace[mark:] = kept
+
+    def _execute_steps(
+        self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
+    ) -> None:
         try:
             if behaviour.handler:
                 self._run_handler(behaviour.handler, record, variables)
@@ -387,21 +436,53 @@ class Environment:
     def _answer(
         self, entry: Response, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
+        scope = dict(variables)
+        bound: dict[str, Any] = {}
+        for name, source in entry.let:
+            bound[name] = scope[name] = evaluate(source, scope)
         if entry.error is not None:
-            record["error"] = _error(entry.error, entry.error.code)
+            record["error"] = _error(entry.error, entry.error.code, scope)
             return
+        if entry.state_change:
+            self._steps(entry.state_change, record, scope)
+            # result_from reads the state after the change: a written top-level key is a
+            # new object, so the top-level names are taken again (not the whole state).
+            scope = {**self._vars(record["args"], variables["call"]), **bound}
         if entry.result_from:
-            record["result"] = copy_json(evaluate(entry.result_from, variables))
+            record["result"] = copy_json(evaluate(entry.result_from, scope))
         else:
             record["result"] = copy_json(entry.result)
-        for op in entry.state_change:
-            if op.value_from:
-                value = evaluate(op.value_from, variables)
-            else:
-                value = op.by if op.op == "increment" else op.value
-            record["changes"].append(self.change(op.op, op.path, value, variables))
         if entry.latency_ms is not None:
             record["latency_ms"] = entry.latency_ms
+        if entry.ends_conversation:
+            record["ends_conversation"] = True
+
+    def _steps(
+        self, ops: Sequence[StateOp], record: dict[str, Any], scope: Mapping[str, Any]
+    ) -> None:
+        for op in ops:
+            if op.when is not None and not truthy(op.when, scope):
+                continue
+            if op.op == "foreach":
+                items = evaluate(op.value_from or "[]", scope)
+                if not isinstance(items, list):
+                    raise ExprError(
+                        f"foreach {op.value_from!r} gives {type(items).__name__}, not a list"
+                    )
+                for item in items:
+                    self._steps(op.do, record, {**scope, op.as_: item})
+                continue
+            if op.value_from:
+                value = evaluate(op.value_from, scope)
+            elif op.op == "increment":
+                value = evaluate(op.by_from, scope) if op.by_from else op.by
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ExprError(
+                        f"by_from {op.by_from!r} gives {type(value).__name__}, not a number"
+                    )
+            else:
+                value = op.value
+            record["changes"].append(self.change(op.op, op.path, value, scope))
 
     def _run_handler(self, ref: str, record: dict[str, Any], variables: Mapping[str, Any]) -> None:
         module_name, _, attr = ref.partition(":")
@@ -451,14 +532,19 @@ class Environment:
             self.recorder.event(
                 "audit", id=record["id"], tool=record["tool"], audit=record["audit"]
             )
+        ends = record.pop("ends_conversation", False) and record["error"] is None
+        rolled_back = record.pop("rolled_back", 0)
         if record["error"] is not None:
+            extra = {"rolled_back": rolled_back} if rolled_back else {}
             self.recorder.event(
-                "tool_error", id=record["id"], tool=record["tool"], error=record["error"]
+                "tool_error", id=record["id"], tool=record["tool"], error=record["error"], **extra
             )
         else:
             self.recorder.event(
                 "tool_result", id=record["id"], tool=record["tool"], result=record["result"]
             )
+        if ends:
+            self.conversation_ended = True
         self.calls.append(record)
         self._call_view.append({k: record[k] for k in ("tool", "args", "ok", "error", "result")})
         body = {"error": record["error"]} if record["error"] is not None else record["result"]
@@ -506,8 +592,65 @@ def _is_retrieval(behaviour: ToolBehaviour) -> bool:
     return behaviour.default is None and isinstance(properties, Mapping) and "query" in properties
 
 
-def _error(error: ToolError, fallback: str) -> dict[str, Any]:
+def _error(
+    error: ToolError, fallback: str, scope: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The error the agent sees; ``message_from`` is computed over ``scope``."""
+    if error.message_from and scope is not None:
+        message = evaluate(error.message_from, scope)
+        return {"code": error.code, "message": message if isinstance(message, str) else
+                json.dumps(message, ensure_ascii=False, default=str)}  # fmt: skip
     return {"code": error.code, "message": error.message or fallback}
+
+
+def _noop() -> None:
+    return None
+
+
+def _undoer(state: dict[str, Any], op: str, parts: Sequence[str]) -> Callable[[], None]:
+    """What undoes ``op`` at ``parts``, taken before it applies: only the place it writes
+    is remembered (the value it replaces, a list's length, a key's position), never a
+    copy of the state. Called in reverse order, the undos of a call restore the state."""
+    container: Any = state
+    key = ""
+    found: Any = paths.MISSING
+    for depth, key in enumerate(parts):
+        found = paths.get(container, [key])
+        if found is paths.MISSING:
+            if isinstance(container, dict):  # the write creates from here: remove it
+                made, name = container, key
+                return lambda: made.pop(name, None) and None
+            return _noop  # a missing list index: the operation fails, nothing changes
+        if depth < len(parts) - 1:
+            if not isinstance(found, dict | list):
+                return _noop
+            container = found
+    old = found
+    if op == "append" and isinstance(old, list):
+        length = len(old)
+
+        def shorten() -> None:
+            del old[length:]
+
+        return shorten
+    if isinstance(container, dict):
+        if op != "delete":
+            return lambda: container.__setitem__(key, old)
+        position = list(container).index(key)  # a delete restores the key where it was
+
+        def reinsert() -> None:
+            items = list(container.items())
+            items.insert(position, (key, old))
+            container.clear()
+            container.update(items)
+
+        return reinsert
+    if not isinstance(container, list) or not key.isdigit():
+        return _noop
+    index = int(key)
+    if op == "delete":
+        return lambda: container.insert(index, old)
+    return lambda: container.__setitem__(index, old)
 
 
 def _subset(actual: Any, expected: Any) -> bool:

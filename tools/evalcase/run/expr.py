@@ -26,7 +26,10 @@ from evalcase.run import celworker
 from evalcase.run.protocol import AgentFault
 
 # What may make an evaluation expensive: a comprehension, or + (strings and lists grow).
-_COSTLY = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(|\+")
+_COSTLY = re.compile(
+    r"\.\s*(all|exists|exists_one|existsOne|map|filter|transformList|transformMap|"
+    r"transformMapEntry|sortBy|range)\s*\(|\+"
+)
 _bounds = threading.local()
 
 

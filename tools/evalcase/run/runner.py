@@ -153,6 +153,12 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                     messages.append(
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
+                if env.conversation_ended:  # a response with ends_conversation: true
+                    output = reply.content
+                    break
+            if env.conversation_ended:
+                recorder.event("conversation_end", reason="ends_conversation", turn=turn_index)
+                break
     except AgentFault as fault:
         for event in fault.events:
             recorder.event(str(event.get("type", "adapter")), **_fields(event))
