@@ -71,6 +71,8 @@ class RunConfig:
     outputs_dir: str = "outputs"
     executor: str = "local"
     judge: dict[str, Any] = field(default_factory=dict)
+    # [run.user_simulator]: the model that plays simulated users (evalcase.run.user_simulator).
+    user_simulator: dict[str, Any] = field(default_factory=dict)
     # [run.ray]: cluster address and per-attempt resources for --executor ray.
     ray: dict[str, Any] = field(default_factory=dict)
 
@@ -301,6 +303,7 @@ def load_config(root: Path) -> Config:
             outputs_dir=run.get("outputs_dir", "outputs"),
             executor=run.get("executor", "local"),
             judge=dict(run.get("judge", {})),
+            user_simulator=dict(run.get("user_simulator", {})),
             ray=dict(run.get("ray", {})),
         ),
         source=source,

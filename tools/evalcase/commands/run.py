@@ -315,6 +315,11 @@ def run(
             out_root,
             local=resumed_executor == "local",
         )
+        preflight.check_simulator(
+            AgentChoice(meta["agent"]["spec"], choice.name, agent_options),
+            rc.user_simulator,
+            [t for t in loaded.tasks if t.case_id in meta.get("cases", {})],
+        )
         agent_options = isolated(meta["agent"]["spec"], agent_options)
         label = f"{resume_id} (resume)"
         result = _interruptible(lambda: driver.resume(
@@ -322,6 +327,7 @@ def run(
             get_executor(resumed_executor, rc.ray, ray_address),
             _progress(label, progress),
             loaded.dataset.prompts,
+            rc.user_simulator,
         ), resume_id)  # fmt: skip
     else:
         if not dataset:
@@ -345,6 +351,7 @@ def run(
         run_executor = executor or rc.executor
         # Before the executor starts and the run folder exists: one message, exit 2.
         preflight.check(choice, out_root, local=run_executor == "local")
+        preflight.check_simulator(choice, rc.user_simulator, tasks)
         from evalcase.run.prompts import split
 
         manifest_prompts = loaded.dataset.manifest.get("prompts")
@@ -372,6 +379,7 @@ def run(
             seed=seed,
             skipped=loaded.skipped,
             prompts=chosen,
+            user_simulator=rc.user_simulator,
         )
         src = loaded.source
         label = f"{src.dataset_id}@{src.dataset_version}"

@@ -25,6 +25,9 @@ from evalcase.contract import state as state_model
 from evalcase.contract.fields import part
 from evalcase.contract.task import (
     FAULT_KINDS,
+    INSTRUCTION_PARTS,
+    MAX_TURNS_DEFAULT,
+    MAX_TURNS_LIMIT,
     AgentView,
     CallPlan,
     Corpus,
@@ -49,6 +52,7 @@ from evalcase.contract.task import (
     Transition,
     Trigger,
     Turn,
+    UserSimulatorSpec,
 )
 
 Resolve = Callable[[str, str], list[str]]
@@ -470,6 +474,37 @@ def final_state_check(value: Any) -> FinalStateCheck | None:
     return FinalStateCheck((state_expectation(value),))
 
 
+# --- the simulated user ---------------------------------------------------------------
+
+
+def user_simulator(value: Any) -> UserSimulatorSpec | Problem | None:
+    """``user_simulator:`` as the environment's spec; a Problem when it cannot run."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        return Problem("user_simulator", "user_simulator is a mapping {instructions, max_turns}")
+    raw = value.get("instructions")
+    instructions: dict[str, str] = {}
+    if isinstance(raw, str) and raw.strip():
+        instructions["text"] = raw
+    elif isinstance(raw, Mapping):
+        instructions = {
+            k: raw[k] for k in INSTRUCTION_PARTS if isinstance(raw.get(k), str) and raw[k].strip()
+        }
+    if not instructions:
+        return Problem(
+            "user_simulator.instructions",
+            "a simulated user needs instructions (persona, reason_for_call, known_info, "
+            "unknown_info, task_instructions, or one text)",
+        )
+    turns = value.get("max_turns", MAX_TURNS_DEFAULT)
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS_LIMIT:
+        return Problem(
+            "user_simulator.max_turns", f"max_turns must be 1 to {MAX_TURNS_LIMIT}, not {turns!r}"
+        )
+    return UserSimulatorSpec(instructions, turns)
+
+
 # --- the task -----------------------------------------------------------------------------
 
 
@@ -704,6 +739,7 @@ def build_task(
     interaction = [t for t in _list(case.get("interaction")) if isinstance(t, Mapping)]
     history = list(conversation)
     user_turns: list[str] = []
+    conditions: list[str | None] = []
     confirmations: list[int] = []
     last_assistant = max(
         (i for i, t in enumerate(interaction) if t.get("role") == "assistant"), default=-1
@@ -717,6 +753,8 @@ def build_task(
             if turn.get("confirms") is True:
                 confirmations.append(len(user_turns))
             user_turns.append(content)
+            when = turn.get("when")
+            conditions.append(when if isinstance(when, str) and when.strip() else None)
         elif role == "system":
             history.append(Turn("system", content))
     if not interaction:
@@ -725,6 +763,11 @@ def build_task(
             user_turns.append(value)
         elif value is not None:
             user_turns.append(json.dumps(value, ensure_ascii=False))
+
+    simulator = user_simulator(case.get("user_simulator"))
+    if isinstance(simulator, Problem):
+        problems.append(simulator)
+        simulator = None
 
     generation = _dict(case.get("generation_config"))
     system = generation.pop("system_prompt", None)
@@ -752,6 +795,8 @@ def build_task(
         effective_at=effective_at,
         state_fixtures=tuple(state_ids),
         sandbox=environment.get("sandbox"),
+        user_conditions=tuple(conditions) if any(c is not None for c in conditions) else (),
+        user_simulator=simulator,
     )
 
     judge_spec = judge_view(case, fixtures, corpora)

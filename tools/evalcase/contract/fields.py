@@ -58,6 +58,7 @@ CASE_FIELDS: dict[str, Class] = {
     "environment.permissions": "environment",
     "environment.sandbox": "environment",
     "environment.faults": "environment",
+    "user_simulator": "environment",
     # the answer key
     "case_types": "judge",
     "risk_level": "judge",

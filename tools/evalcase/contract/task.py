@@ -5,7 +5,8 @@ A :class:`Task` has three parts that never mix:
 - :class:`AgentView`: ALL an agent may ever receive (input, conversation history, tool
   cards with name, description and parameter schema only, run parameters);
 - :class:`EnvSpec`: what only the simulated environment knows (merged initial state, tool
-  behaviours, faults, permissions, corpora, which user turns confirm);
+  behaviours, faults, permissions, corpora, which user turns confirm, when each scripted
+  user turn is sent, the simulated user's instructions);
 - :class:`JudgeSpec`: everything graders read (the answer key).
 
 Built by :func:`evalcase.contract.build.build_task`; read for a whole dataset by
@@ -178,6 +179,32 @@ class Corpus:
     passages: tuple[Passage, ...]  # those in effect at EnvSpec.effective_at
 
 
+# What a simulated user's reply may contain to end the conversation (tau2-bench's tokens),
+# and the name each ending is recorded under (``conversation.ended_by``).
+USER_SIGNALS: Mapping[str, str] = {
+    "###STOP###": "user_stop",
+    "###TRANSFER###": "user_transfer",
+    "###OUT-OF-SCOPE###": "user_out_of_scope",
+}
+INSTRUCTION_PARTS = (
+    "persona", "domain", "reason_for_call", "known_info", "unknown_info", "task_instructions",
+)  # fmt: skip
+MAX_TURNS_DEFAULT = 30
+MAX_TURNS_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class UserSimulatorSpec:
+    """A simulated user (``user_simulator:``): environment-side, never in the AgentView.
+
+    ``instructions``: the parts of :data:`INSTRUCTION_PARTS` that were given, or ``text``
+    for instructions written as one text. ``max_turns``: most user turns, scripted and
+    simulated together."""
+
+    instructions: Mapping[str, str]
+    max_turns: int = MAX_TURNS_DEFAULT
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     initial_state: Mapping[str, Any]
@@ -189,6 +216,10 @@ class EnvSpec:
     effective_at: str | None
     state_fixtures: tuple[str, ...] = ()  # the fixtures merged into initial_state, in order
     sandbox: Any = None
+    # The CEL ``when`` of each AgentView.user_turns entry (None: always), for the reactive
+    # script; empty when no turn has one (the turns are played in order, as written).
+    user_conditions: tuple[str | None, ...] = ()
+    user_simulator: UserSimulatorSpec | None = None
 
 
 @dataclass(frozen=True)

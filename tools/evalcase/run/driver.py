@@ -35,6 +35,7 @@ from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
 from evalcase.run import outputs
 from evalcase.run import prompts as prompting
+from evalcase.run import user_simulator
 from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob, Executor, Limits
 from evalcase.run.spec import AgentView, EnvSpec
@@ -84,6 +85,8 @@ class RunOptions:
     seed: int = 0
     skipped: Mapping[str, Any] = field(default_factory=dict)  # case path -> why not run
     prompts: tuple[str, ...] = ()  # prompt IDs every case runs with (evalcase.run.prompts)
+    # [run.user_simulator], for the cases with a user_simulator (keys by variable name).
+    user_simulator: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Progress(Protocol):
@@ -198,6 +201,12 @@ def run_meta(
             "cel_memory_mb": options.limits.cel_memory_mb,
         },
         "prompts": prompting.versions(variants),
+        # Who played the simulated users (model, prompt version), when a case has one.
+        "user_simulator": (
+            user_simulator.record_of(options.user_simulator)
+            if any(t.env.user_simulator is not None for t in tasks)
+            else None
+        ),
         "host": {
             "hostname": socket.gethostname(),
             "platform": platform.platform(),
@@ -243,6 +252,7 @@ def jobs_for(
                 timeout_s=options.timeout_s,
                 limits=options.limits,
                 prompt=variant.prompt,
+                user_simulator=options.user_simulator if task.env.user_simulator else {},
             )
 
 
@@ -268,7 +278,11 @@ def start(
         )
 
 
-def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> RunOptions:
+def options_of(
+    meta: Mapping[str, Any],
+    agent_options: Mapping[str, Any],
+    simulator: Mapping[str, Any] | None = None,
+) -> RunOptions:
     """The options a run was started with (for --resume)."""
     o = meta["options"]
     return RunOptions(
@@ -291,6 +305,7 @@ def options_of(meta: Mapping[str, Any], agent_options: Mapping[str, Any]) -> Run
         ),
         seed=int(o.get("seed", 0)),
         prompts=tuple(o.get("prompts", ())),
+        user_simulator=dict(simulator or {}),
     )
 
 
@@ -325,12 +340,13 @@ def resume(
     executor: Executor,
     progress: Progress | None = None,
     prompts: Mapping[str, Prompt] | None = None,
+    simulator: Mapping[str, Any] | None = None,
 ) -> RunResult:
     with folder.lock():
         meta = folder.read_meta()
         check_unchanged(meta, source, tasks)
         planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
-        options = options_of(meta, agent_options)
+        options = options_of(meta, agent_options, simulator)
         variants = prompting.plan(planned, prompts or {}, options.prompts)
         if prompting.versions(variants) != meta.get("prompts", {}):
             raise FatalError(

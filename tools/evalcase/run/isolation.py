@@ -174,9 +174,10 @@ def reaper_argv(argv: list[str]) -> list[str]:
 
 def key_variables(run: Mapping[str, Any], grade: Mapping[str, Any]) -> list[str]:
     """Names of the variables that hold keys the runner or the judge uses: the
-    ``api_key_env`` of every agent and judge in the configuration, and the defaults."""
+    ``api_key_env`` of every agent, judge and user simulator in the configuration, and the
+    defaults."""
     names = set(ALWAYS_SECRET)
-    tables: list[Any] = [run.get("judge"), grade.get("judge")]
+    tables: list[Any] = [run.get("judge"), run.get("user_simulator"), grade.get("judge")]
     agents = run.get("agents")
     if isinstance(agents, Mapping):
         tables.extend(agents.values())

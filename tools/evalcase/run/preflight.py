@@ -11,6 +11,10 @@ or None); a plugin scheme's entry-point object may carry one as its ``preflight`
 attribute. With ``executor = "ray"`` only the checks that do not depend on the machine are
 run (the key, the endpoint): the program or module must exist on the workers, not here.
 
+A selected case with a ``user_simulator`` needs ``[run.user_simulator]``: its model
+configured, its key variable set, its endpoint answering (:func:`simulator_problem`),
+unless the agent is a ``replay:`` (which replays the recorded user turns, no model).
+
 Passing: ``evalcase run DATASET --agent openai:MODEL --base-url http://127.0.0.1:8080/v1``
 with the server up. Failing (exit 2, nothing written): the same with the server down.
 """
@@ -18,7 +22,7 @@ with the server up. Failing (exit 2, nothing written): the same with the server 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,5 +65,30 @@ def problem(choice: AgentChoice, outputs_dir: Path, *, local: bool = True) -> st
 def check(choice: AgentChoice, outputs_dir: Path, *, local: bool = True) -> None:
     """Raise the :class:`FatalError` that stops the run when :func:`problem` finds one."""
     found = problem(choice, outputs_dir, local=local)
+    if found is not None:
+        raise FatalError(found)
+
+
+def simulator_problem(
+    choice: AgentChoice, settings: Mapping[str, Any], tasks: Iterable[Any]
+) -> str | None:
+    """What stops the simulated users of the selected cases, or None. ``tasks``: objects
+    with ``case_id`` and ``env`` (an EnvSpec)."""
+    from evalcase.run import user_simulator
+
+    try:
+        scheme, _ = split_spec(choice.spec)
+    except ValueError:
+        scheme = ""
+    if scheme == "replay":
+        return None  # the recorded user turns are replayed: no model is asked
+    needed = [t.case_id for t in tasks if t.env.user_simulator is not None]
+    return user_simulator.preflight(settings, needed)
+
+
+def check_simulator(
+    choice: AgentChoice, settings: Mapping[str, Any], tasks: Iterable[Any]
+) -> None:
+    found = simulator_problem(choice, settings, tasks)
     if found is not None:
         raise FatalError(found)

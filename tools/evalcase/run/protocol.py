@@ -35,7 +35,7 @@ from evalcase.run.spec import AgentView
 PROTOCOL = "evalcase-agent/1"
 ERROR_KINDS = (
     "agent_exit", "timeout", "bad_json", "oversized", "unknown_tool", "protocol", "adapter",
-    "worker_lost", "budget", "record_limit", "interrupted",
+    "worker_lost", "budget", "record_limit", "interrupted", "user_simulator", "user_script",
 )  # fmt: skip
 
 

@@ -4,10 +4,12 @@
 reference). It never raises for anything an agent can do: a crash, a hang, garbage, an
 oversized reply, an unknown tool or a protocol violation becomes the record's ``error``.
 
-Multi-turn cases are played turn by turn: the first scripted user turn is sent; every
-assistant reply with tool calls is answered by the environment and the agent is asked
-again; a reply without tool calls ends the turn, and the next scripted user turn follows,
-until the script ends.
+Multi-turn cases are played turn by turn: the first user turn is sent; every assistant
+reply with tool calls is answered by the environment and the agent is asked again; a
+reply without tool calls ends the turn, and the next user turn follows
+(:mod:`evalcase.run.conversation` decides which: the script in order, the first scripted
+turn whose ``when`` holds, the simulated user, a recorded run's turn), until the
+conversation ends. A simulated user failing is the attempt's ``user_simulator`` error.
 
 One deadline (``--timeout``) bounds everything: the agent's replies, writes to it, tool
 work and every CEL evaluation (:func:`evalcase.run.expr.bounded`). A record is bounded
@@ -25,10 +27,12 @@ from typing import Any
 
 from evalcase.contract.records import dumps
 from evalcase.run.adapters import open_session
+from evalcase.run.conversation import Conversation, End, UserTurn
 from evalcase.run.environment import Environment, Recorder, state_diff
 from evalcase.run.executors.base import AttemptJob
 from evalcase.run.expr import bounded
 from evalcase.run.protocol import AgentFault, build_request, first_messages
+from evalcase.run.user_simulator import Simulator
 
 # 2: no final_state and no per-call state_before (rebuilt from initial_state and the
 # calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
@@ -114,13 +118,32 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
     confirmed = False
     truncated = False  # a reply ended at the token limit (finish_reason "length")
     session = None
+    spec = job.env.user_simulator
+    user_usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cost": None}
+    conversation: Conversation | None = None
     try:
         session = open_session(job.adapter, job.adapter_options, job)
+        # A replay of a simulated conversation replays its user turns too (no model).
+        recorded = getattr(session, "recorded_user_turns", None)
+        conversation = Conversation(
+            view,
+            job.env,
+            simulator=(lambda: Simulator(spec, job.user_simulator, job.seed)) if spec else None,
+            recorded=recorded if isinstance(recorded, list) else None,
+        )
         steps = 0
-        for turn_index, user_text in enumerate(view.user_turns):
-            confirmed = confirmed or turn_index in confirmations
-            messages.append({"role": "user", "content": user_text})
-            recorder.event("user", content=user_text, turn=turn_index)
+        last_text = ""  # the agent's last final reply, what a scripted turn's when reads
+        while True:
+            turn = conversation.next(messages, last_text, env.calls, env, deadline)
+            if isinstance(turn, End):
+                if turn.turn is not None:  # the signalling turn: recorded, never sent
+                    _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
+                break
+            _add_usage(user_usage, turn.usage)
+            if turn.index is not None:
+                confirmed = confirmed or turn.index in confirmations
+            messages.append({"role": "user", "content": turn.content})
+            _user_event(recorder, turn, conversation.sent - 1)
             while True:
                 steps += 1
                 if steps > job.limits.max_steps:
@@ -148,16 +171,21 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                 )
                 if not reply.tool_calls:
                     output = reply.content
+                    last_text = reply.content or ""
                     break
                 for call in reply.tool_calls:
                     messages.append(
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
-                if env.conversation_ended:  # a response with ends_conversation: true
+                # A tool response may end the conversation (ends_conversation): its result
+                # is delivered and the agent is not asked again.
+                if env.conversation_ended:
                     output = reply.content
                     break
             if env.conversation_ended:
-                recorder.event("conversation_end", reason="ends_conversation", turn=turn_index)
+                recorder.event(
+                    "conversation_end", reason="ends_conversation", turn=conversation.sent - 1
+                )
                 break
     except AgentFault as fault:
         for event in fault.events:
@@ -173,6 +201,15 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
                 session.close()
     stderr = getattr(session, "stderr_record", None)
     extra: dict[str, Any] = {"agent_stderr": stderr()} if callable(stderr) else {}
+    if conversation is not None and (spec is not None or job.env.user_conditions):
+        # Reactive and simulated conversations say how they ended (scripts in order, as
+        # before, record nothing new).
+        extra["conversation"] = {
+            "ended_by": conversation.ended_by if error is None else "error",
+            "user_turns": conversation.sent,
+        }
+        if spec is not None:
+            extra["user_usage"] = user_usage
     return {
         **_base(job),
         "status": "error" if error else "completed",
@@ -193,6 +230,26 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         "record_version": RECORD_VERSION,
         **extra,
     }
+
+
+def _user_event(
+    recorder: Recorder, turn: UserTurn, position: int, signal: str | None = None
+) -> None:
+    """A user turn in the trace: ``turn`` is the scripted turn's index, or the position of
+    a simulated one; a simulated turn names the model and the prompt version."""
+    for event in turn.events:  # the simulator's retries
+        recorder.event(str(event.get("type", "adapter")), **_fields(event))
+    fields: dict[str, Any] = dict(turn.fields)
+    if turn.usage:
+        fields["usage"] = dict(turn.usage)
+    if signal is not None:
+        fields["signal"] = signal
+    recorder.event(
+        "user",
+        content=turn.content,
+        turn=turn.index if turn.index is not None else position,
+        **fields,
+    )
 
 
 def _fields(event: Any) -> dict[str, Any]:

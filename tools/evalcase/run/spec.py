@@ -20,6 +20,7 @@ from evalcase.contract.task import (
     ToolError,
     Trigger,
     Turn,
+    UserSimulatorSpec,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "ToolError",
     "Trigger",
     "Turn",
+    "UserSimulatorSpec",
 ]

@@ -137,10 +137,10 @@ class OpenAISession:
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
         body = chat_view.render(request).body(self.model)
         body.update(self.extra)
-        completion, events = self._create(body, deadline)
+        completion, events = self.create(body, deadline)
         return self._reply(completion, events)
 
-    def _create(self, body: Mapping[str, Any], deadline: float) -> tuple[Any, list[dict[str, Any]]]:
+    def create(self, body: Mapping[str, Any], deadline: float) -> tuple[Any, list[dict[str, Any]]]:
         """One completion, retrying what can succeed on a retry; the retries as events."""
         openai = self.openai
         events: list[dict[str, Any]] = []

@@ -5,6 +5,12 @@ again in order, so an unchanged case under the deterministic environment reprodu
 trace exactly (for re-grading, for tests, for bisecting the environment). A case or
 attempt the earlier run did not have is the recorded error ``adapter``; running out of
 recorded replies is ``protocol``.
+
+Both sides: the session offers the recorded attempt's user turns
+(``recorded_user_turns``, from its trace), and the runner sends those instead of asking
+the simulated user of a case with ``user_simulator`` (evalcase.run.conversation): a
+simulated conversation is re-run and re-graded without any model. A scripted case keeps
+its script, as before.
 """
 
 from __future__ import annotations
@@ -37,14 +43,24 @@ def recorded(outputs: str, run_id: str) -> dict[tuple[str, int], tuple[dict[str,
             version = record.get("agent_version")
             if version:
                 messages.append({"role": "_version", "agent_version": version})
+            # The user turns as the trace has them (the one that ended it included).
+            messages += [
+                {"role": "_user", "event": e}
+                for e in record.get("trace") or ()
+                if isinstance(e, dict) and e.get("type") == "user"
+            ]
             out[(str(record.get("attempt_key")), int(record.get("attempt", 1)))] = tuple(messages)
     return out
 
 
 class ReplaySession:
-    def __init__(self, replies: tuple[dict[str, Any], ...]) -> None:
+    def __init__(
+        self, replies: tuple[dict[str, Any], ...], user_turns: list[dict[str, Any]] | None = None
+    ) -> None:
         self.replies = list(replies)
         self.position = 0
+        # The recorded user turns, for a case with a simulated user (see the module doc).
+        self.recorded_user_turns = user_turns
 
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
         if self.position >= len(self.replies):
@@ -82,4 +98,5 @@ def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> ReplaySess
         for m in messages
         if m.get("role") == "assistant"
     )
-    return ReplaySession(answers)
+    users = [dict(m["event"]) for m in replies if m.get("role") == "_user"]
+    return ReplaySession(answers, users)

@@ -43,6 +43,8 @@ class AttemptJob:
     timeout_s: float = 60.0
     limits: Limits = field(default_factory=Limits)
     prompt: str | None = None  # "id@version" of the prompt the view was rendered with
+    # [run.user_simulator] (key by variable name only), for cases with a user_simulator.
+    user_simulator: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:

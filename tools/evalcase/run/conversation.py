@@ -1,0 +1,166 @@
+"""Who speaks next for the user: the script, the simulated user, or a recorded run.
+
+Before the first agent turn and after every final reply (a reply without tool calls),
+:meth:`Conversation.next` decides the next user turn, or why the conversation ends:
+
+1. the environment ended it (a tool response with ``ends_conversation``: the environment
+   sets ``conversation_ended``): ``environment``;
+2. a simulated case sent ``user_simulator.max_turns`` user turns: ``max_turns``;
+3. a replay (``replay:RUN_ID``) of a simulated case: the recorded run's next user turn,
+   scripted or simulated, as it was sent (no model is asked); none left is the attempt's
+   ``user_simulator`` error, as a replayed agent without replies is a ``protocol`` one;
+4. the script: the first unused scripted user turn whose ``when`` holds (a turn without
+   ``when`` always holds). ``when`` is CEL over ``message`` (the agent's last reply text,
+   ``""`` before the first), ``calls`` (the calls so far, as permissions see them) and
+   ``turn`` (user turns sent so far). A script without any ``when`` is played in order, as
+   it always was. A ``when`` that cannot be evaluated is the attempt's ``user_script``
+   error;
+5. no scripted turn holds: the simulated user writes the turn, or, in a case without one,
+   the conversation ends (``script_end``).
+
+A simulated (or replayed) turn carrying ``###STOP###``, ``###TRANSFER###`` or
+``###OUT-OF-SCOPE###`` ends the conversation (``user_stop``, ``user_transfer``,
+``user_out_of_scope``): it is recorded in the trace and never sent to the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcase.contract.task import USER_SIGNALS
+from evalcase.run.expr import ExprError, evaluate
+from evalcase.run.protocol import AgentFault
+from evalcase.run.spec import AgentView, EnvSpec
+from evalcase.run.user_simulator import Simulator, UserSimulatorFault
+
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """The next user turn: its text, the scripted turn it is (None: simulated or
+    replayed) and the trace fields it is recorded with."""
+
+    content: str
+    index: int | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class End:
+    """Why the conversation ends; ``turn``: the signalling user turn, for the trace."""
+
+    reason: str
+    turn: UserTurn | None = None
+
+
+def signal_of(text: str) -> str | None:
+    for token, reason in USER_SIGNALS.items():
+        if token in text:
+            return reason
+    return None
+
+
+def call_view(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The calls as a ``when`` sees them (the fields permissions see)."""
+    return [{k: c.get(k) for k in ("tool", "args", "ok", "error", "result")} for c in calls]
+
+
+class Conversation:
+    def __init__(
+        self,
+        view: AgentView,
+        env: EnvSpec,
+        simulator: Callable[[], Simulator] | None = None,
+        recorded: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.turns = view.user_turns
+        self.conditions = env.user_conditions
+        self.spec = env.user_simulator
+        self._make_simulator = simulator
+        self._simulator: Simulator | None = None
+        # A replay of a simulated conversation: the recorded user turns, in order.
+        self.recorded = list(recorded) if recorded is not None and self.spec else None
+        self.used: set[int] = set()
+        self.sent = 0
+        self.ended_by: str | None = None
+
+    def _when(self, index: int, message: str, calls: Sequence[Mapping[str, Any]]) -> bool:
+        source = self.conditions[index] if index < len(self.conditions) else None
+        if source is None:
+            return True
+        variables = {"message": message, "calls": call_view(calls), "turn": self.sent}
+        try:
+            return evaluate(source, variables) is True
+        except ExprError as exc:
+            raise AgentFault("user_script", f"user turn {index + 1}'s when: {exc}") from None
+
+    def next(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        message: str,
+        calls: Sequence[Mapping[str, Any]],
+        environment: Any,
+        deadline: float,
+    ) -> UserTurn | End:
+        if getattr(environment, "conversation_ended", None):
+            return self._end("environment")
+        if self.spec is not None and self.sent >= self.spec.max_turns:
+            return self._end("max_turns")
+        if self.recorded is not None:
+            return self._replayed()
+        for index in range(len(self.turns)):
+            if index not in self.used and self._when(index, message, calls):
+                self.used.add(index)
+                return self._send(UserTurn(self.turns[index], index))
+        if self.spec is None or self._make_simulator is None:
+            return self._end("script_end")
+        if self._simulator is None:
+            self._simulator = self._make_simulator()
+        simulated = self._simulator.next_turn(messages, deadline)
+        turn = UserTurn(
+            simulated.content,
+            None,
+            self._simulator.trace_fields,
+            simulated.usage,
+            simulated.events,
+        )
+        return self._signalled(turn)
+
+    def _replayed(self) -> UserTurn | End:
+        assert self.recorded is not None
+        if not self.recorded:
+            raise UserSimulatorFault("replay: the recorded run has no further user turn here")
+        event = self.recorded.pop(0)
+        fields = {k: v for k, v in event.items() if k in ("simulated", "model", "prompt_version")}
+        index = event.get("turn")
+        scripted = not event.get("simulated") and isinstance(index, int) and index >= 0
+        turn = UserTurn(
+            str(event.get("content") or ""),
+            index if scripted else None,
+            {**fields, "replayed": True},
+        )
+        return self._signalled(turn)
+
+    def _signalled(self, turn: UserTurn) -> UserTurn | End:
+        reason = signal_of(turn.content)
+        if reason is not None:
+            self.sent += 1
+            return self._end(reason, turn)
+        return self._send(turn)
+
+    def _send(self, turn: UserTurn) -> UserTurn:
+        self.sent += 1
+        return turn
+
+    def _end(self, reason: str, turn: UserTurn | None = None) -> End:
+        self.ended_by = reason
+        return End(reason, turn)
+
+
+def recorded_user_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The user turns of a recorded attempt's trace, in order (for a replay)."""
+    return [dict(e) for e in trace if isinstance(e, Mapping) and e.get("type") == "user"]

@@ -1,0 +1,192 @@
+"""The simulated user: the model behind ``[run.user_simulator]`` writes the user's turns.
+
+A case with ``user_simulator:`` (docs/contract.md#simulated-users) is played against a
+model on any OpenAI-compatible chat-completions endpoint, configured like the judge::
+
+    [run.user_simulator]
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "gpt-4.1-mini"
+    api_key_env = "EVALCASE_USER_API_KEY"   # the NAME of the variable, never the key
+    temperature = 0.0
+    max_tokens = 1024
+    timeout_s = 60
+
+The requests go through the client of the ``openai:`` adapter
+(:class:`evalcase.run.adapters.openai.OpenAISession`: one shared connection pool per
+endpoint and key, the same retries, each retry a trace event), and the prompt is
+:mod:`evalcase.run.user_prompt` (versioned). The model's name and the prompt version are
+recorded in ``run.json`` (``user_simulator``) and on every simulated ``user`` trace event.
+
+Failing mid-attempt (the endpoint down, an HTTP error after the retries, an empty or cut
+answer, no answer within ``timeout_s`` or the attempt's deadline) is the attempt's
+recorded error of kind ``user_simulator``: never a pass. Failing before the run (exit 2,
+no run folder, see :func:`preflight`): a selected case needs a simulator and the section
+has no ``model``, the ``openai`` package is missing, the key variable is unset, or the
+endpoint does not answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalcase.run import user_prompt
+from evalcase.run.protocol import AgentFault
+from evalcase.run.spec import UserSimulatorSpec
+
+KIND = "user_simulator"
+# Settings of [run.user_simulator] that shape the request (the rest reach the client).
+_GENERATION = ("temperature", "max_tokens", "top_p", "stop")
+DEFAULTS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 1024, "timeout_s": 60.0}
+
+
+class UserSimulatorFault(AgentFault):
+    """The simulator failed: the attempt's ``user_simulator`` error (never the agent's)."""
+
+    def __init__(self, message: str, events: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(KIND, message, events)
+
+
+@dataclass(frozen=True)
+class SimulatedTurn:
+    content: str
+    usage: Mapping[str, Any]
+    events: tuple[Mapping[str, Any], ...]
+
+
+def configured(settings: Mapping[str, Any] | None) -> bool:
+    return bool(settings and isinstance(settings.get("model"), str) and settings["model"])
+
+
+def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What run.json says of the simulator (no key: only its variable's name)."""
+    if not configured(settings):
+        return None
+    assert settings is not None
+    return {
+        "model": settings["model"],
+        "base_url": settings.get("base_url"),
+        "api_key_env": settings.get("api_key_env"),
+        "prompt_version": user_prompt.PROMPT_VERSION,
+        **{k: settings.get(k, DEFAULTS.get(k)) for k in _GENERATION if k in settings or k in DEFAULTS},
+    }
+
+
+class Simulator:
+    """One attempt's simulated user (the client behind it is shared by the process)."""
+
+    def __init__(self, spec: UserSimulatorSpec, settings: Mapping[str, Any], seed: int) -> None:
+        from evalcase.run.adapters.openai import OpenAISession
+
+        if not configured(settings):
+            raise UserSimulatorFault("[run.user_simulator] has no model")
+        self.spec = spec
+        self.model = str(settings["model"])
+        self.settings = {**DEFAULTS, **settings}
+        self.seed = seed
+        try:
+            self.session = OpenAISession(self.model, self.settings)
+        except AgentFault as fault:
+            raise UserSimulatorFault(fault.message, fault.events) from None
+
+    @property
+    def trace_fields(self) -> dict[str, Any]:
+        return {"simulated": True, "model": self.model, "prompt_version": user_prompt.PROMPT_VERSION}
+
+    def next_turn(self, conversation: Sequence[Mapping[str, Any]], deadline: float) -> SimulatedTurn:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": user_prompt.messages(self.spec.instructions, conversation),
+            "seed": self.seed,
+        }
+        for key in _GENERATION:
+            if self.settings.get(key) is not None:
+                body[key] = self.settings[key]
+        body.update(dict(self.settings.get("extra") or {}))
+        until = min(deadline, time.monotonic() + float(self.settings["timeout_s"]))
+        try:
+            completion, events = self.session.create(body, until)
+        except AgentFault as fault:
+            raise UserSimulatorFault(
+                f"the user simulator ({self.model}) failed: {fault.message}",
+                _tagged(fault.events),
+            ) from None
+        events = _tagged(events)
+        choices = completion.get("choices") if isinstance(completion, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(choice, dict) and choice.get("finish_reason") == "length":
+            raise UserSimulatorFault(
+                f"the user simulator's answer was cut at max_tokens ({body.get('max_tokens')}): "
+                "raise [run.user_simulator] max_tokens",
+                events,
+            )
+        if not isinstance(content, str) or not content.strip():
+            raise UserSimulatorFault(
+                f"the user simulator ({self.model}) answered no text", events
+            )
+        usage: dict[str, Any] = {}
+        counted = completion.get("usage") if isinstance(completion, dict) else None
+        if isinstance(counted, dict):
+            for key in ("prompt_tokens", "completion_tokens"):
+                value = counted.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    usage[key] = value
+        return SimulatedTurn(content, usage, tuple(events))
+
+
+def _tagged(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The client's events (retries) marked as the simulator's, not the agent's."""
+    return [{**e, "source": KIND} for e in events]
+
+
+def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> str | None:
+    """What stops every simulated attempt before the run, or None. ``needed_by``: the
+    selected cases with a ``user_simulator``."""
+    if not needed_by:
+        return None
+    shown = ", ".join(needed_by[:3]) + (f" and {len(needed_by) - 3} more" if len(needed_by) > 3 else "")
+    if not configured(settings):
+        return (
+            f"the user simulator is not configured: {shown} "
+            f"{'has' if len(needed_by) == 1 else 'have'} a user_simulator, and "
+            "[run.user_simulator] in evalcase.toml names no model (base_url, model, api_key_env)"
+        )
+    assert settings is not None
+    try:
+        import openai
+    except ModuleNotFoundError:
+        return "the user simulator needs the 'openai' package: pip install 'evalcase[openai]'"
+    from evalcase.run.adapters import openai as adapter
+
+    options = {**DEFAULTS, **settings}
+    found = adapter.Settings(options)
+    if found.api_key is None and (found.key_env_given or found.base_url is None):
+        return (
+            f"the user simulator cannot run: the variable {found.key_env} holding its API key "
+            f"is not set (export {found.key_env}=...; api_key_env in [run.user_simulator] "
+            "names another)"
+        )
+    if options.get("preflight") is False:
+        adapter.shared_client(openai, found)
+        return None
+    base = found.base_url or str(openai.OpenAI(api_key="unused").base_url).rstrip("/")
+    url, userinfo = adapter._split_userinfo(f"{base}/models")
+    timeout = float(options.get("preflight_timeout_s", 5.0))
+    status = adapter._get_status(url, found.api_key, timeout, userinfo)
+    if isinstance(status, str):
+        return (
+            f"the user simulator cannot run: its endpoint does not answer (GET {url}: "
+            f"{status}; waited at most {timeout:g} s); start the server or point "
+            "[run.user_simulator] base_url at it"
+        )
+    if status in (401, 403):
+        return (
+            f"the user simulator cannot run: its endpoint refuses the key in {found.key_env} "
+            f"(GET {url}: HTTP {status})"
+        )
+    adapter.shared_client(openai, found)
+    return None
