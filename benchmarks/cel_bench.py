@@ -9,7 +9,9 @@ comparison), it measures in fresh processes:
    ``orders.ORDER_2001.owner_user_id == session.current_user_id`` over a small state;
 3. evaluate the compiled expression again over variables prepared once;
 4. for cel-expr-python through evalcase.contract.cel: the same, plus ``analyze`` (syntax
-   and free names, what lint runs once per expression text).
+   and free names, what lint runs once per expression text);
+5. the first environment, plain and with the extensions evalcase enables (bindings,
+   lists, math, optional, sets, strings, two-variable comprehensions, ``list.sum()``).
 
 Usage (from the repository root)::
 
@@ -140,6 +142,21 @@ def main() -> None:
             TIMER.format(expr=EXPR, state=STATE, imp=statement, body=EVAL[name], n=args.n)
         ).split()
         print(f"{name:28} {imp:10.1f} {float(once):16.3f} {float(again):10.4f} {'':>11}")
+    # The environment: cel-cpp's first environment pays the library's one-time set-up;
+    # a second one shows what the extensions evalcase enables add (EXTENSIONS, sum()).
+    code = (
+        "import time\nfrom cel_expr_python import cel\nimport evalcase.contract.cel as ec\n"
+        "t = time.perf_counter(); cel.NewEnv(); first = time.perf_counter() - t\n"
+        "t = time.perf_counter(); cel.NewEnv(); plain = time.perf_counter() - t\n"
+        "t = time.perf_counter(); ec._env(); ext = time.perf_counter() - t\n"
+        "print(first * 1000, plain * 1000, ext * 1000)"
+    )
+    runs = [[float(x) for x in python(code).split()] for _ in range(args.runs)]
+    first, plain, extended = (statistics.median(r[i] for r in runs) for i in range(3))
+    print(
+        f"environment: first (library set-up) {first:.1f} ms; then plain {plain:.2f} ms, "
+        f"with evalcase's extensions and list.sum() {extended:.2f} ms"
+    )
     imp = import_ms("import evalcase.contract.cel as ec; ec._cel()", args.runs)
     once, again, lint = python(
         TIMER.format(expr=EXPR, state=STATE, imp="", body=EVAL["evalcase.contract.cel"], n=args.n)

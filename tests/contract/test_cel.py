@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -99,3 +100,60 @@ def test_importing_evalcase_does_not_import_the_cel_library() -> None:
         cwd=REPO_ROOT,
     ).stdout.strip()
     assert out == "False"
+
+
+# --- the extensions cel-cpp ships, and list.sum() -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("cel.bind(x, args.n * 2, x + x)", 12),
+        ("[[1, 2], [3]].flatten()", [1, 2, 3]),
+        ("lists.range(3)", [0, 1, 2]),
+        ("[3, 1, 2].sort()", [1, 2, 3]),
+        ("math.greatest(1, 2.5)", 2.5),
+        ("math.least([3, 1])", 1),
+        ('"a,b".split(",").join("-")', "a-b"),
+        ('"HAT%d".format([7])', "HAT7"),
+        ("sets.contains([1, 2], [2])", True),
+        ("[1, 2].all(i, v, v > i)", True),
+        ('{"a": 1}.?b.orValue(0)', 0),
+        ("args.prices.sum()", 350.5),
+        ("[1, 2, 3].sum()", 6),
+        ("[].sum()", 0),
+        ("args.n < 3.5 && args.n == 3.0", True),
+    ],
+)
+def test_extensions_evaluate(source: str, expected: Any) -> None:
+    value = cel.evaluate(source, {"args": {"n": 3, "prices": [100, 250.5]}})
+    assert value == expected
+    assert type(value) is type(expected)
+    # lint compiles with the same environment: no syntax error, only the free names
+    analysis = cel.analyze(source)
+    assert analysis.error is None
+    assert analysis.roots <= {"args"}
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("9223372036854775807 + 1", "overflow"),
+        ("[9223372036854775807, 1].sum()", "overflow"),
+        ('[1, "2"].sum()', "str"),
+        ("[true].sum()", "bool"),
+        ("1 + 2.5", "No matching overloads"),
+        ("1 / 0", "divide by zero"),
+        ("[1].first()", "orValue"),
+    ],
+)
+def test_unsafe_arithmetic_is_an_error_value(source: str, message: str) -> None:
+    value = cel.evaluate(source, {})
+    assert isinstance(value, cel.EvalError)
+    assert message in value.message
+
+
+def test_lint_reports_a_function_no_extension_ships() -> None:
+    analysis = cel.analyze("[1].flattenn()")
+    assert analysis.error is None
+    assert [r.name for r in analysis.references] == ["flattenn"]

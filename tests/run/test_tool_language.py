@@ -205,8 +205,10 @@ def test_the_state_budget_mid_call_leaves_the_state_as_before() -> None:
                 "state_change": [
                     {"set": "a", "value": "x"},
                     {"set": "b", "value_from": '"y".format([]) + "z"'},
-                    {"foreach": "lists.range(50)", "do": [{"set": "c.{string(item)}",
-                                                            "value": "0123456789" * 10}]},
+                    {
+                        "foreach": "lists.range(50)",
+                        "do": [{"set": "c.{string(item)}", "value": "0123456789" * 10}],
+                    },
                 ],
                 "result": {"ok": True},
             },
@@ -292,3 +294,100 @@ def test_ends_conversation_with_a_real_subprocess_agent() -> None:
     assert record["calls"][0]["result"] == "Transfer successful"
     assert [e["type"] for e in record["trace"]].count("user") == 1
     assert record["trace"][-1]["type"] == "conversation_end"
+
+
+SAMPLES = Path(__file__).parents[1] / "rules" / "samples"
+
+
+def test_the_linted_fixtures_run_as_documented() -> None:
+    """The good lint samples (YAML through the contract's builder) behave as the docs say."""
+    import yaml
+
+    from evalcase.contract.build import tool_behaviour
+
+    book = tool_behaviour(
+        "book_reservation",
+        yaml.safe_load((SAMPLES / "EC608" / "good" / "book_reservation.yaml").read_text()),
+    )
+    transfer = tool_behaviour(
+        "transfer_to_human_agents",
+        yaml.safe_load((SAMPLES / "EC609" / "good" / "transfer_to_human_agents.yaml").read_text()),
+    )
+    args = _book()
+    del args["insurance"]
+    record = attempt(
+        [
+            [("book_reservation", args), ("book_reservation", _book(user_id="U7"))],
+            [("transfer_to_human_agents", {"summary": "wants a human"})],
+            [("book_reservation", args)],
+        ],
+        (book, transfer),
+        state=STATE,
+    )
+    assert record["status"] == "completed", record["error"]
+    booked, missing, moved = record["calls"]
+    assert booked["error"] is None, booked["error"]
+    assert booked["result"] == {"id": "HAT0", "total": 200, "paid": 200.5}
+    assert missing["error"] == {"code": "not_found", "message": "User U7 not found"}
+    assert moved["result"] == "Transfer successful"
+    final = records.final_state(record)
+    assert final["users"]["U1"]["spent"] == 0  # no insurance: the step's when was false
+    assert final["users"]["U1"]["payments"]["card"]["balance"] == 850
+    assert record["trace"][-1]["type"] == "conversation_end"
+
+
+def test_a_step_when_that_cannot_be_evaluated_skips_the_step() -> None:
+    args = _book()
+    del args["insurance"]  # the step's when reads it
+    record = attempt([[("book_reservation", args)]], (BOOK,), state=STATE)
+    (call,) = record["calls"]
+    assert call["error"] is None
+    assert records.final_state(record)["users"]["U1"]["spent"] == 0
+
+
+def test_a_fail_step_inside_foreach_answers_its_error_and_undoes_the_call() -> None:
+    seats = tool(
+        "book_flights",
+        side_effect=True,
+        schema={"type": "object", "properties": {"flights": {"type": "array"}}},
+        responses=(
+            {
+                "let": {"n": "2"},
+                "state_change": [
+                    {
+                        "foreach": "args.flights",
+                        "as": "f",
+                        "do": [
+                            {
+                                "when": "flights[f].seats < n",
+                                "fail": {
+                                    "code": "no_seats",
+                                    "message_from": '"Not enough seats on flight " + f',
+                                },
+                            },
+                            {"increment": "flights.{f}.seats", "by_from": "-n"},
+                        ],
+                    }
+                ],
+                "result_from": "args.flights.map(f, flights[f].seats)",
+            },
+        ),
+    )
+    state = {"flights": {"HAT1": {"seats": 5}, "HAT2": {"seats": 1}, "HAT3": {"seats": 9}}}
+    record = attempt(
+        [
+            [
+                ("book_flights", {"flights": ["HAT1", "HAT2"]}),
+                ("book_flights", {"flights": ["HAT1", "HAT3"]}),
+            ]
+        ],
+        (seats,),
+        state=state,
+    )
+    failed, booked = record["calls"]
+    assert failed["error"] == {"code": "no_seats", "message": "Not enough seats on flight HAT2"}
+    assert failed["changes"] == []
+    assert booked["result"] == [3, 7]  # result_from read the state after the change
+    assert records.final_state(record)["flights"] == {
+        "HAT1": {"seats": 3}, "HAT2": {"seats": 1}, "HAT3": {"seats": 7}
+    }  # fmt: skip

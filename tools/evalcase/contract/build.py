@@ -197,6 +197,8 @@ def _number(value: Any, default: int | float) -> int | float:
 def state_op(item: Mapping[str, Any]) -> StateOp | None:
     """One step of a ``state_change`` list (lint reports a step of no known form)."""
     when = _str(item.get("when")) or None
+    if "fail" in item:
+        return StateOp("fail", "", value=tool_error(item["fail"]), when=when)
     if "foreach" in item:
         name = item.get("as", "item")
         return StateOp(

@@ -271,9 +271,15 @@ def evaluate(program: Program | str, variables: Scope | Mapping[str, Any]) -> An
         value = program._expression.eval(variables._activation)
     except Exception as exc:
         return EvalError(str(exc).strip())
-    if value.type() == cel.Type.ERROR:
-        return EvalError(_clean(str(value.value())))
-    return value.plain_value()
+    try:
+        if value.type() == cel.Type.ERROR:
+            return EvalError(_clean(str(value.value())))
+        return value.plain_value()
+    except Exception:  # a value with no plain form (an optional): say so, never crash
+        return EvalError(
+            "the expression gives a value that is not plain data (an optional, such as "
+            "list.first(), needs .orValue(default) or .value())"
+        )
 
 
 def _clean(message: str) -> str:

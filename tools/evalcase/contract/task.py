@@ -68,9 +68,10 @@ class StateOp:
     (dotted, ``{CEL}`` segments allowed). ``value_from``: CEL giving the value;
     ``by_from``: CEL giving an increment's amount. ``when``: CEL; the step applies only
     when it holds. ``foreach``: CEL giving a list; the steps ``do`` apply once per element,
-    the element named ``as_`` (``path`` is then empty)."""
+    the element named ``as_`` (``path`` is then empty). ``fail``: the call fails with the
+    :class:`ToolError` in ``value`` (every write of the call undone)."""
 
-    op: Literal["set", "delete", "append", "increment", "foreach"]
+    op: Literal["set", "delete", "append", "increment", "foreach", "fail"]
     path: str
     value: Any = None
     value_from: str | None = None

@@ -173,42 +173,110 @@ def _segments(text: str) -> Iterator[str]:
                 yield segment.source
 
 
-def tool_expressions(doc: Document) -> tuple[Expr, ...]:
-    """CEL of a tool fixture: ``when`` strings, ``result_from``, ``value_from`` and the
-    ``{CEL}`` segments of state-change paths, of every response and the default."""
-    exprs: list[Expr] = []
+def tool_responses(doc: Document) -> list[Path]:
+    """Where each response of a tool fixture is (the default last)."""
     responses: list[Path] = [
         ("data", "responses", i) for i in range(len(_list_at(doc, ("data", "responses"))))
     ]
     if isinstance(doc.get(("data", "default")), dict):
         responses.append(("data", "default"))
-    for response in responses:
+    return responses
+
+
+# A CEL text of a tool fixture with the names bound where it is: (where, text, names in
+# scope). ``where`` is the YAML path of the scalar.
+Scoped = tuple[Path, str, frozenset[str]]
+
+
+def _steps(doc: Document, at: Path, scope: frozenset[str]) -> Iterator[Scoped]:
+    for i, op in enumerate(_list_at(doc, at)):
+        if not isinstance(op, dict):
+            continue
+        step = (*at, i)
+        for key in ("when", "value_from", "by_from", "foreach"):
+            if isinstance(op.get(key), str):
+                yield ((*step, key), op[key], scope)
+        failure = op.get("fail")
+        if isinstance(failure, dict) and isinstance(failure.get("message_from"), str):
+            yield ((*step, "fail", "message_from"), failure["message_from"], scope)
+        for name in ("set", "delete", "append", "increment"):
+            if isinstance(op.get(name), str):
+                for segment in _segments(op[name]):
+                    yield ((*step, name), segment, scope)
+        if "foreach" in op:
+            name = op.get("as", "item")
+            inner = scope | {name} if isinstance(name, str) else scope
+            yield from _steps(doc, (*step, "do"), inner)
+
+
+def tool_scoped(doc: Document) -> Iterator[Scoped]:
+    """Every CEL text of a tool fixture's responses with the ``let`` and ``foreach`` names
+    it may read: a response's ``when`` none; a ``let`` the earlier ones; its steps,
+    ``result_from`` and ``error.message_from`` all of them; inside ``do`` also ``as``."""
+    for response in tool_responses(doc):
         when = doc.get((*response, "when"))
         if isinstance(when, str):
-            exprs.append(_expression(doc, "tool", (*response, "when"), when))
+            yield ((*response, "when"), when, frozenset())
+        bound: frozenset[str] = frozenset()
+        lets = doc.get((*response, "let"))
+        if isinstance(lets, dict):
+            for name, text in lets.items():
+                if isinstance(text, str):
+                    yield ((*response, "let", name), text, bound)
+                bound = bound | {str(name)}
         source = doc.get((*response, "result_from"))
         if isinstance(source, str):
-            exprs.append(_expression(doc, "tool", (*response, "result_from"), source))
-        for i, op in enumerate(_list_at(doc, (*response, "state_change"))):
-            if not isinstance(op, dict):
-                continue
-            if isinstance(op.get("value_from"), str):
-                exprs.append(
-                    _expression(
-                        doc, "tool", (*response, "state_change", i, "value_from"), op["value_from"]
-                    )
-                )
-            for name in ("set", "delete", "append", "increment"):
-                if isinstance(op.get(name), str):
-                    for segment in _segments(op[name]):
-                        exprs.append(
-                            _expression(doc, "tool", (*response, "state_change", i, name), segment)
-                        )
+            yield ((*response, "result_from"), source, bound)
+        message = doc.get((*response, "error", "message_from"))
+        if isinstance(message, str):
+            yield ((*response, "error", "message_from"), message, bound)
+        yield from _steps(doc, (*response, "state_change"), bound)
         changes = doc.get((*response, "state_change"))
         if isinstance(changes, dict):
             for key in changes:
                 for segment in _segments(str(key)):
-                    exprs.append(_expression(doc, "tool", (*response, "state_change"), segment))
+                    yield ((*response, "state_change"), segment, bound)
+
+
+def tool_bound_names(doc: Document) -> frozenset[str]:
+    """Every name a ``let`` or a ``foreach`` (``as``, default ``item``) binds in the fixture."""
+    names: set[str] = set()
+
+    def walk(at: Path) -> None:
+        for i, op in enumerate(_list_at(doc, at)):
+            if isinstance(op, dict) and "foreach" in op:
+                name = op.get("as", "item")
+                if isinstance(name, str):
+                    names.add(name)
+                walk((*at, i, "do"))
+
+    for response in tool_responses(doc):
+        lets = doc.get((*response, "let"))
+        if isinstance(lets, dict):
+            names.update(str(k) for k in lets)
+        walk((*response, "state_change"))
+    return frozenset(names)
+
+
+def tool_expressions(doc: Document) -> tuple[Expr, ...]:
+    """CEL of a tool fixture: ``when`` strings, ``let`` values, ``result_from``,
+    ``error.message_from``, ``value_from``, ``by_from``, ``foreach`` and the ``{CEL}``
+    segments of state-change paths, of every response and the default (context
+    ``tool``). The names a ``let`` or ``foreach`` binds are not free names of the
+    expressions in their scope; a read of such a name outside its scope is kept as an
+    entry of context ``tool_scope`` whose references are those reads (EC602)."""
+    from evalcase.contract.cel import RESERVED
+
+    exprs: list[Expr] = []
+    bound = tool_bound_names(doc)
+    for where, text, scope in tool_scoped(doc):
+        context, _text, line, col, error, refs = _expression(doc, "tool", where, text)
+        free = tuple(r for r in refs if r[0].split(".", 1)[0] not in bound)
+        exprs.append((context, text, line, col, error, free))
+        # out of its scope, a bound name that is also a variable (EC608) is that variable
+        outside = tuple(r for r in refs if r[0].split(".", 1)[0] in bound - scope - RESERVED)
+        if outside:
+            exprs.append(("tool_scope", text, line, col, None, outside))
     return tuple(exprs)
 
 

@@ -20,15 +20,16 @@ A tool call goes through, in order:
    error ``no_matching_response``.
 
 A matching response is answered in this order: its ``let`` bindings (evaluated once, in
-order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else its
-``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its ``do``
-steps per element of a list); then ``result_from`` over the state *after* the change, else
-``result``. State changes are atomic: when any step fails (or a handler raises after
-writing), every write of the call is undone, its ``state_change`` trace events are
-dropped, and the agent gets the error; the undo keeps only what each write replaced, so
-its cost is that of the writes, not of the state. A response with
-``ends_conversation: true`` sets :attr:`Environment.conversation_ended` once its result is
-delivered; the runner then stops asking the agent.
+order, each seeing the earlier ones); its ``error`` (``message_from`` computed); else
+its ``state_change`` steps (each with an optional ``when``; ``foreach`` repeats its
+``do`` steps per element of a list; ``fail`` answers the call with an error); then
+``result_from`` over the state *after* the change, else ``result``. State changes are
+atomic: when any step fails (or a handler raises after writing), every write of the call
+is undone, its ``state_change`` trace events are dropped, and the agent gets the error;
+the undo keeps only what each write replaced, so its cost is that of the writes, not of
+the state. A response with ``ends_conversation: true`` sets
+:attr:`Environment.conversation_ended` once its result is delivered; the runner then
+stops asking the agent.
 
 Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
 ``max_tool_calls`` calls per attempt (default 256), and a state that stays under
@@ -112,6 +113,14 @@ def _state_text(state: Mapping[str, Any]) -> str:
     return text
 
 
+class StepFailed(Exception):
+    """A ``fail`` step was reached: the call answers with this error, undone."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error.get("message", ""))
+        self.error = error
+
+
 class HandlerError(Exception):
     """Raised by a tool ``handler`` to answer with an error instead of a result."""
 
@@ -193,7 +202,8 @@ class Environment:
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
         self._started = datetime.now(UTC)
-        self._undo: list[Callable[[], None]] | None = None  # the open call's undo journal
+        # The open call's undo journal: (top-level state key written, what undoes it).
+        self._undo: list[tuple[str, Callable[[], None]]] | None = None
         # Set once a response with ends_conversation: true has been delivered.
         self.conversation_ended = False
 
@@ -224,7 +234,7 @@ class Environment:
         undo = _undoer(self.state, op, parts)
         before, after = apply_op(self.state, op, parts, value)
         if self._undo is not None:
-            self._undo.append(undo)
+            self._undo.append((parts[0] if parts else "", undo))
         # Copies: a later change to the same place must not rewrite this record.
         before, after = copy_json(before), copy_json(after)
         where = ".".join(parts)
@@ -372,7 +382,8 @@ class Environment:
         self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
     ) -> None:
         """Answer the call, atomically: an error after some writes undoes them all."""
-        self._undo = journal = []
+        journal: list[tuple[str, Callable[[], None]]] = []
+        self._undo = journal
         mark, size = len(self.recorder.trace), self.state_bytes
         try:
             self._execute_steps(behaviour, record, variables)
@@ -385,10 +396,19 @@ class Environment:
             self._rollback(journal, record, mark, size)
 
     def _rollback(
-        self, journal: list[Callable[[], None]], record: dict[str, Any], mark: int, size: int
+        self,
+        journal: list[tuple[str, Callable[[], None]]],
+        record: dict[str, Any],
+        mark: int,
+        size: int,
     ) -> None:
-        for undo in reversed(journal):
+        for _key, undo in reversed(journal):
             undo()
+        # The undo writes in place, not through change(): a CEL scope cache kept across
+        # evaluations (tau2-perf's Scopes) must forget what it converted of these keys.
+        scopes = getattr(self, "scopes", None)
+        if scopes is not None:
+            scopes.invalidate(("state", *{key for key, _ in journal if key}))
         self.state_bytes = size
         record["changes"] = []
         record["rolled_back"] = len(journal)
@@ -418,6 +438,8 @@ class Environment:
             self._answer(entry, record, variables)
         except ExprError as exc:
             record["error"] = {"code": "environment_error", "message": str(exc)}
+        except StepFailed as failed:
+            record["error"] = failed.error
 
     def _match(
         self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
@@ -461,8 +483,11 @@ class Environment:
         self, ops: Sequence[StateOp], record: dict[str, Any], scope: Mapping[str, Any]
     ) -> None:
         for op in ops:
-            if op.when is not None and not truthy(op.when, scope):
-                continue
+            if op.when is not None and not _holds(op.when, scope):
+                continue  # like a response's when: one that cannot be evaluated is false
+            if op.op == "fail":
+                error = op.value if isinstance(op.value, ToolError) else ToolError("failed")
+                raise StepFailed(_error(error, error.code, scope))
             if op.op == "foreach":
                 items = evaluate(op.value_from or "[]", scope)
                 if not isinstance(items, list):
@@ -496,6 +521,8 @@ class Environment:
             record["result"] = copy_json(func(copy_json(record["args"]), handle))
         except HandlerError as exc:
             record["error"] = {"code": exc.code, "message": exc.message or exc.code}
+        except AgentFault:  # a budget or the deadline, reached by a write: the attempt ends
+            raise
         except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
             record["error"] = {
                 "code": "environment_error",

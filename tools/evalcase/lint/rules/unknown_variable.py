@@ -8,6 +8,12 @@ merged initial state (``orders``, ``session``...); a fault condition only ``args
 other name is a typo or a state key no fixture provides, and the expression would fail
 when evaluated. Reported where the name starts.
 
+In a tool fixture, a name a response's ``let`` binds is visible to that response's
+``let`` entries after it, its ``state_change`` steps, ``result_from`` and
+``error.message_from`` (not to its own ``when``, nor to other responses); a ``foreach``
+step's ``as`` name (default ``item``) only inside its ``do``. Read anywhere else, it is
+not a variable (the state key of that name, if any, is not what the author meant).
+
 Passing (the state has ``session``)::
 
     precondition: [session.user_authenticated == true]
@@ -15,6 +21,12 @@ Passing (the state has ``session``)::
 Failing::
 
     precondition: [sesion.user_authenticated == true]
+
+Failing (``rid`` is bound after the match; ``when`` is evaluated before)::
+
+    responses:
+      - when: 'rid in reservations'
+        let: {rid: '"HAT" + string(call.index)'}
 """
 
 from collections.abc import Iterable
@@ -38,6 +50,24 @@ report = reporter(CODE, NAME, SEVERITY)
 
 
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
+    focus = index.focus
+    for fixture in index.fixtures:
+        if focus is not None and fixture.path not in focus:
+            continue
+        for context, _text, _line, _col, _error, refs in fixture.cel:
+            if context != "tool_scope":
+                continue
+            for name, line, col in refs:
+                root = name.split(".", 1)[0]
+                yield report(
+                    fixture.path,
+                    line,
+                    col,
+                    f"{root!r} is bound by a let or foreach of this tool but not visible "
+                    "here: a let name is read by its own response's later let entries, "
+                    "state_change, result_from and error.message_from (not its when); a "
+                    "foreach name only inside its do",
+                )
     for case in index.checked_cases():
         if not case.cel and not case.state_paths:
             continue
