@@ -303,6 +303,8 @@ CONTEXT_VARIABLES: dict[str, frozenset[str]] = {
     "precondition": frozenset({"args", "call", "calls", "state"}),
     "assert": frozenset({"state", "initial", "calls", "output"}),
     "trace": frozenset({"trace", "calls", "output", "state", "initial"}),
+    # a scripted user turn's when: the agent's last reply, the calls, user turns sent
+    "user_turn": frozenset({"message", "calls", "turn"}),
 }
 STATE_CONTEXTS = frozenset({"tool", "permission", "precondition", "assert"})
 RESERVED = frozenset().union(*CONTEXT_VARIABLES.values())
@@ -328,6 +330,8 @@ def variables(
         "initial": {},
         "output": "",
         "trace": [],
+        "message": "",
+        "turn": 0,
     }
     out: dict[str, Any] = {}
     document = dict(state or {})

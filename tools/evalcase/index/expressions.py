@@ -5,7 +5,8 @@ never re-read a file and a warm lint never imports the CEL library: an expressio
 analysed (evalcase.contract.cel.analyze) only when its file is analysed.
 
 An expression entry is ``(context, text, line, column, error, references)``: the context
-(``precondition``, ``permission``, ``fault``, ``assert``, ``trace``, ``tool``), the text,
+(``precondition``, ``permission``, ``fault``, ``assert``, ``trace``, ``tool``,
+``user_turn``), the text,
 where it starts in the file, ``(line, column, message)`` of a syntax error or None, and the
 free names it reads ``((name, line, column), ...)``; every position is the file's own.
 A state path entry is ``(context, dotted path, line, column)``: the ``{path: value}``
@@ -155,6 +156,9 @@ def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, 
                 if isinstance(text, str) and text != "*":
                     line, col = doc.locate((*block, kind, i))
                     paths.append((kind, text, line, col))
+    for i, turn in enumerate(_list_at(doc, ("interaction",))):
+        if isinstance(turn, dict) and isinstance(turn.get("when"), str):
+            exprs.append(_expression(doc, "user_turn", ("interaction", i, "when"), turn["when"]))
     for i, text in enumerate(_list_at(doc, ("trace_requirement", "rules"))):
         if isinstance(text, str):
             exprs.append(_expression(doc, "trace", ("trace_requirement", "rules", i), text))

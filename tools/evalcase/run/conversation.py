@@ -36,7 +36,6 @@ from evalcase.run.spec import AgentView, EnvSpec
 from evalcase.run.user_simulator import Simulator, UserSimulatorFault
 
 
-
 @dataclass(frozen=True)
 class UserTurn:
     """The next user turn: its text, the scripted turn it is (None: simulated or

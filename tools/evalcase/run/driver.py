@@ -33,9 +33,8 @@ from evalcase import __version__
 from evalcase.contract import records
 from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
-from evalcase.run import outputs
+from evalcase.run import outputs, user_simulator
 from evalcase.run import prompts as prompting
-from evalcase.run import user_simulator
 from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob, Executor, Limits
 from evalcase.run.spec import AgentView, EnvSpec

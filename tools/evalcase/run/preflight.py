@@ -86,9 +86,7 @@ def simulator_problem(
     return user_simulator.preflight(settings, needed)
 
 
-def check_simulator(
-    choice: AgentChoice, settings: Mapping[str, Any], tasks: Iterable[Any]
-) -> None:
+def check_simulator(choice: AgentChoice, settings: Mapping[str, Any], tasks: Iterable[Any]) -> None:
     found = simulator_problem(choice, settings, tasks)
     if found is not None:
         raise FatalError(found)

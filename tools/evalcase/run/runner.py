@@ -137,6 +137,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
             turn = conversation.next(messages, last_text, env.calls, env, deadline)
             if isinstance(turn, End):
                 if turn.turn is not None:  # the signalling turn: recorded, never sent
+                    _add_usage(user_usage, turn.turn.usage)
                     _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
                 break
             _add_usage(user_usage, turn.usage)

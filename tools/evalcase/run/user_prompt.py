@@ -79,7 +79,9 @@ def scenario(instructions: Mapping[str, str]) -> str:
         for key, label in _LABELS:
             if instructions.get(key):
                 value = instructions[key].strip()
-                parts.append(f"{label}: {value}" if key == "domain" else f"{label}:\n{_indent(value)}")
+                parts.append(
+                    f"{label}: {value}" if key == "domain" else f"{label}:\n{_indent(value)}"
+                )
         body = "\n".join(parts)
     lines += ["Instructions:", _indent(body)]
     return "\n".join(lines)

@@ -70,7 +70,11 @@ def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "base_url": settings.get("base_url"),
         "api_key_env": settings.get("api_key_env"),
         "prompt_version": user_prompt.PROMPT_VERSION,
-        **{k: settings.get(k, DEFAULTS.get(k)) for k in _GENERATION if k in settings or k in DEFAULTS},
+        **{
+            k: settings.get(k, DEFAULTS.get(k))
+            for k in _GENERATION
+            if k in settings or k in DEFAULTS
+        },
     }
 
 
@@ -93,9 +97,15 @@ class Simulator:
 
     @property
     def trace_fields(self) -> dict[str, Any]:
-        return {"simulated": True, "model": self.model, "prompt_version": user_prompt.PROMPT_VERSION}
+        return {
+            "simulated": True,
+            "model": self.model,
+            "prompt_version": user_prompt.PROMPT_VERSION,
+        }
 
-    def next_turn(self, conversation: Sequence[Mapping[str, Any]], deadline: float) -> SimulatedTurn:
+    def next_turn(
+        self, conversation: Sequence[Mapping[str, Any]], deadline: float
+    ) -> SimulatedTurn:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": user_prompt.messages(self.spec.instructions, conversation),
@@ -125,9 +135,7 @@ class Simulator:
                 events,
             )
         if not isinstance(content, str) or not content.strip():
-            raise UserSimulatorFault(
-                f"the user simulator ({self.model}) answered no text", events
-            )
+            raise UserSimulatorFault(f"the user simulator ({self.model}) answered no text", events)
         usage: dict[str, Any] = {}
         counted = completion.get("usage") if isinstance(completion, dict) else None
         if isinstance(counted, dict):
@@ -148,7 +156,9 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
     selected cases with a ``user_simulator``."""
     if not needed_by:
         return None
-    shown = ", ".join(needed_by[:3]) + (f" and {len(needed_by) - 3} more" if len(needed_by) > 3 else "")
+    shown = ", ".join(needed_by[:3]) + (
+        f" and {len(needed_by) - 3} more" if len(needed_by) > 3 else ""
+    )
     if not configured(settings):
         return (
             f"the user simulator is not configured: {shown} "

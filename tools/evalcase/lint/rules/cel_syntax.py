@@ -1,9 +1,10 @@
 """A CEL expression that does not compile.
 
 Preconditions, permission conditions, fault conditions, final-state assertions, trace
-rules and tool responses (``when`` strings, ``result_from``, ``value_from``, ``{CEL}``
-path segments) are CEL. One that does not parse would fail every attempt at run time;
-it is reported at its own line and column in the file, with CEL's own message.
+rules, scripted user turns' ``when`` and tool responses (``when`` strings,
+``result_from``, ``value_from``, ``{CEL}`` path segments) are CEL. One that does not
+parse would fail every attempt at run time; it is reported at its own line and column in
+the file, with CEL's own message.
 
 Passing::
 

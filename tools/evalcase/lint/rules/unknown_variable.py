@@ -4,7 +4,8 @@ Each context offers its own variables (docs/contract.md): a precondition or perm
 condition ``args``, ``call``, ``calls``, ``state`` and the top-level keys of the case's
 merged initial state (``orders``, ``session``...); a fault condition only ``args`` and
 ``call``; a final-state assertion the state keys, ``state``, ``initial``, ``calls`` and
-``output``; a trace rule ``trace``, ``calls``, ``output``, ``state`` and ``initial``. Any
+``output``; a trace rule ``trace``, ``calls``, ``output``, ``state`` and ``initial``; a
+scripted user turn's ``when`` ``message``, ``calls`` and ``turn``. Any
 other name is a typo or a state key no fixture provides, and the expression would fail
 when evaluated. Reported where the name starts.
 
