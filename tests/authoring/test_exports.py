@@ -354,3 +354,28 @@ def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) 
     whole = run_cli("export", "sample_set", "--format", "jsonl", "--strict", cwd=repo)
     assert whole.returncode == 0, whole.stderr
     assert "jsonl: 2 cases exported; everything carried" in whole.stderr
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "inspect", "openai-evals"])
+def test_must_include_options_no_peer_grades_alike_refuse_the_case(
+    tmp_path: Path, fmt: str
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "evaluator_config:\n",
+            "evaluator_config:\n  graders:\n    - {type: must_include, values: ['1628'], "
+            "scope: assistant_messages, ignore_punctuation: true}\n",
+        ),
+        "utf-8",
+    )
+    proc = run_cli("export", "sample_set", "--format", fmt, cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert "NOT EXPORTED (1, fix them first): refund_eligibility_001" in proc.stderr
+    assert "must_include uses scope: assistant_messages, ignore_punctuation" in proc.stderr
+    assert "refund_eligibility_001" not in proc.stdout and "refund_tool_submit_001" in proc.stdout
+    # jsonl grades nothing: it carries the record whole.
+    whole = run_cli("export", "sample_set", "--format", "jsonl", cwd=repo)
+    assert whole.returncode == 0 and "refund_eligibility_001" in whole.stdout, whole.stderr

@@ -9,10 +9,22 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+
+if TYPE_CHECKING:
+    from evalcase.contract.gold import Replayer
+
+
+def _replayer() -> Replayer:
+    """The runner's replay of expected calls (the gold of from_expected_calls checks);
+    imported only when a run is graded."""
+    from evalcase.run.replay import replay_expected
+
+    return replay_expected
 
 # The same option as evalcase.cli's, declared here so that the import cycle between cli.py
 # and this module leaves every decorator typed.
@@ -44,7 +56,9 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
     config = _config(root)
-    outcome = grade_and_report(config, find_run(config.root, run_id), redact=redact)
+    outcome = grade_and_report(
+        config, find_run(config.root, run_id), redact=redact, replayer=_replayer()
+    )
     click.echo("\n".join(summary_lines(outcome)))
     if not outcome.graded.ok:
         sys.exit(EXIT_FINDINGS)
@@ -236,7 +250,7 @@ def review_command(
     count = review.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
-        outcome = grade_and_report(config, run_dir)
+        outcome = grade_and_report(config, run_dir, replayer=_replayer())
         click.echo("\n".join(summary_lines(outcome)))
 
 

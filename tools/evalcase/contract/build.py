@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from evalcase.contract import state as state_model
@@ -454,6 +454,44 @@ def side_effect_policies(value: Any) -> tuple[SideEffectPolicy, ...]:
     return tuple(out)
 
 
+def offered_tools(case: Mapping[str, Any]) -> list[str]:
+    """The tools a case offers: ``available_tools`` then ``environment.tools``."""
+    environment = _dict(case.get("environment"))
+    return _unique([*_strs(case.get("available_tools")), *_strs(environment.get("tools"))])
+
+
+def resolve_policies(
+    case_policy: Any, offered: Iterable[str], tool_policies: Mapping[str, Any]
+) -> tuple[SideEffectPolicy, ...]:
+    """The side-effect policies a case is graded with: its own ``side_effect_policy``
+    entries, then, for each tool it offers that its own entries do not govern, the policy
+    the tool's fixture declares (``tool_policies``: tool name -> the fixture's
+    ``data.side_effect_policy``). A case's entry for a tool replaces the fixture's whole,
+    never merged key by key: one policy says what the tool must respect. Lint (EC305,
+    EC326) and grading both resolve them here."""
+    own = side_effect_policies(case_policy)
+    governed = {p.tool for p in own}
+    inherited: list[SideEffectPolicy] = []
+    for tool in offered:
+        raw = tool_policies.get(tool)
+        if tool in governed or not isinstance(raw, Mapping):
+            continue
+        inherited += [replace(p, tool=tool) for p in side_effect_policies({**raw, "tool": tool})]
+    return own + tuple(inherited)
+
+
+def fixture_policies(fixtures: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Tool name -> the ``data.side_effect_policy`` its tool fixture declares."""
+    out: dict[str, Any] = {}
+    for fixture_id, fixture in fixtures.items():
+        if not isinstance(fixture, Mapping) or fixture.get("kind") != "tool":
+            continue
+        data = _dict(fixture.get("data"))
+        if isinstance(data.get("side_effect_policy"), Mapping):
+            out[_str(data.get("name"), fixture_id)] = data["side_effect_policy"]
+    return out
+
+
 def state_expectation(value: Mapping[str, Any]) -> StateExpectation:
     expected = value.get("expected")
     return StateExpectation(
@@ -467,13 +505,17 @@ def state_expectation(value: Mapping[str, Any]) -> StateExpectation:
 def final_state_check(value: Any) -> FinalStateCheck | None:
     if not isinstance(value, Mapping):
         return None
+    gold = value.get("from_expected_calls") is True
+    paths = _strs(value.get("paths"))
     if isinstance(value.get("any_of"), list):
         return FinalStateCheck(
-            tuple(state_expectation(v) for v in value["any_of"] if isinstance(v, Mapping))
+            tuple(state_expectation(v) for v in value["any_of"] if isinstance(v, Mapping)),
+            gold,
+            paths,
         )
     if value.get("type") == "state_unchanged" and "unchanged" not in value:
         value = {**value, "unchanged": ["*"]}
-    return FinalStateCheck((state_expectation(value),))
+    return FinalStateCheck((state_expectation(value),), gold, paths)
 
 
 # --- the simulated user ---------------------------------------------------------------
@@ -611,7 +653,9 @@ def judge_view(
         expected_calls=calls,
         forbidden_tools=_strs(case.get("forbidden_tools")),
         required_tools=required,
-        side_effect_policies=side_effect_policies(case.get("side_effect_policy")),
+        side_effect_policies=resolve_policies(
+            case.get("side_effect_policy"), offered_tools(case), fixture_policies(fixtures)
+        ),
         final_state_check=final_state_check(case.get("final_state_check")),
         graders=graders,
         rule_checks=_strs(evaluator.get("rule_checks")),
@@ -802,6 +846,9 @@ def build_task(
     )
 
     judge_spec = judge_view(case, fixtures, corpora)
+    if judge_spec.final_state_check is not None and judge_spec.final_state_check.from_expected_calls:
+        # The grader replays the expected calls in this environment (evalcase.run.replay).
+        judge_spec = replace(judge_spec, replay_env=env)
     if problems:
         return problems
     fixture_versions = {

@@ -275,6 +275,11 @@ class StateExpectation:
 @dataclass(frozen=True)
 class FinalStateCheck:
     any_of: tuple[StateExpectation, ...]
+    # The gold end state is what replaying ``expected_calls`` on a fresh environment of
+    # the case produces (faults off, permissions on); compared over ``paths`` (dotted),
+    # or the whole state when none are named.
+    from_expected_calls: bool = False
+    paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -313,6 +318,9 @@ class JudgeSpec:
     rag: Mapping[str, Any]
     trace_rules: tuple[str, ...]
     raw: Mapping[str, Any]
+    # The environment a ``final_state_check: {from_expected_calls: true}`` replays its
+    # gold calls in (set by build_task; None where the case's environment is not known).
+    replay_env: EnvSpec | None = None
 
 
 @dataclass(frozen=True)

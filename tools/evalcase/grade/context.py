@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalcase.grade.gold import GoldStates
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class GradeContext:
     # (case_id, case_version, attempt) -> the person's verdict
     human: Mapping[tuple[str, str, int], HumanVerdict] = field(default_factory=dict)
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Gold end states of final_state_check.from_expected_calls, replayed once per case
+    # (None: no replay available, and such a check is an error, never a pass).
+    gold: GoldStates | None = None
 
 
 def default_cache_dir() -> Path:

@@ -244,7 +244,7 @@ def _not_in_dataset(dataset: GradingDataset, attempt: Mapping[str, Any]) -> Atte
 
 def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> GradedRun:
     human = {**read_reviews(record.run_dir), **ctx.human}
-    ctx = GradeContext(ctx.judge, human, ctx.environ)
+    ctx = replace(ctx, human=human)
 
     def one(attempt: Mapping[str, Any]) -> AttemptResult:
         case = dataset.cases.get(str(attempt.get("case_id")))

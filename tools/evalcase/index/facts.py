@@ -82,6 +82,12 @@ class CaseFacts(_FieldDigests):
     tool_pins: tuple[tuple[str, str, int, int], ...] = ()
     # (tool, args mapping, line, col, ((arg name, line, col), ...))
     expected_args: tuple[tuple[str, Any, int, int, tuple[tuple[str, int, int], ...]], ...] = ()
+    # With final_state_check.from_expected_calls: true, every expected call the grader
+    # replays, as (tool, args or None when the call has none, line, column).
+    gold_calls: tuple[tuple[str, Any, int, int], ...] = ()
+    # Where a side_effect_policy grader is configured on a case without a policy of its
+    # own (the offered tools' fixtures may hold one: EC326 resolves it).
+    policy_grader_at: tuple[int, int] | None = None
     gold_evidence: tuple[tuple[str, str, int, int], ...] = ()
     effective_at: str | None = None
     similarity: tuple[str, int, int] | None = None
@@ -148,6 +154,10 @@ class FixtureFacts(_FieldDigests):
     parameters_at: tuple[int, int] | None = None
     # Where data.corpus_version of a corpus is.
     corpus_at: tuple[int, int] | None = None
+    # A tool's own side_effect_policy (every case offering the tool inherits it): where
+    # it is, and the tool it names (None when it names none).
+    policy_at: tuple[int, int] | None = None
+    policy_tool: str | None = None
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] = ()
@@ -235,6 +245,28 @@ def normalize_text(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     text = unicodedata.normalize("NFKC", text).casefold()
     return _FOLD.sub("", text)
+
+
+def _gold_calls(doc: Any, data: dict[str, Any]) -> tuple[tuple[str, Any, int, int], ...]:
+    """The calls a ``from_expected_calls`` check replays, located (see CaseFacts)."""
+    check = data.get("final_state_check")
+    if not isinstance(check, dict) or check.get("from_expected_calls") is not True:
+        return ()
+    out: list[tuple[str, Any, int, int]] = []
+    for call_path in expected_call_paths(data):
+        tool = doc.get((*call_path, "tool"))
+        if isinstance(tool, str):
+            args = doc.get((*call_path, "args"))
+            out.append((tool, args if isinstance(args, dict) else None, *doc.locate(call_path)))
+    sequence = data.get("expected_tool_sequence")
+    if not out and isinstance(sequence, list):
+        given = data.get("expected_args")
+        given = given if isinstance(given, dict) else {}
+        for i, tool in enumerate(sequence):
+            args = given.get(tool)
+            line, col = doc.locate(("expected_tool_sequence", i))
+            out.append((str(tool), args if isinstance(args, dict) else None, line, col))
+    return tuple(out)
 
 
 def expected_call_paths(data: dict[str, Any]) -> list[Path]:
@@ -339,6 +371,16 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
                 )
             expected_args.append((str(tool), args, line, col, arg_locs))
 
+    gold_calls = _gold_calls(doc, data)
+    policy_grader_at = None
+    evaluator = data.get("evaluator_config")
+    graders = evaluator.get("graders") if isinstance(evaluator, dict) else None
+    if not data.get("side_effect_policy") and isinstance(graders, list):
+        for i, grader in enumerate(graders):
+            if isinstance(grader, dict) and grader.get("type") == "side_effect_policy":
+                policy_grader_at = doc.locate(("evaluator_config", "graders", i, "type"))
+                break
+
     evidence = []
     evidence_at = []
     gold = data.get("gold_evidence")
@@ -433,6 +475,8 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         refs=tuple(refs),
         tool_pins=tuple(pins),
         expected_args=tuple(expected_args),
+        gold_calls=gold_calls,
+        policy_grader_at=policy_grader_at,
         gold_evidence=tuple(evidence),
         effective_at=effective_at,
         similarity=similarity,
@@ -476,6 +520,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
                     entry[str(passage.get("passage_id"))] = date if isinstance(date, str) else None
     kb = body.get("knowledge_base")
     cv = body.get("corpus_version")
+    policy = body.get("side_effect_policy") if kind == "tool" else None
     return FixtureFacts(
         path=doc.path,
         dir_kind=dir_kind,
@@ -492,6 +537,8 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         field_digest_text=_field_digests(data),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
+        policy_at=doc.locate_key(("data", "side_effect_policy")) if isinstance(policy, dict) else None,
+        policy_tool=str(policy.get("tool")) if isinstance(policy, dict) and policy.get("tool") else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalcase.config import Config
+from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
+from evalcase.grade.gold import GoldStates
 from evalcase.grade.run import GradedRun, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
@@ -21,13 +23,19 @@ class Outcome:
     report_dir: Path
 
 
-def context_from(config: Config, environ: Mapping[str, str]) -> GradeContext:
+def context_from(
+    config: Config, environ: Mapping[str, str], replayer: Replayer | None = None
+) -> GradeContext:
+    """The grading context of one run; ``replayer`` (``evalcase.run.replay.replay_expected``,
+    given by the command: this layer does not import the runner) computes the gold end
+    states of ``final_state_check.from_expected_calls``, once per case."""
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
     settings = config.grade.get("judge") or config.run.judge or {}
     work_tree = _work_tree(config.root)
     cache, warning = judge_cache_dir(settings, environ, work_tree)
     judge = judge_config_from(settings, environ, cache, warning)
-    return GradeContext(judge=judge, environ=environ)
+    gold = GoldStates(replayer) if replayer is not None else None
+    return GradeContext(judge=judge, environ=environ, gold=gold)
 
 
 def _work_tree(root: Path) -> Path:
@@ -48,6 +56,7 @@ def grade_and_report(
     *,
     redact: bool | None = None,
     environ: Mapping[str, str] | None = None,
+    replayer: Replayer | None = None,
 ) -> Outcome:
     environ = dict(os.environ) if environ is None else environ
     record = read_run(run_dir)
@@ -70,7 +79,7 @@ def grade_and_report(
                 "grade it where it was run"
             ) from exc
     dataset = load_dataset(config, dataset_id, at)
-    graded = grade_run(record, dataset, context_from(config, environ))
+    graded = grade_run(record, dataset, context_from(config, environ, replayer))
     if redact is None:
         redact = bool(config.grade.get("redact", False))
     out = write_report(graded, reports_root(config), redact=redact, environ=environ)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from evalcase.authoring.exports.view import ExportCase, from_task
+from evalcase.authoring.exports.view import ExportCase, from_task, unportable
 from evalcase.config import Config
 from evalcase.contract.task import Task
 from evalcase.versioning.export import Export
@@ -120,9 +120,19 @@ def render(fmt: str, records: Sequence[Mapping[str, Any]], tasks: Sequence[Task]
     (every format reads the Task; jsonl also carries the record whole)."""
     module = _registry()[fmt]
     by_id = {t.case_id: t for t in tasks}
-    kept = [r for r in records if r.get("case_id") in by_id]
+    refused: list[tuple[str, str]] = []
+    if fmt != "jsonl":  # jsonl carries the record whole and grades nothing
+        for case_id, task in by_id.items():
+            why = unportable(task)
+            if why is not None:
+                refused.append((case_id, why))
+    skip = {case_id for case_id, _ in refused}
+    kept = [r for r in records if r.get("case_id") in by_id and r.get("case_id") not in skip]
     result: Rendered = module.render([from_task(by_id[str(r["case_id"])]) for r in kept], kept)
-    return result
+    listed = {str(r.get("case_id")) for r in records}
+    return replace(result, not_exported=(
+        *result.not_exported, *((c, w) for c, w in refused if c in listed)
+    ))  # fmt: skip
 
 
 def export(
@@ -147,7 +157,7 @@ def export(
     from evalcase import scrub
 
     text = scrub.active().text(rendered.text)  # an export is a written file like any other
-    return result, replace(rendered, text=text, not_exported=missing)
+    return result, replace(rendered, text=text, not_exported=(*rendered.not_exported, *missing))
 
 
 def suffix(fmt: str) -> str:

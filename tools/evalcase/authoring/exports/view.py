@@ -142,6 +142,29 @@ def _groups(items: list[Any]) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+def unportable(task: Task) -> str | None:
+    """Why no other tool would grade ``task`` as evalcase does, or None. ``must_include``
+    with ``scope: assistant_messages``, ``ignore_case`` or ``ignore_punctuation`` looks at
+    text or compares in ways promptfoo's ``contains``, Inspect's scorer and OpenAI evals'
+    ``Includes`` do not (they read the final answer, as written): such a case is refused,
+    never exported with a check that means something else."""
+    from evalcase.grade.spec import options_of
+
+    options = options_of(task.judge, "must_include")
+    used = [
+        f"{k}: {options[k]}" if k == "scope" else k
+        for k in ("scope", "ignore_case", "ignore_punctuation")
+        if options.get(k) not in (None, False, "final_answer")
+    ]
+    if not used:
+        return None
+    return (
+        f"must_include uses {', '.join(used)}, which this format cannot grade as evalcase "
+        "does (it reads the final answer as written); grade this case with evalcase, or "
+        "drop the option to export it"
+    )
+
+
 def text_checks(task: Task) -> dict[str, Any]:
     """The deterministic text checks evalcase grades the case with, read by the graders'
     own readers: a grader configured on the case, or a case field that grader reads."""

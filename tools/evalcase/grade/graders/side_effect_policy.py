@@ -22,7 +22,10 @@ change may be a forbidden transition; the audit record must carry every required
 confirmed ``refund_submit`` by an authenticated user moving ``not_started`` to
 ``refund_submitted`` with a full audit. Failing: a second ``refund_submit`` for the same
 order (duplicate), or a call made before identity was verified. No policy is an error; a
-policy whose tool was never called passes (nothing was done that it forbids).
+policy whose tool was never called passes (nothing was done that it forbids). A tool's
+fixture may declare the policy once (``data.side_effect_policy``): every case offering the
+tool is graded with it, unless the case gives its own for that tool
+(``evalcase.contract.build.resolve_policies``).
 """
 
 from __future__ import annotations
@@ -173,9 +176,15 @@ def _check_call(
     return None
 
 
+NO_POLICY = (
+    "the case has no side_effect_policy (neither its own nor one declared by an offered "
+    "tool's fixture): nothing to check"
+)
+
+
 def needs(spec: JudgeSpec) -> str | None:
     if not [p for p in as_list(field_of(spec, "side_effect_policies")) if p]:
-        return "the case has no side_effect_policy: nothing to check"
+        return NO_POLICY
     return None
 
 

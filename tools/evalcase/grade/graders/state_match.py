@@ -16,6 +16,22 @@ call (trace step) that last changed it, e.g. ``orders.ORDER_6001.refund_status i
 compared: a mapping in ``expected`` checks its own keys, not extra keys in the state.
 No final_state_check, or an attempt without a recorded final state, is an error, never a
 pass.
+
+The gold end state can instead be computed from the case::
+
+    final_state_check:
+      from_expected_calls: true       # gold = replaying expected_calls on a fresh environment
+      paths: [reservations, users]    # optional: compare only these (default: the whole state)
+
+The grader replays the case's ``expected_calls`` (each ``any_of`` plan gives a gold state;
+matching any passes) with the runner's environment, faults off and permission policies on
+(``evalcase.run.replay``), once per case per grading run, never reading a gold from the
+run's outputs. Passing: the attempt leaves ``reservations`` and ``users`` exactly as the
+expected calls do. Failing: the reason lists the differing paths, e.g. ``final state differs
+from the expected calls' at 2 path(s): reservations.HAT001.status is active, gold
+cancelled; ...``. No expected calls, a gold call that errors in the replay, or a grading
+run without a replay is an error, never a pass. ``expected``/``unchanged``/``absent``/
+``assert`` may be added; each must hold too.
 """
 
 from __future__ import annotations
@@ -120,6 +136,67 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
     return passed(f"final state matches ({made} checks)"), made
 
 
+_SHOWN = 5  # differing paths named in a failure's reason
+
+
+def _differences(final: Mapping[str, Any], gold: Mapping[str, Any], paths: list[str]) -> list[str]:
+    """Dotted leaf paths where ``final`` and ``gold`` differ, over ``paths`` (all when empty)."""
+    out: list[str] = []
+    for root in paths or sorted(set(final) | set(gold), key=str):
+        got, want = get_path(final, root), get_path(gold, root)
+        if got == want:
+            continue
+        if isinstance(got, Mapping) and isinstance(want, Mapping):
+            mine, theirs = _leaves(got, root), _leaves(want, root)
+            out += [
+                p
+                for p in sorted(set(mine) | set(theirs))
+                if mine.get(p, MISSING) != theirs.get(p, MISSING)
+            ]
+        else:
+            out.append(root)
+    return out
+
+
+def _describe(path: str, final: Mapping[str, Any], gold: Mapping[str, Any]) -> str:
+    got, want = get_path(final, path), get_path(gold, path)
+    shown = "absent" if got is MISSING else short(got)
+    return f"{path} is {shown}, gold {'absent' if want is MISSING else short(want)}"
+
+
+def check_gold(fsc: Any, spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None) -> Grade:
+    """The attempt's final state against the expected calls' (see the module doc)."""
+    final = records.final_state(attempt)
+    if not isinstance(final, Mapping):
+        return error("the attempt has no recorded final_state")
+    if ctx is None or ctx.gold is None:
+        return error(
+            "from_expected_calls: this grading run cannot replay the expected calls "
+            "(no replay in the grading context; evalcase grade and evalcase run provide one)"
+        )
+    golds = ctx.gold.states(spec)
+    paths = [str(p) for p in as_list(field_of(fsc, "paths"))]
+    reasons = []
+    for i, gold in enumerate(golds):
+        label = f"plan {i + 1}: " if len(golds) > 1 else ""
+        if gold.state is None:
+            return error(f"from_expected_calls: {label}the gold state cannot be computed: {gold.error}")
+        differ = _differences(final, gold.state, paths)
+        if not differ:
+            over = f"over {', '.join(paths)}" if paths else "as a whole"
+            return passed(f"{label}final state equals the expected calls' ({over})")
+        listed = "; ".join(_describe(p, final, gold.state) for p in differ[:_SHOWN])
+        more = f"; and {len(differ) - _SHOWN} more" if len(differ) > _SHOWN else ""
+        reasons.append(
+            (
+                f"{label}final state differs from the expected calls' at {len(differ)} "
+                f"path(s): {listed}{more}",
+                Evidence(_changed_at(attempt, differ[0]), differ[0]),
+            )
+        )
+    return failed("; ".join(r for r, _ in reasons), reasons[0][1])
+
+
 def _names_something(fsc: Any) -> bool:
     return bool(
         field_of(fsc, "expected")
@@ -134,6 +211,11 @@ def needs(spec: JudgeSpec) -> str | None:
     fsc = field_of(spec, "final_state_check")
     if not fsc:
         return "the case has no final_state_check: nothing to compare"
+    if field_of(fsc, "from_expected_calls") is True:
+        plans = field_of(field_of(spec, "expected_calls"), "any_of")
+        if not plans:
+            return "final_state_check.from_expected_calls, but the case has no expected_calls"
+        return None
     alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
     if not any(_names_something(a) for a in alternatives):
         return "final_state_check names no expected, unchanged, absent or assert"
@@ -145,6 +227,10 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
         return error(problem)
     fsc = field_of(spec, "final_state_check")
     alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
+    if field_of(fsc, "from_expected_calls") is True:
+        gold = check_gold(fsc, spec, attempt, ctx)
+        if gold.verdict != "pass" or not any(_names_something(a) for a in alternatives):
+            return gold
     reasons = []
     checked = 0
     for i, alternative in enumerate(alternatives):

@@ -50,6 +50,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not isinstance(graders, list) or not graders:
         return
     # Imported here: only cases with graders pay for the grader modules.
+    from evalcase.contract import build
     from evalcase.contract.build import judge_view
     from evalcase.grade.graders import GRADERS, RENAMED, needs
 
@@ -71,6 +72,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         except Exception as exc:  # a grader's predicate must not stop lint
             problem = f"its configuration cannot be read ({type(exc).__name__}: {exc})"
         if problem is None:
+            continue
+        if name == "side_effect_policy" and build.offered_tools(data):
+            # The policy may be the offered tool's own (its fixture's side_effect_policy),
+            # which one file cannot see; EC305 requires one for every side-effect tool.
             continue
         line, col = doc.locate(("evaluator_config", "graders", i, "type"))
         yield report(

@@ -8,6 +8,8 @@ the audit record. A case that makes such a tool available (``available_tools`` o
 policy says what a wrong call would break. Whether a tool has side effects is what its
 definition says (``side_effect: true`` in ``fixtures/tool/<tool>.yaml``); a policy naming
 a tool whose definition says ``side_effect: false`` is a mistake in one of the two.
+A policy declared once in the tool's fixture (``data.side_effect_policy``) governs every
+case that offers the tool, unless the case gives its own for it (EC326 checks that one).
 
 Passing::
 
@@ -55,6 +57,9 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         if not offered and not policies:
             continue
         governed = {r[2] for r in policies}
+        # A policy the tool's own fixture declares governs every case offering the tool
+        # (evalcase.contract.build.resolve_policies).
+        governed |= {r[2] for r in offered if r[2] in tools and tools[r[2]].policy_at}
         for _, _, tool, line, col in policies:
             if effects.get(tool) is False:
                 yield report(

@@ -1,0 +1,67 @@
+"""Replay a plan of expected calls on a fresh environment: the gold end state of a case.
+
+``final_state_check: {from_expected_calls: true}`` says "the final state must equal the
+state the expected calls produce". This module produces it with the runner's own
+:class:`~evalcase.run.environment.Environment` (the same tools, responses, state changes
+and permission policies an agent meets), through its public ``call`` only:
+
+- the calls are made in the order the plan lists them (for ``any_order`` too: the listed
+  order is the author's reference order), with exactly the arguments written, as JSON;
+- **faults do not apply**: the gold is what correct calls produce on a healthy system,
+  not what an injected timeout leaves behind (an attempt's final state under faults is
+  compared with the state a correct, unfaulted run reaches);
+- **permission policies apply**: a gold call the case's own policies refuse is an error;
+- every gold call counts as confirmed by the user (``user_confirmed``), as the correct
+  conversation would have it;
+- a call that errors (refused, invalid arguments, no matching response, a tool error, an
+  unknown tool, a budget) makes the gold an error naming the call, never a state: a gold
+  built from a failed call would pass agents that fail the same way;
+- CEL work is bounded (``REPLAY_SECONDS``), like an attempt's.
+
+The grader receives this function as the ``Replayer`` of its ``GradeContext`` (see
+``evalcase.grade.gold``); lint (EC617) calls it too, so a replay that cannot succeed is
+reported where the expected call is written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+from evalcase.contract.gold import GoldState
+from evalcase.contract.task import CallPlan, EnvSpec
+from evalcase.run.environment import Environment, Recorder
+from evalcase.run.expr import bounded
+from evalcase.run.protocol import AgentFault
+
+REPLAY_SECONDS = 120.0  # the whole replay's bound on CEL work (an attempt's deadline)
+OPERATOR = "gold_replay"  # the audit records' operator
+
+
+def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:
+    """The state ``plan``'s calls leave in a fresh environment built from ``env``."""
+    deadline = time.monotonic() + REPLAY_SECONDS
+    environment = Environment(
+        replace(env, faults=()), Recorder(), operator=OPERATOR, deadline=deadline
+    )
+    with bounded(deadline):
+        for index, expected in enumerate(plan.calls):
+            arguments = json.dumps(dict(expected.args), ensure_ascii=False, default=str)
+            where = f"expected call {index + 1} ({expected.tool})"
+            try:
+                environment.call(
+                    f"gold_{index + 1}", expected.tool, arguments, user_confirmed=True
+                )
+            except AgentFault as exc:
+                return GoldState(None, f"{where}: {exc.kind}: {exc.message}", index)
+            record = environment.calls[-1]
+            error = record.get("error")
+            if error is not None:
+                code = error.get("code") if isinstance(error, dict) else error
+                message = error.get("message") if isinstance(error, dict) else ""
+                why = f"refused by permission {record['denied_by']!r}: " if record.get(
+                    "denied_by"
+                ) else ""
+                return GoldState(None, f"{where} errored in the replay: {why}{code}: {message}", index)
+    return GoldState(environment.state)
