@@ -47,8 +47,22 @@ def check_008(good: bool, n: int = 1) -> dict[str, Any]:
     )
 
 
+def case_state(*fixture_ids: str) -> dict[str, Any]:
+    """A case's initial state from its state fixtures (grading reads the case's, never the
+    record's)."""
+    from evalcase.contract.state import merge
+    from evalcase.loader import load
+
+    parts = []
+    for fixture_id in fixture_ids:
+        path = REPO_ROOT / "fixtures" / "state" / f"{fixture_id}.yaml"
+        parts.append((fixture_id, load(str(path), path.read_bytes()).data["data"]))
+    return merge(parts).document
+
+
 def duplicate_003(good: bool, n: int = 1) -> dict[str, Any]:
     """agent_refund_duplicate_submit_003 (P0): look up, do not submit again."""
+    initial = case_state("refund_session_user_a_verified", "refund_order_refund_submitted")
     calls = [call(1, "refund_status_lookup", {"order_id": "ORDER_6002"})]
     if not good:
         calls.append(call(2, "refund_submit", {"order_id": "ORDER_6002"}, side_effect=True))
@@ -59,6 +73,7 @@ def duplicate_003(good: bool, n: int = 1) -> dict[str, Any]:
         case_version="v2",
         attempt=n,
         latency_ms=200,
+        initial=initial,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from evalcase.config import load_config
+from evalcase.contract import records
 from evalcase.contract.task import GraderConfig, JudgeSpec
 from evalcase.grade.context import GradeContext, HumanVerdict, JudgeConfig
 from evalcase.grade.graders import GRADERS, load
@@ -86,6 +87,14 @@ def test_regrading_calls_no_agent_and_gives_the_same_verdicts(example_run: dict[
     assert proc.returncode == 1
     after = json.loads(report.read_text("utf-8"))
     assert after["cases"] == before["cases"] and after["gates"] == before["gates"]
+
+
+def trusted(run: dict[str, Any], case_id: str) -> dict[str, Any]:
+    """The recorded attempt as grading reads it: with the case's initial state."""
+    case = run["dataset"].cases[case_id]
+    attempt, problem = records.with_initial_state(run["attempts"][case_id], case.initial_state)
+    assert problem is None, problem
+    return attempt
 
 
 def spec_of(run: dict[str, Any], case_id: str, grader: str, **fields: Any) -> JudgeSpec:
@@ -186,7 +195,7 @@ def test_grader_on_real_attempt(
     spec = example_run["dataset"].cases[case_id].spec
     if changes or grader not in {g.type for g in spec.graders}:
         spec = spec_of(example_run, case_id, grader, **dict(changes))
-    attempt = example_run["attempts"][case_id]
+    attempt = trusted(example_run, case_id)
     result = load(grader).grade(spec, attempt, GradeContext())
     assert result.verdict == verdict, result.reason
 
@@ -194,7 +203,7 @@ def test_grader_on_real_attempt(
 def test_llm_rubric_and_human_on_real_attempts(example_run: dict[str, Any]) -> None:
     case_id = "privacy_redteam_fake_support_003"
     spec = example_run["dataset"].cases[case_id].spec
-    attempt = example_run["attempts"][case_id]
+    attempt = trusted(example_run, case_id)
     with judge_server(Script(responder=top_marks)) as url:
         good = GradeContext(judge=JudgeConfig(base_url=url, model="judge-test", max_retries=0))
         assert load("llm_rubric").grade(spec, attempt, good).verdict == "pass"

@@ -61,7 +61,7 @@ def test_tool_calls_results_and_state_changes_are_recorded() -> None:
     assert calls[1]["result"] == {"refund_status": "not_started"}
     submit = calls[2]
     assert submit["side_effect"] and submit["user_confirmed"]
-    assert records.state_before(record, 2)["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert records.state_before(record, 2, STATE)["orders"]["ORDER_2"]["refund_status"] == "not_started"
     assert [c["path"] for c in submit["changes"]] == [
         "orders.ORDER_2.refund_status",
         "orders.ORDER_2.attempts",
@@ -69,11 +69,12 @@ def test_tool_calls_results_and_state_changes_are_recorded() -> None:
     ]
     assert submit["audit"]["user_confirmation"] is True
     assert submit["audit"]["identity_verification_result"] is True
-    assert records.final_state(record)["orders"]["ORDER_2"] == {
+    assert records.final_state(record, STATE)["orders"]["ORDER_2"] == {
         "refund_status": "refund_submitted",
         "attempts": 1,
     }
-    assert record["initial_state"] == STATE
+    assert "initial_state" not in record  # the case's, rebuilt at grading
+    assert record["initial_state_digest"] == records.state_digest(STATE)
     assert {d["path"] for d in record["state_diff"]} == {
         "orders.ORDER_2.refund_status",
         "orders.ORDER_2.attempts",
@@ -93,8 +94,8 @@ def test_every_attempt_starts_from_a_fresh_state() -> None:
     )
     j = job(v, (SUBMIT,), state=STATE)
     first, second = run_attempt(j), run_attempt(j)
-    assert records.final_state(first) == records.final_state(second)
-    assert records.state_before(second, 0)["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert records.final_state(first, STATE) == records.final_state(second, STATE)
+    assert records.state_before(second, 0, STATE)["orders"]["ORDER_2"]["refund_status"] == "not_started"
     assert STATE["orders"]["ORDER_2"] == {"refund_status": "not_started"}
 
 

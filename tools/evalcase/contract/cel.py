@@ -17,12 +17,18 @@ file's facts, so a warm lint never imports it.
 - :func:`scope` + :func:`evaluate` (runner, graders): a value, or an :class:`EvalError`.
   A scope converts the variables once; evaluating many expressions over one scope is
   cheap (a state document of a few hundred orders costs milliseconds to convert).
+- :class:`Scopes` (the runner's environment, one per attempt): converted variables kept
+  across evaluations, so that a 3 MB state is converted once per change, not once per
+  evaluation (cel-cpp converts a variable lazily, on the first evaluation that reads it,
+  at about 20 ms per MB, and an activation cannot be extended).
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -280,6 +286,163 @@ def evaluate(program: Program | str, variables: Scope | Mapping[str, Any]) -> An
             "the expression gives a value that is not plain data (an optional, such as "
             "list.first(), needs .orValue(default) or .value())"
         )
+
+
+_INT64 = 1 << 63
+_TOKENS = itertools.count(1)  # process-wide: a worker serves many attempts' Scopes
+_LITERAL_NODES = 4096  # a value of more nodes is converted, not written as a literal
+
+
+def literal(value: Any, budget: int = _LITERAL_NODES) -> str | None:
+    """``value`` as a CEL literal equal to what the binding would convert it to, or None
+    when it is too large (more than ``budget`` nodes) or has no exact literal (int keys,
+    tuples, numbers out of range, lone surrogates...)."""
+    nodes = [0]
+
+    def fits(v: Any) -> bool:
+        nodes[0] += 1
+        if nodes[0] > budget:
+            return False
+        if v is None or isinstance(v, bool | str):
+            return True
+        if isinstance(v, int):
+            return -_INT64 < v < _INT64
+        if isinstance(v, float):
+            return v == v and v not in (float("inf"), float("-inf"))
+        if type(v) is list:
+            return all(fits(x) for x in v)
+        if type(v) is dict:
+            return all(type(k) is str and fits(x) for k, x in v.items())
+        return False
+
+    if not fits(value):
+        return None
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text
+
+
+@dataclass(eq=False)
+class _Entry:
+    """One activation: the objects it was built from, and the names already converted."""
+
+    data: dict[str, Any]
+    activation: Any
+    warm: set[str]
+    stale: set[str]
+
+
+class Scopes:
+    """Variables converted once for every evaluation that reads them unchanged.
+
+    cel-cpp converts a Python variable to CEL values when an evaluation first reads it
+    and keeps the result in the activation; an activation cannot take new names. So this
+    keeps a few activations, and evaluates an expression in the one that already holds
+    the same objects (by identity) for the names it reads. A name bound to another object
+    (the call's ``args``, a ``let`` value, a ``foreach`` element) that is small is passed
+    as a literal binding around the expression (``[value].map(name, expression)[0]``),
+    so the large, unchanged state keys stay converted; a large one gets a new activation.
+    The caller must :meth:`invalidate` a name whose object it changed in place (the
+    environment does for every state change)."""
+
+    def __init__(self, keep: int = 3) -> None:
+        self.keep = keep
+        self._entries: list[_Entry] = []
+        self.conversions: dict[str, int] = {}  # name -> times converted (for tests, docs)
+        self.activations = 0
+        self._tokens: dict[str, tuple[Any, int]] = {}
+
+    def invalidate(self, names: Iterable[str]) -> None:
+        """These names' objects changed in place: never read their old conversions."""
+        gone = set(names)
+        for entry in self._entries:
+            entry.stale |= gone & set(entry.data)
+        self._entries = [e for e in self._entries if len(e.stale) < len(e.data) or not e.data]
+        for name in gone:
+            self._tokens.pop(name, None)
+
+    def token(self, name: str, value: Any) -> int:
+        """A number that stays the same while ``name`` is bound to this unchanged object
+        (workers keep values by it, so that an unchanged state is sent once)."""
+        held = self._tokens.get(name)
+        if held is not None and held[0] is value:
+            return held[1]
+        token = next(_TOKENS)
+        self._tokens[name] = (value, token)
+        return token
+
+    def _pick(
+        self, roots: frozenset[str], variables: Mapping[str, Any], literals: dict[str, str | None]
+    ) -> _Entry | None:
+        best: tuple[int, _Entry] | None = None
+        for entry in self._entries:
+            same = {r for r in roots if _same(entry, r, variables[r])}
+            others = roots - same
+            for r in others:
+                if r not in literals:
+                    literals[r] = literal(variables[r])
+            if any(literals[r] is None for r in others):
+                continue
+            score = len(same & entry.warm) * 2 + len(same)
+            if best is None or score > best[0]:
+                best = (score, entry)
+        return None if best is None else best[1]
+
+    def _new(self, variables: Mapping[str, Any]) -> _Entry | EvalError:
+        data = dict(variables)
+        try:
+            activation = _env().Activation(data=data)
+        except Exception as exc:
+            return EvalError(f"cannot pass these values to CEL: {exc}")
+        self.activations += 1
+        entry = _Entry(data, activation, set(), set())
+        self._entries.insert(0, entry)
+        del self._entries[self.keep :]
+        return entry
+
+    def evaluate(self, source: str, variables: Mapping[str, Any]) -> Any:
+        """:func:`evaluate` of ``source`` over ``variables``, reusing conversions."""
+        analysis = analyze(source)
+        if analysis.error is not None:
+            return compile(source)  # the CelError with its position
+        roots = frozenset(r for r in analysis.roots if r in variables)
+        literals: dict[str, str | None] = {}
+        entry = self._pick(roots, variables, literals)
+        if entry is None:
+            made = self._new(variables)
+            if isinstance(made, EvalError):
+                return made
+            entry = made
+        bound = {r for r in roots if not _same(entry, r, variables[r])}
+        text = source
+        for name in sorted(bound):
+            text = f"[{literals[name]}].map({name}, {text})[0]"
+        for name in roots - bound - entry.warm:
+            self.conversions[name] = self.conversions.get(name, 0) + 1
+        entry.warm |= roots - bound
+        program = compile(source) if text == source else _compile_once(text)
+        if isinstance(program, CelError):
+            return compile(source) if text != source else program
+        value = evaluate(program, Scope(frozenset(entry.data), entry.activation))
+        if isinstance(value, EvalError) and "Non-CEL value type" in value.message:
+            return evaluate(source, {r: variables[r] for r in roots})  # plain() converts
+        return value
+
+
+def _same(entry: _Entry, name: str, value: Any) -> bool:
+    return name in entry.data and name not in entry.stale and entry.data[name] is value
+
+
+def _compile_once(source: str) -> Program | CelError:
+    """Compiled without the cache (a binding's text is seen once)."""
+    try:
+        return Program(source, _env().compile(source, disable_check=True))
+    except Exception as exc:
+        found = _errors(str(exc))
+        return CelError(*found[0]) if found else CelError(1, 1, str(exc).strip())
 
 
 def _clean(message: str) -> str:

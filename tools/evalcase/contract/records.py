@@ -11,18 +11,73 @@ so that all of them treat a file the same way:
   :class:`Damaged` (file, line, why), and drops a torn last line (a run killed
   mid-write) the same way.
 - :func:`state_before` and :func:`final_state` rebuild the state an attempt saw from its
-  ``initial_state`` and the ordered ``changes`` of its calls: the record keeps diffs
+  initial state and the ordered ``changes`` of its calls: the record keeps diffs
   (path, before, after), never a copy of the whole state per call.
+- The initial state itself is not in a record (version 3): it is the case's, rebuilt from
+  the case and its fixtures at the run's commit (trusted), never read from the record (an
+  output anyone can write). The record keeps its :func:`state_digest`
+  (``initial_state_digest``) so that grading can tell when the case's state is not the
+  one the attempt ran on; :func:`with_initial_state` gives graders the attempt with the
+  case's state. Records of versions 1 and 2 carry ``initial_state``: still readable, but
+  the case's state is used when the case is known.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+def state_text(state: Mapping[str, Any]) -> str:
+    """The state as the runner hands it to an attempt (JSON, non-JSON values as text)."""
+    return json.dumps(state, ensure_ascii=False, default=str)
+
+
+def state_digest(state: Mapping[str, Any] | str) -> str:
+    """``sha256:<hex>`` of :func:`state_text` (or of the text given)."""
+    text = state if isinstance(state, str) else state_text(state)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_DIGESTS: dict[int, tuple[Any, str]] = {}
+
+
+def _cached_digest(state: Mapping[str, Any]) -> str:
+    hit = _DIGESTS.get(id(state))
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    digest = state_digest(state)
+    if len(_DIGESTS) > 1024:
+        _DIGESTS.clear()
+    _DIGESTS[id(state)] = (state, digest)
+    return digest
+
+
+def with_initial_state(
+    attempt: Mapping[str, Any], initial: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], str | None]:
+    """The attempt as graders read it: ``initial_state`` is the case's (``initial``, from
+    the case at the run's commit), never the record's own. The second value says why the
+    state could not be given (the record's digest names another state): graders that need
+    it then find none and answer ``error``, never a verdict over the wrong state."""
+    out = dict(attempt)
+    if initial is None:
+        return out, None
+    recorded = attempt.get("initial_state_digest")
+    if isinstance(recorded, str) and recorded != _cached_digest(initial):
+        out["initial_state"] = None
+        out["initial_state_problem"] = reason = (
+            "the attempt ran on another initial state than the case's at the run's commit "
+            f"(record {recorded[:19]}..., case {_cached_digest(initial)[:19]}...)"
+        )
+        return out, reason
+    out["initial_state"] = initial
+    return out, None
 
 
 @dataclass(frozen=True)
@@ -186,13 +241,18 @@ def _calls(attempt: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
 
 
-def state_before(attempt: Mapping[str, Any], index: int) -> dict[str, Any]:
-    """The state as call ``index`` found it (records of version 1 kept a copy)."""
+def state_before(
+    attempt: Mapping[str, Any], index: int, initial: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The state as call ``index`` found it, from ``initial`` (the case's initial state;
+    default: the attempt's ``initial_state``, see :func:`with_initial_state`); records of
+    version 1 kept a copy."""
     calls = _calls(attempt)
     if 0 <= index < len(calls) and isinstance(calls[index].get("state_before"), dict):
         copy: dict[str, Any] = _copy(calls[index]["state_before"])
         return copy
-    initial = attempt.get("initial_state")
+    if initial is None:
+        initial = attempt.get("initial_state")
     state: dict[str, Any] = _copy(initial) if isinstance(initial, dict) else {}
     for call in calls[: max(0, index)]:
         for change in call.get("changes") or ():
@@ -201,12 +261,15 @@ def state_before(attempt: Mapping[str, Any], index: int) -> dict[str, Any]:
     return state
 
 
-def final_state(attempt: Mapping[str, Any]) -> dict[str, Any] | None:
+def final_state(
+    attempt: Mapping[str, Any], initial: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The state at the end of the attempt: recorded (version 1), else rebuilt from the
-    initial state and every change; None when the attempt recorded no state at all."""
+    initial state (``initial``, default the attempt's ``initial_state``) and every change;
+    None when there is no initial state to start from."""
     recorded = attempt.get("final_state")
     if isinstance(recorded, dict):
         return recorded
-    if not isinstance(attempt.get("initial_state"), dict):
+    if initial is None and not isinstance(attempt.get("initial_state"), dict):
         return None
-    return state_before(attempt, len(_calls(attempt)))
+    return state_before(attempt, len(_calls(attempt)), initial)

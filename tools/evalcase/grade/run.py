@@ -250,7 +250,8 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         case = dataset.cases.get(str(attempt.get("case_id")))
         if case is None:
             return _not_in_dataset(dataset, attempt)
-        return grade_attempt(case.spec, attempt, ctx)
+        trusted, _ = records.with_initial_state(attempt, case.initial_state)
+        return grade_attempt(case.spec, trusted, ctx)
 
     results: list[AttemptResult]
     if ctx.judge.configured and ctx.judge.concurrency > 1 and len(record.attempts) > 1:

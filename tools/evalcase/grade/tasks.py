@@ -18,6 +18,9 @@ from evalcase.grade.spec import as_list
 class GradingCase:
     spec: JudgeSpec
     meta: CaseMeta
+    # The case's initial state at the dataset's revision: graders read this one, never the
+    # record's (evalcase.contract.records.with_initial_state).
+    initial_state: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
         path: "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in found)
         for path, found in dataset.problems.items()
     }
-    cases = {t.case_id: GradingCase(t.judge, case_meta(t)) for t in dataset.tasks}
+    cases = {t.case_id: GradingCase(t.judge, case_meta(t), t.env.initial_state) for t in dataset.tasks}
     unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
                           dataset.manifest, cases, problems, unbuilt)  # fmt: skip

@@ -11,7 +11,11 @@ that it never holds the GIL the other attempts of the run need. Other expression
 (comparisons, field reads, ``in``...) cost microseconds and are evaluated in process.
 
 Workers are reused across attempts (one per concurrently evaluating attempt); a killed
-one is replaced on demand.
+one is replaced on demand. A large variable (a state key) is sent to a worker once, with
+the token its :class:`~evalcase.contract.cel.Scopes` gave it, and afterwards by token
+only: the worker keeps the last few values it was sent and evaluates over them with its
+own ``Scopes``, so an unchanged 3 MB state is neither pickled nor converted again for
+each evaluation.
 """
 
 from __future__ import annotations
@@ -25,9 +29,15 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalcase.contract.cel import Scopes
 
 DEFAULT_MEMORY_MB = 512
+HELD = 8  # large values a worker keeps (by token)
 _HEADER = struct.Struct("!Q")
 
 
@@ -58,6 +68,7 @@ class Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         self.memory_mb = memory_mb
+        self.held: OrderedDict[int, None] = OrderedDict()  # tokens the worker keeps
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "evalcase.run.celworker", str(memory_mb)],
             stdin=subprocess.PIPE,
@@ -66,9 +77,44 @@ class Worker:
             start_new_session=True,
         )
 
-    def evaluate(self, source: str, variables: Any, deadline: float | None) -> Any:
+    def request(
+        self, variables: Mapping[str, Any], scopes: Scopes | None
+    ) -> tuple[dict[str, Any], dict[str, int], dict[int, Any], list[int]]:
+        """What to send: small values inline, large ones by token (with the value only
+        the first time), and the tokens the worker may forget."""
+        from evalcase.contract import cel
+
+        if scopes is None:
+            return dict(cel.plain(variables)), {}, {}, []
+        inline: dict[str, Any] = {}
+        refs: dict[str, int] = {}
+        values: dict[int, Any] = {}
+        for name, value in variables.items():
+            if cel.literal(value, 256) is not None:
+                inline[name] = value
+                continue
+            token = scopes.token(name, value)
+            refs[name] = token
+            if token in self.held:
+                self.held.move_to_end(token)
+            else:
+                values[token] = cel.plain(value)
+                self.held[token] = None
+        drop: list[int] = []
+        while len(self.held) > max(HELD, len(refs)):
+            drop.append(self.held.popitem(last=False)[0])
+        return inline, refs, values, drop
+
+    def evaluate(
+        self,
+        source: str,
+        variables: Mapping[str, Any],
+        deadline: float | None,
+        scopes: Scopes | None = None,
+    ) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        blob = pickle.dumps((source, variables), protocol=pickle.HIGHEST_PROTOCOL)
+        message = (source, *self.request(variables, scopes))
+        blob = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.proc.stdin.write(_HEADER.pack(len(blob)) + blob)
             self.proc.stdin.flush()
@@ -92,9 +138,16 @@ _idle: list[Worker] = []
 _lock = threading.Lock()
 
 
-def evaluate(source: str, variables: Any, deadline: float | None, memory_mb: int) -> Any:
+def evaluate(
+    source: str,
+    variables: Mapping[str, Any],
+    deadline: float | None,
+    memory_mb: int,
+    scopes: Scopes | None = None,
+) -> Any:
     """``cel.evaluate(source, variables)`` in a worker; WorkerTimeout at the deadline,
-    WorkerFailed when the worker died (its memory limit)."""
+    WorkerFailed when the worker died (its memory limit). With ``scopes``, large values
+    go by token (sent once per worker)."""
     with _lock:
         worker = next((w for w in _idle if w.memory_mb == memory_mb), None)
         if worker is not None:
@@ -102,7 +155,7 @@ def evaluate(source: str, variables: Any, deadline: float | None, memory_mb: int
     if worker is None:
         worker = Worker(memory_mb)
     try:
-        result = worker.evaluate(source, variables, deadline)
+        result = worker.evaluate(source, variables, deadline, scopes)
     except BaseException:
         worker.kill()
         raise
@@ -132,6 +185,8 @@ def _serve(memory_mb: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from evalcase.contract import cel
 
+    kept: dict[int, Any] = {}
+    scopes = cel.Scopes()
     stdin, stdout = sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno()
     while True:
         try:
@@ -139,9 +194,21 @@ def _serve(memory_mb: int) -> None:
         except WorkerFailed:
             return
         (size,) = _HEADER.unpack(header)
-        source, variables = pickle.loads(_read_exact(stdin, size, None))
+        source, inline, refs, values, drop = pickle.loads(_read_exact(stdin, size, None))
+        kept.update(values)
+        for token in drop:
+            kept.pop(token, None)
         try:
-            value: Any = cel.evaluate(source, variables)
+            if refs:
+                missing = [name for name, token in refs.items() if token not in kept]
+                variables = {**inline, **{n: kept[t] for n, t in refs.items() if t in kept}}
+                value: Any = (
+                    cel.EvalError(f"the CEL worker lost the value of {', '.join(missing)}")
+                    if missing
+                    else scopes.evaluate(source, variables)
+                )
+            else:
+                value = cel.evaluate(source, inline)
         except MemoryError:
             value = cel.EvalError(f"the evaluation exceeded its memory limit of {memory_mb} MB")
         try:

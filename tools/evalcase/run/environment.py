@@ -37,6 +37,11 @@ Budgets (``[run]`` settings, recorded errors of kind ``budget``): at most
 Each call's ``changes`` are diffs (path, keys, before, after), never a copy of the state;
 tool work stops at the attempt's deadline (``timeout``).
 
+The CEL scope is kept for the whole attempt (:class:`evalcase.contract.cel.Scopes`): a
+state key is converted to CEL once, and again only after a change to it, however many
+expressions a call evaluates. Every change of the state goes through
+:meth:`Environment.change`, which tells the scope what changed.
+
 A side-effect tool leaves an audit record (operator, time, tool, arguments, whether the
 user had confirmed, whether identity was verified, whether a timeout hid the result).
 """
@@ -53,9 +58,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract import paths
-from evalcase.contract.records import OutOfRange, loads_strict
+from evalcase.contract.cel import Scopes
+from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
-from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, split_path, truthy
+from evalcase.run.expr import (
+    ExprError,
+    apply_op,
+    evaluate,
+    get_path,
+    scoped,
+    split_path,
+    truthy,
+)
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import EnvSpec, Fault, Passage, Response, StateOp, ToolBehaviour, ToolError
 
@@ -97,20 +111,20 @@ def state_diff(before: Any, after: Any, prefix: str = "") -> list[dict[str, Any]
     return []
 
 
-_STATE_TEXT: dict[int, tuple[Any, str]] = {}
+_STATE_TEXT: dict[int, tuple[Any, str, str]] = {}
 
 
-def _state_text(state: Mapping[str, Any]) -> str:
-    """The initial state as JSON text, once per spec: every attempt parses its own fresh
-    copy from it (the C parser beats a recursive copy by far)."""
+def _state_text(state: Mapping[str, Any]) -> tuple[str, str]:
+    """The initial state as JSON text and its digest, once per spec: every attempt parses
+    its own fresh copy from it (the C parser beats a recursive copy by far)."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
-        return hit[1]
-    text = json.dumps(state, ensure_ascii=False, default=str)
+        return hit[1], hit[2]
+    text = state_text(state)
     if len(_STATE_TEXT) > 4096:
         _STATE_TEXT.clear()
-    _STATE_TEXT[id(state)] = (state, text)
-    return text
+    _STATE_TEXT[id(state)] = (state, text, state_digest(text))
+    return text, _STATE_TEXT[id(state)][2]
 
 
 class StepFailed(Exception):
@@ -193,7 +207,7 @@ class Environment:
         self.operator = operator
         self.limits = limits or Limits()
         self.deadline = deadline
-        text = _state_text(spec.initial_state)
+        text, self.initial_digest = _state_text(spec.initial_state)
         self.initial_state: dict[str, Any] = json.loads(text)
         self.state: dict[str, Any] = json.loads(text)
         self.state_bytes = len(text.encode("utf-8"))
@@ -206,6 +220,7 @@ class Environment:
         self._undo: list[tuple[str, Callable[[], None]]] | None = None
         # Set once a response with ends_conversation: true has been delivered.
         self.conversation_ended = False
+        self.scopes = Scopes()  # CEL conversions kept across evaluations and calls
 
     # -- variables -----------------------------------------------------------------------
     def _vars(self, args: Any, call: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,6 +247,7 @@ class Environment:
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
         undo = _undoer(self.state, op, parts)
+        self.scopes.invalidate(("state", parts[0]) if parts else ("state",))
         before, after = apply_op(self.state, op, parts, value)
         if self._undo is not None:
             self._undo.append((parts[0] if parts else "", undo))
@@ -246,6 +262,12 @@ class Environment:
         self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
     ) -> dict[str, Any]:
         """Answer one tool call; returns the ``tool`` message for the agent."""
+        with scoped(self.scopes):
+            return self._call(call_id, name, arguments, user_confirmed=user_confirmed)
+
+    def _call(
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+    ) -> dict[str, Any]:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         if len(self.calls) >= self.limits.max_tool_calls:
@@ -574,6 +596,7 @@ class Environment:
             self.conversation_ended = True
         self.calls.append(record)
         self._call_view.append({k: record[k] for k in ("tool", "args", "ok", "error", "result")})
+        self.scopes.invalidate(("calls",))
         body = {"error": record["error"]} if record["error"] is not None else record["result"]
         return {
             "role": "tool",

@@ -10,6 +10,11 @@ expensive runs in a killable worker process (:mod:`evalcase.run.celworker`), and
 still running at the deadline ends the attempt as a recorded ``timeout``. Only the
 variables an expression names are passed to it, so that the cost of an evaluation does
 not grow with the state or the calls it does not read.
+
+Within :func:`scoped` (the environment, for each attempt) conversions are kept: a state
+key is converted to CEL once, and again only after a change to it
+(:class:`evalcase.contract.cel.Scopes`), in process and in the worker alike (a worker is
+sent a large value once, then only its token).
 """
 
 from __future__ import annotations
@@ -44,6 +49,17 @@ def bounded(deadline: float, memory_mb: int = celworker.DEFAULT_MEMORY_MB) -> It
         _bounds.value = saved
 
 
+@contextmanager
+def scoped(scopes: cel.Scopes) -> Iterator[None]:
+    """Evaluations in this thread reuse ``scopes``' conversions (one per attempt)."""
+    saved = getattr(_bounds, "scopes", None)
+    _bounds.scopes = scopes
+    try:
+        yield
+    finally:
+        _bounds.scopes = saved
+
+
 class ExprError(Exception):
     """An expression or path failed; the message says which and why."""
 
@@ -57,9 +73,10 @@ def evaluate(source: str, variables: Mapping[str, Any]) -> Any:
     bounds = getattr(_bounds, "value", None)
     if bounds is not None and time.monotonic() >= bounds[0]:
         raise AgentFault("timeout", "the attempt's deadline passed during tool work")
+    scopes: cel.Scopes | None = getattr(_bounds, "scopes", None)
     if bounds is not None and isinstance(source, str) and _COSTLY.search(source):
         try:
-            value = celworker.evaluate(source, cel.plain(variables), bounds[0], bounds[1])
+            value = celworker.evaluate(source, variables, bounds[0], bounds[1], scopes)
         except celworker.WorkerTimeout:
             raise AgentFault(
                 "timeout", f"the expression {source[:80]!r} was still running at the deadline"
@@ -68,6 +85,8 @@ def evaluate(source: str, variables: Mapping[str, Any]) -> Any:
             raise ExprError(
                 f"{source[:80]!r}: the evaluation exceeded its memory limit of {bounds[1]} MB"
             ) from None
+    elif scopes is not None and isinstance(source, str):
+        value = scopes.evaluate(source, variables)
     else:
         value = cel.evaluate(source, variables)
     if isinstance(value, cel.CelError):

@@ -36,7 +36,9 @@ from evalcase.run.user_simulator import Simulator
 
 # 2: no final_state and no per-call state_before (rebuilt from initial_state and the
 # calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
-RECORD_VERSION = 2
+# 3: no initial_state (the case's, rebuilt at grading from the case at the run's commit),
+# only its initial_state_digest: a record's size no longer grows with the state's.
+RECORD_VERSION = 3
 
 
 def _now() -> str:
@@ -64,7 +66,7 @@ def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
         "status": "error",
         "error": {"kind": "worker_lost", "message": message},
         "output": None, "truncated": False, "messages": [], "trace": [], "calls": [],
-        "retrieved": [], "initial_state": None, "state_diff": [],
+        "retrieved": [], "initial_state_digest": None, "state_diff": [],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
         "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
         "record_version": RECORD_VERSION,
@@ -96,7 +98,7 @@ def cap_record(record: dict[str, Any], limit: int) -> dict[str, Any]:
             "its messages, trace and calls were dropped (a runaway agent or state?)",
         },
         "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
-        "initial_state": None, "state_diff": [],
+        "initial_state_digest": record.get("initial_state_digest"), "state_diff": [],
         "agent_version": record.get("agent_version"),
         **kept,
         "record_version": RECORD_VERSION,
@@ -221,7 +223,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         "trace": recorder.trace,
         "calls": env.calls,
         "retrieved": env.retrieved,
-        "initial_state": env.initial_state,
+        "initial_state_digest": env.initial_digest,
         "state_diff": state_diff(env.initial_state, env.state),
         "usage": usage,
         "latency_ms": round((time.monotonic() - start) * 1000, 3),

@@ -78,7 +78,8 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
     final = records.final_state(attempt)
     initial = attempt.get("initial_state") or {}
     if not isinstance(final, Mapping):
-        return error("the attempt has no recorded final_state"), 0
+        problem = attempt.get("initial_state_problem")
+        return error(str(problem or "the attempt has no recorded final_state")), 0
     made = 0
     expected = field_of(fsc, "expected") or {}
     for path, want in dict(expected).items():
