@@ -107,9 +107,7 @@ def case(
     first: str,
     tools: list[str],
     versions: dict[str, str],
-    policies: dict[str, Any],
 ) -> dict[str, Any]:
-    writes = sorted(policies)
     tid = task["id"]
     ins = {k: v.strip() for k, v in task["user_scenario"]["instructions"].items() if v}
     persona = task["user_scenario"].get("persona")
@@ -155,7 +153,6 @@ def case(
             "order": "in_order",
             "calls": [{"tool": a["name"], "args": a["arguments"]} for a in actions],
         },
-        "side_effect_policy": [{"tool": name, **policies[name]} for name in writes],
         "final_state_check": {"type": "state_match", "from_expected_calls": True},
         "trace_requirement": {"required_fields": ["tool_call", "observation", "final_state"]},
         "success_criteria": [
@@ -256,18 +253,22 @@ def build(out: Path, root: Path) -> dict[str, Any]:
     (out / "oracle").mkdir()
     (out / "agents").mkdir()
 
+    # Each write tool's side-effect policy, declared once in its fixture (every case
+    # offering the tool is graded with it).
+    policies = yaml.safe_load((HERE / "policies.yaml").read_text())
     versions: dict[str, str] = {}
     for template in sorted((HERE / "tools").glob("*.yaml")):
         doc = yaml.safe_load(template.read_text())
         name = doc["data"]["name"]
         doc["data"].update(responses[name])
+        if name in policies:
+            doc["data"]["side_effect_policy"] = {"tool": name, **policies[name]}
         versions[name] = doc["fixture_version"]
         (out / f"fixtures/tool/{name}.yaml").write_text(dump(doc))
     missing = set(responses) - set(versions)
     if missing:
         raise SystemExit(f"responses.yaml names tools without a template: {sorted(missing)}")
     tools = sorted(versions)
-    policies = yaml.safe_load((HERE / "policies.yaml").read_text())
     writes = sorted(n for n in tools if responses[n].get("side_effect"))
     if writes != sorted(policies):
         raise SystemExit(f"policies.yaml must name exactly the write tools: {writes}")
@@ -304,7 +305,7 @@ def build(out: Path, root: Path) -> dict[str, Any]:
             "actions": [{"name": a["name"], "arguments": a["arguments"]} for a in crit.get("actions") or []],
             "say": [str(x) for x in crit.get("communicate_info") or []],
         }  # fmt: skip
-        doc = case(task, first, tools, versions, policies)
+        doc = case(task, first, tools, versions)
         (out / f"datasets/{DATASET}/cases/{doc['case_id']}.yaml").write_text(dump(doc))
     manifest = dict(MANIFEST)
     (out / f"datasets/{DATASET}/dataset.yaml").write_text(dump(manifest))

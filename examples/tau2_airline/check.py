@@ -119,6 +119,16 @@ def attempts(folder: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def initial_state(repo: Path) -> dict[str, Any]:
+    """The cases' initial state: the database fixture build.py wrote (its data is one JSON
+    line), since records (version 3) carry only its digest."""
+    for line in (repo / "fixtures/state/tau2_airline_db.yaml").read_text().splitlines():
+        if line.startswith("data: "):
+            state: dict[str, Any] = json.loads(line[len("data: ") :])
+            return state
+    raise SystemExit("no data line in fixtures/state/tau2_airline_db.yaml")
+
+
 def task_of(case_id: str) -> str:
     return str(int(case_id.rsplit("_", 1)[1]))
 
@@ -174,6 +184,7 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
     oracle = json.loads((repo / "oracle/expected_actions.json").read_text())
     opener = {entry["task"]: first for first, entry in oracle.items()}
     out: dict[str, Any] = {"replay": {}, "final_state": {}, "null": {}}
+    initial = initial_state(repo)
 
     folder, verdicts = run(repo, "tau2_replay", select)
     records = attempts(folder)
@@ -187,7 +198,7 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
                 env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
             except Exception:  # tau2's gold replay goes on after an error too
                 pass
-        ours = final_state(record)
+        ours = final_state(record, initial)
         if ours is None:
             out["final_state"][tid] = {"equal": False, "why": "no final state in the record"}
             continue

@@ -61,10 +61,13 @@ def _run(repo: Path, select: str, agent: str, **env: str) -> dict[str, Any]:
     return {"record": record, "report": json.loads(report.read_text()), "proc": done}
 
 
-def _final(record: dict[str, Any]) -> dict[str, Any]:
+def _final(repo: Path, record: dict[str, Any]) -> dict[str, Any]:
     from evalcase.contract.records import final_state
 
-    state = final_state(record)
+    sys.path.insert(0, str(EXAMPLE))
+    from check import initial_state
+
+    state = final_state(record, initial_state(repo))
     assert state is not None
     return state
 
@@ -130,7 +133,7 @@ def test_a_task_with_the_simulated_user_against_a_local_server(repo: Path) -> No
     assert users[1] == "Yes, please cancel NQNU5R only; keep IFOYYZ."
     calls = [c for c in record["calls"] if c["tool"] == "cancel_reservation"]
     assert [c["args"] for c in calls] == [{"reservation_id": "NQNU5R"}]
-    state = _final(record)
+    state = _final(repo, record)
     assert state["reservations"]["NQNU5R"]["status"] == "cancelled"
     assert "status" not in state["reservations"]["IFOYYZ"]
     case = got["report"]["cases"][0]
@@ -169,7 +172,7 @@ def test_a_task_with_a_reactive_script_and_no_model(repo: Path) -> None:
     assert record["status"] == "completed", record.get("error")
     # The turn whose `when` never held was skipped; the others came in answer order.
     assert _users(record) == [opener, "Yes, cancel NQNU5R; IFOYYZ stays.", "Thank you, that is all."]
-    state = _final(record)
+    state = _final(repo, record)
     assert state["reservations"]["NQNU5R"]["status"] == "cancelled"
     assert "status" not in state["reservations"]["IFOYYZ"]
     case = got["report"]["cases"][0]

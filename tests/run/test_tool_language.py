@@ -79,7 +79,11 @@ def attempt(
 ) -> dict[str, Any]:
     texts = [f"turn {i}" for i in range(len(turns))]
     context = {"script": [[list(s) for s in t] for t in turns]}
-    return run_attempt(job(view(*texts, tools=tools, context=context), tools, **kw))
+    record = run_attempt(job(view(*texts, tools=tools, context=context), tools, **kw))
+    # Records (version 3) no longer carry the initial state: graders rebuild it from the
+    # case, as this does from the state the attempt started with.
+    record.setdefault("initial_state", json.loads(json.dumps(kw.get("state") or {})))
+    return record
 
 
 def _book(**over: Any) -> dict[str, Any]:
