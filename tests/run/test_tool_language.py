@@ -395,3 +395,12 @@ def test_a_fail_step_inside_foreach_answers_its_error_and_undoes_the_call() -> N
     assert records.final_state(record)["flights"] == {
         "HAT1": {"seats": 3}, "HAT2": {"seats": 1}, "HAT3": {"seats": 7}
     }  # fmt: skip
+
+
+def test_sum_of_ints_only() -> None:
+    # Merging tau2-perf brought a second module constant of the same name (_INT64 = 1 << 63)
+    # that broke the overflow check of an all-int sum: the usual tau2 case (prices are ints).
+    from evalcase.contract import cel
+
+    assert cel.evaluate("[1, 2, 3].sum()", {}) == 6
+    assert isinstance(cel.evaluate(f"[{2**62}, {2**62}].sum()", {}), cel.EvalError)
