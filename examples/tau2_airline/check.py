@@ -28,6 +28,7 @@ Prints one line per check and a summary; exit 0 when every check holds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -59,18 +60,27 @@ def stop_user() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(blob)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             self._send({"object": "list", "data": [{"id": "stop-user", "object": "model"}]})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._send({
-                "id": "chatcmpl-stop", "object": "chat.completion", "created": 1,
-                "model": "stop-user",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": "###STOP###"}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            })  # fmt: skip
+            self._send(
+                {
+                    "id": "chatcmpl-stop",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": "stop-user",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "###STOP###"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -101,7 +111,9 @@ def run(repo: Path, agent: str, select: str | None) -> tuple[Path, dict[str, Any
     done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
     new = sorted(set(outputs.glob("*/*")) - before)
     if not new:
-        raise SystemExit(f"evalcase run wrote no run (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        raise SystemExit(
+            f"evalcase run wrote no run (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
     folder = new[-1]
     verdicts: dict[str, Any] = {}
     for report in (repo / "reports").glob(f"*/{folder.name}/report.json"):
@@ -136,17 +148,28 @@ def task_of(case_id: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
-    parser.add_argument("--repo", type=Path, help="build into this folder (default: a temporary one)")
+    parser.add_argument(
+        "--repo", type=Path, help="build into this folder (default: a temporary one)"
+    )
     parser.add_argument("--select", help="only these cases (an evalcase --select value)")
     parser.add_argument("--json", type=Path, help="write the results here")
     ns = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tau2_") as tmp, stop_user() as url:
         repo = (ns.repo or Path(tmp) / "repo").resolve()
         built = subprocess.run(
-            [sys.executable, str(HERE / "build.py"), str(repo), "--cache", str(ns.cache),
-             "--user-simulator", f"{url},stop-user,{KEY_ENV}", "--no-lint"],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(HERE / "build.py"),
+                str(repo),
+                "--cache",
+                str(ns.cache),
+                "--user-simulator",
+                f"{url},stop-user,{KEY_ENV}",
+                "--no-lint",
+            ],
+            capture_output=True,
+            text=True,
+        )
         print(built.stdout.strip())
         if built.returncode != 0:
             print(built.stderr[-4000:])
@@ -165,14 +188,14 @@ def main() -> int:
 
 
 def check(repo: Path, select: str | None) -> dict[str, Any]:
-    from evalcase.contract.records import final_state
-
     from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
     from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
     from tau2.domains.airline.data_model import FlightDB  # type: ignore[import-not-found]
     from tau2.domains.airline.environment import get_environment, get_tasks  # type: ignore[import-not-found]
     from tau2.evaluator.evaluator_communicate import CommunicateEvaluator  # type: ignore[import-not-found]
     from tau2.evaluator.evaluator_env import EnvironmentEvaluator  # type: ignore[import-not-found]
+
+    from evalcase.contract.records import final_state
 
     try:
         from loguru import logger  # tau2 logs every tool call at INFO
@@ -194,10 +217,11 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
         out["replay"][tid] = verdicts.get(case_id)
         env = get_environment()
         for action in tasks[tid].evaluation_criteria.actions or []:
-            try:
-                env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
-            except Exception:  # tau2's gold replay goes on after an error too
-                pass
+            # tau2's gold replay goes on after an error too
+            with contextlib.suppress(Exception):
+                env.make_tool_call(
+                    tool_name=action.name, requestor=action.requestor, **action.arguments
+                )
         ours = final_state(record, initial)
         if ours is None:
             out["final_state"][tid] = {"equal": False, "why": "no final state in the record"}
@@ -212,7 +236,9 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
     for case_id, record in sorted(attempts(folder).items()):
         tid = task_of(case_id)
         task: Task = tasks[tid]
-        answers = [e.get("content") for e in record.get("trace", []) if e.get("type") == "assistant"]
+        answers = [
+            e.get("content") for e in record.get("trace", []) if e.get("type") == "assistant"
+        ]
         trajectory = [UserMessage(role="user", content=opener[tid])]
         trajectory += [AssistantMessage(role="assistant", content=a or "") for a in answers]
         basis = set(task.evaluation_criteria.reward_basis)
@@ -222,10 +248,15 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
                 environment_constructor=get_environment, task=task, full_trajectory=trajectory
             ).reward
         if RewardType.COMMUNICATE in basis:
-            reward *= CommunicateEvaluator.calculate_reward(task=task, full_trajectory=trajectory).reward
+            reward *= CommunicateEvaluator.calculate_reward(
+                task=task, full_trajectory=trajectory
+            ).reward
         ours_v = verdicts.get(case_id)
-        out["null"][tid] = {"evalcase": ours_v, "tau2_reward": reward,
-                            "agree": (ours_v == "pass") == (reward == 1.0)}  # fmt: skip
+        out["null"][tid] = {
+            "evalcase": ours_v,
+            "tau2_reward": reward,
+            "agree": (ours_v == "pass") == (reward == 1.0),
+        }
 
     n = len(out["replay"])
     summary = {
@@ -236,7 +267,10 @@ def check(repo: Path, select: str | None) -> dict[str, Any]:
         "null_pass": sum(1 for v in out["null"].values() if v["evalcase"] == "pass"),
         "tau2_null_reward_1": sum(1 for v in out["null"].values() if v["tau2_reward"] == 1.0),
     }
-    summary["ok"] = n > 0 and summary["replay_pass"] == summary["final_state_equal"] == summary["null_agree"] == n
+    summary["ok"] = (
+        n > 0
+        and summary["replay_pass"] == summary["final_state_equal"] == summary["null_agree"] == n
+    )
     out["summary"] = summary
     for tid, v in out["final_state"].items():
         if not v["equal"] or out["replay"][tid] != "pass":

@@ -16,6 +16,10 @@ VERSION = "tau2_null/1.0"
 if __name__ == "__main__":
     for line in sys.stdin:
         if line.strip():
-            message = {"role": "assistant", "content": "I cannot help with that.", "agent_version": VERSION}
+            message = {
+                "role": "assistant",
+                "content": "I cannot help with that.",
+                "agent_version": VERSION,
+            }
             sys.stdout.write(json.dumps(message) + "\n")
             sys.stdout.flush()

@@ -25,7 +25,11 @@ def reply(request: dict[str, Any], oracle: dict[str, Any]) -> dict[str, Any]:
     users = [m for m in messages if m.get("role") == "user"]
     entry = oracle.get(str(users[0].get("content") or "")) if users else None
     if entry is None:
-        return {"role": "assistant", "content": "I do not know this task.", "agent_version": VERSION}
+        return {
+            "role": "assistant",
+            "content": "I do not know this task.",
+            "agent_version": VERSION,
+        }
     sent = sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
     actions = entry["actions"]
     if sent < len(actions):
@@ -34,10 +38,16 @@ def reply(request: dict[str, Any], oracle: dict[str, Any]) -> dict[str, Any]:
             "role": "assistant",
             "content": None,
             "agent_version": VERSION,
-            "tool_calls": [{
-                "id": f"call_{sent}", "type": "function",
-                "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])},
-            }],  # fmt: skip
+            "tool_calls": [
+                {
+                    "id": f"call_{sent}",
+                    "type": "function",
+                    "function": {
+                        "name": action["name"],
+                        "arguments": json.dumps(action["arguments"]),
+                    },
+                }
+            ],
         }
     said = "; ".join(entry["say"])
     return {"role": "assistant", "content": f"Done. {said}".strip(), "agent_version": VERSION}

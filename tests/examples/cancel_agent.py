@@ -32,12 +32,14 @@ def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
         todo = [r for r in RID.findall(last) if r not in done]
         if todo:
             n = len(done)
+            # fmt: off
             return {
                 "role": "assistant", "content": None, "agent_version": "cancel_agent/1",
                 "tool_calls": [{"id": f"c{n}", "type": "function", "function": {
                     "name": "cancel_reservation",
                     "arguments": json.dumps({"reservation_id": todo[0]})}}],
-            }  # fmt: skip
+            }
+            # fmt: on
         if done:
             return say(f"Reservation {', '.join(sorted(done))} is cancelled.")
     ids = RID.findall(last)

@@ -149,7 +149,8 @@ def test_a_task_with_a_reactive_script_and_no_model(repo: Path) -> None:
     opener = doc["interaction"][0]["content"]
     doc["interaction"] = [
         {"role": "user", "content": opener},
-        {"role": "user", "content": "No, that is not what I asked.", "when": 'message.contains("flight")'},
+        {"role": "user", "content": "No, that is not what I asked.",
+         "when": 'message.contains("flight")'},
         {"role": "user", "content": "Yes, cancel NQNU5R; IFOYYZ stays.",
          "when": 'message.contains("confirm") && message.contains("NQNU5R")'},
         {"role": "user", "content": "Thank you, that is all.",
@@ -171,7 +172,11 @@ def test_a_task_with_a_reactive_script_and_no_model(repo: Path) -> None:
     record = got["record"]
     assert record["status"] == "completed", record.get("error")
     # The turn whose `when` never held was skipped; the others came in answer order.
-    assert _users(record) == [opener, "Yes, cancel NQNU5R; IFOYYZ stays.", "Thank you, that is all."]
+    assert _users(record) == [
+        opener,
+        "Yes, cancel NQNU5R; IFOYYZ stays.",
+        "Thank you, that is all.",
+    ]
     state = _final(repo, record)
     assert state["reservations"]["NQNU5R"]["status"] == "cancelled"
     assert "status" not in state["reservations"]["IFOYYZ"]
