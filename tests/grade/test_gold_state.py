@@ -70,8 +70,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 [WRONG],
                 expected_calls={
                     "any_of": [
-                        {"calls": [{"tool": "cancel_reservation", "args": {"reservation_id": "EHGLP3"}}]},
-                        {"calls": [{"tool": "cancel_reservation", "args": {"reservation_id": "Q69X3R"}}]},
+                        {
+                            "calls": [
+                                {"tool": "cancel_reservation", "args": {"reservation_id": "EHGLP3"}}
+                            ]
+                        },
+                        {
+                            "calls": [
+                                {"tool": "cancel_reservation", "args": {"reservation_id": "Q69X3R"}}
+                            ]
+                        },
                     ]
                 },
             ),

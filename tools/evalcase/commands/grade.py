@@ -27,6 +27,7 @@ def _replayer(config: Config) -> Replayer:
 
     return configured(config.raw.get("run") or {})
 
+
 # The same option as evalcase.cli's, declared here so that the import cycle between cli.py
 # and this module leaves every decorator typed.
 root_option = click.option(

@@ -74,9 +74,7 @@ def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:
             arguments = json.dumps(dict(expected.args), ensure_ascii=False, default=str)
             where = f"expected call {index + 1} ({expected.tool})"
             try:
-                environment.call(
-                    f"gold_{index + 1}", expected.tool, arguments, user_confirmed=True
-                )
+                environment.call(f"gold_{index + 1}", expected.tool, arguments, user_confirmed=True)
             except AgentFault as exc:
                 return GoldState(None, f"{where}: {exc.kind}: {exc.message}", index)
             record = environment.calls[-1]
@@ -84,8 +82,12 @@ def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:
             if error is not None:
                 code = error.get("code") if isinstance(error, dict) else error
                 message = error.get("message") if isinstance(error, dict) else ""
-                why = f"refused by permission {record['denied_by']!r}: " if record.get(
-                    "denied_by"
-                ) else ""
-                return GoldState(None, f"{where} errored in the replay: {why}{code}: {message}", index)
+                why = (
+                    f"refused by permission {record['denied_by']!r}: "
+                    if record.get("denied_by")
+                    else ""
+                )
+                return GoldState(
+                    None, f"{where} errored in the replay: {why}{code}: {message}", index
+                )
     return GoldState(environment.state)
