@@ -92,7 +92,7 @@ def test_permission_refuses_before_identity_verification_and_allows_after() -> N
         and allowed["audit"]["identity_verification_result"] is True
     )
     assert [e["type"] for e in record["trace"]].count("permission_denied") == 1
-    assert records.final_state(record)["refunds"]["R1"] == {"account_change": "pending"}
+    assert records.final_state(record, STATE)["refunds"]["R1"] == {"account_change": "pending"}
     tool_msgs = [json.loads(m["content"]) for m in record["messages"] if m["role"] == "tool"]
     assert tool_msgs[0] == {
         "error": {"code": "permission_denied", "message": "verify identity first"}
@@ -212,12 +212,9 @@ def test_state_ops_and_cel_segments() -> None:
             },
         ),
     )
-    record = attempt(
-        [[("ops", {"order_id": "ORDER_7"})]],
-        (ops,),
-        state={"carts": {"ORDER_7": {"n": 1}, "ORDER_8": {}}},
-    )
-    assert records.final_state(record) == {
+    initial = {"carts": {"ORDER_7": {"n": 1}, "ORDER_8": {}}}
+    record = attempt([[("ops", {"order_id": "ORDER_7"})]], (ops,), state=initial)
+    assert records.final_state(record, initial) == {
         "carts": {"ORDER_8": {}},
         "log": [{"order_id": "ORDER_7"}],
         "counter": 1,

@@ -61,7 +61,10 @@ def test_tool_calls_results_and_state_changes_are_recorded() -> None:
     assert calls[1]["result"] == {"refund_status": "not_started"}
     submit = calls[2]
     assert submit["side_effect"] and submit["user_confirmed"]
-    assert records.state_before(record, 2, STATE)["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert (
+        records.state_before(record, 2, STATE)["orders"]["ORDER_2"]["refund_status"]
+        == "not_started"
+    )
     assert [c["path"] for c in submit["changes"]] == [
         "orders.ORDER_2.refund_status",
         "orders.ORDER_2.attempts",
@@ -95,7 +98,10 @@ def test_every_attempt_starts_from_a_fresh_state() -> None:
     j = job(v, (SUBMIT,), state=STATE)
     first, second = run_attempt(j), run_attempt(j)
     assert records.final_state(first, STATE) == records.final_state(second, STATE)
-    assert records.state_before(second, 0, STATE)["orders"]["ORDER_2"]["refund_status"] == "not_started"
+    assert (
+        records.state_before(second, 0, STATE)["orders"]["ORDER_2"]["refund_status"]
+        == "not_started"
+    )
     assert STATE["orders"]["ORDER_2"] == {"refund_status": "not_started"}
 
 

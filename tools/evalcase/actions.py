@@ -20,7 +20,11 @@ from evalcase.versioning.release import DatasetStatus
 def lint_analyzer(config: Config, *, use_cache: bool = True) -> Analyzer:
     from evalcase.lint.linter import analyzer
 
-    return analyzer(config, WorkTree(config.root, config.max_file_bytes), use_cache=use_cache)
+    return analyzer(
+        config,
+        WorkTree(config.root, config.max_file_bytes, config.max_state_fixture_bytes),
+        use_cache=use_cache,
+    )
 
 
 def tag_dataset(config: Config, dataset_id: str) -> str:

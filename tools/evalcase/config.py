@@ -77,6 +77,11 @@ class RunConfig:
     ray: dict[str, Any] = field(default_factory=dict)
 
 
+def is_state_fixture(path: str) -> bool:
+    """``fixtures/state/<name>.yaml``: the files ``[lint] max_state_fixture_bytes`` covers."""
+    return path.startswith("fixtures/state/") and path.count("/") == 2
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path
@@ -92,6 +97,8 @@ class Config:
     max_file_bytes: int = 1_000_000
     max_depth: int = 64
     max_nodes: int = 200_000
+    # State fixtures may be larger (a benchmark's database): None = max_file_bytes.
+    max_state_fixture_bytes: int | None = None
     cache_dir: str = ".evalcase_cache"
     jobs: int = 0
     tag_format: str = "{dataset_id}@{dataset_version}"
@@ -107,6 +114,21 @@ class Config:
     # Where each vocabulary in force comes from, for messages ("evalcase.toml [naming]
     # domains"); absent when none is configured.
     vocabulary_sources: dict[str, str] = field(default_factory=dict)
+
+    def file_limit(self, path: str) -> int:
+        """The most bytes the file at ``path`` may have: ``max_file_bytes``, or for a state
+        fixture ``max_state_fixture_bytes`` when that is larger."""
+        if self.max_state_fixture_bytes is not None and is_state_fixture(path):
+            return max(self.max_file_bytes, self.max_state_fixture_bytes)
+        return self.max_file_bytes
+
+    def node_limit(self, path: str) -> int:
+        """The most values the file may expand to: ``max_nodes``, scaled for a state fixture
+        allowed to be larger than ``max_file_bytes``."""
+        size = self.file_limit(path)
+        if size <= self.max_file_bytes:
+            return self.max_nodes
+        return max(self.max_nodes, self.max_nodes * size // self.max_file_bytes)
 
     @property
     def digest(self) -> str:
@@ -279,6 +301,7 @@ def load_config(root: Path) -> Config:
         max_file_bytes=lint.get("max_file_bytes", 1_000_000),
         max_depth=lint.get("max_depth", 64),
         max_nodes=lint.get("max_nodes", 200_000),
+        max_state_fixture_bytes=lint.get("max_state_fixture_bytes"),
         cache_dir=lint.get("cache_dir", ".evalcase_cache"),
         jobs=lint.get("jobs", 0),
         tag_format=versioning.get("tag_format", "{dataset_id}@{dataset_version}"),

@@ -94,12 +94,18 @@ class Snapshot(Protocol):
     def read(self, paths: Iterable[str]) -> dict[str, bytes]: ...
 
 
+def _is_state(path: str) -> bool:
+    return path.startswith("fixtures/state/") and path.count("/") == 2
+
+
 class WorkTree:
     """The files on disk. Symbolic links are listed but never followed or read."""
 
-    def __init__(self, root: Path, max_bytes: int) -> None:
+    def __init__(self, root: Path, max_bytes: int, state_max_bytes: int | None = None) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        # fixtures/state/ files may be larger ([lint] max_state_fixture_bytes)
+        self.state_max_bytes = max(max_bytes, state_max_bytes or 0)
         self._content: dict[str, bytes] = {}
         self._files: list[SourceFile] | None = None
 
@@ -139,7 +145,8 @@ class WorkTree:
                     if not stat.S_ISREG(info.st_mode) or not is_candidate(rel):
                         continue
                     kind, group = classify(rel)
-                    if info.st_size > self.max_bytes:
+                    limit = self.state_max_bytes if _is_state(rel) else self.max_bytes
+                    if info.st_size > limit:
                         # Never read an oversized file: it is reported, not parsed.
                         blob = f"oversize:{info.st_size}:{info.st_mtime_ns}"
                         yield SourceFile(rel, kind, group, blob, size=info.st_size)

@@ -153,6 +153,11 @@ def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _same(value: Any) -> Mapping[str, Any]:
+    """The mapping itself, not a copy (state merging reuses its result per object)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -557,6 +562,30 @@ def _digest(value: Any, size: int = 16) -> str:
     return hashlib.blake2b(blob, digest_size=size).hexdigest()
 
 
+_FIXTURE_TEXT: dict[int, tuple[Any, bytes]] = {}
+
+
+def _text(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def _case_digest(case: Any, used: Mapping[str, Any]) -> str:
+    """``_digest({"case": case, "fixtures": used})``, the same bytes hashed, with each
+    fixture's JSON made once per fixture object: 50 cases of a 3 MB state fixture would
+    otherwise serialise it 50 times."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(b'{"case": ' + _text(case) + b', "fixtures": {')
+    for i, (fixture_id, fixture) in enumerate(sorted(used.items())):
+        hit = _FIXTURE_TEXT.get(id(fixture))
+        if hit is None or hit[0] is not fixture:
+            if len(_FIXTURE_TEXT) > 4096:
+                _FIXTURE_TEXT.clear()
+            hit = _FIXTURE_TEXT[id(fixture)] = (fixture, _text(fixture))
+        digest.update((b", " if i else b"") + _text(fixture_id) + b": " + hit[1])
+    digest.update(b"}}")
+    return digest.hexdigest()
+
+
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -718,14 +747,14 @@ def build_task(
                 ):
                     conversation.append(Turn(turn["role"], _str(turn.get("content"))))
         elif fixture.get("kind") == "state":
-            state_parts.append((fixture_id, data))
+            state_parts.append((fixture_id, _same(fixture.get("data"))))
             state_ids.append(fixture_id)
     for block_name in ("state", "initial_state"):
         block = case.get(block_name)
         if not isinstance(block, Mapping):
             continue
         for fixture_id in _strs(block.get("fixtures")):
-            state_parts.append((fixture_id, _dict(fixtures.get(fixture_id, {}).get("data"))))
+            state_parts.append((fixture_id, _same(fixtures.get(fixture_id, {}).get("data"))))
             state_ids.append(fixture_id)
         inline.update(state_model.inline_state(block))
     merged = state_model.merge(state_parts, inline)
@@ -868,7 +897,7 @@ def build_task(
         env=env,
         judge=judge_spec,
         meta=meta,
-        digest=_digest({"case": case, "fixtures": {f: fixtures.get(f) for f in sorted(used)}}),
+        digest=_case_digest(case, {f: fixtures.get(f) for f in sorted(used)}),
         fixture_versions=fixture_versions,
         path=path,
     )

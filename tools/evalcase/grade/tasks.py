@@ -81,7 +81,9 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
         path: "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in found)
         for path, found in dataset.problems.items()
     }
-    cases = {t.case_id: GradingCase(t.judge, case_meta(t), t.env.initial_state) for t in dataset.tasks}
+    cases = {
+        t.case_id: GradingCase(t.judge, case_meta(t), t.env.initial_state) for t in dataset.tasks
+    }
     unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
                           dataset.manifest, cases, problems, unbuilt)  # fmt: skip

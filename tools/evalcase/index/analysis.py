@@ -119,8 +119,8 @@ def _load(checks: Checks) -> tuple[list[Any], Any]:
     return modules, scan
 
 
-def limits_of(config: Config) -> Limits:
-    return Limits(config.max_file_bytes, config.max_depth, config.max_nodes)
+def limits_of(config: Config, path: str = "") -> Limits:
+    return Limits(config.file_limit(path), config.max_depth, config.node_limit(path))
 
 
 def analyze(
@@ -130,7 +130,7 @@ def analyze(
     from evalcase import schemas
 
     modules, scan = checks.loaded()
-    doc = load(source.path, raw, limits_of(config))
+    doc = load(source.path, raw, limits_of(config, source.path))
     findings = list(doc.findings)
     facts: Facts | None = None
     kind = source.kind
@@ -276,8 +276,9 @@ def _too_large_result(source: SourceFile, config: Config) -> FileResult:
         1,
         code,
         severity,
-        f"file is {source.size:,} bytes, over the limit of {config.max_file_bytes:,}; split "
-        "it, move bulk data into a fixture, or raise [lint] max_file_bytes in evalcase.toml",
+        f"file is {source.size:,} bytes, over the limit of {config.file_limit(source.path):,}; "
+        "split it, move bulk data into a fixture, or raise [lint] max_file_bytes in "
+        "evalcase.toml (max_state_fixture_bytes for a state fixture)",
         name,
     )
     return FileResult((finding,), None, ())
@@ -324,7 +325,7 @@ class Analyzer:
         for source in sources:
             if source.symlink:
                 results[source.path] = FileResult((), None, ())
-            elif source.size > self.config.max_file_bytes:
+            elif source.size > self.config.file_limit(source.path):
                 results[source.path] = _too_large_result(source, self.config)
             else:
                 pending.append(source)

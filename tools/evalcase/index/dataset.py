@@ -65,7 +65,7 @@ def load_dataset(
     commit: str | None = None
     snapshot: Snapshot
     if revision is None:
-        snapshot = WorkTree(root, config.max_file_bytes)
+        snapshot = WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes)
     else:
         from evalcase import gitio
 
@@ -102,10 +102,9 @@ def load_dataset(
     paths = [content.manifest.path] + [e.path for e in content.cases]
     paths += [f.path for f in index.fixtures]
     raw = snapshot.read(paths)
-    limits = limits_of(config)
 
     def data_of(path: str) -> dict[str, Any] | None:
-        doc = load(path, raw.get(path, b""), limits)
+        doc = load(path, raw.get(path, b""), limits_of(config, path))
         return doc.data if doc.ok and isinstance(doc.data, dict) else None
 
     fixtures: dict[str, dict[str, Any]] = {}

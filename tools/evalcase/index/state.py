@@ -255,7 +255,7 @@ def _disk(config: Config, path: str, contents: dict[str, bytes]) -> SourceFile |
         return None
     if not stat.S_ISREG(info.st_mode) or not is_candidate(path):
         return None
-    if info.st_size > config.max_file_bytes:
+    if info.st_size > config.file_limit(path):
         return SourceFile(
             path, kind, group, f"oversize:{info.st_size}:{info.st_mtime_ns}", size=info.st_size
         )

@@ -62,7 +62,7 @@ def _lint_repository(
         if base is None:
             base = os.environ.get("PRE_COMMIT_FROM_REF") or "HEAD"
     else:
-        snapshot = WorkTree(root, config.max_file_bytes)
+        snapshot = WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes)
     history = versioning.history_for(config, base=base, staged=staged) if is_git else None
     if use_cache and is_git and _cache_is_committed(config):
         # A cache that came with the checkout was written by whoever committed it, not by
@@ -77,7 +77,10 @@ def _lint_repository(
         git_state=use_cache and is_git,
         staged=staged,
     )
-    if linter.is_empty() and (not staged or not WorkTree(root, config.max_file_bytes).files()):
+    if linter.is_empty() and (
+        not staged
+        or not WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes).files()
+    ):
         # Under --staged an index without cases is fine while the work tree has some (they
         # are not added yet); a folder without any is a misplaced root, not a pass.
         raise FatalError(nothing_to_check(root))

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MEMORY_MB = 512
 HELD = 8  # large values a worker keeps (by token)
+SENT: dict[str, int] = {}  # variable name -> times its value was sent to a worker
 _HEADER = struct.Struct("!Q")
 
 
@@ -98,8 +99,11 @@ class Worker:
             if token in self.held:
                 self.held.move_to_end(token)
             else:
-                values[token] = cel.plain(value)
+                # As it is (the state is JSON data): the worker's Scopes converts what
+                # CEL cannot take (tuples, other mappings) itself.
+                values[token] = value
                 self.held[token] = None
+                SENT[name] = SENT.get(name, 0) + 1
         drop: list[int] = []
         while len(self.held) > max(HELD, len(refs)):
             drop.append(self.held.popitem(last=False)[0])

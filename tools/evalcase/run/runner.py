@@ -28,7 +28,7 @@ from typing import Any
 from evalcase.contract.records import dumps
 from evalcase.run.adapters import open_session
 from evalcase.run.conversation import Conversation, End, UserTurn
-from evalcase.run.environment import Environment, Recorder, state_diff
+from evalcase.run.environment import Environment, Recorder
 from evalcase.run.executors.base import AttemptJob
 from evalcase.run.expr import bounded
 from evalcase.run.protocol import AgentFault, build_request, first_messages
@@ -224,7 +224,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         "calls": env.calls,
         "retrieved": env.retrieved,
         "initial_state_digest": env.initial_digest,
-        "state_diff": state_diff(env.initial_state, env.state),
+        "state_diff": env.final_diff(),
         "usage": usage,
         "latency_ms": round((time.monotonic() - start) * 1000, 3),
         "agent_version": agent_version,

@@ -111,7 +111,9 @@ def bump(
     base_ref = base or "HEAD"
     base_sha = resolve_base(repo, base_ref)
     snapshot: Snapshot = (
-        GitTree(config.root, None) if staged else WorkTree(config.root, config.max_file_bytes)
+        GitTree(config.root, None)
+        if staged
+        else WorkTree(config.root, config.max_file_bytes, config.max_state_fixture_bytes)
     )
     if analyzer is None:
         analyzer = Analyzer(config, snapshot, use_cache=False)

@@ -70,10 +70,9 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
         )
     paths = [e.path for e in content.cases] + [e.path for e in content.fixtures]
     raw = view.snapshot.read(paths)
-    limits = limits_of(config)
 
     def data_of(path: str) -> dict[str, Any]:
-        doc = load(path, raw.get(path, b""), limits)
+        doc = load(path, raw.get(path, b""), limits_of(config, path))
         if not isinstance(doc.data, dict):
             raise FatalError(f"{revision.label}: {path} cannot be read")
         return doc.data

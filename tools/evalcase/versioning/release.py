@@ -122,7 +122,7 @@ def list_datasets(config: Config, analyzer: Analyzer | None = None) -> list[Data
     from evalcase.index.digest import dataset_contents
     from evalcase.versioning.history import VersionHistory, is_git_repository
 
-    snapshot = WorkTree(config.root, config.max_file_bytes)
+    snapshot = WorkTree(config.root, config.max_file_bytes, config.max_state_fixture_bytes)
     if analyzer is None:
         analyzer = Analyzer(config, snapshot, use_cache=False)
     results, index = analyze_all(analyzer, snapshot)

@@ -102,7 +102,7 @@ def parse_spec(config: Config, repo: gitio.Repo | None, spec: str) -> Revision:
 
 def snapshot_of(config: Config, revision: Revision) -> Snapshot:
     if revision.commit is None:
-        return WorkTree(config.root, config.max_file_bytes)
+        return WorkTree(config.root, config.max_file_bytes, config.max_state_fixture_bytes)
     return GitTree(config.root, revision.commit)
 
 

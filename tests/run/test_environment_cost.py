@@ -1,0 +1,140 @@
+"""What a tool call costs: the CEL scope is converted once per change of the state, not
+once per evaluation, in process and in the worker; a record does not grow with the state.
+
+Counts, not times (times are in benchmarks/tau2_bench.py and docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from evalcase.contract import records
+from evalcase.run import celworker
+from evalcase.run.environment import Environment, Recorder
+from evalcase.run.expr import bounded
+from evalcase.run.runner import run_attempt
+from tests.run.support import job, tool, view
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}},
+    "required": ["order_id"],
+}
+# Eight evaluations reading `orders` (a when, a result, paths and values), no change of it.
+LOOKUP = tool(
+    "lookup",
+    schema=SCHEMA,
+    responses=(
+        {
+            "when": "args.order_id in orders && orders[args.order_id].status == 'open'",
+            "result_from": "{'status': orders[args.order_id].status, "
+            "'n': size(orders), 'first': orders[args.order_id].items[0]}",
+            "state_change": [
+                {"set": "log.{args.order_id}", "value_from": "orders[args.order_id].items"},
+                {"increment": "seen", "value_from": "size(orders[args.order_id].items)"},
+            ],
+        },
+    ),
+)
+# Changes `orders`, then reads it again.
+CLOSE = tool(
+    "close",
+    side_effect=True,
+    schema=SCHEMA,
+    responses=(
+        {
+            "when": "args.order_id in orders",
+            "result": {"ok": True},
+            "state_change": [
+                {"set": "orders.{args.order_id}.status", "value": "closed"},
+                {"set": "last", "value_from": "orders[args.order_id].status"},
+            ],
+        },
+    ),
+)
+
+
+def state(orders: int) -> dict[str, Any]:
+    return {
+        "orders": {
+            f"ORDER_{i}": {"status": "open", "items": [{"sku": f"S{i}", "qty": 1}] * 3}
+            for i in range(orders)
+        },
+        "log": {},
+        "seen": 0,
+    }
+
+
+def environment(orders: int = 2000) -> Environment:
+    spec = job(view("x", tools=(LOOKUP, CLOSE)), (LOOKUP, CLOSE), state=state(orders)).env
+    return Environment(spec, Recorder())
+
+
+def call(env: Environment, name: str, order_id: str) -> dict[str, Any]:
+    arguments = json.dumps({"order_id": order_id})
+    return env.call(f"c{len(env.calls)}", name, arguments, user_confirmed=True)
+
+
+def test_a_call_converts_the_state_once_whatever_it_evaluates() -> None:
+    env = environment()
+    call(env, "lookup", "ORDER_1")
+    assert env.calls[-1]["error"] is None and env.calls[-1]["result"]["n"] == 2000
+    assert env.scopes.conversions["orders"] == 1  # eight evaluations read it
+    for i in range(2, 6):  # other calls, other arguments, changes elsewhere
+        call(env, "lookup", f"ORDER_{i}")
+    assert env.scopes.conversions["orders"] == 1
+    assert env.state["seen"] == 15 and len(env.state["log"]) == 5
+    call(env, "close", "ORDER_1")  # changes orders, then reads it
+    assert env.calls[-1]["error"] is None and env.state["last"] == "closed"
+    assert env.scopes.conversions["orders"] == 2
+    call(env, "lookup", "ORDER_7")
+    assert env.scopes.conversions["orders"] == 2
+
+
+def test_the_worker_is_sent_the_state_once_not_per_evaluation() -> None:
+    # Expressions with + or a comprehension run in a worker (bounded): the state goes by
+    # token after the first time.
+    search = tool(
+        "search",
+        schema=SCHEMA,
+        responses=(
+            {
+                "when": "orders.exists(k, k == args.order_id)",
+                "result_from": "orders.filter(k, orders[k].status == 'open').size() + 0",
+                "state_change": [
+                    {"set": "log.{args.order_id + ''}", "value_from": "orders.size() + 1"}
+                ],
+            },
+        ),
+    )
+    spec = job(view("x", tools=(search,)), (search,), state=state(3000)).env
+    env = Environment(spec, Recorder())
+    before = celworker.SENT.get("orders", 0)
+    with bounded(time.monotonic() + 120):
+        for i in range(4):
+            call(env, "search", f"ORDER_{i}")
+    assert [c["error"] for c in env.calls] == [None] * 4
+    assert [c["result"] for c in env.calls] == [3000] * 4
+    assert env.state["log"] == {f"ORDER_{i}": 3001 for i in range(4)}
+    assert celworker.SENT.get("orders", 0) - before == 1  # 12 evaluations, one send
+
+
+def test_a_record_does_not_grow_with_the_state() -> None:
+    script = {"script": [[("lookup", {"order_id": "ORDER_1"}), ("close", {"order_id": "ORDER_1"})]]}
+    sizes = []
+    for orders in (50, 20_000):
+        initial = state(orders)
+        record = run_attempt(
+            job(view("x", tools=(LOOKUP, CLOSE), context=script), (LOOKUP, CLOSE), state=initial)
+        )
+        assert record["status"] == "completed", record["error"]
+        assert "initial_state" not in record
+        assert record["initial_state_digest"] == records.state_digest(initial)
+        final = records.final_state(record, initial)
+        assert final is not None and final["orders"]["ORDER_1"]["status"] == "closed"
+        sizes.append(len(records.dumps(record)))
+    state_growth = len(json.dumps(state(20_000))) - len(json.dumps(state(50)))
+    assert state_growth > 1_000_000
+    # Only the numbers in the record differ (size(orders), times): not the state.
+    assert abs(sizes[1] - sizes[0]) < 200, sizes
