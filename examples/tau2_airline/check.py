@@ -132,13 +132,11 @@ def attempts(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def initial_state(repo: Path) -> dict[str, Any]:
-    """The cases' initial state: the database fixture build.py wrote (its data is one JSON
-    line), since records (version 3) carry only its digest."""
-    for line in (repo / "fixtures/state/tau2_airline_db.yaml").read_text().splitlines():
-        if line.startswith("data: "):
-            state: dict[str, Any] = json.loads(line[len("data: ") :])
-            return state
-    raise SystemExit("no data line in fixtures/state/tau2_airline_db.yaml")
+    """The cases' initial state: the database fixture build.py wrote (one JSON object),
+    since records (version 3) carry only its digest."""
+    fixture = json.loads((repo / "fixtures/state/tau2_airline_db.yaml").read_text())
+    state: dict[str, Any] = fixture["data"]
+    return state
 
 
 def task_of(case_id: str) -> str:
