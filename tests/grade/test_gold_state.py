@@ -142,3 +142,20 @@ def test_the_gold_is_replayed_once_per_case_and_never_without_a_replay(repo: Pat
     # The grader never takes a gold from the outputs: without a replay it cannot grade.
     lost = grader.grade(spec, {**attempt, "gold_state": attempt["final_state"]}, GradeContext())
     assert lost.verdict == "error" and "cannot replay" in lost.reason
+
+
+def test_the_gold_replay_calls_a_handler_tool_through_the_configuration() -> None:
+    """A gold call to a tool with a ``handler`` runs the function [run.handlers] registers
+    (as the runner does), and a name nothing registers makes the gold an error."""
+    from evalcase.contract.task import CallPlan, ExpectedCall
+    from evalcase.run.replay import configured
+    from evalcase.run.spec import EnvSpec, ToolBehaviour
+
+    tool = ToolBehaviour("reserve", True, {}, (), None, "reserve_stock", None)
+    env = EnvSpec({"stock": {"O1": 2}}, {"reserve": tool}, (), (), (), (), None)
+    plan = CallPlan(order="in_order", calls=(ExpectedCall("reserve", {"order_id": "O1"}),))
+    run = {"handlers": {"reserve_stock": "tests.run.handlers:reserve"}}
+    gold = configured(run)(env, plan)
+    assert gold.state == {"stock": {"O1": 1}}, gold
+    unregistered = configured({})(env, plan)
+    assert unregistered.state is None and "reserve_stock" in str(unregistered)

@@ -414,3 +414,12 @@ def test_message_from_that_fails_or_is_not_a_string() -> None:
     assert failing["error"]["code"] == "environment_error"
     assert "nope" in failing["error"]["message"]
     assert listed["error"] == {"code": "e2", "message": "[1, 2]"}
+
+
+def test_sum_of_ints_only() -> None:
+    # Merging tau2-perf brought a second module constant of the same name (_INT64 = 1 << 63)
+    # that broke the overflow check of an all-int sum: the usual tau2 case (prices are ints).
+    from evalcase.contract import cel
+
+    assert cel.evaluate("[1, 2, 3].sum()", {}) == 6
+    assert isinstance(cel.evaluate(f"[{2**62}, {2**62}].sum()", {}), cel.EvalError)

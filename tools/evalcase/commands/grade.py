@@ -16,15 +16,16 @@ import click
 from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
 
 if TYPE_CHECKING:
+    from evalcase.config import Config
     from evalcase.contract.gold import Replayer
 
 
-def _replayer() -> Replayer:
-    """The runner's replay of expected calls (the gold of from_expected_calls checks);
-    imported only when a run is graded."""
-    from evalcase.run.replay import replay_expected
+def _replayer(config: Config) -> Replayer:
+    """The runner's replay of expected calls (the gold of from_expected_calls checks),
+    with the configuration's tool handlers; imported only when a run is graded."""
+    from evalcase.run.replay import configured
 
-    return replay_expected
+    return configured(config.raw.get("run") or {})
 
 
 # The same option as evalcase.cli's, declared here so that the import cycle between cli.py
@@ -58,7 +59,7 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
 
     config = _config(root)
     outcome = grade_and_report(
-        config, find_run(config.root, run_id), redact=redact, replayer=_replayer()
+        config, find_run(config.root, run_id), redact=redact, replayer=_replayer(config)
     )
     click.echo("\n".join(summary_lines(outcome)))
     if not outcome.graded.ok:
@@ -251,7 +252,7 @@ def review_command(
     count = review.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
-        outcome = grade_and_report(config, run_dir, replayer=_replayer())
+        outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
         click.echo("\n".join(summary_lines(outcome)))
 
 

@@ -412,11 +412,13 @@ def run(
         sys.exit(EXIT_FATAL)
     if grade:
         from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
-        from evalcase.run.replay import replay_expected
+        from evalcase.run.replay import configured
 
         if redact is None:
             redact = bool(config.grade.get("redact", False))
-        outcome = grade_and_report(config, result.path, redact=redact, replayer=replay_expected)
+        outcome = grade_and_report(
+            config, result.path, redact=redact, replayer=configured(config.raw.get("run") or {})
+        )
         if redact:
             redact_outputs(result.path)
         click.echo("\n".join(summary_lines(outcome)))

