@@ -19,9 +19,9 @@
    ``CommunicateEvaluator``, combined as ``evaluate_simulation`` does). evalcase's verdict
    must be ``pass`` exactly where tau2's reward is 1.
 
-tau2's code needs, besides pydantic: toml, addict, deepdiff, loguru, pandas, python-dotenv,
-docstring-parser (``pip install toml addict deepdiff loguru pandas python-dotenv
-docstring-parser``); not litellm (the NL-assertion judge is not imported).
+tau2's code needs pydantic, toml, addict, deepdiff, loguru, pandas, python-dotenv and
+docstring-parser: ``pip install -e '.[tau2]'`` (the test extra has them too); not litellm
+(the NL-assertion judge is not imported).
 Prints one line per check and a summary; exit 0 when every check holds.
 """
 
