@@ -199,3 +199,21 @@ def test_a_large_run_is_graded_with_judge_calls_in_flight_at_once(tmp_path: Path
     assert [r.attempt for r in graded.results] == list(range(1, 9))
     assert {r.verdict for r in graded.results} == {"pass"}
     assert len(script.requests) == 8 and state["peak"] > 1
+
+
+def test_a_conversation_ended_without_final_text_is_judged_whole() -> None:
+    """A transfer to a person (ends_conversation) after a reply with no text: the judge
+    grades the turns and calls; an errored attempt without output stays an error."""
+    ended = attempt(None, trace=[{"step": 3, "type": "conversation_end",
+                                  "reason": "ends_conversation", "turn": 1}])  # fmt: skip
+    script = Script([(200, scores(policy_correctness=4, no_overpromise=5))])
+    with judge_server(script) as url:
+        grade = llm_rubric.grade(SPEC, ended, ctx(url))
+        broken = llm_rubric.grade(SPEC, attempt(None, status="error"), ctx(url))
+    assert grade.verdict == "pass", grade.reason
+    assert (
+        "no final text: the conversation ended by ends_conversation"
+        in (script.requests[0]["messages"][-1]["content"])
+    )
+    assert broken.verdict == "error" and "no output" in broken.reason
+    assert len(script.requests) == 1  # the errored attempt never reached the judge

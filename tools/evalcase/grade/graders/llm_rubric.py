@@ -15,7 +15,10 @@ passes at ``pass_threshold`` (rubric's, else the judge config's, default 0.6). P
 dimension 5/5 with reasons. Failing: ``no_overpromise`` 1/5 pulls the score under the
 threshold. Without a configured judge the verdict is ``pending``, never ``pass``; a
 malformed answer (not JSON, a dimension missing, a score off the scale, no reason) or an
-unreachable judge is an ``error``, and so is an answer cut at ``max_tokens``. The judge
+unreachable judge is an ``error``, and so is an answer cut at ``max_tokens``. An attempt
+with no final text is an ``error``, unless it completed and its conversation was ended
+(a tool's ``ends_conversation``, the simulated user's stop): then the judge grades the
+turns and calls, told that there is no final text. The judge
 sees the whole attempt (evalcase.grade.judge_prompt: tool calls and results, retrieved
 passages, gold evidence text, state changes, the rubric's descriptions, the case's
 instructions and expectations). Every grade records the judge model, prompt version and
@@ -47,6 +50,21 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
+def _ended_without_text(attempt: Attempt) -> str | None:
+    """What the judge is shown as the final answer of a completed attempt whose
+    conversation ended without a final text, or None for any other attempt."""
+    if attempt.get("status") != "completed":
+        return None
+    conversation = attempt.get("conversation")
+    ended_by = conversation.get("ended_by") if isinstance(conversation, dict) else None
+    ends = [e for e in attempt.get("trace") or () if isinstance(e, dict)
+            and e.get("type") == "conversation_end"]  # fmt: skip
+    reason = ended_by or (ends[-1].get("reason") if ends else None)
+    if not reason:
+        return None
+    return f"(no final text: the conversation ended by {reason}; judge the turns and calls above)"
+
+
 def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
     ctx = ctx or GradeContext()
     if (problem := needs(spec)) is not None:
@@ -60,7 +78,13 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
         )
     answer = output(attempt)
     if answer is None:
-        return error("the attempt has no output to judge")
+        ended = _ended_without_text(attempt)
+        if ended is None:
+            return error("the attempt has no output to judge")
+        # A conversation a tool or the user ended (a transfer to a person, the simulated
+        # user's stop) after a reply without text is still an attempt to judge: the judge
+        # sees every turn and call, and is told there is no final text.
+        answer = ended
     config = ctx.judge
     if not config.configured:
         return pending("no judge configured ([grade.judge] base_url and model)")
