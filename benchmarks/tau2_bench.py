@@ -49,12 +49,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -395,51 +392,11 @@ def _git(repo: Path, *args: str) -> None:
 # -- measuring -------------------------------------------------------------------------------
 
 
+sys.path.insert(0, str(REPO_ROOT / "examples" / "tau2_airline"))
+from stop_user import stop_user  # noqa: E402  (the port's oracle user, as check.py uses it)
+
 TOOLS = [REPO_ROOT / "tools"]  # the evalcase source measured (--evalcase-tools)
 USER_KEY = "TAU2_BENCH_USER_KEY"
-
-
-@contextmanager
-def stop_user() -> Iterator[str]:
-    """A chat-completions server on 127.0.0.1 whose every answer is ``###STOP###``: the
-    simulated user of the port's cases ends the conversation after its opening turn, as
-    in the port's oracle checks (examples/tau2_airline/check.py)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _send(self, body: dict[str, Any]) -> None:
-            blob = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(blob)))
-            self.end_headers()
-            self.wfile.write(blob)
-
-        def do_GET(self) -> None:
-            self._send({"object": "list", "data": [{"id": "stop-user", "object": "model"}]})
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            message = {"role": "assistant", "content": "###STOP###"}
-            self._send({
-                "id": "chatcmpl-stop", "object": "chat.completion", "created": 1,
-                "model": "stop-user",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            })  # fmt: skip
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _evalcase(repo: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:

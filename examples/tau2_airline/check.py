@@ -34,65 +34,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from stop_user import stop_user  # noqa: E402  (the oracle user, shared with the benchmark)
+
 KEY_ENV = "TAU2_ORACLE_USER_KEY"
-
-
-@contextmanager
-def stop_user() -> Iterator[str]:
-    """A local chat-completions server whose every answer is ``###STOP###``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _send(self, body: dict[str, Any]) -> None:
-            blob = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(blob)))
-            self.end_headers()
-            self.wfile.write(blob)
-
-        def do_GET(self) -> None:
-            self._send({"object": "list", "data": [{"id": "stop-user", "object": "model"}]})
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._send(
-                {
-                    "id": "chatcmpl-stop",
-                    "object": "chat.completion",
-                    "created": 1,
-                    "model": "stop-user",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "###STOP###"},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }
-            )
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def evalcase_cmd() -> list[str]:
