@@ -182,7 +182,7 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
 
     options = {**DEFAULTS, **settings}
     found = adapter.Settings(options)
-    if found.api_key is None and (found.key_env_given or found.base_url is None):
+    if found.key_missing:
         return (
             f"the user simulator cannot run: the variable {found.key_env} holding its API key "
             f"is not set (export {found.key_env}=...; api_key_env in [run.user_simulator] "
@@ -190,10 +190,7 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
         )
     if options.get("preflight") is False:
         return transport.warm()
-    base = found.base_url or adapter.DEFAULT_BASE_URL
-    url, userinfo = adapter._split_userinfo(f"{base}/models")
-    timeout = float(options.get("preflight_timeout_s", 5.0))
-    status = adapter._get_status(url, found.api_key, timeout, userinfo)
+    url, status, timeout = adapter.probe_models(found, options)
     if isinstance(status, str):
         return (
             f"the user simulator cannot run: its endpoint does not answer (GET {url}: "

@@ -75,10 +75,14 @@ class Settings:
         self.base_url = str(raw).rstrip("/") if raw else None
         self.api_key = os.environ.get(self.key_env) or None
 
-    def key_problem(self) -> str | None:
+    @property
+    def key_missing(self) -> bool:
         """Local servers (vLLM, Ollama, llama.cpp) take any key, so a missing key is a
         problem only for the default endpoint or when ``api_key_env`` names a variable."""
-        if self.api_key or (self.base_url is not None and not self.key_env_given):
+        return not self.api_key and (self.base_url is None or self.key_env_given)
+
+    def key_problem(self) -> str | None:
+        if not self.key_missing:
             return None
         return (
             f"openai: the variable {self.key_env} holding the API key is not set "
@@ -235,10 +239,7 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
         return problem
     if options.get("preflight") is False:
         return transport.warm()
-    base = settings.base_url or DEFAULT_BASE_URL
-    url, userinfo = _split_userinfo(f"{base}/models")  # the URL shown never holds a password
-    timeout = float(options.get("preflight_timeout_s", 5.0))
-    status = _get_status(url, settings.api_key, timeout, userinfo)
+    url, status, timeout = probe_models(settings, options)
     if isinstance(status, str):
         return (
             f"openai:{target}: the endpoint does not answer (GET {url}: {status}; waited at "
@@ -254,6 +255,16 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     # its connection pool start now, on one thread: 200 attempts starting at once would
     # otherwise queue behind the first one starting them.
     return transport.warm()
+
+
+def probe_models(settings: Settings, options: Mapping[str, Any]) -> tuple[str, int | str, float]:
+    """``GET {base_url}/models`` within ``preflight_timeout_s`` (default 5 s): the URL as
+    shown (never with a password), the HTTP status or why there was none, the timeout.
+    The preflights of ``openai:`` agents and of the user simulator share it."""
+    base = settings.base_url or DEFAULT_BASE_URL
+    url, userinfo = _split_userinfo(f"{base}/models")
+    timeout = float(options.get("preflight_timeout_s", 5.0))
+    return url, _get_status(url, settings.api_key, timeout, userinfo), timeout
 
 
 def _split_userinfo(url: str) -> tuple[str, str]:
