@@ -47,6 +47,15 @@ def test_every_bundled_file_keeps_values_and_comments_and_is_idempotent(path: Pa
     assert comments(once) == comments(text)
 
 
+@pytest.mark.parametrize(
+    "path", [p for p in BUNDLED if BASE_REPO not in p.parents], ids=lambda p: rel(p)
+)
+def test_every_shipped_file_is_already_canonical(path: Path) -> None:
+    # A new user's first `evalcase fmt --check` on the bundled repository finds nothing.
+    text = path.read_text("utf-8")
+    assert format_text(text, rel(path))[0] == text, f"run `evalcase fmt {rel(path)}`"
+
+
 SCRAMBLED = """\
 # evalcase example: keys out of order, comments and blank-line groups
 metadata:
