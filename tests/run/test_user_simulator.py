@@ -315,6 +315,15 @@ def test_the_simulators_key_variable_is_one_no_agent_is_given() -> None:
 
     names = isolation.key_variables({"user_simulator": {"api_key_env": "EVALCASE_SIM_KEY"}}, {})
     assert "EVALCASE_SIM_KEY" in names
+    # One reading with the scrubber's: whichever table names a key variable, and the
+    # variables read by default, no agent is given it.
+    names = isolation.key_variables(
+        {"agents": {"a": {"spec": "openai:m", "api_key_env": "TEAM_A_KEY"}}},
+        {"judge": {"api_key_env": "TEAM_JUDGE_KEY"}},
+    )
+    assert {"TEAM_A_KEY", "TEAM_JUDGE_KEY", "EVALCASE_JUDGE_API_KEY", "OPENAI_API_KEY"} <= set(
+        names
+    )
 
 
 def test_the_judge_sees_the_simulated_conversation_and_not_the_instructions() -> None:

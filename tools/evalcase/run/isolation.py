@@ -173,18 +173,16 @@ def reaper_argv(argv: list[str]) -> list[str]:
 
 
 def key_variables(run: Mapping[str, Any], grade: Mapping[str, Any]) -> list[str]:
-    """Names of the variables that hold keys the runner or the judge uses: the
-    ``api_key_env`` of every agent, judge and user simulator in the configuration, and the
-    defaults."""
-    names = set(ALWAYS_SECRET)
-    tables: list[Any] = [run.get("judge"), run.get("user_simulator"), grade.get("judge")]
-    agents = run.get("agents")
-    if isinstance(agents, Mapping):
-        tables.extend(agents.values())
-    for table in tables:
-        if isinstance(table, Mapping) and isinstance(table.get("api_key_env"), str):
-            names.add(table["api_key_env"])
-    return sorted(names)
+    """Names of the variables that hold keys the runner or the judge uses: every
+    ``..._env`` the configuration names (the ``api_key_env`` of each agent, judge and user
+    simulator), the variables evalcase reads keys from by default, and the well-known ones.
+
+    The same reading as the scrubber's (:func:`evalcase.scrub.sources_of`), so a variable
+    masked in every record is also one no agent is given, whichever table names it."""
+    from evalcase import scrub
+
+    named = scrub.sources_of({"run": run, "grade": grade}).variables
+    return sorted(ALWAYS_SECRET | set(scrub.DEFAULT_KEY_VARIABLES) | named)
 
 
 def configure(
