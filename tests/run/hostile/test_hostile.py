@@ -114,6 +114,10 @@ def _repo_with_answer_key(tmp_path: Path, needle: str) -> Path:
 def test_in_the_sandbox_a_whole_file_system_walk_finds_no_case_or_fixture(tmp_path: Path) -> None:
     needle = "ANSWER-KEY-" + os.urandom(6).hex()
     root = _repo_with_answer_key(tmp_path, needle)
+    # The walk reads no file of the host's system and interpreter trees (snoop.py): the
+    # answer key must be outside them for the check to be able to fail.
+    for tree in ("/usr", "/etc", "/lib", sys.prefix, sys.base_prefix):
+        assert not str(root).startswith(tree.rstrip("/") + "/"), tree
     # The agent's program sits inside the repository, beside datasets/, as
     # examples/refund_agent/ does: its own folder is shown, the repository is not.
     (root / "agent").mkdir()
@@ -130,6 +134,7 @@ def test_in_the_sandbox_a_whole_file_system_walk_finds_no_case_or_fixture(tmp_pa
     assert record["status"] == "completed", record["error"]
     seen = json.loads(record["output"])
     assert seen["visited"] > 1000  # it did walk: system paths are there
+    assert seen["read"] > 0  # and read what it could reach outside them (its own folder)
     assert seen["found"] == [] and seen["ups"] == []
     # Without the sandbox the same agent finds the key: the check can fail.
     loose = run_attempt(
