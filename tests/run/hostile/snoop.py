@@ -18,10 +18,8 @@ from _reply import requests, say
 needle = sys.argv[1].encode()
 walk = "--walk" in sys.argv
 found, visited, read = [], 0, 0
-HOST_TREES = tuple(
-    {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", sys.prefix,
-     sys.base_prefix}
-)
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+HOST_TREES = tuple({*SYSTEM, sys.prefix, sys.base_prefix})
 
 
 def look(path):
