@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The oracle checks of the tau2 airline port, against tau2's own Python code.
 
-    python examples/tau2_airline/check.py [--cache DIR] [--repo DIR] [--select GLOB] [--json FILE]
+    python examples/tau2_airline/check.py [--cache DIR] [--repo DIR] [--select GLOB | --cover]
+                                          [--json FILE]
 
 1. Builds the repository (build.py) into --repo (default: a temporary folder), with
    ``[run.user_simulator]`` pointed at a local OpenAI-compatible server started here that
@@ -22,6 +23,11 @@
 tau2's code needs pydantic, toml, addict, deepdiff, loguru, pandas, python-dotenv and
 docstring-parser: ``pip install -e '.[tau2]'`` (the test extra has them too); not litellm
 (the NL-assertion judge is not imported).
+``--cover`` checks a covering subset instead of all 50 tasks (what the test suite runs;
+about a sixth of the work): for every tool tau2's expected actions call, a task that calls
+it; tasks with and without communicate_info; tasks with and without a state change; a task
+with no expected action; taken greedily in task order, so the same tasks every time.
+
 Prints one line per check and a summary; exit 0 when every check holds.
 """
 
@@ -50,13 +56,13 @@ def evalcase_cmd() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "evalcase"]
 
 
-def run(repo: Path, agent: str, select: str | None) -> tuple[Path, dict[str, Any]]:
+def run(repo: Path, agent: str, select: list[str] | None) -> tuple[Path, dict[str, Any]]:
     """One run of the dataset; its run folder and the case verdicts of its report."""
     outputs = repo / "outputs"
     before = set(outputs.glob("*/*")) if outputs.exists() else set()
     cmd = [*evalcase_cmd(), "run", "tau2_airline", "--agent", agent, "--progress", "none"]
-    if select:
-        cmd += ["--select", select]
+    for pattern in select or []:
+        cmd += ["--select", pattern]
     env = {**os.environ, "PYTHONPATH": str(repo), KEY_ENV: "unused"}
     done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
     new = sorted(set(outputs.glob("*/*")) - before)
@@ -93,13 +99,51 @@ def task_of(case_id: str) -> str:
     return str(int(case_id.rsplit("_", 1)[1]))
 
 
+def features(task: Any, writes: frozenset[str]) -> frozenset[str]:
+    """What a task exercises, for --cover: the tools its expected actions call, whether it
+    has communicate_info, whether it changes the database (calls one of ``writes``),
+    whether it expects no action."""
+    criteria = task.evaluation_criteria
+    tools = {action.name for action in criteria.actions or []}
+    out = {f"tool:{name}" for name in tools}
+    out.add(f"communicate:{bool(criteria.communicate_info)}")
+    out.add(f"writes:{bool(tools & writes)}")
+    out.add(f"no_action:{not tools}")
+    return frozenset(out)
+
+
+def cover(tasks: list[Any]) -> list[str]:
+    """Task ids covering every feature of :func:`features` (greedy: the task adding the
+    most features not yet covered, the first such in task order)."""
+    from tau2.domains.airline.environment import get_environment  # type: ignore[import-not-found]
+    from tau2.environment.toolkit import ToolType  # type: ignore[import-not-found]
+
+    toolkit = get_environment().tools
+    writes = frozenset(
+        name for name in toolkit.get_tools() if toolkit.tool_type(name) == ToolType.WRITE
+    )
+    of = {str(t.id): features(t, writes) for t in tasks}
+    wanted = frozenset().union(*of.values())
+    chosen: list[str] = []
+    covered: frozenset[str] = frozenset()
+    while covered != wanted:
+        best = max(of, key=lambda tid: len(of[tid] - covered))
+        chosen.append(best)
+        covered |= of[best]
+    return sorted(chosen, key=int)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
     parser.add_argument(
         "--repo", type=Path, help="build into this folder (default: a temporary one)"
     )
-    parser.add_argument("--select", help="only these cases (an evalcase --select value)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--select", help="only these cases (an evalcase --select value)")
+    group.add_argument(
+        "--cover", action="store_true", help="only a covering subset of the tasks (see above)"
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     ns = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tau2_") as tmp, stop_user() as url:
@@ -126,7 +170,13 @@ def main() -> int:
         linted = subprocess.run([*evalcase_cmd(), "lint"], cwd=repo, capture_output=True, text=True)
         print(f"lint: exit {linted.returncode}: {linted.stdout.strip().splitlines()[-1:]}")
         sys.path.insert(0, str(ns.cache / "unzipped"))
-        results = check(repo, ns.select)
+        select = [ns.select] if ns.select else None
+        if ns.cover:
+            select = [f"airline_agent_tau2_{int(tid):03d}" for tid in cover(tau2_tasks())]
+            print(f"cover: tasks {', '.join(str(int(s.rsplit('_', 1)[1])) for s in select)}")
+        results = check(repo, select)
+        if ns.cover:
+            results["summary"]["cover"] = [int(c.rsplit("_", 1)[1]) for c in select or []]
         results["summary"]["lint_clean"] = linted.returncode == 0
         results["summary"]["ok"] = results["summary"]["ok"] and linted.returncode == 0
     print(json.dumps(results["summary"], indent=1))
@@ -135,7 +185,14 @@ def main() -> int:
     return 0 if results["summary"]["ok"] else 1
 
 
-def check(repo: Path, select: str | None) -> dict[str, Any]:
+def tau2_tasks() -> list[Any]:
+    """tau2's airline tasks (the unzipped wheel must be on sys.path)."""
+    from tau2.domains.airline.environment import get_tasks  # type: ignore[import-not-found]
+
+    return list(get_tasks(None))
+
+
+def check(repo: Path, select: list[str] | None) -> dict[str, Any]:
     from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
     from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
     from tau2.domains.airline.data_model import FlightDB  # type: ignore[import-not-found]
