@@ -211,7 +211,8 @@ def combine(
 def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> AttemptResult:
     results = run_graders(spec, attempt, ctx)
     threshold = pass_threshold(spec)
-    if results and not any(r.hard for r in results) and threshold is None:
+    configured = [r for r in results if r.grader != UNRUN_RULE_CHECKS]
+    if configured and not any(r.hard for r in configured) and threshold is None:
         results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
     verdict, score, failure = combine(attempt, results, threshold)
     return AttemptResult(
