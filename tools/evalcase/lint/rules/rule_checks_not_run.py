@@ -9,7 +9,8 @@ a case without ``graders`` gets none by default), so this rule is exactly right 
 whether ``trace_rule`` will run. Grading does not skip them silently either: such a case's
 attempts get a hard ``(rule_checks)`` result in ``error`` naming the checks, so they never
 pass. Fix: add ``{type: trace_rule}`` to ``evaluator_config.graders`` (hard by default, so
-a failing check fails the attempt), or drop the list. A ``TODO:`` placeholder among the checks is EC451's.
+a failing check fails the attempt), or drop the list. A ``TODO:`` placeholder among the
+checks is EC451's.
 
 Passing::
 
