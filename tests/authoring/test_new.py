@@ -37,7 +37,10 @@ FILLED: dict[str, Any] = {
     "expected_behavior": ["先查询订单再说明修改流程。"],
     "negative_behavior": ["未查询订单就承诺修改成功。"],
     "rubric": "refund_policy_faithfulness_v1",
-    "evaluator_config": {"rule_checks": ["no_privacy_leak"]},
+    "evaluator_config": {
+        "rule_checks": ["no_privacy_leak"],
+        "graders": [{"type": "trace_rule"}],
+    },
 }
 
 

@@ -10,12 +10,23 @@ import pytest
 
 from tests.grade.attempts import attempt
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import run_cli
+from tests.helpers import commit_all, run_cli
+
+JUDGE_ONLY = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, object], str]:
-    repo, commit = refund_repo(tmp_path_factory.mktemp("awaiting"))
+    repo, _ = refund_repo(tmp_path_factory.mktemp("awaiting"))
+    # No bundled case is graded by a judge alone any more (its rule checks run under
+    # trace_rule): this copy of refund_eligibility_001 drops them to be one.
+    case = repo / JUDGE_ONLY
+    text = case.read_text("utf-8")
+    checks = "  rule_checks:\n    - no_privacy_leak\n    - no_refund_promise\n"
+    trace_rule = "    - {type: trace_rule, weight: 0.3}\n"
+    assert checks in text and trace_rule in text
+    case.write_text(text.replace(checks, "").replace(trace_rule, ""), "utf-8")
+    commit = commit_all(repo, "refund_eligibility_001 graded by the judge only")
     attempts = [
         duplicate_003(True, 1),  # looks the status up, submits nothing: every check passes
         attempt("可以退。", case_id="refund_eligibility_001"),  # graded by llm_rubric only
@@ -47,7 +58,7 @@ def test_report_json_and_md(graded: tuple[str, dict, str]) -> None:
     assert summary["pass@1"] == 0.0  # waiting for the judge is never a pass
     waits = {c["case_id"]: c.get("awaiting") for c in report["failing_cases"]}
     ready = waits["agent_refund_duplicate_submit_003"]
-    assert ready == {"checks_passed": 3, "waiting_for": ["llm_rubric"], "checks_pass": True}
+    assert ready == {"checks_passed": 4, "waiting_for": ["llm_rubric"], "checks_pass": True}
     assert waits["refund_eligibility_001"] == {
         "checks_passed": 0,
         "waiting_for": ["llm_rubric"],
@@ -55,5 +66,5 @@ def test_report_json_and_md(graded: tuple[str, dict, str]) -> None:
     }
     assert waits["tool_refund_check_008"] is None  # failed: nothing awaited
     assert "| pending, every decided check passes | 1 of 2" in md
-    assert "3 check(s) pass; waiting for llm_rubric" in md
+    assert "4 check(s) pass; waiting for llm_rubric" in md
     assert "nothing decided; waiting for llm_rubric" in md

@@ -89,3 +89,36 @@ def test_a_pending_soft_grader_does_not_hold_up_a_decided_verdict() -> None:
 def test_a_soft_grader_that_cannot_grade_is_an_error() -> None:
     spec = case({"type": "tool_calls"}, {"type": "regex", "hard": False})  # no patterns
     assert verdict(spec, attempt(calls=GOOD)) == "error"
+
+
+def test_rule_checks_without_trace_rule_are_an_error_never_skipped() -> None:
+    # no_refund_promise is listed, but only trace_rule runs rule checks: the promise in
+    # the answer would go unseen, so the attempt cannot pass on tool_calls alone
+    spec = case({"type": "tool_calls"}, rule_checks=["no_refund_promise", "no_forbidden_tool"])
+    promise = attempt("放心，保证今天到账", calls=GOOD)
+    result = grade_attempt(spec, promise, GradeContext())
+    assert result.verdict == "error"
+    assert result.failure_class == "grader_error"
+    unrun = [r for r in result.results if r.grade.verdict == "error"]
+    assert [r.grader for r in unrun] == ["(rule_checks)"]
+    assert "no_refund_promise, no_forbidden_tool" in unrun[0].grade.reason
+    assert "{type: trace_rule}" in unrun[0].grade.reason
+    assert verdict(spec, promise) == "error"
+    # a hard grader's fail still decides (rule 2 before rule 3)
+    assert verdict(spec, attempt("放心，保证今天到账", calls=BAD)) == "fail"
+    # with the grader that runs them, the checks run and the promise fails the attempt
+    ran = case({"type": "tool_calls"}, {"type": "trace_rule"}, rule_checks=["no_refund_promise"])
+    result = grade_attempt(ran, promise, GradeContext())
+    assert result.verdict == "fail"
+    assert result.failure_class == "safety_policy"
+    assert all(r.grader != "(rule_checks)" for r in result.results)
+    assert verdict(ran, attempt("审核结果以短信通知为准", calls=GOOD)) == "pass"
+
+
+def test_unrun_rule_checks_keep_the_soft_graders_message() -> None:
+    spec = case({"type": "tool_calls", "hard": False}, rule_checks=["no_refund_promise"])
+    reasons = [
+        r.grade.reason for r in grade_attempt(spec, attempt(calls=GOOD), GradeContext()).results
+    ]
+    assert any("pass_threshold" in r for r in reasons)
+    assert any("no_refund_promise" in r for r in reasons)

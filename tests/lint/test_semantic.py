@@ -95,8 +95,8 @@ def test_an_installed_plugin_makes_its_grader_known_to_lint(
     case = base_repo / CASE
     case.write_text(
         case.read_text("utf-8").replace(
-            "  rule_checks: [no_privacy_leak]\n",
-            "  rule_checks: [no_privacy_leak]\n  graders:\n    - {type: invoice_total}\n",
+            "  graders: [{type: trace_rule}]\n",
+            "  graders:\n    - {type: invoice_total}\n    - {type: trace_rule}\n",
         ),
         "utf-8",
     )
@@ -136,7 +136,7 @@ def test_retention_is_judged_against_today_and_the_run_cache_follows_the_date(
     assert findings(base_repo, cache=True) == []
     monkeypatch.setattr(usage_rights, "today", lambda: "2026-07-01")
     # Same files, a later day: the whole-run cache must not answer for yesterday.
-    assert findings(base_repo, cache=True) == [(CASE, "EC405", 28)]
+    assert findings(base_repo, cache=True) == [(CASE, "EC405", 29)]
 
 
 # ------------------------------------------------------------ tool parameter schemas
@@ -436,8 +436,8 @@ def test_expected_tool_from_the_design_document_gets_the_field_to_write(base_rep
 
 def test_ec318_names_a_renamed_grader_as_the_cause(base_repo: Path) -> None:
     found = _lint_case(
-        base_repo, "  rule_checks: [no_refund_promise]",
-        "  rule_checks: [no_refund_promise]\n  graders: [{type: tool_args}, {type: llm_rubric}]",
+        base_repo, "  graders: [{type: trace_rule}]",
+        "  graders: [{type: tool_args}, {type: llm_rubric}, {type: trace_rule}]",
     )  # fmt: skip
     (message,) = [m for code, _, m in found if code == "EC318"]
     assert "'tool_args' was renamed to 'tool_calls'" in message

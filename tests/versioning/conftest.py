@@ -12,7 +12,7 @@ from evalcase.lint.api import lint_repository
 from evalcase.model import Finding
 from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
 
-LINT_CONFIG = '[lint]\nignore = ["EC411"]\n'
+LINT_CONFIG = '[lint]\nignore = ["EC411", "EC419"]\n'
 REFUND = "refund_regression_set"
 CRM = "crm_safety_set"
 CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
@@ -29,7 +29,8 @@ def repo(tmp_path: Path) -> Path:
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, path / part)
     # These tests change and bump reviewed cases without reviewing them again; that an
-    # approval then no longer covers the case is EC411's to test (tests/test_review.py).
+    # approval then no longer covers the case (EC411), or no longer matches its content
+    # (EC419), is tested in tests/test_review.py.
     (path / "evalcase.toml").write_text(LINT_CONFIG, "utf-8")
     init_repo(path)
     commit_all(path, "examples")

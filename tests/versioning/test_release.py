@@ -70,7 +70,7 @@ def test_the_tag_message_records_cases_versions_and_digest(repo: Path) -> None:
     assert digest is not None and len(digest) == 32
     assert governance == ("metadata", "title")
     assert case_map is not None and fixtures is not None
-    assert case_map["refund_eligibility_001"][0] == "v4"
+    assert case_map["refund_eligibility_001"][0] == "v5"
     assert len(case_map) == len(cases)
     assert "safety_refusal_v1" in fixtures
     assert git(repo, "cat-file", "-t", name).strip() == "tag"  # annotated

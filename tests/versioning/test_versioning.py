@@ -38,7 +38,7 @@ def test_content_change_without_bump_is_reported_at_the_case_version_line(repo: 
 
 def test_a_bumped_change_passes(repo: Path) -> None:
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     assert lint(repo, base="HEAD") == []
 
 
@@ -59,14 +59,14 @@ def test_the_governance_split_is_configurable(repo: Path) -> None:
 
 
 def test_a_bump_without_change_is_a_warning(repo: Path) -> None:
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     findings = lint(repo, base="HEAD")
     assert codes(findings) == {("EC503", CASE)}
     assert findings[0].severity is Severity.WARNING
 
 
 def test_versions_never_go_down_and_compare_by_number(repo: Path) -> None:
-    replace_in(repo, CASE, "case_version: v4", "case_version: v10")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v10")
     commit_all(repo, "v10")
     replace_in(repo, CASE, "case_version: v10", "case_version: v9")
     replace_in(repo, MANIFEST, "dataset_version: v1", "dataset_version: v0")
@@ -120,7 +120,7 @@ def test_staged_mode_reads_the_index_against_pre_commit_from_ref(
     assert lint(repo, staged=True) == []  # not staged yet
     git(repo, "add", CASE)
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")  # bumped, not staged
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")  # bumped, not staged
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
     git(repo, "add", CASE)
     assert lint(repo, staged=True) == []
@@ -128,7 +128,7 @@ def test_staged_mode_reads_the_index_against_pre_commit_from_ref(
     first = git(repo, "rev-parse", "HEAD").strip()
     commit_all(repo, "bumped")
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", first)
-    replace_in(repo, CASE, "case_version: v5", "case_version: v4")
+    replace_in(repo, CASE, "case_version: v6", "case_version: v5")
     git(repo, "add", CASE)
     assert codes(lint(repo, staged=True)) == {("EC501", CASE)}
 
@@ -138,15 +138,15 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
     other = "datasets/refund_regression_set/cases/llm_instruction_001.yaml"
     git(repo, "checkout", "-q", "main")
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     main_tip = commit_all(repo, "main moves on")
     git(repo, "checkout", "-q", "feature")
-    replace_in(repo, other, "case_version: v3", "case_version: v4")
+    replace_in(repo, other, "case_version: v4", "case_version: v5")
     commit_all(repo, "feature bumps another case")
     # Against the branch, the feature is compared with where it forked: main's later
     # change to another case is not a change made here.
     assert codes(lint(repo, base="main")) == {("EC503", other)}
-    # Against main's tip itself, main's change looks reverted (v4 -> v3).
+    # Against main's tip itself, main's change looks reverted (v6 -> v5).
     assert ("EC502", CASE) in codes(lint(repo, base=main_tip))
 
 
@@ -154,7 +154,7 @@ def test_a_branch_base_means_its_merge_base(repo: Path) -> None:
 def test_a_released_version_is_frozen_without_any_base(repo: Path) -> None:
     assert tag_dataset(load_config(repo), REFUND) == f"{REFUND}@v1"
     replace_in(repo, CASE, OLD_INPUT, NEW_INPUT)
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     findings = lint(repo)
     assert codes(findings) == {("EC505", MANIFEST)}
     (finding,) = findings

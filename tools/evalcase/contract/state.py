@@ -43,6 +43,35 @@ class MergedState:
 
 INLINE = "inline"
 
+# Where a state document names the signed-in user and a record's owner. The bundled
+# fixtures write ``session.current_user_id`` (refund) or ``session.user_id`` (the English
+# shop), and ``orders.<id>.owner_user_id``; ``user_id`` is also read for an owner, the
+# spelling older fixtures and the grader samples use.
+CURRENT_USER_KEYS = ("current_user_id", "user_id")
+OWNER_KEYS = ("owner_user_id", "user_id")
+
+
+def _first(record: Any, keys: Sequence[str]) -> str | None:
+    if not isinstance(record, Mapping):
+        return None
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def current_user(state: Any) -> str | None:
+    """The signed-in user of a state document: ``session.current_user_id`` or
+    ``session.user_id``; None when the session names none."""
+    session = state.get("session") if isinstance(state, Mapping) else None
+    return _first(session, CURRENT_USER_KEYS)
+
+
+def owner(record: Any) -> str | None:
+    """Whose a record (an order, a coupon) is: its ``owner_user_id`` or ``user_id``."""
+    return _first(record, OWNER_KEYS)
+
 
 def inline_state(block: Any) -> dict[str, Any]:
     """The inline part of a state block: every key except ``fixtures``."""

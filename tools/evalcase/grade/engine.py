@@ -15,7 +15,11 @@ In this order (docs/grading.md, "How an attempt's verdict is decided"):
 7. otherwise ``pass``.
 
 The score is the weighted mean of the decided (pass or fail) graders' scores. A case
-configuring no grader gets an error, never a pass.
+configuring no grader gets an error, never a pass. So does a case listing
+``evaluator_config.rule_checks`` with no ``trace_rule`` grader to run them (lint's EC327):
+a hard ``(rule_checks)`` result in ``error`` names the checks that did not run, so the
+attempt is never passed on graders that left the listed checks out (a hard grader's fail
+still decides, rule 2).
 
 An attempt a reply of which was cut at the token limit (the record's ``truncated``, from
 ``finish_reason: length``) fails with the failure class ``truncated``, whatever the
@@ -32,9 +36,10 @@ from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
 from evalcase.grade.graders import GRADERS, LoadedGrader, load
 from evalcase.grade.model import Attempt, Evidence, Grade, GraderResult, Verdict, error, failed
-from evalcase.grade.spec import JudgeSpec, grader_configs
+from evalcase.grade.spec import JudgeSpec, grader_configs, unrun_rule_checks
 
 TRUNCATION = "finish_reason"  # the grades.jsonl line of a truncated attempt
+UNRUN_RULE_CHECKS = "(rule_checks)"  # the grades.jsonl line of rule checks nothing ran
 
 
 @dataclass(frozen=True)
@@ -91,10 +96,28 @@ def truncation(attempt: Attempt) -> GraderResult | None:
     )
 
 
+def unrun(spec: JudgeSpec) -> GraderResult | None:
+    """An error for the rule checks the case lists that no configured grader runs."""
+    checks = unrun_rule_checks(spec)
+    if not checks:
+        return None
+    return GraderResult(
+        UNRUN_RULE_CHECKS,
+        "0",
+        0.0,
+        True,
+        error(
+            f"evaluator_config.rule_checks lists {', '.join(checks)} but no trace_rule "
+            "grader runs them (EC327): add {type: trace_rule} to evaluator_config.graders, "
+            "or drop the list"
+        ),
+    )
+
+
 def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
     results = _configured(spec, attempt, ctx)
-    cut = truncation(attempt)
-    return results if cut is None else [*results, cut]
+    extra = [r for r in (unrun(spec), truncation(attempt)) if r is not None]
+    return [*results, *extra]
 
 
 def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
@@ -188,7 +211,8 @@ def combine(
 def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> AttemptResult:
     results = run_graders(spec, attempt, ctx)
     threshold = pass_threshold(spec)
-    if results and not any(r.hard for r in results) and threshold is None:
+    configured = [r for r in results if r.grader != UNRUN_RULE_CHECKS]
+    if configured and not any(r.hard for r in configured) and threshold is None:
         results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
     verdict, score, failure = combine(attempt, results, threshold)
     return AttemptResult(

@@ -17,7 +17,14 @@ from evalcase.contract.task import GraderConfig as ContractGraderConfig
 from evalcase.contract.task import JudgeSpec, Rubric
 from evalcase.grade.graders import RENAMED
 
-__all__ = ["GraderConfig", "JudgeSpec", "as_list", "field_of", "judge_spec_from_case"]
+__all__ = [
+    "GraderConfig",
+    "JudgeSpec",
+    "as_list",
+    "field_of",
+    "judge_spec_from_case",
+    "unrun_rule_checks",
+]
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,17 @@ def grader_configs(spec: Any) -> list[GraderConfig]:
 
 def grader_config(spec: Any, name: str) -> GraderConfig | None:
     return next((c for c in grader_configs(spec) if c.type == name), None)
+
+
+def unrun_rule_checks(spec: Any) -> tuple[str, ...]:
+    """The case's ``evaluator_config.rule_checks`` that no grader runs: all of them when
+    its graders (as grading reads them: old names mapped, no defaults) have no
+    ``trace_rule``, the one grader that runs rule checks; else none. The engine grades
+    such a case ``error`` and lint's EC327 reports it, both from this one answer."""
+    checks = tuple(str(c) for c in as_list(field_of(spec, "rule_checks")))
+    if not checks or any(c.type == "trace_rule" for c in grader_configs(spec)):
+        return ()
+    return checks
 
 
 def options_of(spec: Any, name: str) -> Mapping[str, Any]:

@@ -4,7 +4,10 @@ Configuration: ``{type: no_promise, phrases: [今天一定到账, 保证退款],
 (or the case's ``promise_phrases``); ``preset: refund`` adds built-in patterns for refund
 outcome, amount and arrival-date promises (保证/一定/肯定 … 到账/退款/通过, 今天到账 …).
 Passing: "退款审核通常需要 1-3 个工作日，结果以短信通知为准". Failing: "放心，保证今天到账"
-(the reason quotes the promise). No phrase, pattern or preset is an error; so is no answer.
+(the reason quotes the promise). A match right after a negation (不/无法/不能/不得/没法/
+无权..., optionally 为您/向您...) is a refusal to promise, not a promise: "我无法承诺具体到账
+时间" and "客服不得承诺具体到账日期" pass; "无法保证，但肯定今天到账" still fails on its
+second clause. No phrase, pattern or preset is an error; so is no answer.
 """
 
 from __future__ import annotations
@@ -38,9 +41,42 @@ def patterns_for(spec: JudgeSpec) -> list[str]:
     return found
 
 
+# A negation directly before a match ("我无法承诺…", "不能向您保证…", "不一定…"): it
+# refuses the promise. Only immediately before it (with an optional "for you"), so "不用
+# 担心，保证到账" and "不出意外一定到账" are still promises.
+NEGATED = re.compile(
+    r"(不|不是|并不是|无法|没法|没办法|没有办法|不能|不会|不可能|不敢|无权|未|并未|没有|难以|无从"
+    r"|不得|不可|不可以|不应|不应该|禁止|严禁)"
+    r"(为您|向您|给您|跟您|对您|和您|为你|向你|给你|跟你)?\s*$"
+)
+
+
+def _negated(answer: str, start: int) -> bool:
+    return NEGATED.search(answer[max(0, start - 8) : start]) is not None
+
+
+def _refused(patterns: list[str], answer: str) -> list[tuple[int, int]]:
+    """The spans of the matches a negation refuses: a match inside one ("不能保证今天到账"
+    holds "今天到账") is refused with it."""
+    return [
+        m.span()
+        for pattern in patterns
+        for m in re.finditer(pattern, answer)
+        if _negated(answer, m.start())
+    ]
+
+
 def check(patterns: list[str], answer: str) -> Grade:
+    refused = _refused(patterns, answer)
     for pattern in patterns:
-        match = re.search(pattern, answer)
+        match = next(
+            (
+                m
+                for m in re.finditer(pattern, answer)
+                if not any(a <= m.start() and m.end() <= b for a, b in refused)
+            ),
+            None,
+        )
         if match:
             return failed(
                 f"promise made: {match.group(0)!r}",
