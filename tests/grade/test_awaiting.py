@@ -5,6 +5,7 @@ one graded by a judge only, one that fails. Neither pending kind counts as a pas
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -12,11 +13,12 @@ from tests.grade.attempts import attempt
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
 from tests.helpers import commit_all, run_cli
 
+Graded = tuple[str, dict[str, Any], str, str]  # stdout, report.json, report.md, report.html
 JUDGE_ONLY = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, object], str]:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
     repo, _ = refund_repo(tmp_path_factory.mktemp("awaiting"))
     # No bundled case is graded by a judge alone any more (its rule checks run under
     # trace_rule): this copy of refund_eligibility_001 drops them to be one.
@@ -36,11 +38,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, obj
     proc = run_cli("grade", "run-a", cwd=repo)  # no evalcase.toml: no judge configured
     report_dir = repo / "reports" / commit / "run-a"
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
-    return proc.stdout, report, (report_dir / "report.md").read_text("utf-8")
+    md, html = ((report_dir / name).read_text("utf-8") for name in ("report.md", "report.html"))
+    return proc.stdout, report, md, html
 
 
-def test_summary_separates_decided_from_undecided(graded: tuple[str, dict, str]) -> None:
-    stdout, _, _ = graded
+def test_summary_separates_decided_from_undecided(graded: Graded) -> None:
+    stdout, _, _, _ = graded
     lines = stdout.splitlines()
     pending = next(ln for ln in lines if ln.startswith("pending"))
     assert pending.split()[1] == "2", stdout
@@ -50,8 +53,8 @@ def test_summary_separates_decided_from_undecided(graded: tuple[str, dict, str])
     assert not any(ln.startswith("pass ") for ln in lines), stdout
 
 
-def test_report_json_and_md(graded: tuple[str, dict, str]) -> None:
-    _, report, md = graded
+def test_report_json_and_md(graded: Graded) -> None:
+    _, report, md, _ = graded
     summary = report["summary"]
     assert summary["status_counts"] == {"fail": 1, "pending": 2}
     assert summary["pending_checks_pass"] == 1
@@ -68,3 +71,16 @@ def test_report_json_and_md(graded: tuple[str, dict, str]) -> None:
     assert "| pending, every decided check passes | 1 of 2" in md
     assert "4 check(s) pass; waiting for llm_rubric" in md
     assert "nothing decided; waiting for llm_rubric" in md
+
+
+def test_report_html(graded: Graded) -> None:
+    html = graded[3]
+    split = html.split('id="pending-split">')[1].split("</p>")[0]
+    assert "every decided check passes: 1 of 2" in split, split
+    pending = html.split("<h2>Pending cases</h2>")[1].split("<h2>All cases</h2>")[0]
+    ready = pending.split('id="case-agent_refund_duplicate_submit_003"')[1].split("</summary>")[0]
+    assert "4 check(s) pass; waiting for llm_rubric" in ready, ready
+    judged = pending.split('id="case-refund_eligibility_001"')[1].split("</summary>")[0]
+    assert "nothing decided; waiting for llm_rubric" in judged, judged
+    failing = html.split("<h2>Failing cases, by risk</h2>")[1].split("<h2>Pending cases</h2>")[0]
+    assert "waiting for" not in failing  # a failed case awaits nothing
