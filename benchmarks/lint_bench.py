@@ -38,6 +38,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Measured processes may write bytecode caches, as any installed Python package does: a
@@ -75,9 +76,14 @@ def generate(dest: Path, n: int, dataset: str = "*") -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(manifest, target)
     texts = [(t, t.read_text("utf-8")) for t in templates]
+    reviewed = [_review_digests(text) for _, text in texts]
     paths = []
     for i in range(n):
         template, text = texts[i % len(texts)]
+        old_digest, new_digest = reviewed[i % len(texts)]
+        # The variant's input is another content: its approval names that content's
+        # digest (EC419), as `evalcase review-case` would have written it.
+        text = text.replace(old_digest, new_digest(i)) if old_digest else text
         old_id = template.stem
         prefix = re.sub(r"_[0-9]+$", "", old_id)
         new_id = f"{prefix}_{i:05d}"
@@ -98,6 +104,34 @@ def generate(dest: Path, n: int, dataset: str = "*") -> list[str]:
         paths.append(rel)
     (dest / ".gitignore").write_text(".evalcase_cache/\n")
     return paths
+
+
+def _review_digests(text: str) -> tuple[str, Any]:
+    """The reviewed-content digest of a template (as its current approval records it) and
+    a function giving that of its variant ``i`` (the input changed as ``generate`` does)."""
+    from evalcase.config import DEFAULT_GOVERNANCE_FIELDS
+    from evalcase.contract.fields import IDENTITY_FIELDS
+    from evalcase.index.digest import fields_digest
+    from evalcase.index.facts import digest
+    from evalcase.loader import load
+
+    data = load("template.yaml", text.encode("utf-8")).data
+    if not isinstance(data, dict):
+        return "", None
+    skip = IDENTITY_FIELDS | set(DEFAULT_GOVERNANCE_FIELDS)
+    fields = {str(k): digest(v) for k, v in data.items() if k not in skip}
+    original = data.get("input")
+
+    def variant(i: int) -> str:
+        if isinstance(original, str):
+            changed: Any = f"{original}（第 {i} 号变体）"
+        elif isinstance(original, dict):
+            changed = {"variant_no": i, **original}
+        else:
+            changed = original
+        return fields_digest({**fields, "input": digest(changed)})
+
+    return fields_digest(fields), variant
 
 
 # --- measurement ------------------------------------------------------------------------
@@ -213,7 +247,9 @@ def hook_commits(
     return samples
 
 
-def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float]:
+def bench_size(
+    n: int, runs: int, commits: int, cjs_max: int, hook_only: bool = False
+) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix=f"evalcase-bench-{n}-"))
     try:
         repo = work / "repo"
@@ -256,6 +292,8 @@ def bench_size(n: int, runs: int, commits: int, cjs_max: int) -> dict[str, float
         row["hook_cpu"] = median_cpu(hook)
         row["hook_max"] = max(s.seconds for s in hook)
         row["hook_mb"] = max(s.peak_mb for s in hook)
+        if hook_only:
+            return row
 
         # 4. --base where the working tree differs in 1,000 case files.
         changed = paths[: min(1000, len(paths))]
@@ -327,13 +365,18 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
     ]
     for r in rows:
         cjs = f"{r['cjs']:.1f} s" if "cjs" in r else "skipped"
+        base = f"{r['base']:.2f} s ({r['base_mb']:.0f} MB)" if "base" in r else "skipped"
+        rel = (
+            f"{r['rel']:.2f} s [{r['rel_cpu']:.2f} s] ({r['rel_mb']:.0f} MB)"
+            if "rel" in r
+            else "skipped"
+        )
         lines.append(
             f"| {int(r['n']):,} | {r['hook']:.2f} s [{r['hook_cpu']:.2f} s] "
             f"({r['hook_max']:.2f} s) "
             f"| {r['hook_mb']:.0f} MB | {r['warm']:.2f} s [{r['warm_cpu']:.2f} s] "
             f"| {r['cold']:.1f} s [{r['cold_cpu']:.0f} s] "
-            f"| {r['cold_mb']:.0f} MB | {r['base']:.2f} s ({r['base_mb']:.0f} MB) "
-            f"| {r['rel']:.2f} s [{r['rel_cpu']:.2f} s] ({r['rel_mb']:.0f} MB) | {cjs} |"
+            f"| {r['cold_mb']:.0f} MB | {base} | {rel} | {cjs} |"
         )
     targets: list[tuple[str, str, bool]] = []
     for r in rows:
@@ -366,11 +409,16 @@ def main() -> None:
         default=10_000,
         help="run check-jsonschema up to this many cases (about 50 ms a file here)",
     )
+    parser.add_argument(
+        "--hook-only",
+        action="store_true",
+        help="stop after the commit hook (steps 1-3: the cold run warms its store)",
+    )
     args = parser.parse_args()
     rows = []
     for n in args.sizes:
         print(f"benchmarking {n:,} cases ...", file=sys.stderr, flush=True)
-        rows.append(bench_size(n, args.runs, args.commits, args.cjs_max))
+        rows.append(bench_size(n, args.runs, args.commits, args.cjs_max, args.hook_only))
         print(table(rows, args.runs, args.commits), file=sys.stderr, flush=True)
     print(table(rows, args.runs, args.commits))
 
