@@ -1,0 +1,41 @@
+"""The repository benchmarks/lint_bench.py generates is one lint accepts: every figure it
+prints is of a clean lint (its runs stop at the first unexpected exit), so a generator the
+rules have outgrown (a copied approval naming the template's content, EC419) would leave
+the benchmark measuring nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_generated_repository_lints_clean(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "lint_bench", REPO_ROOT / "benchmarks/lint_bench.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["lint_bench"] = bench  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    repo = tmp_path / "repo"
+    # Twice the templates: every template once as itself and once as a variant.
+    templates = len(list(REPO_ROOT.glob("datasets/refund_regression_set/cases/*.yaml")))
+    paths = bench.generate(repo, 2 * templates, "refund_regression_set")
+    assert len(paths) == 2 * templates
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@localhost",
+         "commit", "-qm", "generated"],
+        check=True,
+    )  # fmt: skip
+    proc = run_cli("lint", "--no-cache", cwd=repo)
+    assert proc.returncode == 0, proc.stdout[-3000:]
