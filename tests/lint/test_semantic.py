@@ -26,7 +26,7 @@ from evalcase.lint.api import lint_repository
 from evalcase.lint.linter import Linter
 from evalcase.lint.rules import RULES, unknown_evaluator, usage_rights
 from evalcase.loader import load
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import POLL, REPO_ROOT, run_cli
 
 CASE = "datasets/sample_set/cases/refund_eligibility_001.yaml"
 
@@ -194,7 +194,7 @@ def test_a_remote_reference_in_a_parameter_schema_is_never_fetched(base_repo: Pa
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         port = server.server_address[1]
