@@ -172,3 +172,12 @@ def test_a_schema_checked_before_gets_the_same_answer_and_a_lookalike_its_own() 
     first.clear()  # the caller's list is its own
     (again,) = problems({"type": "strng"})
     assert again.path == ("type",)
+
+
+def test_a_schema_that_contains_itself_or_is_huge_is_checked_without_being_remembered() -> None:
+    looped: dict[str, Any] = {"type": "object"}
+    looped["properties"] = {"self": looped}
+    (problem,) = problems(looped)  # the key's walk gives up instead of going round
+    assert problem.message.startswith("cannot be checked: RecursionError")
+    huge = {"enum": ["x" * 100] * 1000}
+    assert problems(huge) == [] and problems(huge) == []

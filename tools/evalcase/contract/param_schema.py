@@ -42,15 +42,23 @@ def _describe(error: Any) -> str:
 
 _checked: dict[str, tuple[Problem, ...]] = {}
 _PLAIN = (str, int, float, bool, type(None))
+_MAX_NODES = 10_000
+_MAX_KEY = 64 * 1024  # characters: at most 4,097 keys of this size are kept
 
 
 def _key(schema: Any) -> str | None:
     """A key that tells apart every two schemas ``problems`` may answer differently, or
     None (then the schema is checked again): JSON data only (dicts with string keys,
-    lists, scalars), whose ``repr`` keeps types (1, 1.0, True, "1") and key order."""
+    lists, scalars), whose ``repr`` keeps types (1, 1.0, True, "1") and key order. Large
+    schemas (and a structure that contains itself, which the walk would never finish)
+    are not remembered."""
     stack = [schema]
+    nodes = 0
     while stack:
         node = stack.pop()
+        nodes += 1
+        if nodes > _MAX_NODES:
+            return None
         kind = type(node)
         if kind is dict:
             if any(type(k) is not str for k in node):
@@ -61,9 +69,10 @@ def _key(schema: Any) -> str | None:
         elif kind not in _PLAIN:
             return None
     try:
-        return repr(schema)
+        key = repr(schema)
     except RecursionError:
         return None
+    return key if len(key) <= _MAX_KEY else None
 
 
 def problems(schema: Any) -> list[Problem]:
