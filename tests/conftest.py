@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import xdist_groups
 from tests.helpers import BASE_REPO, REPO_ROOT
 from tests.published_hook import PublishedHook, publish
 
@@ -55,6 +56,11 @@ def run_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def published_hook(tmp_path_factory: pytest.TempPathFactory) -> PublishedHook:
     """This project's hook, published once per run (tests/published_hook.py)."""
     return publish(run_temp(tmp_path_factory) / "published-hook")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A plugin, not hooks here: it wraps every other collection hook (xdist's included).
+    config.pluginmanager.register(xdist_groups, "evalcase-xdist-groups")
 
 
 # --- slow tests: deselected by default, run by `pytest --full` (what .ci/run runs) ---------

@@ -15,6 +15,10 @@ BUNDLED_DATASETS = tuple(
     sorted(p.parent.name for p in (REPO_ROOT / "datasets").glob("*/dataset.yaml"))
 )
 BASE_REPO = Path(__file__).parent / "rules" / "base_repo"
+# serve_forever's keyword arguments for the suite's HTTP servers: shutdown() waits for
+# the serving loop to look at its flag again, every 0.5 s by default, which was most of
+# the wall time of many a test.
+POLL = {"poll_interval": 0.02}
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Eval Tester",

@@ -160,9 +160,15 @@ def _registry(component: list[str]) -> bool:
     return all(m == package or m.startswith(package + ".") for m in component)
 
 
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The package's import graph, parsed once (every module of evalcase: seconds)."""
+    return module_graph()
+
+
 @pytest.mark.slow
-def test_no_import_circles() -> None:
-    bad = [c for c in circles(module_graph()) if not _registry(c)]
+def test_no_import_circles(graph: dict[str, set[str]]) -> None:
+    bad = [c for c in circles(graph) if not _registry(c)]
     assert not bad, "import circles:\n" + "\n".join(" <-> ".join(c) for c in bad)
 
 
@@ -173,8 +179,7 @@ def test_no_import_circles() -> None:
         ("evalcase.judging", "evalcase.grade.graders"),
     ],
 )
-def test_the_two_old_circles_stay_broken(one: str, other: str) -> None:
-    graph = module_graph()
+def test_the_two_old_circles_stay_broken(one: str, other: str, graph: dict[str, set[str]]) -> None:
     assert not (other in graph[one] and one in graph[other]), f"{one} <-> {other}"
     assert not any(one in c and other in c for c in circles(graph))
 

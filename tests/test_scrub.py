@@ -25,7 +25,7 @@ import pytest
 
 from evalcase import scrub
 from tests.grade.judge_server import asked_dimensions
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import POLL, REPO_ROOT, commit_all, init_repo, run_cli
 
 AGENT_KEY = "sk-agent-Zq81LKMw7731"  # a key variable the configuration names
 JUDGE_KEY = "sk-judge-Hh42PpQa9902"
@@ -118,7 +118,7 @@ def echo_server() -> Iterator[tuple[str, list[str]]]:
             )
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         yield f"127.0.0.1:{server.server_address[1]}", answers

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from evalcase import transport
+from tests.helpers import POLL
 
 pytest.importorskip("aiohttp")
 
@@ -53,7 +54,7 @@ def server(delay: float = 0.0) -> Iterator[tuple[str, list[str], dict[str, int]]
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.handle_error = lambda *args: None  # type: ignore[method-assign]  # a client gone: expected
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", paths, flight

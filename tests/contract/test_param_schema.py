@@ -160,3 +160,24 @@ def test_problems_name_the_keyword() -> None:
     assert problem.path == ("properties", "a", "pattern")
     assert "not a regular expression" in problem.message
     assert problems({"type": "object"}) == []
+
+
+def test_a_schema_checked_before_gets_the_same_answer_and_a_lookalike_its_own() -> None:
+    # problems() remembers what it found per schema: a repository names the same tool
+    # schemas in many cases. Schemas that print alike but differ in type are others.
+    assert problems({"minLength": 1}) == problems({"minLength": 1}) == []
+    assert problems({"minLength": True}) and problems({"minLength": "1"})
+    assert problems({"maxItems": 2.5}) and problems({"maxItems": 2}) == []
+    first = problems({"type": "strng"})
+    first.clear()  # the caller's list is its own
+    (again,) = problems({"type": "strng"})
+    assert again.path == ("type",)
+
+
+def test_a_schema_that_contains_itself_or_is_huge_is_checked_without_being_remembered() -> None:
+    looped: dict[str, Any] = {"type": "object"}
+    looped["properties"] = {"self": looped}
+    (problem,) = problems(looped)  # the key's walk gives up instead of going round
+    assert problem.message.startswith("cannot be checked: RecursionError")
+    huge = {"enum": ["x" * 100] * 1000}
+    assert problems(huge) == [] and problems(huge) == []

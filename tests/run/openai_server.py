@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.helpers import POLL
+
 RESET = 0  # a script status: the server closes the connection instead of answering
 TRICKLE = -1  # a script status: a 200 whose body comes a byte every 0.2 s (bounded: 20 s)
 
@@ -115,7 +117,7 @@ class Server:
 
     @contextmanager
     def running(self) -> Iterator[Server]:
-        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        thread = threading.Thread(target=self.httpd.serve_forever, kwargs=POLL, daemon=True)
         thread.start()
         try:
             yield self

@@ -16,6 +16,7 @@ import pytest
 from evalcase.run import driver
 from evalcase.run.executors import get_executor
 from evalcase.run.runner import run_attempt
+from tests.helpers import POLL
 from tests.run.support import job, task_of, tool, view
 
 LOOKUP = tool(
@@ -67,7 +68,7 @@ class Agent(BaseHTTPRequestHandler):
 @pytest.fixture
 def served() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Agent)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo
+from tests.helpers import GIT_ENV, POLL, REPO_ROOT, commit_all, init_repo
 from tests.run.openai_server import Server, completion
 
 CASE = "llm_instruction_001"
@@ -237,7 +237,7 @@ def test_an_http_agent_that_listens_passes_the_preflight_without_being_sent_anyt
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Agent)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         out = tmp_path / "outputs"

@@ -30,6 +30,7 @@ from evalcase.run import isolation
 from evalcase.run.executors import AttemptJob, Limits, get_executor
 from evalcase.run.outputs import AttemptWriter
 from evalcase.run.runner import run_attempt
+from tests.helpers import POLL
 from tests.run.support import job, tool, view
 
 HERE = Path(__file__).parent
@@ -162,7 +163,7 @@ def test_the_sandbox_has_no_network_unless_allowed(tmp_path: Path) -> None:
         "    print(json.dumps({'role': 'assistant', 'content': r}), flush=True)\n",
         "utf-8",
     )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True).start()
     try:
         base = job(view("x"), agent=f"cmd:{sys.executable} {probe}")
         closed = run_attempt(with_options(base, sandbox=True))
@@ -244,7 +245,7 @@ class Trickle(http.server.BaseHTTPRequestHandler):
 def test_an_http_agent_trickling_its_body_is_a_timeout_at_the_deadline() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/agent"
     try:
         start = time.monotonic()

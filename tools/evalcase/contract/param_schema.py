@@ -40,8 +40,59 @@ def _describe(error: Any) -> str:
     return f"{where}{error.message}"
 
 
+_checked: dict[str, tuple[Problem, ...]] = {}
+_PLAIN = (str, int, float, bool, type(None))
+_MAX_NODES = 10_000
+_MAX_KEY = 64 * 1024  # characters: at most 4,097 keys of this size are kept
+
+
+def _key(schema: Any) -> str | None:
+    """A key that tells apart every two schemas ``problems`` may answer differently, or
+    None (then the schema is checked again): JSON data only (dicts with string keys,
+    lists, scalars), whose ``repr`` keeps types (1, 1.0, True, "1") and key order. Large
+    schemas (and a structure that contains itself, which the walk would never finish)
+    are not remembered."""
+    stack = [schema]
+    nodes = 0
+    while stack:
+        node = stack.pop()
+        nodes += 1
+        if nodes > _MAX_NODES:
+            return None
+        kind = type(node)
+        if kind is dict:
+            if any(type(k) is not str for k in node):
+                return None
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind not in _PLAIN:
+            return None
+    try:
+        key = repr(schema)
+    except RecursionError:
+        return None
+    return key if len(key) <= _MAX_KEY else None
+
+
 def problems(schema: Any) -> list[Problem]:
-    """Every place where ``schema`` is not a valid JSON Schema 2020-12, in path order."""
+    """Every place where ``schema`` is not a valid JSON Schema 2020-12, in path order.
+    Checked once per distinct schema (about 7 ms each against the meta schema): the
+    cases of a repository name the same few tool schemas again and again."""
+    key = _key(schema)
+    if key is not None and key in _checked:
+        return list(_checked[key])
+    found, final = _problems(schema)
+    if key is not None and final:
+        if len(_checked) > 4096:
+            _checked.clear()  # bounded: a long-lived process sees many fixtures
+        _checked[key] = tuple(found)
+    return found
+
+
+def _problems(schema: Any) -> tuple[list[Problem], bool]:
+    """The problems, and whether they are the schema's own (not an exception that the
+    depth of the stack at the time may have caused)."""
     try:
         from jsonschema import Draft202012Validator
 
@@ -51,14 +102,14 @@ def problems(schema: Any) -> list[Problem]:
         errors = sorted(meta.iter_errors(schema), key=lambda e: [str(p) for p in e.path])
         found = [Problem(tuple(e.absolute_path), _describe(e)) for e in errors]
     except Exception as exc:  # a hostile schema (deep nesting, huge numbers) must not stop lint
-        return [Problem((), f"cannot be checked: {type(exc).__name__}: {exc}")]
+        return [Problem((), f"cannot be checked: {type(exc).__name__}: {exc}")], False
     if found:
-        return found
+        return found, True
     try:  # the meta schema does not know every pattern dialect: compile what validation uses
         Draft202012Validator(schema, format_checker=None)
     except Exception as exc:
-        return [Problem((), f"cannot be compiled: {exc}")]
-    return []
+        return [Problem((), f"cannot be compiled: {exc}")], False
+    return [], True
 
 
 _validators: dict[str, Any] = {}
