@@ -59,7 +59,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract import paths
-from evalcase.contract.cel import Scopes
+from evalcase.contract.cel import Scopes, content_token
 from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
 from evalcase.run.expr import (
@@ -262,7 +262,14 @@ class Environment:
     def state(self) -> dict[str, Any]:
         """This attempt's own state, parsed from the initial text when first read."""
         if self._state is None:
-            self._state = json.loads(self._initial_text)
+            self._state = state = json.loads(self._initial_text)
+            # Every attempt on this initial state parses the same content: its keys get
+            # the same CEL worker tokens, so a worker converts an unchanged key once for
+            # all of them (a change invalidates the name, and the key gets a new token).
+            self.scopes.pin("state", state, content_token(self.initial_digest, ""))
+            for key, value in state.items():
+                if key not in RESERVED:
+                    self.scopes.pin(key, value, content_token(self.initial_digest, "." + key))
         return self._state
 
     def final_diff(self) -> list[dict[str, Any]]:
