@@ -314,6 +314,8 @@ def content_token(digest: str, name: str) -> int:
             _CONTENT_TOKENS.clear()  # a token forgotten here is only sent again
         token = _CONTENT_TOKENS.setdefault((digest, name), next(_TOKENS))
     return token
+
+
 _LITERAL_NODES = 4096  # a value of more nodes is converted, not written as a literal
 _LITERAL_CHARS = 65536  # nor a longer one (the parser has its own limits)
 
@@ -396,10 +398,10 @@ class Scopes:
 
     def pin(self, name: str, value: Any, token: int) -> None:
         """Give ``value``, bound to ``name``, a token from :func:`content_token`: the caller
-        vouches that the object holds that token's content until it :meth:`invalidate`\ s
-        the name. Workers that hold a value by that token (sent for another attempt on
-        the same initial state) then evaluate over theirs, already converted, and this
-        one is not sent."""
+        vouches that the object holds that token's content until it invalidates the name
+        (:meth:`invalidate`). Workers that hold a value by that token (sent for another
+        attempt on the same initial state) then evaluate over theirs, already converted,
+        and this one is not sent."""
         self._tokens[name] = (value, token)
 
     def token(self, name: str, value: Any) -> int:
