@@ -3,7 +3,11 @@ faults, permission policies, audit records, built-in retrieval, and the trace.
 
 The agent never reports its own tool calls or final state: this module observes them.
 One ``Environment`` serves one attempt and is then thrown away, so no state is ever
-shared between attempts (pass@k needs independent attempts).
+shared between attempts (pass@k needs independent attempts): each parses its own copy
+of the initial state from the spec's JSON text, when it first reads it (an attempt that
+calls no tool parses nothing). What they share is read-only: the parsed initial state
+the final diff compares with (made once per spec), and the CEL workers' converted copy
+of an unchanged key (its token names its content: the initial state's digest and key).
 
 A tool call goes through, in order:
 
