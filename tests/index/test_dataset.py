@@ -87,3 +87,30 @@ def test_a_dangling_reference_is_a_problem_not_a_task(repo: Path) -> None:
     assert rel in dataset.problems
     assert any("no_such_tool" in p.message for p in dataset.problems[rel])
     assert dataset.task("crm_export_all_customers_005") is None
+
+
+def test_a_second_load_in_one_process_reuses_what_the_same_blobs_gave(repo: Path) -> None:
+    # evalcase run loads the clean work tree to run and the run's commit to grade: the
+    # same blobs, analysed and parsed once (the tasks share the fixture documents).
+    from evalcase.config import load_config
+
+    config = load_config(repo)
+    work = load_dataset(repo, "refund_regression_set", config=config)
+    head = load_dataset(repo, "refund_regression_set", revision="HEAD", config=config)
+    assert work.digest == head.digest and len(work.tasks) == len(head.tasks)
+    case = "refund_account_change_unverified_002"
+    mine, theirs = work.task(case), head.task(case)
+    assert mine is not None and theirs is not None
+    assert mine.env.initial_state is theirs.env.initial_state
+    assert mine.env.initial_state["refunds"]["REFUND_2001"]["status"] == "processing"
+    # A changed file is another blob: read again, the commit's stays as it was.
+    fixture = repo / "fixtures/state/refund_order_account_change_open.yaml"
+    text = fixture.read_text("utf-8")
+    paid = text.replace("  status: processing\n      amount", "  status: paid\n      amount")
+    fixture.write_text(paid, "utf-8")
+    changed = load_dataset(repo, "refund_regression_set", config=config).task(case)
+    again = load_dataset(repo, "refund_regression_set", revision="HEAD", config=config).task(case)
+    assert changed is not None and again is not None
+    assert changed.env.initial_state["refunds"]["REFUND_2001"]["status"] == "paid"
+    assert again.env.initial_state["refunds"]["REFUND_2001"]["status"] == "processing"
+    assert work.digest != load_dataset(repo, "refund_regression_set", config=config).digest

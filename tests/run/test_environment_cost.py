@@ -138,3 +138,50 @@ def test_a_record_does_not_grow_with_the_state() -> None:
     assert state_growth > 1_000_000
     # Only the numbers in the record differ (size(orders), times): not the state.
     assert abs(sizes[1] - sizes[0]) < 200, sizes
+
+
+SEARCH = tool(
+    "search",
+    schema=SCHEMA,
+    responses=(
+        {
+            "when": "args.order_id in orders",
+            "result_from": "orders.filter(k, orders[k].status == 'open').size() + 0",
+        },
+    ),
+)
+
+
+def test_attempts_on_one_initial_state_send_it_to_the_worker_once() -> None:
+    # Every attempt parses the same content: an unchanged key keeps one worker token
+    # across attempts; a changed one gets a new token, so no attempt reads another's.
+    # 2,999 orders: a content no other test's worker may hold already.
+    spec = job(view("x", tools=(SEARCH, CLOSE)), (SEARCH, CLOSE), state=state(2999)).env
+    before = celworker.SENT.get("orders", 0)
+    first = Environment(spec, Recorder())
+    with bounded(time.monotonic() + 120):
+        call(first, "search", "ORDER_1")
+        call(first, "close", "ORDER_1")
+        call(first, "search", "ORDER_1")  # orders changed: sent again
+    assert [c["result"] for c in first.calls] == [2999, {"ok": True}, 2998]
+    assert celworker.SENT.get("orders", 0) - before == 2
+    second = Environment(spec, Recorder())
+    with bounded(time.monotonic() + 120):
+        call(second, "search", "ORDER_1")
+    assert second.calls[-1]["result"] == 2999  # the initial orders, not the first's
+    assert celworker.SENT.get("orders", 0) - before == 2  # held by the worker already
+
+
+def test_attempts_share_the_parsed_initial_state_and_never_change_it() -> None:
+    spec = job(view("x", tools=(LOOKUP, CLOSE)), (LOOKUP, CLOSE), state=state(10)).env
+    first, second = Environment(spec, Recorder()), Environment(spec, Recorder())
+    assert first.initial_state is second.initial_state  # parsed once per spec
+    call(first, "close", "ORDER_1")
+    diff = first.final_diff()
+    assert diff == [
+        {"path": "last", "before": None, "after": "closed", "op": "set"},
+        {"path": "orders.ORDER_1.status", "before": "open", "after": "closed", "op": "set"},
+    ]
+    assert second.initial_state["orders"]["ORDER_1"]["status"] == "open"
+    assert second.state["orders"]["ORDER_1"]["status"] == "open"
+    assert second.final_diff() == []

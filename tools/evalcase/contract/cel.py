@@ -303,6 +303,19 @@ def _rss() -> int:
 
 _COMPREHENSION = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _TOKENS = itertools.count(1)  # process-wide: a worker serves many attempts' Scopes
+_CONTENT_TOKENS: dict[tuple[str, str], int] = {}
+
+
+def content_token(digest: str, name: str) -> int:
+    """One token per (content digest, name) for the whole process (see :meth:`Scopes.pin`)."""
+    token = _CONTENT_TOKENS.get((digest, name))
+    if token is None:
+        if len(_CONTENT_TOKENS) > 65536:
+            _CONTENT_TOKENS.clear()  # a token forgotten here is only sent again
+        token = _CONTENT_TOKENS.setdefault((digest, name), next(_TOKENS))
+    return token
+
+
 _LITERAL_NODES = 4096  # a value of more nodes is converted, not written as a literal
 _LITERAL_CHARS = 65536  # nor a longer one (the parser has its own limits)
 
@@ -382,6 +395,14 @@ class Scopes:
         self._entries = [e for e in self._entries if len(e.stale) < len(e.data) or not e.data]
         for name in gone:
             self._tokens.pop(name, None)
+
+    def pin(self, name: str, value: Any, token: int) -> None:
+        """Give ``value``, bound to ``name``, a token from :func:`content_token`: the caller
+        vouches that the object holds that token's content until it invalidates the name
+        (:meth:`invalidate`). Workers that hold a value by that token (sent for another
+        attempt on the same initial state) then evaluate over theirs, already converted,
+        and this one is not sent."""
+        self._tokens[name] = (value, token)
 
     def token(self, name: str, value: Any) -> int:
         """A number that stays the same while ``name`` is bound to this unchanged object

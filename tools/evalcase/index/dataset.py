@@ -12,7 +12,7 @@ dataset digest versioning records in release tags (evalcase.index.digest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,8 @@ from evalcase.contract.build import Problem, build_task
 from evalcase.contract.prompt import KIND as PROMPT_KIND
 from evalcase.contract.prompt import Prompt, prompt_of
 from evalcase.contract.task import Task
-from evalcase.files import GitTree, Snapshot, WorkTree
-from evalcase.index.analysis import Analyzer, broken_paths, index_of, limits_of
+from evalcase.files import GitTree, Snapshot, SourceFile, WorkTree
+from evalcase.index.analysis import Analyzer, FileResult, broken_paths, index_of, limits_of
 from evalcase.index.digest import dataset_contents, dataset_id_of, text
 from evalcase.index.facts import CaseFacts, ManifestFacts
 from evalcase.index.resolve import FixtureCatalog
@@ -75,9 +75,11 @@ def load_dataset(
         commit = gitio.Repo(root).rev_parse(revision)
         snapshot = GitTree(root, commit)
     analyzer = Analyzer(config, snapshot, use_cache=False)
+    memo = _memo(config)
     files = snapshot.files()
+    blobs = {f.path: f.blob for f in files}
     manifests = [f for f in files if f.kind is FileKind.MANIFEST]
-    results = analyzer.analyze_files(manifests, snapshot=snapshot)
+    results = memo.analyze(analyzer, manifests, snapshot)
     dirs = {
         s.group
         for s in manifests
@@ -89,7 +91,7 @@ def load_dataset(
         for f in files
         if f.kind is FileKind.FIXTURE or (f.kind is FileKind.CASE and f.group in dirs)
     ]
-    results.update(analyzer.analyze_files(wanted, snapshot=snapshot))
+    results.update(memo.analyze(analyzer, wanted, snapshot))
     index = index_of(results)
     governance = tuple(sorted(config.governance_fields))
     content = dataset_contents(index, governance, broken_paths(results), only=[dataset_id]).get(
@@ -107,10 +109,19 @@ def load_dataset(
         doc = load(path, raw.get(path, b""), limits_of(config, path))
         return doc.data if doc.ok and isinstance(doc.data, dict) else None
 
+    def fixture_of(path: str) -> dict[str, Any] | None:
+        key = (path, blobs.get(path, ""))
+        if key in memo.fixtures:
+            return memo.fixtures[key]
+        data = data_of(path)
+        if _keyed(key[1]):
+            memo.fixtures[key] = data
+        return data
+
     fixtures: dict[str, dict[str, Any]] = {}
     for fixture_facts in sorted(index.fixtures, key=lambda f: f.path):
         fixture_id = text(fixture_facts.fixture_id)
-        data = data_of(fixture_facts.path)
+        data = fixture_of(fixture_facts.path)
         if fixture_id and data is not None:
             fixtures.setdefault(fixture_id, data)
     catalog = FixtureCatalog.of(fixtures)
@@ -153,3 +164,55 @@ def load_dataset(
         },
         unbuilt=unbuilt,
     )
+
+
+class _Memo:
+    """What loading a dataset made of each file's content, for this process's next load
+    with the same configuration: ``evalcase run`` reads the work tree to run, then the
+    run's commit to grade, and a clean work tree is the same blobs, so the second load
+    neither analyses nor parses a 3 MB state fixture again (and its tasks share the
+    fixture objects, so the merged initial state, its JSON text and digest are made once).
+    Keyed by git blob id: the same bytes at the same path give the same result. Fixture
+    documents are shared between loads: they are read, never changed in place."""
+
+    LIMIT = 20_000  # entries of each kind kept (then forgotten all at once)
+
+    def __init__(self, config: Config) -> None:
+        self.config = config  # kept so that its id is not reused while the memo lives
+        self.results: dict[tuple[str, str], FileResult] = {}
+        self.fixtures: dict[tuple[str, str], dict[str, Any] | None] = {}
+
+    def analyze(
+        self, analyzer: Analyzer, sources: Sequence[SourceFile], snapshot: Snapshot
+    ) -> dict[str, FileResult]:
+        for table in (self.results, self.fixtures):
+            if len(table) > self.LIMIT:
+                table.clear()
+        missing = [s for s in sources if (s.path, s.blob) not in self.results]
+        found = analyzer.analyze_files(missing, snapshot=snapshot)
+        for source in missing:
+            if _keyed(source.blob) and source.path in found:
+                self.results[(source.path, source.blob)] = found[source.path]
+        # In the order of ``sources``, as the analyzer gives them.
+        return {
+            s.path: found[s.path] if s.path in found else self.results[(s.path, s.blob)]
+            for s in sources
+            if s.path in found or (s.path, s.blob) in self.results
+        }
+
+
+def _keyed(blob: str) -> bool:
+    """A git blob id (not empty, not an oversized file's size and time)."""
+    return bool(blob) and ":" not in blob
+
+
+_MEMOS: dict[int, _Memo] = {}
+
+
+def _memo(config: Config) -> _Memo:
+    memo = _MEMOS.get(id(config))
+    if memo is None or memo.config is not config:
+        if len(_MEMOS) > 8:
+            _MEMOS.clear()
+        memo = _MEMOS[id(config)] = _Memo(config)
+    return memo

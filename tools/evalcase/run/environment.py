@@ -3,7 +3,11 @@ faults, permission policies, audit records, built-in retrieval, and the trace.
 
 The agent never reports its own tool calls or final state: this module observes them.
 One ``Environment`` serves one attempt and is then thrown away, so no state is ever
-shared between attempts (pass@k needs independent attempts).
+shared between attempts (pass@k needs independent attempts): each parses its own copy
+of the initial state from the spec's JSON text, when it first reads it (an attempt that
+calls no tool parses nothing). What they share is read-only: the parsed initial state
+the final diff compares with (made once per spec), and the CEL workers' converted copy
+of an unchanged key (its token names its content: the initial state's digest and key).
 
 A tool call goes through, in order:
 
@@ -54,11 +58,12 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract import paths
-from evalcase.contract.cel import Scopes
+from evalcase.contract.cel import Scopes, content_token
 from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
 from evalcase.run.expr import (
@@ -130,20 +135,33 @@ def _at(document: Any, parts: tuple[str, ...]) -> Any:
     return node
 
 
-_STATE_TEXT: dict[int, tuple[Any, str, str]] = {}
+@dataclass(frozen=True)
+class _Initial:
+    """A spec's initial state, prepared once for every attempt on it."""
+
+    text: str  # the JSON text each attempt parses its own copy from
+    digest: str
+    size: int  # its UTF-8 length (the start of ``max_state_bytes``)
+    document: dict[str, Any]  # parsed once and shared: read it, never change it
 
 
-def _state_text(state: Mapping[str, Any]) -> tuple[str, str]:
-    """The initial state as JSON text and its digest, once per spec: every attempt parses
-    its own fresh copy from it (the C parser beats a recursive copy by far)."""
+_STATE_TEXT: dict[int, tuple[Any, _Initial]] = {}
+
+
+def _initial(state: Mapping[str, Any]) -> _Initial:
+    """The initial state as JSON text, digest and parsed document, once per spec: every
+    attempt parses its own fresh copy from the text (the C parser beats a recursive copy
+    by far) only when it first reads the state, and all share the parsed initial one
+    (the attempt's diff reads it), so an attempt that calls no tool parses nothing."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
-        return hit[1], hit[2]
+        return hit[1]
     text = state_text(state)
     if len(_STATE_TEXT) > 4096:
         _STATE_TEXT.clear()
-    _STATE_TEXT[id(state)] = (state, text, state_digest(text))
-    return text, _STATE_TEXT[id(state)][2]
+    made = _Initial(text, state_digest(text), len(text.encode("utf-8")), json.loads(text))
+    _STATE_TEXT[id(state)] = (state, made)
+    return made
 
 
 class StepFailed(Exception):
@@ -226,10 +244,13 @@ class Environment:
         self.operator = operator
         self.limits = limits or Limits()
         self.deadline = deadline
-        text, self.initial_digest = _state_text(spec.initial_state)
-        self.initial_state: dict[str, Any] = json.loads(text)
-        self.state: dict[str, Any] = json.loads(text)
-        self.state_bytes = len(text.encode("utf-8"))
+        initial = _initial(spec.initial_state)
+        self.initial_digest = initial.digest
+        self._initial_text = initial.text
+        # Shared by every attempt on this spec (final_diff copies what it takes of it).
+        self.initial_state: Mapping[str, Any] = initial.document
+        self._state: dict[str, Any] | None = None  # parsed on first read (see state)
+        self.state_bytes = initial.size
         self.calls: list[dict[str, Any]] = []
         self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
         self.retrieved: list[dict[str, Any]] = []
@@ -240,6 +261,20 @@ class Environment:
         # Set once a response with ends_conversation: true has been delivered.
         self.conversation_ended = False
         self.scopes = Scopes()  # CEL conversions kept across evaluations and calls
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """This attempt's own state, parsed from the initial text when first read."""
+        if self._state is None:
+            self._state = state = json.loads(self._initial_text)
+            # Every attempt on this initial state parses the same content: its keys get
+            # the same CEL worker tokens, so a worker converts an unchanged key once for
+            # all of them (a change invalidates the name, and the key gets a new token).
+            self.scopes.pin("state", state, content_token(self.initial_digest, ""))
+            for key, value in state.items():
+                if key not in RESERVED:
+                    self.scopes.pin(key, value, content_token(self.initial_digest, "." + key))
+        return self._state
 
     def final_diff(self) -> list[dict[str, Any]]:
         """:func:`state_diff` of the initial and the current state, walking only the
@@ -253,7 +288,8 @@ class Environment:
         roots = sorted(p for p in touched if not any(p[:n] in touched for n in range(1, len(p))))
         out: list[dict[str, Any]] = []
         for parts in roots:
-            before = _at(self.initial_state, parts)
+            # A copy: the initial document is shared with the other attempts.
+            before = copy_json(_at(self.initial_state, parts))
             after = _at(self.state, parts)
             where = ".".join(parts)
             if before is _ABSENT and after is _ABSENT:
