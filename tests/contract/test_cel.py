@@ -157,3 +157,35 @@ def test_lint_reports_a_function_no_extension_ships() -> None:
     analysis = cel.analyze("[1].flattenn()")
     assert analysis.error is None
     assert [r.name for r in analysis.references] == ["flattenn"]
+
+
+@pytest.mark.slow
+def test_maps_come_back_in_the_same_order_in_every_process() -> None:
+    # cel-cpp's map order is its hash order, which changes per process; a tool result's
+    # JSON and a run's records must not. Keys come back sorted, in every process.
+    program = (
+        "{'kilo': 1, 'alpha': {'zulu': 1, 'echo': 2, 'bravo': 3}, 'mike': [{'yankee': 1, "
+        "'delta': 2}], 'charlie': 4, 'x': m}"
+    )
+    code = (
+        "import json; from evalcase.contract import cel; "
+        f"print(json.dumps(cel.evaluate({program!r}, "
+        "{'m': {'quebec': 1, 'foxtrot': 2, 'golf': 3, 'hotel': 4}})))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO_ROOT,
+        ).stdout
+        for _ in range(3)
+    }
+    assert len(outputs) == 1, outputs
+    (text,) = outputs
+    assert text.strip() == (
+        '{"alpha": {"bravo": 3, "echo": 2, "zulu": 1}, "charlie": 4, "kilo": 1, '
+        '"mike": [{"delta": 2, "yankee": 1}], "x": {"foxtrot": 2, "golf": 3, "hotel": 4, '
+        '"quebec": 1}}'
+    )

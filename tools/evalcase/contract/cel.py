@@ -280,12 +280,29 @@ def evaluate(program: Program | str, variables: Scope | Mapping[str, Any]) -> An
     try:
         if value.type() == cel.Type.ERROR:
             return EvalError(_clean(str(value.value())))
-        return value.plain_value()
+        return canonical(value.plain_value())
     except Exception:  # a value with no plain form (an optional): say so, never crash
         return EvalError(
             "the expression gives a value that is not plain data (an optional, such as "
             "list.first(), needs .orValue(default) or .value())"
         )
+
+
+def _key_order(key: Any) -> tuple[str, Any]:
+    return (type(key).__name__, key)
+
+
+def canonical(value: Any) -> Any:
+    """``value`` with every mapping's keys in sorted order. cel-cpp hands maps back in its
+    hash order, which differs from one process to the next (a map passed in unchanged
+    too): without this, a tool result's JSON, the record of a run and a grader's quoted
+    values would change order between two runs of the same case."""
+    kind = type(value)
+    if kind is dict:
+        return {k: canonical(value[k]) for k in sorted(value, key=_key_order)}
+    if kind is list:
+        return [canonical(v) for v in value]
+    return value
 
 
 _LITERAL_INT_BOUND = 1 << 63
