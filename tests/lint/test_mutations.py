@@ -18,15 +18,26 @@ TOOL_CASE = "datasets/refund_regression_set/cases/tool_refund_submit_confirmed_0
 P0_CASE = "datasets/crm_safety_set/cases/crm_safety_bulk_delete_001.yaml"
 
 
-def replace_line(repo: Path, path: str, old: str, new: str) -> int:
-    """Replace ``old`` on the one line holding it; return that line's number."""
+def replace_line(repo: Path, path: str, old: str, new: str, at: str = "") -> int:
+    """Replace ``old`` on the one line holding it (of those starting with ``at``); return
+    that line's number."""
     file = repo / path
     lines = file.read_text("utf-8").splitlines(keepends=True)
-    hits = [i for i, line in enumerate(lines) if old in line]
+    hits = [i for i, line in enumerate(lines) if old in line and line.startswith(at)]
     assert len(hits) == 1, f"{old!r} is on lines {[h + 1 for h in hits]} of {path}"
     lines[hits[0]] = lines[hits[0]].replace(old, new)
     file.write_text("".join(lines), "utf-8")
     return hits[0] + 1
+
+
+def last_line(repo: Path, path: str, old: str, new: str) -> int:
+    """Replace ``old`` on the last line holding it; return that line's number."""
+    file = repo / path
+    lines = file.read_text("utf-8").splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if old in line)
+    lines[last] = lines[last].replace(old, new)
+    file.write_text("".join(lines), "utf-8")
+    return last + 1
 
 
 def line_of(repo: Path, path: str, text: str) -> int:
@@ -35,11 +46,15 @@ def line_of(repo: Path, path: str, text: str) -> int:
 
 
 def uppercase_id(repo: Path) -> tuple[str, int]:
-    return RAG_GOLDEN, replace_line(repo, RAG_GOLDEN, "refund_rag_member", "refund_rag_Member")
+    return RAG_GOLDEN, replace_line(
+        repo, RAG_GOLDEN, "refund_rag_member", "refund_rag_Member", "case_id:"
+    )
 
 
 def model_name_in_id(repo: Path) -> tuple[str, int]:
-    line = replace_line(repo, RAG_GOLDEN, "case_id: refund_rag_", "case_id: refund_rag_gpt4o_")
+    line = replace_line(
+        repo, RAG_GOLDEN, "case_id: refund_rag_", "case_id: refund_rag_gpt4o_", "case_id:"
+    )
     return RAG_GOLDEN, line
 
 
@@ -90,7 +105,8 @@ def p0_without_negative_behavior(repo: Path) -> tuple[str, int]:
 
 
 def golden_review_rejected(repo: Path) -> tuple[str, int]:
-    line = replace_line(repo, RAG_GOLDEN, "review_result: approved", "review_result: rejected")
+    # The approval of the current version (review records keep the older ones).
+    line = last_line(repo, RAG_GOLDEN, "review_result: approved", "review_result: rejected")
     return RAG_GOLDEN, line
 
 

@@ -66,11 +66,11 @@ def test_bump_writes_case_and_dataset_versions_once(repo: Path) -> None:
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
     edits = bump(load_config(repo))
     assert [(e.path, e.field, e.old, e.new, e.reason) for e in edits] == [
-        (CASE, "case_version", "v4", "v5", "EC501")
+        (CASE, "case_version", "v5", "v6", "EC501")
     ]
     after = (repo / CASE).read_text("utf-8")
     assert after == before.replace("但有质量问题", "但是有质量问题").replace(
-        "case_version: v4", "case_version: v5", 1
+        "case_version: v5", "case_version: v6", 1
     )
     assert bump(load_config(repo)) == []
     assert (repo / CASE).read_text("utf-8") == after
@@ -90,7 +90,7 @@ def test_bump_after_a_release_bumps_the_manifests_and_the_changed_cases(repo: Pa
         (MANIFEST, "dataset_version", "v2"),
         (CRM_MANIFEST, "dataset_version", "v2"),
         (SHARED_FIXTURE, "fixture_version", "v2"),
-        (CASE, "case_version", "v5"),
+        (CASE, "case_version", "v6"),
         (CASE, "dataset_version", "v2"),
     }
     proc = run_cli("bump", cwd=repo)
@@ -109,6 +109,6 @@ def test_bump_staged_compares_the_index(repo: Path) -> None:
     assert bump(load_config(repo), staged=True) == []
     git(repo, "add", CASE)
     edits = bump(load_config(repo), staged=True)
-    assert [(e.field, e.new) for e in edits] == [("case_version", "v5")]
+    assert [(e.field, e.new) for e in edits] == [("case_version", "v6")]
     git(repo, "add", CASE)
     assert lint(repo, staged=True) == []

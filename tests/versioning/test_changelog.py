@@ -24,7 +24,7 @@ def two_versions(repo: Path) -> Path:
     removed, one added, and the shared rubric changed."""
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     replace_in(repo, CASE, "dataset_version: v1", "dataset_version: v2")
     replace_in(repo, OTHER, "title: ", "title: （改写）")
     git(repo, "rm", "-q", REMOVED)
@@ -32,7 +32,7 @@ def two_versions(repo: Path) -> Path:
     text = (repo / CASE).read_text("utf-8")
     (repo / added).write_text(
         text.replace("refund_eligibility_001", "refund_eligibility_002")
-        .replace("case_version: v5", "case_version: v1")
+        .replace("case_version: v6", "case_version: v1")
         .replace("但是有质量问题", "有质量问题但没有发票"),
         "utf-8",
     )
@@ -52,7 +52,7 @@ def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Pat
     modified = {c.id: c for c in log.modified}
     assert set(modified) == {"refund_eligibility_001", "llm_instruction_001"}
     changed = modified["refund_eligibility_001"]
-    assert (changed.old_version, changed.new_version, changed.fields) == ("v4", "v5", ("input",))
+    assert (changed.old_version, changed.new_version, changed.fields) == ("v5", "v6", ("input",))
     assert changed.content_changed
     governance = modified["llm_instruction_001"]
     assert governance.fields == ("title",) and not governance.content_changed
@@ -66,13 +66,13 @@ def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Pat
 def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
     proc = run_cli("diff", f"{REFUND}@v1", f"{REFUND}@v2", cwd=two_versions)
     assert proc.returncode == 0, proc.stderr
-    assert "~ refund_eligibility_001 v4 -> v5: input" in proc.stdout
+    assert "~ refund_eligibility_001 v5 -> v6: input" in proc.stdout
     assert "+ refund_eligibility_002 v1" in proc.stdout
     assert "- refund_policy_edge_001 v3" in proc.stdout
-    assert "~ llm_instruction_001 v3: title (governance only)" in proc.stdout
+    assert "~ llm_instruction_001 v4: title (governance only)" in proc.stdout
     md = run_cli("diff", f"{REFUND}@v1", "@v2", "--format", "md", cwd=two_versions).stdout
     assert md.startswith(f"### Dataset `{REFUND}`")
-    assert "| `refund_eligibility_001` | v4 → v5 | input |" in md
+    assert "| `refund_eligibility_001` | v5 → v6 | input |" in md
     data = json.loads(
         run_cli("diff", f"{REFUND}@v1", f"{REFUND}@v2", "--format", "json", cwd=two_versions).stdout
     )

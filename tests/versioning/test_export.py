@@ -19,7 +19,7 @@ V1_INPUT = "我这个耳机签收十天了，但有质量问题，能不能退�
 def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
-    replace_in(repo, CASE, "case_version: v4", "case_version: v5")
+    replace_in(repo, CASE, "case_version: v5", "case_version: v6")
     replace_in(repo, CASE, "dataset_version: v1", "dataset_version: v2")
     replace_in(repo, MANIFEST, "dataset_version: v1", "dataset_version: v2")
     commit_all(repo, "v2")
@@ -35,7 +35,7 @@ def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None
     by_id = {r["case_id"]: r for r in records}
     record = by_id["refund_eligibility_001"]
     assert record["agent_view"]["user_turns"] == [V1_INPUT]
-    assert record["case_version"] == "v4" and record["dataset_version"] == "v1"
+    assert record["case_version"] == "v5" and record["dataset_version"] == "v1"
     assert record["release"] == f"{REFUND}@v1"
     assert record["commit"] == git(repo, "rev-parse", f"{REFUND}@v1^{{commit}}").strip()
     # Fixtures are resolved: tools, state, rubric, and the knowledge base's corpora.

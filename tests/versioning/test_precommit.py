@@ -52,9 +52,9 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(
 
     bumped = run_cli("bump", cwd=consumer)
     assert bumped.returncode == 0, bumped.stdout + bumped.stderr
-    assert "case_version v4 -> v5" in bumped.stdout
+    assert "case_version v5 -> v6" in bumped.stdout
     git(consumer, "add", CASE)
-    # The case changed, so its approval (of v4) no longer covers it: a new review.
+    # The case changed, so its approval (of v5) no longer covers it: a new review.
     stale = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert stale.returncode != 0 and "EC411" in stale.stdout + stale.stderr
     review_again(CASE, consumer)
@@ -62,7 +62,7 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(
     accepted = run(["git", "commit", "-m", "reword the question"], consumer, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert git(consumer, "rev-parse", "HEAD~1").strip() == head_before
-    assert "case_version: v5" in git(consumer, "show", f"HEAD:{CASE}")
+    assert "case_version: v6" in git(consumer, "show", f"HEAD:{CASE}")
 
 
 def _findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str, int]]:
@@ -87,9 +87,12 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
     assert plain.returncode == hook.returncode == 1
     assert _findings(plain) == _findings(hook) != set()
-    assert {code for code, _, _ in _findings(plain)} == {"EC501"}
+    # The approved content changed (EC419) and its version did not (EC501).
+    assert {code for code, _, _ in _findings(plain)} == {"EC501", "EC419"}
     # --no-base is the one way to leave the base out.
-    assert run_cli("lint", "--no-base", cwd=repo).returncode == 0
+    assert {
+        c for c, _, _ in _findings(run_cli("lint", "--no-base", "--format", "json", cwd=repo))
+    } == {"EC419"}
     assert run_cli("bump", cwd=repo).returncode == 0
     git(repo, "add", "-A")
     # Bumped, the case's approval (of the old version) no longer covers it: both say so.
@@ -111,7 +114,10 @@ def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Pat
     repo = tmp_path / "cases"
     for part in ("datasets", "fixtures"):
         shutil.copytree(REPO_ROOT / part, repo / part)
-    (repo / "evalcase.toml").write_text('[versioning]\nbase_branch = "main"\n')
+    # The edit also changes approved content (EC419, whatever the base): left out here.
+    (repo / "evalcase.toml").write_text(
+        '[versioning]\nbase_branch = "main"\n[lint]\nignore = ["EC419"]\n'
+    )
     init_repo(repo)
     commit_all(repo, "cases")
     git(repo, "checkout", "-q", "-b", "feature")
@@ -121,7 +127,9 @@ def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Pat
     proc = run_cli("lint", cwd=repo)
     assert proc.returncode == 1 and "EC501" in proc.stdout, proc.stdout + proc.stderr
     assert run_cli("lint", "--base", "HEAD", cwd=repo).returncode == 0
-    (repo / "evalcase.toml").write_text('[versioning]\nbase_branch = "trunk"\n')
+    (repo / "evalcase.toml").write_text(
+        '[versioning]\nbase_branch = "trunk"\n[lint]\nignore = ["EC419"]\n'
+    )
     commit_all(repo, "a base branch that does not exist")
     proc = run_cli("lint", cwd=repo)
     assert proc.returncode == 2 and "base_branch = 'trunk'" in proc.stderr

@@ -60,15 +60,17 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
     replace_in(app, EVALS_CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
     code, out, _ = cli("lint")
     assert code == 1 and f"{EVALS_CASE}:" in out and "EC501" in out
-    assert cli("lint", "--no-base")[0] == 0
+    # Without a base only the approval says so: it is of other content (EC419).
+    code, out, _ = cli("lint", "--no-base")
+    assert code == 1 and "EC419" in out and "EC501" not in out, out
     git(app, "add", EVALS_CASE)
     code, out, _ = cli("lint", "--staged", EVALS_CASE, "src/app.py")
     assert code == 1 and "EC501" in out
     assert cli("lint", "--base", "HEAD")[0] == 1
     # bump writes what lint asks for; then everything agrees.
     code, out, _ = cli("bump")
-    assert code == 0 and "case_version v4 -> v5" in out, out
-    # The approval was of v4: a new review of v5, recorded by review-case, settles it.
+    assert code == 0 and "case_version v5 -> v6" in out, out
+    # The approval was of v5: a new review of v6, recorded by review-case, settles it.
     code, out, _ = cli("lint")
     assert code == 1 and "EC411" in out and "EC501" not in out
     review_again(EVALS_CASE, app, *root)
@@ -137,7 +139,7 @@ def test_the_published_hook_guards_cases_in_a_subfolder(
     assert "not on your PATH" in output and "-m evalcase bump" in output
     command = next(line for line in output.splitlines() if "-m evalcase bump" in line)
     bumped = run(command.split(), app, env)
-    assert bumped.returncode == 0 and "case_version v4 -> v5" in bumped.stdout, bumped
+    assert bumped.returncode == 0 and "case_version v5 -> v6" in bumped.stdout, bumped
     git(app, "add", EVALS_CASE)
     # Bumped, the case is no longer the version its approval judged: a new review.
     stale = run(["git", "commit", "-m", "reword"], app, env)
@@ -146,7 +148,7 @@ def test_the_published_hook_guards_cases_in_a_subfolder(
     git(app, "add", EVALS_CASE)
     accepted = run(["git", "commit", "-m", "reword"], app, env)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "\ncase_version: v5\n" in git(app, "show", f"HEAD:{EVALS_CASE}")
+    assert "\ncase_version: v6\n" in git(app, "show", f"HEAD:{EVALS_CASE}")
 
 
 def test_git_answers_are_about_the_subfolder(tmp_path: Path) -> None:
