@@ -197,10 +197,14 @@ def test_a_forged_cache_entry_decides_nothing(tmp_path: Path) -> None:
         toml.write_text(toml.read_text() + '\n[grade.judge]\ncache_dir = ".evalcase_cache/judge"\n')
         commit_all(repo, "a helpful cache")
         before = len(low.requests)
-        proc = run(repo, url, AGENT, EVALCASE_JUDGE_CACHE_DIR="")
+        # The refused folder falls back to the user cache: a fresh one, so that another
+        # test run on this machine (the same request, an honest answer) is not found there.
+        user_cache = tmp_path / "user-cache"
+        proc = run(repo, url, AGENT, EVALCASE_JUDGE_CACHE_DIR="", XDG_CACHE_HOME=str(user_cache))
         after = len(low.requests)
     assert after == before + 1, "the judge must be asked again"
     assert "inside the work tree: ignored" in proc.stdout
+    assert list((user_cache / "evalcase" / "judge").glob("*.json")), "the answer is cached there"
     again = grades(repo)[(AGENT, "llm_rubric")]
     assert again["verdict"] == "fail" and again["details"]["cached"] is False
 
