@@ -23,6 +23,7 @@
 tau2's code needs pydantic, toml, addict, deepdiff, loguru, pandas, python-dotenv and
 docstring-parser: ``pip install -e '.[tau2]'`` (the test extra has them too); not litellm
 (the NL-assertion judge is not imported).
+
 ``--cover`` checks a covering subset instead of all 50 tasks (what the test suite runs;
 about a sixth of the work): for every tool tau2's expected actions call, a task that calls
 it; tasks with and without communicate_info; tasks with and without a state change; a task
