@@ -83,7 +83,11 @@ def generate(dest: Path, n: int, dataset: str = "*") -> list[str]:
         old_digest, new_digest = reviewed[i % len(texts)]
         # The variant's input is another content: its approval names that content's
         # digest (EC419), as `evalcase review-case` would have written it.
-        text = text.replace(old_digest, new_digest(i)) if old_digest else text
+        # Quoted: a hex digest such as 4888987062180e1912433450 is a YAML number otherwise
+        # (as `evalcase review-case` writes it).
+        if old_digest:
+            new = new_digest(i)
+            text = text.replace(f'"{old_digest}"', f'"{new}"').replace(old_digest, f'"{new}"')
         old_id = template.stem
         prefix = re.sub(r"_[0-9]+$", "", old_id)
         new_id = f"{prefix}_{i:05d}"

@@ -30,6 +30,14 @@ def test_the_generated_repository_lints_clean(tmp_path: Path) -> None:
     templates = len(list(REPO_ROOT.glob("datasets/refund_regression_set/cases/*.yaml")))
     paths = bench.generate(repo, 2 * templates, "refund_regression_set")
     assert len(paths) == 2 * templates
+    # The approval of each variant's content names it quoted (the generator writes it;
+    # an all-digit digest with one "e" would be a YAML float).
+    last = [
+        text.rsplit("content_digest: ", 1)[1][:1]
+        for text in ((repo / rel).read_text("utf-8") for rel in paths)
+        if "content_digest: " in text
+    ]
+    assert last and set(last) == {'"'}, last
     for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True)
     subprocess.run(
