@@ -114,16 +114,12 @@ def _review_digests(text: str) -> tuple[str, Any]:
     """The reviewed-content digest of a template (as its current approval records it) and
     a function giving that of its variant ``i`` (the input changed as ``generate`` does)."""
     from evalcase.config import DEFAULT_GOVERNANCE_FIELDS
-    from evalcase.contract.fields import IDENTITY_FIELDS
-    from evalcase.index.digest import fields_digest
-    from evalcase.index.facts import digest
+    from evalcase.index.digest import reviewed_content_digest
     from evalcase.loader import load
 
     data = load("template.yaml", text.encode("utf-8")).data
     if not isinstance(data, dict):
         return "", None
-    skip = IDENTITY_FIELDS | set(DEFAULT_GOVERNANCE_FIELDS)
-    fields = {str(k): digest(v) for k, v in data.items() if k not in skip}
     original = data.get("input")
 
     def variant(i: int) -> str:
@@ -133,9 +129,9 @@ def _review_digests(text: str) -> tuple[str, Any]:
             changed = {"variant_no": i, **original}
         else:
             changed = original
-        return fields_digest({**fields, "input": digest(changed)})
+        return reviewed_content_digest({**data, "input": changed}, DEFAULT_GOVERNANCE_FIELDS)
 
-    return fields_digest(fields), variant
+    return reviewed_content_digest(data, DEFAULT_GOVERNANCE_FIELDS), variant
 
 
 # --- measurement ------------------------------------------------------------------------

@@ -172,10 +172,11 @@ def main() -> int:
         print(f"lint: exit {linted.returncode}: {linted.stdout.strip().splitlines()[-1:]}")
         sys.path.insert(0, str(ns.cache / "unzipped"))
         select = [ns.select] if ns.select else None
+        tau2 = tau2_tasks()
         if ns.cover:
-            select = [f"airline_agent_tau2_{int(tid):03d}" for tid in cover(tau2_tasks())]
+            select = [f"airline_agent_tau2_{int(tid):03d}" for tid in cover(tau2)]
             print(f"cover: tasks {', '.join(str(int(s.rsplit('_', 1)[1])) for s in select)}")
-        results = check(repo, select)
+        results = check(repo, select, tau2)
         if ns.cover:
             results["summary"]["cover"] = [int(c.rsplit("_", 1)[1]) for c in select or []]
         results["summary"]["lint_clean"] = linted.returncode == 0
@@ -193,11 +194,11 @@ def tau2_tasks() -> list[Any]:
     return list(get_tasks(None))
 
 
-def check(repo: Path, select: list[str] | None) -> dict[str, Any]:
+def check(repo: Path, select: list[str] | None, tau2: list[Any] | None = None) -> dict[str, Any]:
     from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
     from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
     from tau2.domains.airline.data_model import FlightDB  # type: ignore[import-not-found]
-    from tau2.domains.airline.environment import get_environment, get_tasks  # type: ignore[import-not-found]
+    from tau2.domains.airline.environment import get_environment  # type: ignore[import-not-found]
     from tau2.evaluator.evaluator_communicate import CommunicateEvaluator  # type: ignore[import-not-found]
     from tau2.evaluator.evaluator_env import EnvironmentEvaluator  # type: ignore[import-not-found]
 
@@ -209,7 +210,7 @@ def check(repo: Path, select: list[str] | None) -> dict[str, Any]:
         logger.remove()
     except ImportError:
         pass
-    tasks: dict[str, Any] = {t.id: t for t in get_tasks(None)}
+    tasks: dict[str, Any] = {t.id: t for t in (tau2 if tau2 is not None else tau2_tasks())}
     oracle = json.loads((repo / "oracle/expected_actions.json").read_text())
     opener = {entry["task"]: first for first, entry in oracle.items()}
     out: dict[str, Any] = {"replay": {}, "final_state": {}, "null": {}}
