@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,16 @@ from tests.published_hook import PublishedHook, publish
 # so parallel workers share them safely.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_judge_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for module fixtures, which run before any function fixture: without this
+    they cached in the user's folder, so a second test run on the machine (two `.ci/run`
+    at once) found the first one's answers and never asked its judge."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALCASE_JUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)

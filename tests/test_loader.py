@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import sys
+
+import pytest
+
 from evalcase.loader import Limits, load
 
 
@@ -102,3 +107,49 @@ def test_a_complex_key_does_not_move_a_literal_key_of_the_same_name() -> None:
     doc = load("c.yaml", text.encode())
     assert doc.locate(("<complex key>", "x")) == (2, 6)
     assert doc.locate_key(("<complex key>",)) == (1, 1)
+
+
+def test_ruamel_yaml_parses_alike_without_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML's binding is used when installed (faster); without it ruamel.yaml's binding
+    of the same C parser gives the same data, positions and findings."""
+    from evalcase import loader
+
+    texts = [
+        b"case_id: a\nlist: [1, 2.5, true, null]\nnested:\n  - {k: v}\n",
+        b"key: [unclosed\n",
+        b"a: 1\na: 2\n",
+        b"x: &anchor {y: 1}\nz: *anchor\n",
+    ]
+
+    def results() -> list[object]:
+        loader._libyaml.cache_clear()
+        out = []
+        for raw in texts:
+            doc = load("f.yaml", raw)
+            out.append((doc.data, [(f.line, f.column, f.code, f.message) for f in doc.findings],
+                        doc.locate(("case_id",))))  # fmt: skip
+        return out
+
+    with_pyyaml = results()
+    assert loader._libyaml().events.__name__ == "yaml.events"
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "yaml", None)  # import yaml raises ImportError
+        without = results()
+        assert loader._libyaml().events.__name__ == "ruamel.yaml.events"
+    loader._libyaml.cache_clear()
+    assert without == with_pyyaml
+    assert any(findings for _, findings, _ in with_pyyaml)  # the broken texts were found
+
+
+def test_the_resolver_table_is_ruamel_yamls() -> None:
+    """Plain scalars resolve by a copy of ruamel.yaml's YAML 1.2 table (importing ruamel
+    for it would cost the commit hook 20 ms): the copy must stay the library's table."""
+    from ruamel.yaml.resolver import VersionedResolver
+
+    from evalcase.loader import _resolver_table
+
+    def shape(table: dict[object, list[tuple[object, re.Pattern[str]]]]) -> dict[object, object]:
+        return {k: [(str(tag), rx.pattern, rx.flags) for tag, rx in v] for k, v in table.items()}
+
+    theirs = shape(VersionedResolver(version=(1, 2)).versioned_resolver)
+    assert shape(_resolver_table()) == theirs  # type: ignore[arg-type]

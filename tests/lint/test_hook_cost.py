@@ -44,12 +44,28 @@ def staged_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_the_hook_imports_nothing_it_does_not_use(staged_repo: Path) -> None:
+# Libraries the hook needs only for files it did not change, once the store knows those
+# (a fixture's parameter schema against the meta-schema: python-jsonschema), for a
+# real phone number (libphonenumber: a date is none), to call a judge (the HTTP client
+# and asyncio), or without PyYAML (ruamel.yaml's binding of the same parser). Each is
+# 25-125 ms of import on every commit.
+NOT_ON_A_WARM_HOOK = (
+    "jsonschema",
+    "phonenumbers",
+    "evalcase.transport",
+    "asyncio",
+    "ruamel.yaml",
+)
+TOOL_CASE = "datasets/sample_set/cases/refund_tool_submit_001.yaml"
+
+
+def _hook_modules(repo: Path, case: str) -> list[str]:
+    """The modules a commit hook on ``case`` imported (its exit status checked)."""
     script = (
         "import sys\n"
         "from evalcase.cli import main\n"
         "try:\n"
-        f"    main(['lint', '--staged', {CASE!r}])\n"
+        f"    main(['lint', '--staged', {case!r}])\n"
         "except SystemExit as exc:\n"
         "    status = exc.code\n"
         "print('\\nMODULES', status, ' '.join(sorted(sys.modules)))\n"
@@ -57,7 +73,7 @@ def test_the_hook_imports_nothing_it_does_not_use(staged_repo: Path) -> None:
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
     out = subprocess.run(
         [sys.executable, "-c", script],
-        cwd=staged_repo,
+        cwd=repo,
         env=env,
         capture_output=True,
         text=True,
@@ -66,7 +82,31 @@ def test_the_hook_imports_nothing_it_does_not_use(staged_repo: Path) -> None:
     status, *modules = out.rsplit("\nMODULES ", 1)[1].split()
     assert status in ("0", "1"), out
     assert "evalcase.lint.api" in modules  # the hook did run
-    assert not set(NOT_ON_THE_HOOK_PATH) & set(modules)
+    return modules
+
+
+def test_the_hook_imports_nothing_it_does_not_use(staged_repo: Path) -> None:
+    assert not set(NOT_ON_THE_HOOK_PATH) & set(_hook_modules(staged_repo, CASE))
+
+
+def test_a_warm_hook_imports_no_library_it_does_not_use(tmp_path: Path) -> None:
+    """A tool case (its arguments checked against the tool's schema), graded by a judge,
+    changed on a date: the hook still loads none of those libraries once a full lint
+    has filled the store."""
+    repo = init_repo(tmp_path / "repo", BASE_REPO)
+    lint_repository(load_config(repo), jobs=1)  # the store, as a previous run leaves it
+    case = repo / TOOL_CASE
+    text = case.read_text("utf-8")
+    changed = text.replace("title: 样例", "title: 样例（2026-12-01 修订）", 1).replace(
+        "graders: [{type: trace_rule}]", "graders: [{type: trace_rule}, {type: llm_rubric}]", 1
+    )
+    assert changed.count("2026-12-01") == 1 and "llm_rubric" in changed
+    case.write_text(changed, "utf-8")
+    git(repo, "add", TOOL_CASE)
+    modules = set(_hook_modules(repo, TOOL_CASE))
+    assert "evalcase.grade.graders.llm_rubric" in modules  # lint asked what it needs
+    assert "jsonschema_rs" in modules  # the arguments were checked
+    assert set(NOT_ON_A_WARM_HOOK) & modules == set()
 
 
 def test_the_hook_asks_git_each_question_once(

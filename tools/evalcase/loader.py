@@ -129,6 +129,10 @@ class Document:
     # number prints (6634E6, 1e5, 0x1F, 012, 1_000): their text by position. An ID
     # written that way silently becomes another value (EC211, EC008).
     numbers: dict[Position, str] = field(default_factory=dict, repr=False, compare=False)
+    # What several rules derive from the same data (a case's judge view, its fields'
+    # digests), derived once per file: evalcase.lint.semantic.memo. The data is never
+    # changed after loading.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -473,22 +477,21 @@ def _libyaml() -> _LibYAML:
     """libyaml's event parser. PyYAML's binding (installed with pre-commit) makes the
     same events as ruamel.yaml's in about 60 % of the time (event objects are built in
     Python, and PyYAML's are lighter); half of a cold lint is YAML, so it is used when
-    present. Both bindings wrap the same C parser: the events, marks and messages agree."""
-    from ruamel.yaml import events as ruamel_events
-    from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
+    present. Both bindings wrap the same C parser: the events, marks and messages agree.
+    ruamel.yaml is imported only without PyYAML: the commit hook parses one file, and
+    the second binding would cost it 25 ms of import."""
     try:
         import yaml  # type: ignore[import-untyped]
         from yaml import events as pyyaml_events
         from yaml._yaml import CParser as PyYAMLParser  # type: ignore[import-untyped]
     except ImportError:
+        from ruamel.yaml import events as ruamel_events
+        from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
         return _LibYAML(CParser, ruamel_events, (MarkedYAMLError,), (YAMLError, *_PARSE_ERRORS))
     return _LibYAML(
-        PyYAMLParser,
-        pyyaml_events,
-        (MarkedYAMLError, yaml.MarkedYAMLError),
-        (YAMLError, yaml.YAMLError, *_PARSE_ERRORS),
+        PyYAMLParser, pyyaml_events, (yaml.MarkedYAMLError,), (yaml.YAMLError, *_PARSE_ERRORS)
     )
 
 
@@ -911,7 +914,52 @@ class _Builder:
         return str(event.value)
 
 
-_RESOLVERS: dict[str | None, list[tuple[str, Any]]] | None = None
+# ruamel.yaml's YAML 1.2 resolver table (ruamel.yaml.resolver.VersionedResolver for
+# version 1.2): the first character of a plain scalar -> (tag, pattern) in the order
+# tried. Copied, because importing ruamel.yaml for it costs the commit hook 20 ms while
+# PyYAML parses; tests/test_loader.py keeps the copy equal to ruamel.yaml's own table.
+_FLOAT_12 = r"""^(?:
+         [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$"""
+_INT_12 = r"""^(?:[-+]?0b[0-1_]+
+        |[-+]?0o?[0-7_]+
+        |[-+]?[0-9_]+
+        |[-+]?0x[0-9a-fA-F_]+)$"""
+_TIMESTAMP_12 = r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+        |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+        (?:[Tt]|[ \t]+)[0-9][0-9]?
+        :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+        (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"""
+_NULL_12 = r"""^(?: ~
+        |null|Null|NULL
+        | )$"""
+_BOOL_12 = r"^(?:true|True|TRUE|false|False|FALSE)$"
+_VERBOSE = re.X | re.U
+
+
+def _resolver_table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """The table above, compiled: {first character: [(tag, pattern), ...]}."""
+    number = [(_YAML + "float", re.compile(_FLOAT_12, _VERBOSE)),
+              (_YAML + "int", re.compile(_INT_12, _VERBOSE))]  # fmt: skip
+    dated = [*number, (_YAML + "timestamp", re.compile(_TIMESTAMP_12, _VERBOSE))]
+    null = [(_YAML + "null", re.compile(_NULL_12, _VERBOSE))]
+    table: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+        c: [(_YAML + "bool", re.compile(_BOOL_12, _VERBOSE))] for c in "tTfF"
+    }
+    table.update({"-": number, "+": number, **{d: dated for d in "0123456789"}})
+    table["."] = number[:1]
+    table["<"] = [(_YAML + "merge", re.compile(r"^(?:<<)$", re.U))]
+    table.update({c: null for c in ("~", "n", "N", "")})
+    table["="] = [(_YAML + "value", re.compile(r"^(?:=)$", re.U))]
+    yaml_chars = [(_YAML + "yaml", re.compile(r"^(?:!|&|\*)$", re.U))]
+    table.update({c: yaml_chars for c in "!&*"})
+    return table
+
+
+_RESOLVERS: dict[str, list[tuple[str, re.Pattern[str]]]] | None = None
 # Plain scalars recur a lot (keys, enum values): their resolved values are memoized.
 # Only values that resolve without a finding are stored, so findings are never skipped.
 _PLAIN_VALUES: dict[str, Any] = {}
@@ -922,16 +970,10 @@ def _resolve_plain(value: str) -> str:
     """The YAML 1.2 core-schema tag of a plain scalar, from ruamel.yaml's resolver table."""
     global _RESOLVERS
     if _RESOLVERS is None:
-        from ruamel.yaml.resolver import VersionedResolver
-
-        table = VersionedResolver(version=(1, 2)).versioned_resolver
-        _RESOLVERS = {k: [(str(tag), rx) for tag, rx in v] for k, v in table.items()}
+        _RESOLVERS = _resolver_table()
     if value == "":
         return _YAML + "null"
     for tag, regexp in _RESOLVERS.get(value[0], ()):
-        if regexp.match(value):
-            return tag
-    for tag, regexp in _RESOLVERS.get(None, ()):
         if regexp.match(value):
             return tag
     return _YAML + "str"

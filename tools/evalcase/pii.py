@@ -72,10 +72,17 @@ _ADDRESS = re.compile(
 _RESERVED_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 # Something that could be a phone number: 7 to 17 digits in one group, with the
-# separators numbers are written with; libphonenumber (slow) only looks where one is.
+# separators numbers are written with; libphonenumber (slow to import and to run) only
+# looks where one is. A date (2026-12-01, 2024/6/1) is not one: no date of 1900-2099 in
+# any of these forms is a valid number of the default region (checked exhaustively in
+# tests/test_pii.py), and every review record carries a date.
 _PHONE_HINT = re.compile(
-    r"(?<![0-9A-Za-z*])\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])"
+    r"(?<![0-9A-Za-z*])(?!\(?(?:19|20)[0-9]{2}([-/.])[0-9]{1,2}\1[0-9]{1,2}(?![0-9]))"
+    r"\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])"
 )
+# What every detector needs one of, in NFKC text: a digit (any script's), an at sign or
+# the 号 of an address.
+_NOTHING_TO_FIND = re.compile(r"[\d@号]")
 # Numbers without a "+" country code are read as numbers of this region.
 DEFAULT_REGION = "CN"
 
@@ -106,10 +113,16 @@ class Match:
         return self.value.upper() if self.kind == RESIDENT_ID else self.value.lower()
 
 
+# A decimal digit that is not an ASCII one (full-width, Arabic-Indic, ...).
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` in NFKC with ASCII digits, and for each character of the result the index
     of the original character it came from (plus one entry for the end)."""
-    if text.isascii():
+    if text.isascii() or (
+        unicodedata.is_normalized("NFKC", text) and _OTHER_DIGIT.search(text) is None
+    ):
         return text, list(range(len(text) + 1))
     out: list[str] = []
     where: list[int] = []
@@ -203,6 +216,8 @@ def find(text: str) -> list[Match]:
     position (positions of ``text`` as given, before normalisation)."""
     if text.isascii() and "@" not in text and _DIGITS.search(text) is None:
         return []  # most strings of a case: no call made, no list built for them
+    if not text.isascii() and _NOTHING_TO_FIND.search(unicodedata.normalize("NFKC", text)) is None:
+        return []  # the same for text in other scripts: one C call, not one per character
     norm, where = normalise(text)
     found: list[Match] = []
     taken: list[tuple[int, int]] = []

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalcase import __version__, transport
+from evalcase import __version__
 from evalcase.grade.context import JudgeConfig
 from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema
 from evalcase.grade.spec import as_list, field_of
@@ -210,6 +210,10 @@ def ask(
         hit = _cached(config, body, dims)
         if hit is not None:
             return hit
+    # Imported here: lint loads this module to ask what a rubric needs, and the HTTP
+    # client (asyncio and all) would double the commit hook's import time.
+    from evalcase import transport
+
     missing = transport.available()
     if missing:
         return Verdict(problem=f"the judge needs {missing} (pip install 'evalcase[judge]')")

@@ -27,7 +27,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from evalcase.contract.fields import IDENTITY_FIELDS
 from evalcase.index.facts import (
@@ -282,28 +282,76 @@ def assemble(
     )
 
 
-def reviewed_content_digest(data: Mapping[str, object], governance: Collection[str]) -> str:
+def reviewed_content_digest(
+    data: Mapping[str, object],
+    governance: Collection[str],
+    digests: Mapping[str, str] | None = None,
+) -> str:
     """What a review judges, from a case's parsed data: the digest of its execution and
     judging fields, the same fields (and the same value) as ``case_digest``. A review
-    record stores it as ``content_digest`` (``evalcase review-case``); EC419 compares."""
+    record stores it as ``content_digest`` (``evalcase review-case``); EC419 compares.
+    ``digests``: the data's field digests when already at hand (facts.field_digests)."""
     from evalcase.index.facts import digest
 
+    if digests is None:
+        digests = {str(k): digest(v) for k, v in data.items()}
     return fields_digest(
-        {
-            str(k): digest(v)
-            for k, v in data.items()
-            if k not in IDENTITY_FIELDS and k not in governance
-        }
+        {k: d for k, d in digests.items() if k not in IDENTITY_FIELDS and k not in governance}
     )
+
+
+class _Dropped(dict[int, int | None]):
+    """str.translate's table for _squeezed: punctuation, separators and control or
+    format characters (Unicode categories P*, Z*, C*) map to None, the rest to
+    themselves. Filled as characters are met: a cold lint squeezes every case, and one
+    C-level lookup per character is several times faster than asking unicodedata."""
+
+    def __missing__(self, code: int) -> int | None:
+        import unicodedata
+
+        kept = None if unicodedata.category(chr(code))[0] in "PZC" else code
+        if len(self) >= 1 << 16:
+            self.clear()  # bounded: a hostile file may hold every character there is
+        self[code] = kept
+        return kept
+
+
+_DROPPED = _Dropped()
+
+
+# Squeezed short strings (keys, enum values, tool names recur in every case), bounded.
+_SQUEEZED: dict[str, str] = {}
+
+
+def _squeezed_text(text: str) -> str:
+    found = _SQUEEZED.get(text)
+    if found is None:
+        if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower
+            found = text.lower().translate(_DROPPED)
+        else:
+            import unicodedata
+
+            found = unicodedata.normalize("NFKC", text).casefold().translate(_DROPPED)
+        if len(text) <= 64:
+            if len(_SQUEEZED) >= 100_000:
+                _SQUEEZED.clear()
+            _SQUEEZED[text] = found
+    return found
 
 
 def _squeezed(value: object) -> object:
     """``value`` with every string reduced to what a copy keeps when it re-punctuates."""
-    import unicodedata
-
+    # Exact types first (what YAML and JSON load): isinstance on every value of every
+    # case was a third of the time.
+    kind = type(value)
+    if kind is str:
+        return _squeezed_text(cast(str, value))
+    if kind is dict:
+        return {str(_squeezed(k)): _squeezed(v) for k, v in cast(dict[Any, Any], value).items()}
+    if kind is list:
+        return [_squeezed(v) for v in cast(list[Any], value)]
     if isinstance(value, str):
-        text = unicodedata.normalize("NFKC", value).casefold()
-        return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PZC")
+        return _squeezed_text(str(value))
     if isinstance(value, Mapping):
         return {str(_squeezed(k)): _squeezed(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
+from evalcase.contract import param_schema
 from evalcase.contract.prompt import offered, referenced
 from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
@@ -150,8 +151,11 @@ class FixtureFacts(_FieldDigests):
     # Field -> digest of its normalized value, as JSON text: one object instead of ~60
     # makes the cache of a 10,000-case repository load in a third less time.
     field_digest_text: str = "{}"
-    # Where data.parameters of a tool definition is.
+    # Where data.parameters of a tool definition is, and whether it is a valid JSON
+    # Schema (EC418 says where it is not). Known when the fixture is analysed, so that a
+    # commit hook checking one case's arguments never loads the meta-schema again.
     parameters_at: tuple[int, int] | None = None
+    parameters_valid: bool = True
     # Where data.corpus_version of a corpus is.
     corpus_at: tuple[int, int] | None = None
     # A tool's own side_effect_policy (every case offering the tool inherits it): where
@@ -216,8 +220,19 @@ def from_raw(raw: tuple[Any, ...]) -> Facts:
     return facts
 
 
-def _field_digests(data: dict[str, Any]) -> str:
-    return _COMPACT_JSON.encode({str(k): digest(v) for k, v in data.items()})
+def field_digests(doc: Document) -> dict[str, str]:
+    """Field -> digest of its value, for a file's top-level mapping ({} for anything
+    else). Computed once per file: the facts, EC419 (twice) and the content digests all
+    read them, and a cold lint computes them for every case."""
+    found: dict[str, str] | None = doc.memo.get("field_digests")
+    if found is None:
+        data = doc.data if isinstance(doc.data, dict) else {}
+        found = doc.memo["field_digests"] = {str(k): digest(v) for k, v in data.items()}
+    return found
+
+
+def _field_digests(doc: Document) -> str:
+    return _COMPACT_JSON.encode(field_digests(doc))
 
 
 def _strings(doc: Document, path: Path) -> list[Located]:
@@ -480,7 +495,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
         gold_evidence=tuple(evidence),
         effective_at=effective_at,
         similarity=similarity,
-        field_digest_text=_field_digests(data),
+        field_digest_text=_field_digests(doc),
         evidence_at=tuple(evidence_at),
         pin_values=tuple(pin_values),
         usage_status=usage_status,
@@ -534,8 +549,9 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         knowledge_base=kb if kind == "corpus" and isinstance(kb, str) else None,
         corpus_version=cv if kind == "corpus" and isinstance(cv, str) else None,
         passages=passages,
-        field_digest_text=_field_digests(data),
+        field_digest_text=_field_digests(doc),
         parameters_at=doc.locate(("data", "parameters")) if kind == "tool" else None,
+        parameters_valid=not isinstance(parameters, dict) or not param_schema.problems(parameters),
         corpus_at=doc.locate(("data", "corpus_version")) if kind == "corpus" and cv else None,
         policy_at=doc.locate_key(("data", "side_effect_policy"))
         if isinstance(policy, dict)
@@ -580,7 +596,7 @@ def manifest_facts(doc: Document, dataset_dir: str) -> ManifestFacts:
         dataset_dir=dataset_dir,
         dataset_id=_string(doc, ("dataset_id",)),
         dataset_version=_string(doc, ("dataset_version",)),
-        field_digest_text=_field_digests(data),
+        field_digest_text=_field_digests(doc),
         suites=_suites(doc),
         gates=_gates(doc),
         coverage=_coverage(data),

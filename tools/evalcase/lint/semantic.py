@@ -31,6 +31,21 @@ def data_of(doc: Document, ctx: FileContext, kind: FileKind) -> dict[str, Any] |
     return data
 
 
+def judge_view_of(doc: Document, data: dict[str, Any]) -> Any:
+    """The case's judge view (evalcase.contract.build.judge_view), built once per file
+    for the rules that read it (EC318, EC327, EC328); None for a shape that gives none
+    (the schema rules report it)."""
+    if "judge_view" not in doc.memo:
+        # Imported here: only cases with graders or rule checks pay for the grading model.
+        from evalcase.contract.build import judge_view
+
+        try:
+            doc.memo["judge_view"] = judge_view(data, {})
+        except Exception:  # a shape the schema rejects (EC1xx) is not a rule's to report
+            doc.memo["judge_view"] = None
+    return doc.memo["judge_view"]
+
+
 def located(doc: Document, path: Path) -> Located | None:
     missing = object()
     value = doc.get(path, missing)

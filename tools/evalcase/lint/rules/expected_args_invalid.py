@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcase.config import Config
-from evalcase.contract.param_schema import problems, validator
+from evalcase.contract.param_schema import validator
 from evalcase.index.facts import FixtureFacts
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import reporter
@@ -72,7 +72,7 @@ class _Tool:
         self.reported = False
         self._validator: Any = None
         self.fast: Any = None
-        if problems(self.parameters):
+        if not fixture.parameters_valid:
             # Reported by EC418 on the keyword that is wrong; nothing to check here.
             self.error = "not a valid JSON Schema"
             self.reported = True

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcase.lint.base import FileContext, reporter
-from evalcase.lint.semantic import data_of
+from evalcase.lint.semantic import data_of, judge_view_of
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -51,12 +51,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         return
     # Imported here: only cases with graders pay for the grader modules.
     from evalcase.contract import build
-    from evalcase.contract.build import judge_view
     from evalcase.grade.graders import GRADERS, RENAMED, needs
 
-    try:
-        spec = judge_view(data, {})
-    except Exception:  # a shape the schema rejects (EC1xx) is not this rule's to report
+    spec = judge_view_of(doc, data)
+    if spec is None:
         return
     seen: set[str] = set()
     for i, grader in enumerate(graders):

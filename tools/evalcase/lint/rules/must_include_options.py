@@ -25,7 +25,7 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
-from evalcase.lint.semantic import data_of
+from evalcase.lint.semantic import data_of, judge_view_of
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -46,7 +46,6 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not isinstance(graders, list):
         return
     # Imported here: only cases with graders pay for the grader modules.
-    from evalcase.contract.build import judge_view
     from evalcase.grade.graders._util import text_values
     from evalcase.grade.graders.must_include import option_problems
     from evalcase.grade.spec import options_of
@@ -54,9 +53,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     for i, grader in enumerate(graders):
         if not isinstance(grader, dict) or grader.get("type") != "must_include":
             continue
-        try:
-            spec = judge_view(data, {})
-        except Exception:  # a shape the schema rejects (EC1xx) is not this rule's to report
+        spec = judge_view_of(doc, data)
+        if spec is None:
             return
         options = options_of(spec, "must_include")
         values = text_values(spec, options, "values", "must_include")

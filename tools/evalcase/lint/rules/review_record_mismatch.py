@@ -37,6 +37,7 @@ from collections.abc import Iterable
 
 from evalcase.config import DEFAULT_GOVERNANCE_FIELDS
 from evalcase.index.digest import reviewed_content_digest
+from evalcase.index.facts import field_digests
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of
 from evalcase.loader import Document
@@ -80,11 +81,13 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         if not isinstance(stored, str) or record.get("case_version") != version:
             continue
         if current is None:
-            current = reviewed_content_digest(data, ctx.config.governance_fields)
+            digests = field_digests(doc)
+            current = reviewed_content_digest(data, ctx.config.governance_fields, digests)
             # A record written before `[versioning] governance_fields` changed holds the
             # digest under the default split: the same content, not an edit (the setting
             # has no memory in the record; see the issue note). Computed once per case.
-            accepted = {current, reviewed_content_digest(data, DEFAULT_GOVERNANCE_FIELDS)}
+            default = reviewed_content_digest(data, DEFAULT_GOVERNANCE_FIELDS, digests)
+            accepted = {current, default}
         if stored not in accepted:
             line, col = doc.locate((*where, "content_digest"))
             yield report(

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.rules.placeholder import is_placeholder
-from evalcase.lint.semantic import data_of
+from evalcase.lint.semantic import data_of, judge_view_of
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
 
@@ -49,12 +49,10 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not isinstance(config, dict) or not config.get("rule_checks"):
         return
     # Imported here: only cases with rule checks pay for the grading modules.
-    from evalcase.contract.build import judge_view
     from evalcase.grade.spec import unrun_rule_checks
 
-    try:
-        spec = judge_view(data, {})
-    except Exception:  # a shape the schema rejects (EC1xx) is not this rule's to report
+    spec = judge_view_of(doc, data)
+    if spec is None:
         return
     # A TODO placeholder (evalcase new) names no check yet: EC451 reports it.
     checks = [c for c in unrun_rule_checks(spec) if not is_placeholder(c)]
