@@ -24,9 +24,10 @@ sys.dont_write_bytecode = False
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_judge_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The same for module fixtures, which run before any function fixture: without this
-    they cached in the user's folder, so a second test run on the machine (two `.ci/run`
-    at once) found the first one's answers and never asked its judge."""
+    """Judge answers of module fixtures, which run before any function fixture (see
+    _judge_cache), go to this run's own folder: they went to the user's cache, where a
+    second test run on the machine (two `.ci/run` at once) found them and never asked
+    its judge."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVALCASE_JUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
         yield

@@ -73,9 +73,9 @@ _RESERVED_DOMAINS = ("example.com", "example.org", "example.net")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 # Something that could be a phone number: 7 to 17 digits in one group, with the
 # separators numbers are written with; libphonenumber (slow to import and to run) only
-# looks where one is. A date (2026-12-01, 2024/6/1) is not one: no date of 1900-2099 in
-# any of these forms is a valid number of the default region (checked exhaustively in
-# tests/test_pii.py), and every review record carries a date.
+# looks where one is. A date (2026-12-01, 2024/6/1) is not one: libphonenumber's matcher
+# finds no number of the default region in any date of 1900-2099 written so (checked
+# exhaustively in tests/test_pii.py), and every review record carries a date.
 _PHONE_HINT = re.compile(
     r"(?<![0-9A-Za-z*])(?!\(?(?:19|20)[0-9]{2}([-/.])[0-9]{1,2}\1[0-9]{1,2}(?![0-9]))"
     r"\+?\(?[0-9](?:[ ()./-]{0,2}[0-9]){6,16}(?![0-9A-Za-z*])"
