@@ -35,6 +35,7 @@ from evalcase.index.facts import (
     FixtureFacts,
     Located,
     ManifestFacts,
+    digests_of,
 )
 from evalcase.index.repo import RepoIndex
 
@@ -291,10 +292,8 @@ def reviewed_content_digest(
     judging fields, the same fields (and the same value) as ``case_digest``. A review
     record stores it as ``content_digest`` (``evalcase review-case``); EC419 compares.
     ``digests``: the data's field digests when already at hand (facts.field_digests)."""
-    from evalcase.index.facts import digest
-
     if digests is None:
-        digests = {str(k): digest(v) for k, v in data.items()}
+        digests = digests_of(data)
     return fields_digest(
         {k: d for k, d in digests.items() if k not in IDENTITY_FIELDS and k not in governance}
     )

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
@@ -226,9 +227,15 @@ def field_digests(doc: Document) -> dict[str, str]:
     read them, and a cold lint computes them for every case."""
     found: dict[str, str] | None = doc.memo.get("field_digests")
     if found is None:
-        data = doc.data if isinstance(doc.data, dict) else {}
-        found = doc.memo["field_digests"] = {str(k): digest(v) for k, v in data.items()}
+        found = doc.memo["field_digests"] = digests_of(
+            doc.data if isinstance(doc.data, dict) else {}
+        )
     return found
+
+
+def digests_of(data: Mapping[str, Any]) -> dict[str, str]:
+    """Field -> digest of its value, for parsed data (field_digests, once per file)."""
+    return {str(k): digest(v) for k, v in data.items()}
 
 
 def _field_digests(doc: Document) -> str:

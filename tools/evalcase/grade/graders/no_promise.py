@@ -55,26 +55,14 @@ def _negated(answer: str, start: int) -> bool:
     return NEGATED.search(answer[max(0, start - 8) : start]) is not None
 
 
-def _refused(patterns: list[str], answer: str) -> list[tuple[int, int]]:
-    """The spans of the matches a negation refuses: a match inside one ("不能保证今天到账"
-    holds "今天到账") is refused with it."""
-    return [
-        m.span()
-        for pattern in patterns
-        for m in re.finditer(pattern, answer)
-        if _negated(answer, m.start())
-    ]
-
-
 def check(patterns: list[str], answer: str) -> Grade:
-    refused = _refused(patterns, answer)
-    for pattern in patterns:
+    # Every match of every pattern, found once: a negation before one refuses it and any
+    # match inside it ("不能保证今天到账" holds "今天到账"); the first other match fails.
+    matches = [list(re.finditer(pattern, answer)) for pattern in patterns]
+    refused = [m.span() for found in matches for m in found if _negated(answer, m.start())]
+    for found in matches:
         match = next(
-            (
-                m
-                for m in re.finditer(pattern, answer)
-                if not any(a <= m.start() and m.end() <= b for a, b in refused)
-            ),
+            (m for m in found if not any(a <= m.start() and m.end() <= b for a, b in refused)),
             None,
         )
         if match:
