@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -27,15 +27,6 @@ def _replayer(config: Config) -> Replayer:
 
     return configured(config.raw.get("run") or {})
 
-
-# The same option as evalcase.cli's, declared here so that the import cycle between cli.py
-# and this module leaves every decorator typed.
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True),
-    default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
-)
 
 redact_option = click.option(
     "--redact/--no-redact",
@@ -57,7 +48,7 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     from evalcase.grade.run import find_run
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     outcome = grade_and_report(
         config, find_run(config.root, run_id), redact=redact, replayer=_replayer(config)
     )
@@ -110,7 +101,7 @@ def compare_command(
         read_report,
     )
 
-    config = _config(root)
+    config = config_for(root)
     where = str(config.grade.get("reports_dir", "reports"))
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
@@ -204,7 +195,7 @@ def review_command(
     from evalcase.grade.run import find_run, read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     run_dir = find_run(config.root, run_id)
     record = read_run(run_dir)
     who = _reviewer(reviewer)
@@ -276,7 +267,7 @@ def calibrate_command(
     from evalcase.grade.run import read_jsonl
     from evalcase.report.compare import find_report
 
-    config = _config(root)
+    config = config_for(root)
     where = str(config.grade.get("reports_dir", "reports"))
     lines = []
     for run in runs:
