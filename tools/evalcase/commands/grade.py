@@ -45,7 +45,7 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     """Re-grade the recorded outputs of RUN_ID into reports/<commit>/<run_id>/ (the agent is
     not called). Exit 1 when a release gate does not pass or any attempt ended in error
     (the agent's, the environment's or a grader's), gates declared or not."""
-    from evalcase.grade.run import find_run
+    from evalcase.grade.recorded_run import find_run
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
     config = config_for(root)
@@ -92,7 +92,7 @@ def compare_command(
 ) -> None:
     """Compare two graded runs (run ids or report directories) case by case, or two prompts
     of one run (--prompts A,B)."""
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.report.compare import (
         compare,
         find_report,
@@ -192,7 +192,7 @@ def review_command(
     """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
     then re-grade the run so the report includes them."""
     from evalcase.grade import review
-    from evalcase.grade.run import find_run, read_run
+    from evalcase.grade.recorded_run import find_run, read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
     config = config_for(root)
@@ -264,7 +264,7 @@ def calibrate_command(
     """Agreement of llm_rubric with human verdicts (accuracy, Cohen's kappa, counts) per
     rubric version and judge model, over the graded RUNS."""
     from evalcase.grade.aggregate import calibration
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.report.compare import find_report
 
     config = config_for(root)

@@ -11,7 +11,7 @@ from evalcase.config import Config
 from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
-from evalcase.grade.run import GradedRun, grade_run, read_run
+from evalcase.grade.recorded_run import GradedRun, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
@@ -190,7 +190,7 @@ def redact_outputs(run_dir: Path) -> None:
 
     from evalcase import pii, scrub
     from evalcase.contract import records as strict
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
 
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
