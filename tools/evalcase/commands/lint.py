@@ -88,8 +88,8 @@ def lint(
     from dataclasses import replace
 
     from evalcase.lint.api import default_base, lint_repository
-    from evalcase.reporters import ReportContext, get
-    from evalcase.reporters.text import statistics as stats_table
+    from evalcase.lint.reporters import ReportContext, get
+    from evalcase.lint.reporters.text import statistics as stats_table
 
     config = config_for(root)
     if select:
