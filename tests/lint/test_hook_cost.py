@@ -30,7 +30,7 @@ NOT_ON_THE_HOOK_PATH = (
     "evalcase.commands.run",
     "evalcase.commands.grade",
     "evalcase.commands.authoring",
-    "evalcase.commands.review",
+    "evalcase.commands.case_review",
     "evalcase.commands.versioning",
 )
 

@@ -43,7 +43,7 @@ COMMAND_MODULES: dict[str, str] = {
     "export": "authoring",
     "coverage": "authoring",
     "stats": "authoring",
-    "review-case": "review",
+    "review-case": "case_review",
 }
 
 

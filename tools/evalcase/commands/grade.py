@@ -191,7 +191,7 @@ def review_command(
 ) -> None:
     """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
     then re-grade the run so the report includes them."""
-    from evalcase.grade import review
+    from evalcase.grade import human_verdicts
     from evalcase.grade.recorded_run import find_run, read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
@@ -200,15 +200,15 @@ def review_command(
     record = read_run(run_dir)
     who = _reviewer(reviewer)
     if import_path:
-        decisions = review.import_file(Path(import_path))
+        decisions = human_verdicts.import_file(Path(import_path))
     else:
         grades = reports_root(config) / record.commit / record.run_id / "grades.jsonl"
-        pending = review.items(record, grades)
+        pending = human_verdicts.items(record, grades)
         if not pending:
             click.echo("nothing waits for review in this run")
             return
         if export_path:
-            review.export_file(Path(export_path), pending)
+            human_verdicts.export_file(Path(export_path), pending)
             click.echo(
                 f"wrote {len(pending)} item(s) to {export_path}; edit it, then run "
                 f"evalcase review {run_id} --import {export_path}"
@@ -240,7 +240,7 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = review.record(run_dir, decisions, who)
+    count = human_verdicts.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))

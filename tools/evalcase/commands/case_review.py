@@ -38,7 +38,7 @@ def _review(
 ) -> None:
     """Append a review record to a case's metadata.review_records, with the case's
     current case_version (an approval holds for the version it judged only)."""
-    from evalcase.review import record_review
+    from evalcase.authoring.case_review import record_review
 
     written = record_review(
         config_for(root),
