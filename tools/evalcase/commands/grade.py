@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def _replayer(config: Config) -> Replayer:
     """The runner's replay of expected calls (the gold of from_expected_calls checks),
     with the configuration's tool handlers; imported only when a run is graded."""
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
 
     return configured(config.raw.get("run") or {})
 

@@ -282,7 +282,7 @@ def _graded_ok(config: Config, run_path: Path, redact: bool | None) -> bool:
     """Grade the run just written, write its reports, print their summary: whether every
     gate passed and no attempt erred."""
     from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
 
     if redact is None:
         redact = bool(config.grade.get("redact", False))

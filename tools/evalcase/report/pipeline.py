@@ -26,7 +26,7 @@ class Outcome:
 def context_from(
     config: Config, environ: Mapping[str, str], replayer: Replayer | None = None
 ) -> GradeContext:
-    """The grading context of one run; ``replayer`` (``evalcase.run.replay.replay_expected``,
+    """The grading context of one run; ``replayer`` (``evalcase.run.gold_replay.replay_expected``,
     given by the command: this layer does not import the runner) computes the gold end
     states of ``final_state_check.from_expected_calls``, once per case."""
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
