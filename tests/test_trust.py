@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from evalcase import judging
+from evalcase import plugins
 from evalcase.trust import agent_problem, handler_problem, is_name, registered_handlers
 
 
 @pytest.fixture
 def fresh_plugins() -> Iterator[None]:
-    judging._declared_groups.cache_clear()
-    judging._plugins.cache_clear()
+    plugins._declared_groups.cache_clear()
+    plugins._plugins.cache_clear()
     yield
-    judging._declared_groups.cache_clear()
-    judging._plugins.cache_clear()
+    plugins._declared_groups.cache_clear()
+    plugins._plugins.cache_clear()
 
 
 def test_names_and_what_is_not_one() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcase import gitio, judging
+from evalcase import gitio, plugins
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from tests.helpers import BASE_REPO, GIT_ENV, REPO_ROOT, git, init_repo
@@ -134,9 +134,9 @@ def test_the_hook_asks_git_each_question_once(
 
 @pytest.fixture
 def fresh_scan() -> Iterator[None]:
-    judging._declared_groups.cache_clear()
+    plugins._declared_groups.cache_clear()
     yield
-    judging._declared_groups.cache_clear()
+    plugins._declared_groups.cache_clear()
 
 
 def _dist(site: Path, name: str, entry_points: str | None) -> None:
@@ -154,13 +154,13 @@ def test_the_plugin_scan_finds_the_groups_distributions_declare(
     _dist(site, "tool", "[console_scripts]\nevalcase = evalcase.cli:main\n")
     _dist(site, "bare", None)
     monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
-    assert judging._declared_groups() == frozenset()
-    assert judging.entry_points(judging.GRADER_GROUP) == []
+    assert plugins._declared_groups() == frozenset()
+    assert plugins.entry_points(plugins.GRADER_GROUP) == []
 
-    judging._declared_groups.cache_clear()
+    plugins._declared_groups.cache_clear()
     _dist(site, "acme_eval", "[evalcase.rule_checks]\nno_x = acme_eval.checks:no_x\n")
-    assert judging._declared_groups() == {judging.RULE_CHECK_GROUP}
-    found = judging.entry_points(judging.RULE_CHECK_GROUP)
+    assert plugins._declared_groups() == {plugins.RULE_CHECK_GROUP}
+    found = plugins.entry_points(plugins.RULE_CHECK_GROUP)
     assert [(ep.name, ep.value) for ep in found] == [("no_x", "acme_eval.checks:no_x")]
 
 
@@ -171,8 +171,8 @@ def test_what_the_plugin_scan_cannot_read_goes_to_importlib_metadata(
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("x-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: x\nVersion: 1.0\n")
     monkeypatch.setattr(sys, "path", [str(archive)])
-    assert judging._declared_groups() == {
-        judging.GRADER_GROUP,
-        judging.RULE_CHECK_GROUP,
-        judging.HANDLER_GROUP,
+    assert plugins._declared_groups() == {
+        plugins.GRADER_GROUP,
+        plugins.RULE_CHECK_GROUP,
+        plugins.HANDLER_GROUP,
     }

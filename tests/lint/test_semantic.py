@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalcase import judging, naming
+from evalcase import naming, plugins
 from evalcase.config import DEFAULT_FORBIDDEN_TOKENS, Config, load_config
 from evalcase.files import WorkTree
 from evalcase.index.facts import CaseFacts, case_facts, fixture_facts, manifest_facts
@@ -45,11 +45,11 @@ def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     def clear() -> None:
         for fn in (
-            judging._declared_groups,
-            judging._plugins,
-            judging.known_graders,
-            judging.known_rule_checks,
-            judging.plugins_digest,
+            plugins._declared_groups,
+            plugins._plugins,
+            plugins.known_graders,
+            plugins.known_rule_checks,
+            plugins.plugins_digest,
         ):
             fn.cache_clear()
 
@@ -64,21 +64,21 @@ def test_plugins_are_known_by_name_and_change_the_cache_namespace(
 ) -> None:
     config = load_config(base_repo)
     before = Linter(config, WorkTree(base_repo, config.max_file_bytes)).namespace
-    plugin = EntryPoint("invoice_total", "acme_eval.graders:InvoiceTotal", judging.GRADER_GROUP)
+    plugin = EntryPoint("invoice_total", "acme_eval.graders:InvoiceTotal", plugins.GRADER_GROUP)
 
     def fake(group: str) -> list[EntryPoint]:
-        return [plugin] if group == judging.GRADER_GROUP else []
+        return [plugin] if group == plugins.GRADER_GROUP else []
 
-    monkeypatch.setattr(judging, "entry_points", fake)
-    judging._plugins.cache_clear()
-    judging.known_graders.cache_clear()
-    judging.plugins_digest.cache_clear()
-    assert "invoice_total" in judging.known_graders()
-    assert "invoice_total" not in judging.known_rule_checks()
+    monkeypatch.setattr(plugins, "entry_points", fake)
+    plugins._plugins.cache_clear()
+    plugins.known_graders.cache_clear()
+    plugins.plugins_digest.cache_clear()
+    assert "invoice_total" in plugins.known_graders()
+    assert "invoice_total" not in plugins.known_rule_checks()
     after = Linter(config, WorkTree(base_repo, config.max_file_bytes)).namespace
     assert after != before
     with pytest.raises(ModuleNotFoundError):
-        judging.load_plugin(judging.GRADER_GROUP, "invoice_total")  # imported only on demand
+        plugins.load_plugin(plugins.GRADER_GROUP, "invoice_total")  # imported only on demand
 
 
 @pytest.mark.slow
@@ -109,7 +109,7 @@ def test_an_installed_plugin_makes_its_grader_known_to_lint(
 
 def test_the_documentation_lists_every_built_in_evaluator() -> None:
     doc = " ".join((unknown_evaluator.__doc__ or "").split())
-    for name in (*judging.GRADERS, *judging.RULE_CHECKS):
+    for name in (*plugins.GRADERS, *plugins.RULE_CHECKS):
         assert name in doc, name
 
 

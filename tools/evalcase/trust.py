@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalcase.judging import HANDLER_GROUP
+from evalcase.plugins import HANDLER_GROUP
 
 __all__ = ["HANDLER_GROUP", "agent_problem", "handler_problem", "is_name", "registered_handlers"]
 
@@ -50,7 +50,7 @@ def configured_handlers(run: Mapping[str, Any]) -> dict[str, str]:
 def registered_handlers(run: Mapping[str, Any]) -> dict[str, str]:
     """Every handler a fixture may name: ``[run.handlers]`` first, then the entry points of
     the ``evalcase.handlers`` group (discovered from package metadata, never imported)."""
-    from evalcase.judging import plugins
+    from evalcase.plugins import plugins
 
     out = {name: ep.value for name, ep in plugins(HANDLER_GROUP).items()}
     out.update(configured_handlers(run))

@@ -203,18 +203,18 @@ def rules_command(root: str | None) -> None:
 @fatal_errors
 def graders_command(root: str | None) -> None:
     """List the grader types and rule checks evaluator_config may name (plugins included)."""
-    from evalcase import judging
+    from evalcase import plugins
 
     sections = (
-        ("graders (evaluator_config.graders[].type)", judging.GRADERS, judging.GRADER_GROUP),
-        ("rule checks (evaluator_config.rule_checks)", judging.RULE_CHECKS,
-         judging.RULE_CHECK_GROUP),
+        ("graders (evaluator_config.graders[].type)", plugins.GRADERS, plugins.GRADER_GROUP),
+        ("rule checks (evaluator_config.rule_checks)", plugins.RULE_CHECKS,
+         plugins.RULE_CHECK_GROUP),
     )  # fmt: skip
     for title, builtin, group in sections:
         click.echo(f"{title}:")
         for name, description in builtin.items():
             click.echo(f"  {name:<38} {description}")
-        for name in judging.plugin_names(group):
+        for name in plugins.plugin_names(group):
             if name not in builtin:
                 click.echo(f"  {name:<38} (plugin, entry point group {group})")
 

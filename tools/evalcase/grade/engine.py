@@ -57,7 +57,7 @@ def load_grader(name: str) -> LoadedGrader:
     """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
     if name in GRADERS:
         return load(name)
-    from evalcase.judging import GRADER_GROUP, load_plugin
+    from evalcase.plugins import GRADER_GROUP, load_plugin
 
     obj = load_plugin(GRADER_GROUP, name)
     grade = getattr(obj, "grade", obj)

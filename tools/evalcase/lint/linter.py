@@ -109,7 +109,7 @@ def analyze(source: SourceFile, raw: bytes, config: Config) -> FileResult:
 
 def namespace(config: Config) -> str:
     """The per-file cache namespace of lint's analysis (code, schemas, config, plugins)."""
-    from evalcase.judging import plugins_digest
+    from evalcase.plugins import plugins_digest
     from evalcase.schemas import schemas_digest
 
     return f"{__version__}:{schemas_digest()}:{config.digest}:{plugins_digest()}:{_layout_digest()}"

@@ -10,7 +10,7 @@ line, so a case lint accepts never ends in a grader error for lack of configurat
 Custom graders register through the ``evalcase.graders`` entry point group and point at a
 module (or object) with ``grade(spec, attempt, ctx) -> Grade``, ``NAME``, ``VERSION`` and
 optionally ``needs``; the engine loads them (``evalcase.grade.engine.load_grader``), this
-module never imports the plugin machinery (no import circle with ``evalcase.judging``).
+module never imports the plugin machinery (no import circle with ``evalcase.plugins``).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     for name in checks:
         func = RULE_CHECKS.get(name)
         if func is None:
-            from evalcase.judging import RULE_CHECK_GROUP, load_plugin
+            from evalcase.plugins import RULE_CHECK_GROUP, load_plugin
 
             try:
                 func = load_plugin(RULE_CHECK_GROUP, name)
