@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalcase import plugins
+from evalcase.grade import names
 from evalcase.grade.graders import GRADERS, load
 from evalcase.grade.rule_checks import RULE_CHECKS
 from evalcase.grade.spec import judge_spec_from_case
@@ -46,9 +46,9 @@ def test_registry_grader_has_samples_and_docs(grader: str) -> None:
 
 
 def test_lint_names_come_from_the_registry() -> None:
-    assert set(GRADERS) <= plugins.known_graders()
-    assert set(plugins.GRADERS) == set(GRADERS)
-    assert set(RULE_CHECKS) == set(plugins.RULE_CHECKS)
+    assert set(GRADERS) <= names.known_graders()
+    assert set(names.GRADERS) == set(GRADERS)
+    assert set(RULE_CHECKS) == set(names.RULE_CHECKS)
 
 
 def test_a_case_without_graders_is_an_error_not_a_pass() -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from evalcase import naming, plugins
 from evalcase.config import DEFAULT_FORBIDDEN_TOKENS, Config, load_config
 from evalcase.files import WorkTree
+from evalcase.grade import names
 from evalcase.index.facts import CaseFacts, case_facts, fixture_facts, manifest_facts
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.api import lint_repository
@@ -47,8 +48,8 @@ def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         for fn in (
             plugins._declared_groups,
             plugins._plugins,
-            plugins.known_graders,
-            plugins.known_rule_checks,
+            names.known_graders,
+            names.known_rule_checks,
             plugins.plugins_digest,
         ):
             fn.cache_clear()
@@ -71,10 +72,10 @@ def test_plugins_are_known_by_name_and_change_the_cache_namespace(
 
     monkeypatch.setattr(plugins, "entry_points", fake)
     plugins._plugins.cache_clear()
-    plugins.known_graders.cache_clear()
+    names.known_graders.cache_clear()
     plugins.plugins_digest.cache_clear()
-    assert "invoice_total" in plugins.known_graders()
-    assert "invoice_total" not in plugins.known_rule_checks()
+    assert "invoice_total" in names.known_graders()
+    assert "invoice_total" not in names.known_rule_checks()
     after = Linter(config, WorkTree(base_repo, config.max_file_bytes)).namespace
     assert after != before
     with pytest.raises(ModuleNotFoundError):
@@ -109,7 +110,7 @@ def test_an_installed_plugin_makes_its_grader_known_to_lint(
 
 def test_the_documentation_lists_every_built_in_evaluator() -> None:
     doc = " ".join((unknown_evaluator.__doc__ or "").split())
-    for name in (*plugins.GRADERS, *plugins.RULE_CHECKS):
+    for name in (*names.GRADERS, *names.RULE_CHECKS):
         assert name in doc, name
 
 

@@ -204,10 +204,11 @@ def rules_command(root: str | None) -> None:
 def graders_command(root: str | None) -> None:
     """List the grader types and rule checks evaluator_config may name (plugins included)."""
     from evalcase import plugins
+    from evalcase.grade import names
 
     sections = (
-        ("graders (evaluator_config.graders[].type)", plugins.GRADERS, plugins.GRADER_GROUP),
-        ("rule checks (evaluator_config.rule_checks)", plugins.RULE_CHECKS,
+        ("graders (evaluator_config.graders[].type)", names.GRADERS, plugins.GRADER_GROUP),
+        ("rule checks (evaluator_config.rule_checks)", names.RULE_CHECKS,
          plugins.RULE_CHECK_GROUP),
     )  # fmt: skip
     for title, builtin, group in sections:

@@ -2,7 +2,7 @@
 
 Each is a small function ``(spec, attempt) -> Grade`` in the explicit registry
 ``RULE_CHECKS``; ``trace_rule`` runs those a case names. The names and their one-line
-descriptions are those of ``evalcase.plugins.RULE_CHECKS`` (a test keeps them equal).
+descriptions are those of ``evalcase.grade.names.RULE_CHECKS`` (a test keeps them equal).
 """
 
 from __future__ import annotations

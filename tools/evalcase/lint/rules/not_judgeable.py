@@ -43,7 +43,7 @@ report = reporter(CODE, NAME, SEVERITY)
 
 def _why(graders: list[Any]) -> str:
     """The actual cause when a grader looks like it was meant to check the calls."""
-    from evalcase.plugins import RENAMED_GRADERS, known_graders
+    from evalcase.grade.names import RENAMED_GRADERS, known_graders
 
     known = known_graders()
     for grader in graders:

@@ -34,17 +34,12 @@ evidence_recall (evidence_recall_at_k), human_review (human).
 
 from collections.abc import Iterable
 
+from evalcase.grade.names import RENAMED_GRADERS, known_graders, known_rule_checks
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of, did_you_mean, listing, string_items
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
-from evalcase.plugins import (
-    GRADER_GROUP,
-    RENAMED_GRADERS,
-    RULE_CHECK_GROUP,
-    known_graders,
-    known_rule_checks,
-)
+from evalcase.plugins import GRADER_GROUP, RULE_CHECK_GROUP
 
 CODE = "EC307"
 NAME = "unknown-evaluator"
