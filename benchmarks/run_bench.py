@@ -148,6 +148,7 @@ def child_openai(n: int, concurrency: int, port: int, out: str) -> dict[str, Any
 
 def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]:
     """Grade n attempts of cases with an llm_rubric against the 1 s stub as the judge."""
+    from evalcase.contract import attempt
     from evalcase.grade.aggregate import CaseMeta
     from evalcase.grade.context import GradeContext, JudgeConfig
     from evalcase.grade.recorded_run import RunRecord, grade_run
@@ -185,7 +186,7 @@ def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]
         concurrency=concurrency,
         cache_dir=None,
     )
-    record = RunRecord(Path(out), {"run_id": "bench"}, tuple(attempts))
+    record = RunRecord(Path(out), {"run_id": "bench"}, tuple(attempt.read(a) for a in attempts))
     t0, t0_mono = time.perf_counter(), time.monotonic()
     graded = grade_run(record, dataset, GradeContext(judge, {}, dict(os.environ)))
     elapsed = time.perf_counter() - t0

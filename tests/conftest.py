@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,6 +74,54 @@ def published_hook(tmp_path_factory: pytest.TempPathFactory) -> PublishedHook:
 def pytest_configure(config: pytest.Config) -> None:
     # A plugin, not hooks here: it wraps every other collection hook (xdist's included).
     config.pluginmanager.register(xdist_groups, "evalcase-xdist-groups")
+    _start_record_checks(config)
+
+
+# --- every attempt record the suite's runs write is checked against its schema ------------
+# evalcase.contract.attempt.check_written logs each record written (by this process, the
+# xdist workers and every evalcase process the tests start, which inherit the variable)
+# into one folder; the process that made the folder reads it at the end and fails the run
+# when a record broke schemas/attempt.schema.json.
+
+
+def _start_record_checks(config: pytest.Config) -> None:
+    from evalcase.contract.attempt import CHECK_VARIABLE
+
+    if os.environ.get(CHECK_VARIABLE):
+        return  # an xdist worker: the controller's folder, inherited
+    folder = tempfile.mkdtemp(prefix="evalcase-record-checks-")
+    os.environ[CHECK_VARIABLE] = folder
+    config.stash[_RECORD_CHECKS] = Path(folder)
+
+
+_RECORD_CHECKS = pytest.StashKey[Path]()
+
+
+def record_check_results(folder: Path) -> tuple[int, list[str]]:
+    """(records checked, each record's problems) from the check folder's logs."""
+    checked, bad = 0, []
+    for log in sorted(folder.glob("records-*.log")):
+        for line in log.read_text("utf-8").splitlines():
+            checked += 1
+            if line != "ok":
+                bad.append(line)
+    return checked, bad
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    folder = session.config.stash.get(_RECORD_CHECKS, None)
+    if folder is None:
+        return
+    checked, bad = record_check_results(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if bad:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if reporter is not None and (checked or bad):
+        reporter.write_line(
+            f"attempt records checked against schemas/attempt.schema.json: {checked}, "
+            f"{len(bad)} invalid" + "".join(f"\n  {b}" for b in bad[:20])
+        )
 
 
 # --- slow tests: deselected by default, run by `pytest --full` (what .ci/run runs) ---------

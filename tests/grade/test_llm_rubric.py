@@ -162,6 +162,7 @@ def test_a_large_run_is_graded_with_judge_calls_in_flight_at_once(tmp_path: Path
     import threading
     import time
 
+    from evalcase.contract.attempt import read as read_attempt
     from evalcase.grade.aggregate import CaseMeta
     from evalcase.grade.recorded_run import RunRecord, grade_run
     from evalcase.grade.tasks import GradingCase, GradingDataset
@@ -195,7 +196,8 @@ def test_a_large_run_is_graded_with_judge_calls_in_flight_at_once(tmp_path: Path
 
         base = ctx(url)
         context = GradeContext(replace(base.judge, concurrency=8), {}, base.environ)
-        graded = grade_run(RunRecord(tmp_path, {"run_id": "r"}, attempts), dataset, context)
+        typed = tuple(read_attempt(a) for a in attempts)
+        graded = grade_run(RunRecord(tmp_path, {"run_id": "r"}, typed), dataset, context)
     assert [r.attempt for r in graded.results] == list(range(1, 9))
     assert {r.verdict for r in graded.results} == {"pass"}
     assert len(script.requests) == 8 and state["peak"] > 1

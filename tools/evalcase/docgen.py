@@ -326,11 +326,39 @@ def fields_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+# Parts of the attempt record with their own table: (title, path in the schema).
+_ATTEMPT_PARTS = (
+    ("`error`", ("$defs", "error")),
+    ("`usage` and `user_usage`", ("$defs", "usage")),
+    ("A call (`calls[]`)", ("$defs", "call")),
+    ("A state change (`state_diff[]`, `calls[].changes[]`)", ("$defs", "change")),
+    ("A trace event (`trace[]`)", ("$defs", "event")),
+)
+
+
+def attempt_markdown() -> str:
+    """The attempt record's fields, from schemas/attempt.schema.json."""
+    from evalcase.schemas import raw_schemas
+
+    file = "attempt.schema.json"
+    schema = raw_schemas()[file]
+    out = [schema.get("description", ""), ""]
+    out += _fields_table(schema, file)
+    for title, path in _ATTEMPT_PARTS:
+        spec: Any = schema
+        for part in path:
+            spec = spec[part]
+        out += ["", f"#### {title}", ""]
+        out += _fields_table(spec, file)
+    return "\n".join(out) + "\n"
+
+
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "rules": ("rules.md", rules_markdown),
     "commands": ("commands.md", commands_markdown),
     "configuration keys": ("configuration.md", config_markdown),
     "fields": ("fields.md", fields_markdown),
+    "attempt record": ("running.md", attempt_markdown),
 }
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
+from evalcase.contract import attempt
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -61,7 +62,7 @@ class RichProgress:
 
     def advance(self, record: Mapping[str, Any]) -> None:
         self.new += 1
-        self.errors += record.get("status") == "error"
+        self.errors += attempt.read(record).errored
         rate = self.new / max(1e-9, time.monotonic() - self.t0)
         self.progress.update(self.task, advance=1, errors=self.errors, rate=f"{rate:.1f}/s")
 
@@ -96,12 +97,12 @@ class PlainProgress:
     def advance(self, record: Mapping[str, Any]) -> None:
         self.done += 1
         self.new += 1
-        if record.get("status") == "error":
+        typed = attempt.read(record)
+        if typed.errored:
             self.errors += 1
-            error = record.get("error") or {}
+            kind, message = (typed.error.kind, typed.error.message) if typed.error else (None, None)
             click.echo(
-                f"  error: {record['case_id']} attempt {record['attempt']}: "
-                f"{error.get('kind')}: {str(error.get('message'))[:200]}",
+                f"  error: {typed.case_id} attempt {typed.attempt}: {kind}: {str(message)[:200]}",
                 err=True,
             )
         if self.done % self.step == 0 or self.done == self.total:

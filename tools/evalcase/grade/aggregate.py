@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract.attempt import AttemptRecord
+
 SLICE_KEYS = (
     "risk_level",
     "case_type",
@@ -190,13 +192,11 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
-def usage(attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    prompt = [int((a.get("usage") or {}).get("prompt_tokens") or 0) for a in attempts]
-    completion = [int((a.get("usage") or {}).get("completion_tokens") or 0) for a in attempts]
-    costs = [(a.get("usage") or {}).get("cost") for a in attempts]
-    latency = [
-        float(a["latency_ms"]) for a in attempts if isinstance(a.get("latency_ms"), int | float)
-    ]
+def usage(attempts: Sequence[AttemptRecord]) -> dict[str, Any]:
+    prompt = [a.usage.prompt_tokens for a in attempts]
+    completion = [a.usage.completion_tokens for a in attempts]
+    costs = [a.usage.cost for a in attempts]
+    latency = [float(a.latency_ms) for a in attempts]
     tokens = [p + c for p, c in zip(prompt, completion, strict=True)]
     known = [float(c) for c in costs if isinstance(c, int | float)]
     return {

@@ -41,23 +41,15 @@ def items(
     }
     out = []
     for attempt in record.attempts:
-        key = (
-            str(attempt.get("case_id")),
-            str(attempt.get("case_version")),
-            int(attempt.get("attempt") or 1),
-        )
+        key = (attempt.case_id, attempt.case_version, attempt.attempt or 1)
         if key not in waiting:
             continue
         question = next(
-            (
-                str(m.get("content"))
-                for m in attempt.get("messages") or ()
-                if isinstance(m, dict) and m.get("role") == "user"
-            ),
+            (str(m.get("content")) for m in attempt.messages if m.get("role") == "user"),
             "",
         )
         wanted = tuple(str(c) for c in (criteria or {}).get(key[0], ()))
-        out.append(ReviewItem(*key, question, attempt.get("output"), wanted))
+        out.append(ReviewItem(*key, question, attempt.output, wanted))
     return out
 
 

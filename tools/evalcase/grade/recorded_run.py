@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalcase.contract import records
+from evalcase.contract import attempt, records
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.grade.aggregate import CaseFigures, CaseMeta, calibration, usage
 from evalcase.grade.context import GradeContext, HumanVerdict
 from evalcase.grade.engine import AttemptResult, grade_attempt, grade_lines
@@ -29,7 +30,7 @@ REVIEWS = "reviews.jsonl"
 class RunRecord:
     run_dir: Path
     run: Mapping[str, Any]
-    attempts: tuple[Mapping[str, Any], ...]
+    attempts: tuple[AttemptRecord, ...]
     damaged: tuple[str, ...] = ()  # lines of attempts.jsonl skipped as damaged
 
     @property
@@ -85,7 +86,9 @@ def read_run(run_dir: Path) -> RunRecord:
             raise FatalError(f"{run_json}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from exc
     damaged: list[records.Damaged] = []
     attempts = records.dedup(read_jsonl(run_dir / "attempts.jsonl", damaged))
-    return RunRecord(run_dir, run, tuple(attempts), tuple(map(str, damaged)))
+    return RunRecord(
+        run_dir, run, tuple(attempt.read(a) for a in attempts), tuple(map(str, damaged))
+    )
 
 
 def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:
@@ -133,11 +136,7 @@ class GradedRun:
     def errored(self) -> tuple[str, ...]:
         """Attempts (case_id#n) that ended in error: the runner's (agent or environment)
         or a grader's; and every skipped case."""
-        bad = {
-            (str(a.get("case_id")), int(a.get("attempt") or 1))
-            for a in self.record.attempts
-            if a.get("status") == "error"
-        }
+        bad = {(a.case_id, a.attempt or 1) for a in self.record.attempts if a.errored}
         bad |= {(r.case_id, r.attempt) for r in self.results if r.verdict == "error"}
         out = [f"{case}#{n}" for case, n in sorted(bad)]
         return tuple(out + [f"{s.case_id} (skipped)" for s in self.skipped])
@@ -218,11 +217,11 @@ def judged_by(lines: Sequence[Mapping[str, Any]]) -> dict[str, set[tuple[str, st
     return out
 
 
-def _not_in_dataset(dataset: GradingDataset, attempt: Mapping[str, Any]) -> AttemptResult:
+def _not_in_dataset(dataset: GradingDataset, record: AttemptRecord) -> AttemptResult:
     return AttemptResult(
-        str(attempt.get("case_id")),
-        str(attempt.get("case_version")),
-        int(attempt.get("attempt") or 1),
+        record.case_id,
+        record.case_version,
+        record.attempt or 1,
         "error",
         0.0,
         "grader_error",
@@ -233,9 +232,8 @@ def _not_in_dataset(dataset: GradingDataset, attempt: Mapping[str, Any]) -> Atte
                 1.0,
                 True,
                 error(
-                    f"case {attempt.get('case_id')} is not in "
-                    f"{dataset.dataset_id} at this commit"
-                    + _problems(dataset, str(attempt.get("case_id")))
+                    f"case {record.case_id} is not in "
+                    f"{dataset.dataset_id} at this commit" + _problems(dataset, record.case_id)
                 ),
             ),
         ),
@@ -246,11 +244,11 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
     human = {**read_reviews(record.run_dir), **ctx.human}
     ctx = replace(ctx, human=human)
 
-    def one(attempt: Mapping[str, Any]) -> AttemptResult:
-        case = dataset.cases.get(str(attempt.get("case_id")))
+    def one(record: AttemptRecord) -> AttemptResult:
+        case = dataset.cases.get(record.case_id)
         if case is None:
-            return _not_in_dataset(dataset, attempt)
-        trusted, _ = records.with_initial_state(attempt, case.initial_state)
+            return _not_in_dataset(dataset, record)
+        trusted, _ = records.with_initial_state(record.to_json(), case.initial_state)
         return grade_attempt(case.spec, trusted, ctx)
 
     results: list[AttemptResult]
@@ -264,11 +262,7 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         results = [one(attempt) for attempt in record.attempts]
     lines = [line for r in results for line in grade_lines(r)]
     metas = {(c.meta.case_id, c.meta.case_version): c.meta for c in dataset.cases.values()}
-    prompts = {
-        (str(a.get("case_id")), int(a.get("attempt") or 1)): str(a["prompt"])
-        for a in record.attempts
-        if a.get("prompt")
-    }
+    prompts = {(a.case_id, a.attempt or 1): a.prompt for a in record.attempts if a.prompt}
     cases = figures(metas, results, prompts)
     skipped = skipped_cases(record, dataset)
     run_cases = {c.meta.case_id for c in cases}

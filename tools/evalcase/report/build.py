@@ -51,11 +51,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
     summary["ok"] = graded.ok
     summary["no_gates"] = not graded.gates
     summary["gates"] = dict(sorted(Counter(g.verdict for g in graded.gates).items()))
-    prompt_of = {
-        (str(a.get("case_id")), int(a.get("attempt") or 1)): str(a["prompt"])
-        for a in record.attempts
-        if a.get("prompt")
-    }
+    prompt_of = {(a.case_id, a.attempt or 1): a.prompt for a in record.attempts if a.prompt}
     by_attempt: dict[tuple[str, str, str], list[str]] = {}
     for line in graded.lines:
         if line["verdict"] != "pass":
@@ -89,9 +85,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
             "case_digests": {c.meta.case_id: c.meta.digest for c in graded.cases},
             "agent": agent if isinstance(agent, str | Mapping) else None,
             "agent_version": run.get("agent_version")
-            or next(
-                (a.get("agent_version") for a in record.attempts if a.get("agent_version")), None
-            ),
+            or next((a.agent_version for a in record.attempts if a.agent_version), None),
             "evalcase_version": __version__,
             "graders": dict(graded.grader_versions),
             "judges": [{"model": m, "prompt_version": p, "rubric": r} for m, p, r in judges],

@@ -62,7 +62,7 @@ def grade_and_report(
     record = read_run(run_dir)
     if not record.attempts:
         raise FatalError(f"{run_dir}: the run recorded no attempt: nothing to grade")
-    dataset_id = record.dataset_id or str(record.attempts[0].get("dataset_id", ""))
+    dataset_id = record.dataset_id or str(record.attempts[0].legacy.get("dataset_id", ""))
     if not dataset_id:
         raise FatalError(f"{run_dir}/run.json names no dataset")
     commit = record.run.get("commit")
@@ -189,6 +189,7 @@ def redact_outputs(run_dir: Path) -> None:
     import json
 
     from evalcase import pii, scrub
+    from evalcase.contract import attempt
     from evalcase.contract import records as strict
     from evalcase.grade.recorded_run import read_jsonl
 
@@ -199,6 +200,7 @@ def redact_outputs(run_dir: Path) -> None:
     with tmp.open("w", encoding="utf-8") as handle:
         for record in records:
             masked = {**scrubber.data(pii.redact(record)), "redacted": True}
+            attempt.check_written(masked)
             handle.write(strict.dumps(masked) + "\n")
     tmp.replace(attempts_path)
     run_json = run_dir / "run.json"

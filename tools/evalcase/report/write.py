@@ -69,7 +69,7 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
     verdicts = {(r.case_id, r.attempt): r.verdict for r in graded.results}
     out: dict[str, list[dict[str, Any]]] = {}
     for attempt in graded.record.attempts:
-        case_id, number = str(attempt.get("case_id")), int(attempt.get("attempt") or 1)
+        case_id, number = attempt.case_id, attempt.attempt or 1
         verdict = verdicts.get((case_id, number), "error")
         if case_id not in failing or verdict == "pass":
             continue
@@ -79,13 +79,13 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
         shown.append(
             {
                 "attempt": number,
-                "prompt": attempt.get("prompt"),
+                "prompt": attempt.prompt,
                 "verdict": verdict,
-                "error": attempt.get("error"),
+                "error": attempt.error.to_json() if attempt.error else None,
                 "grades": lines.get((case_id, number), []),
-                "messages": [m for m in attempt.get("messages") or () if isinstance(m, dict)],
-                "calls": [c for c in attempt.get("calls") or () if isinstance(c, dict)],
-                "state_diff": [d for d in attempt.get("state_diff") or () if isinstance(d, dict)],
+                "messages": list(attempt.messages),
+                "calls": list(attempt.calls),
+                "state_diff": list(attempt.state_diff),
             }
         )
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalcase.contract import records
+from evalcase.contract import attempt, records
 from evalcase.run import outputs
 
 
@@ -26,7 +26,7 @@ def list_runs(out_root: Path, dataset: str | None = None) -> list[dict[str, Any]
         found = records.dedup(list(folder.attempts(damaged)))
         meta["counts"] = {
             "attempts": len(found),
-            "errors": sum(r.get("status") == "error" for r in found),
+            "errors": sum(attempt.read(r).errored for r in found),
         }
         meta["damaged"] = len(damaged)
         rows.append(meta)

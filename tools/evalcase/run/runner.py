@@ -25,6 +25,13 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from evalcase.contract.attempt import (
+    RECORD_VERSION,
+    AttemptError,
+    AttemptRecord,
+    ConversationEnd,
+    Usage,
+)
 from evalcase.contract.records import dumps
 from evalcase.run.adapters import open_session
 from evalcase.run.conversation import Conversation, End, UserTurn
@@ -34,43 +41,52 @@ from evalcase.run.expr import bounded
 from evalcase.run.protocol import AgentFault, build_request, first_messages
 from evalcase.run.user_simulator import Simulator
 
-# 2: no final_state and no per-call state_before (rebuilt from initial_state and the
-# calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
-# 3: no initial_state (the case's, rebuilt at grading from the case at the run's commit),
-# only its initial_state_digest: a record's size no longer grows with the state's.
-RECORD_VERSION = 3
-
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _base(job: AttemptJob) -> dict[str, Any]:
-    out: dict[str, Any] = {
+    """The fields every record of ``job`` starts with."""
+    return {
         "case_id": job.case_id,
         "case_version": job.case_version,
         "attempt": job.attempt,
         "seed": job.seed,
         "attempt_key": job.agent.attempt_key,
+        "prompt": job.prompt or None,  # id@version (evalcase.run.prompts)
     }
-    if job.prompt:
-        out["prompt"] = job.prompt  # id@version (evalcase.run.prompts)
-    return out
+
+
+def _error_record(
+    job: AttemptJob, error: AttemptError, started_at: str, ended_at: str, **kept: Any
+) -> dict[str, Any]:
+    """A record with nothing of the attempt but why it has nothing."""
+    record = AttemptRecord(
+        **_base(job),
+        status="error",
+        error=error,
+        output=None,
+        messages=(),
+        trace=(),
+        calls=(),
+        retrieved=(),
+        initial_state_digest=kept.pop("initial_state_digest", None),
+        state_diff=(),
+        usage=kept.pop("usage", Usage()),
+        latency_ms=kept.pop("latency_ms", 0),
+        agent_version=kept.pop("agent_version", None),
+        started_at=started_at,
+        ended_at=ended_at,
+        **kept,
+    )
+    return record.to_json()
 
 
 def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
     """The record of an attempt whose worker disappeared (executors use it)."""
     now = _now()
-    return {
-        **_base(job),
-        "status": "error",
-        "error": {"kind": "worker_lost", "message": message},
-        "output": None, "truncated": False, "messages": [], "trace": [], "calls": [],
-        "retrieved": [], "initial_state_digest": None, "state_diff": [],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "cost": None},
-        "latency_ms": 0, "agent_version": None, "started_at": now, "ended_at": now,
-        "record_version": RECORD_VERSION,
-    }  # fmt: skip
+    return _error_record(job, AttemptError("worker_lost", message), now, now, truncated=False)
 
 
 def run_attempt(job: AttemptJob) -> dict[str, Any]:
@@ -80,29 +96,29 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
     deadline = start + job.timeout_s
     with bounded(deadline, job.limits.cel_memory_mb):
         record = _run(job, started_at, start, deadline)
-    return cap_record(record, job.limits.max_record_bytes)
+    return cap_record(record, job.limits.max_record_bytes, job)
 
 
-def cap_record(record: dict[str, Any], limit: int) -> dict[str, Any]:
+def cap_record(record: dict[str, Any], limit: int, job: AttemptJob) -> dict[str, Any]:
     """The record, or an error record when its JSON is longer than ``limit`` bytes."""
     size = len(dumps(record).encode("utf-8"))
     if size <= limit:
         return record
-    kept = {k: record.get(k) for k in ("started_at", "ended_at", "latency_ms", "usage")}
-    return {
-        **{k: record[k] for k in ("case_id", "case_version", "attempt", "seed", "attempt_key")},
-        "status": "error",
-        "error": {
-            "kind": "record_limit",
-            "message": f"the attempt's record is {size} bytes, over max_record_bytes ({limit}): "
-            "its messages, trace and calls were dropped (a runaway agent or state?)",
-        },
-        "output": None, "messages": [], "trace": [], "calls": [], "retrieved": [],
-        "initial_state_digest": record.get("initial_state_digest"), "state_diff": [],
-        "agent_version": record.get("agent_version"),
-        **kept,
-        "record_version": RECORD_VERSION,
-    }  # fmt: skip
+    typed = AttemptRecord.from_json(record)
+    message = (
+        f"the attempt's record is {size} bytes, over max_record_bytes ({limit}): "
+        "its messages, trace and calls were dropped (a runaway agent or state?)"
+    )
+    return _error_record(
+        job,
+        AttemptError("record_limit", message),
+        typed.started_at,
+        typed.ended_at,
+        initial_state_digest=typed.initial_state_digest,
+        usage=typed.usage,
+        latency_ms=typed.latency_ms,
+        agent_version=typed.agent_version,
+    )
 
 
 def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dict[str, Any]:
@@ -200,36 +216,36 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
             with contextlib.suppress(Exception):  # closing a broken agent is best effort
                 session.close()
     stderr = getattr(session, "stderr_record", None)
-    extra: dict[str, Any] = {"agent_stderr": stderr()} if callable(stderr) else {}
+    ended: ConversationEnd | None = None
     if conversation is not None and (spec is not None or job.env.user_conditions):
         # Reactive and simulated conversations say how they ended (scripts in order, as
         # before, record nothing new).
-        extra["conversation"] = {
-            "ended_by": conversation.ended_by if error is None else "error",
-            "user_turns": conversation.sent,
-        }
-        if spec is not None:
-            extra["user_usage"] = user_usage
-    return {
+        ended = ConversationEnd(
+            conversation.ended_by if error is None else "error", conversation.sent
+        )
+    record = AttemptRecord(
         **_base(job),
-        "status": "error" if error else "completed",
-        "error": error,
-        "output": output,
-        "truncated": truncated,
-        "messages": messages,
-        "trace": recorder.trace,
-        "calls": env.calls,
-        "retrieved": env.retrieved,
-        "initial_state_digest": env.initial_digest,
-        "state_diff": env.final_diff(),
-        "usage": usage,
-        "latency_ms": round((time.monotonic() - start) * 1000, 3),
-        "agent_version": agent_version,
-        "started_at": started_at,
-        "ended_at": _now(),
-        "record_version": RECORD_VERSION,
-        **extra,
-    }
+        status="error" if error else "completed",
+        error=AttemptError(error["kind"], error["message"]) if error else None,
+        output=output,
+        truncated=truncated,
+        messages=messages,
+        trace=recorder.trace,
+        calls=env.calls,
+        retrieved=env.retrieved,
+        initial_state_digest=env.initial_digest,
+        state_diff=env.final_diff(),
+        usage=Usage.from_json(usage),
+        latency_ms=round((time.monotonic() - start) * 1000, 3),
+        agent_version=agent_version,
+        started_at=started_at,
+        ended_at=_now(),
+        record_version=RECORD_VERSION,
+        agent_stderr=stderr() if callable(stderr) else None,
+        conversation=ended,
+        user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
+    )
+    return record.to_json()
 
 
 def _user_event(

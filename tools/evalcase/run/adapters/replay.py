@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalcase.contract import attempt
 from evalcase.run.protocol import AgentFault, Reply, first_messages, parse_reply
 
 if TYPE_CHECKING:
@@ -36,20 +37,20 @@ def recorded(outputs: str, run_id: str) -> dict[tuple[str, int], tuple[dict[str,
     with runs[0].open(encoding="utf-8") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
+                raw = json.loads(line)
             except ValueError:
                 continue  # a torn last line of a killed run
-            messages = list(record.get("messages") or [])
-            version = record.get("agent_version")
-            if version:
-                messages.append({"role": "_version", "agent_version": version})
+            if not isinstance(raw, dict):
+                continue
+            record = attempt.read(raw)
+            messages = [dict(m) for m in record.messages]
+            if record.agent_version:
+                messages.append({"role": "_version", "agent_version": record.agent_version})
             # The user turns as the trace has them (the one that ended it included).
             messages += [
-                {"role": "_user", "event": e}
-                for e in record.get("trace") or ()
-                if isinstance(e, dict) and e.get("type") == "user"
+                {"role": "_user", "event": e} for e in record.trace if e.get("type") == "user"
             ]
-            out[(str(record.get("attempt_key")), int(record.get("attempt", 1)))] = tuple(messages)
+            out[(record.attempt_key, record.attempt or 1)] = tuple(messages)
     return out
 
 

@@ -1,0 +1,96 @@
+"""The attempt record: one typed definition, its schema, the upgrade of earlier versions,
+and the check the suite runs on every record its runs write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalcase.contract import attempt
+from evalcase.contract.attempt import CHECK_VARIABLE, AttemptRecord, check_written, problems
+from evalcase.run.runner import lost_record, run_attempt
+from tests.conftest import record_check_results
+from tests.run.support import job, tool, view
+
+LOOKUP = tool(
+    "order_lookup",
+    responses=({"when": "true", "result": {"status": "signed"}},),
+)
+
+
+def _recorded() -> dict[str, object]:
+    """A real record: one attempt through the py: adapter and the environment."""
+    v = view("where is my order", tools=(LOOKUP,),
+             context={"script": [[["order_lookup", {"order_id": "A"}]]]})  # fmt: skip
+    return run_attempt(job(v, (LOOKUP,), state={"orders": {}}))
+
+
+def test_what_the_runner_records_is_valid_and_reads_back_the_same() -> None:
+    record = _recorded()
+    assert record["record_version"] == attempt.RECORD_VERSION == 3
+    assert problems(record) == []
+    typed = AttemptRecord.from_json(record)
+    assert typed.status == "completed" and typed.calls[0]["tool"] == "order_lookup"
+    assert typed.to_json() == record
+    assert list(typed.to_json()) == list(record)  # the same fields in the same order
+
+
+def test_an_error_record_is_valid_too() -> None:
+    v = view("hi", tools=())
+    record = lost_record(job(v, ()), "the worker died")
+    assert problems(record) == []
+    assert AttemptRecord.from_json(record).error == attempt.AttemptError(
+        "worker_lost", "the worker died"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"status": "done"}, "status"),
+        ({"attempt": 0}, "attempt"),
+        ({"usage": {"prompt_tokens": -1, "completion_tokens": 0, "cost": None}}, "usage"),
+        ({"answer": "extra field"}, "(record)"),
+        ({"record_version": 2}, "record_version"),
+    ],
+)
+def test_the_schema_refuses_what_the_runner_never_writes(
+    change: dict[str, object], where: str
+) -> None:
+    record = {**_recorded(), **change}
+    found = problems(record)
+    assert found and found[0].startswith(where), found
+
+
+def test_records_of_earlier_versions_are_read_through_the_upgrade() -> None:
+    v1 = {
+        "case_id": "c", "case_version": "v1", "attempt": 1, "seed": 0, "status": "completed",
+        "error": None, "output": "ok", "messages": [], "trace": [],
+        "calls": [{"tool": "t", "state_before": {"n": 0}, "changes": []}],
+        "initial_state": {"n": 0}, "final_state": {"n": 1},
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4, "cost": None},
+    }  # fmt: skip
+    typed = attempt.read(v1)
+    assert typed.record_version == 1  # still says what it was
+    assert typed.retrieved == () and typed.state_diff == () and typed.initial_state_digest is None
+    assert typed.legacy == {"initial_state": {"n": 0}, "final_state": {"n": 1}}
+    assert typed.usage.tokens == 7
+    v2 = {k: v for k, v in v1.items() if k != "final_state"} | {"record_version": 2}
+    assert attempt.read(v2).legacy == {"initial_state": {"n": 0}}
+    # A record of anyone's making reads without raising, each wrong value as nothing.
+    odd = attempt.read({"attempt": "x", "usage": "lots", "calls": "none", "error": 3})
+    assert (odd.attempt, odd.usage, odd.calls, odd.error) == (0, attempt.Usage(), (), None)
+
+
+def test_the_check_logs_each_written_record_and_what_breaks_the_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHECK_VARIABLE, str(tmp_path))
+    good = _recorded()
+    check_written(good)
+    check_written({**good, "status": "done"})
+    checked, bad = record_check_results(tmp_path)
+    assert checked == 2 and len(bad) == 1
+    assert json.loads(bad[0])["problems"][0].startswith("status: 'done' is not one of")

@@ -1,0 +1,343 @@
+"""The attempt record: what the runner recorded of one attempt, one line of
+``outputs/<commit>/<run_id>/attempts.jsonl``. One typed definition, versioned, with a
+JSON Schema (``schemas/attempt.schema.json``; its fields are listed in docs/running.md,
+generated from the schema).
+
+The runner builds an :class:`AttemptRecord` and writes :meth:`AttemptRecord.to_json`;
+everyone who reads a record (grading, reports, ``evalcase runs``, ``--resume``, the
+``replay:`` adapter) reads it through :func:`read` (:func:`upgrade` then
+:meth:`AttemptRecord.from_json`), so records of earlier versions are brought to the
+current one in one place:
+
+- version 1 kept a copy of the state before every call and the final state; version 2
+  dropped those and kept ``initial_state``; version 3 (:data:`RECORD_VERSION`) keeps only
+  the state's digest (grading rebuilds the state from the case at the run's commit,
+  docs/running.md). What an earlier version held that the current one does not is kept in
+  :attr:`AttemptRecord.legacy`, where :mod:`evalcase.contract.records` still finds it for a
+  case that is no longer known.
+- a record without ``record_version`` is version 1.
+
+A record is data anyone with a pull request can write: :meth:`AttemptRecord.from_json`
+never raises on a wrong type, it reads what it can (a missing number is 0, a missing text
+``""``), as the readers always did; the schema says what the runner writes, and the test
+suite checks every record the runner writes against it (``tests/conftest.py``).
+
+Nested parts stay JSON objects (``messages``, ``trace`` events, ``calls``, ``retrieved``,
+``state_diff``): their shape is in the schema, and they are read by the graders that
+know them (:mod:`evalcase.contract.records` rebuilds states from the calls' changes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+# 2: no final_state and no per-call state_before (rebuilt from initial_state and the
+# calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
+# 3: no initial_state (the case's, rebuilt at grading from the case at the run's commit),
+# only its initial_state_digest: a record's size no longer grows with the state's.
+RECORD_VERSION = 3
+
+# Fields of earlier versions that version 3 no longer writes (kept in ``legacy``, with any
+# other field the record has that this version does not define).
+LEGACY_FIELDS = ("initial_state", "final_state")
+
+Json = Mapping[str, Any]
+
+
+def _text(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _opt_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any, default: int = 0) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _objects(value: Any) -> tuple[Json, ...]:
+    return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
+
+
+@dataclass(frozen=True)
+class AttemptError:
+    """Why an attempt did not complete: a stable ``kind`` and a message."""
+
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> AttemptError | None:
+        if not isinstance(raw, Mapping):
+            return None
+        return cls(str(raw.get("kind")), str(raw.get("message")))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost, summed over an attempt's model replies; ``other``: any further
+    integer counts an adapter reported (cached tokens, reasoning tokens...)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    other: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            **self.other,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Usage:
+        if not isinstance(raw, Mapping):
+            return cls()
+        cost = raw.get("cost")
+        known = {"prompt_tokens", "completion_tokens", "cost"}
+        return cls(
+            _int(raw.get("prompt_tokens")),
+            _int(raw.get("completion_tokens")),
+            cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+            {
+                str(k): v
+                for k, v in raw.items()
+                if k not in known and isinstance(v, int) and not isinstance(v, bool)
+            },
+        )
+
+
+@dataclass(frozen=True)
+class ConversationEnd:
+    """How a reactive or simulated conversation ended, after how many user turns."""
+
+    ended_by: str | None  # None: the conversation had not ended (the attempt stopped first)
+    user_turns: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ended_by": self.ended_by, "user_turns": self.user_turns}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ConversationEnd | None:
+        if not isinstance(raw, Mapping):
+            return None
+        return cls(_opt_text(raw.get("ended_by")), _int(raw.get("user_turns")))
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt as the runner recorded it (``schemas/attempt.schema.json``)."""
+
+    case_id: str
+    case_version: str
+    attempt: int
+    seed: int
+    attempt_key: str
+    status: str  # "completed" or "error"
+    error: AttemptError | None
+    output: str | None
+    messages: Sequence[Json]
+    trace: Sequence[Json]
+    calls: Sequence[Json]
+    retrieved: Sequence[Json]
+    initial_state_digest: str | None
+    state_diff: Sequence[Json]
+    usage: Usage
+    latency_ms: float
+    agent_version: str | None
+    started_at: str
+    ended_at: str
+    record_version: int = RECORD_VERSION
+    prompt: str | None = None  # id@version of the prompt fixture (evalcase.run.prompts)
+    truncated: bool | None = None  # None: not recorded (an error record)
+    agent_stderr: Json | None = None  # cmd: agents
+    conversation: ConversationEnd | None = None
+    user_usage: Usage | None = None  # the simulated user's, apart from the agent's
+    worker: Json | None = None  # where a Ray worker ran it
+    redacted: bool = False  # personal data masked after grading (--redact)
+    legacy: Json = field(default_factory=dict)  # LEGACY_FIELDS and other fields, as read
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """What makes a record one attempt: case, case version, attempt number."""
+        return (self.case_id, self.case_version, self.attempt)
+
+    @property
+    def errored(self) -> bool:
+        return self.status == "error"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as written to attempts.jsonl (its fields in a fixed order)."""
+        out: dict[str, Any] = {
+            "case_id": self.case_id,
+            "case_version": self.case_version,
+            "attempt": self.attempt,
+            "seed": self.seed,
+            "attempt_key": self.attempt_key,
+        }
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        out["status"] = self.status
+        out["error"] = self.error.to_json() if self.error else None
+        out["output"] = self.output
+        if self.truncated is not None:
+            out["truncated"] = self.truncated
+        out.update(
+            {
+                "messages": list(self.messages),
+                "trace": list(self.trace),
+                "calls": list(self.calls),
+                "retrieved": list(self.retrieved),
+                "initial_state_digest": self.initial_state_digest,
+                "state_diff": list(self.state_diff),
+                "usage": self.usage.to_json(),
+                "latency_ms": self.latency_ms,
+                "agent_version": self.agent_version,
+                "started_at": self.started_at,
+                "ended_at": self.ended_at,
+                "record_version": self.record_version,
+            }
+        )
+        if self.agent_stderr is not None:
+            out["agent_stderr"] = dict(self.agent_stderr)
+        if self.conversation is not None:
+            out["conversation"] = self.conversation.to_json()
+        if self.user_usage is not None:
+            out["user_usage"] = self.user_usage.to_json()
+        if self.worker is not None:
+            out["worker"] = dict(self.worker)
+        if self.redacted:
+            out["redacted"] = True
+        out.update(self.legacy)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Json) -> AttemptRecord:
+        """A record read back (call :func:`upgrade` first for earlier versions: :func:`read`
+        does both). Never raises on a wrong type: see the module's documentation."""
+        latency = raw.get("latency_ms")
+        truncated = raw.get("truncated")
+        stderr = raw.get("agent_stderr")
+        worker = raw.get("worker")
+        user_usage = raw.get("user_usage")
+        return cls(
+            case_id=str(raw.get("case_id")),
+            case_version=str(raw.get("case_version")),
+            attempt=_int(raw.get("attempt")),
+            seed=_int(raw.get("seed")),
+            attempt_key=_text(raw.get("attempt_key")),
+            status=_text(raw.get("status")),
+            error=AttemptError.from_json(raw.get("error")),
+            output=_opt_text(raw.get("output")),
+            messages=_objects(raw.get("messages")),
+            trace=_objects(raw.get("trace")),
+            calls=_objects(raw.get("calls")),
+            retrieved=_objects(raw.get("retrieved")),
+            initial_state_digest=_opt_text(raw.get("initial_state_digest")),
+            state_diff=_objects(raw.get("state_diff")),
+            usage=Usage.from_json(raw.get("usage")),
+            latency_ms=latency
+            if isinstance(latency, int | float) and not isinstance(latency, bool)
+            else 0,
+            agent_version=_opt_text(raw.get("agent_version")),
+            started_at=_text(raw.get("started_at")),
+            ended_at=_text(raw.get("ended_at")),
+            record_version=_int(raw.get("record_version"), RECORD_VERSION),
+            prompt=_opt_text(raw.get("prompt")),
+            truncated=truncated if isinstance(truncated, bool) else None,
+            agent_stderr=stderr if isinstance(stderr, Mapping) else None,
+            conversation=ConversationEnd.from_json(raw.get("conversation")),
+            user_usage=Usage.from_json(user_usage) if isinstance(user_usage, Mapping) else None,
+            worker=worker if isinstance(worker, Mapping) else None,
+            redacted=raw.get("redacted") is True,
+            legacy={k: v for k, v in raw.items() if k not in _FIELDS},
+        )
+
+
+_FIELDS = frozenset(
+    f.name for f in AttemptRecord.__dataclass_fields__.values() if f.name != "legacy"
+)
+
+
+def upgrade(raw: Json) -> dict[str, Any]:
+    """A record of any version in the current version's shape: the one place that knows
+    how records of earlier versions differ (see the module's documentation). The fields a
+    version lacks get their empty value; what the current version no longer has stays as
+    it was (``initial_state``, ``final_state``, per-call ``state_before``), for
+    :mod:`evalcase.contract.records` to read when the case is no longer known; the record
+    keeps its ``record_version``, so a reader can still tell. No digest is made up for an
+    old record: without one, grading takes the case's state, as it always did."""
+    out = dict(raw)
+    if _int(raw.get("record_version"), 1) < RECORD_VERSION:
+        for name in ("messages", "trace", "calls", "retrieved", "state_diff"):
+            out.setdefault(name, [])
+        out.setdefault("initial_state_digest", None)
+        out.setdefault("record_version", 1)
+    return out
+
+
+def read(raw: Json) -> AttemptRecord:
+    """A record line, of any version, as the current typed record."""
+    return AttemptRecord.from_json(upgrade(raw))
+
+
+def schema() -> dict[str, Any]:
+    """``schemas/attempt.schema.json``."""
+    from evalcase.schemas import raw_schemas
+
+    return raw_schemas()["attempt.schema.json"]
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
+
+
+def problems(raw: Json) -> list[str]:
+    """Where ``raw`` breaks the schema (empty: it is a valid current record)."""
+    return [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(record)'}: {e.message}"
+        for e in sorted(_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
+    ]
+
+
+# A folder named by this variable receives, from every process that writes records (the
+# runner's, the redaction's), one line per record written: "ok", or what in it breaks
+# the schema. The test suite sets it, so that every record its runs write is checked.
+CHECK_VARIABLE = "EVALCASE_CHECK_RECORDS"
+
+
+def check_written(raw: Json) -> None:
+    """Check a record about to be written, when :data:`CHECK_VARIABLE` names a folder."""
+    folder = os.environ.get(CHECK_VARIABLE)
+    if not folder:
+        return
+    found = problems(raw)
+    line = json.dumps({"case_id": raw.get("case_id"), "problems": found}) if found else "ok"
+    with (Path(folder) / f"records-{os.getpid()}.log").open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
