@@ -212,7 +212,7 @@ def ask(
             return hit
     # Imported here: lint loads this module to ask what a rubric needs, and the HTTP
     # client (asyncio and all) would double the commit hook's import time.
-    from evalcase import transport
+    from evalcase import chat_completions, transport
 
     missing = transport.available()
     if missing:
@@ -247,15 +247,14 @@ def ask(
         except ValueError:
             return Verdict(problem="the judge's reply is not JSON")
         break
-    choices = response.get("choices") if isinstance(response, dict) else None
-    first = choices[0] if isinstance(choices, list) and choices else None
-    if isinstance(first, dict) and first.get("finish_reason") == "length":
+    answer = chat_completions.read(response)
+    if answer.cut:
         return Verdict(
             problem=f"the judge's answer was cut at max_tokens ({config.max_tokens}): "
             "raise [grade.judge] max_tokens"
         )
-    content = _content(response)
-    if not isinstance(content, str):
+    content = answer.content
+    if content is None:
         return Verdict(problem="the judge's answer has no content")
     verdict = parse(content, dims)
     if verdict.problem is None:
@@ -277,10 +276,3 @@ def _endpoint(config: JudgeConfig, api_key: str) -> tuple[str, dict[str, str]]:
         "User-Agent": f"evalcase/{__version__}",
         "Authorization": f"Bearer {api_key}",
     }
-
-
-def _content(response: Any) -> Any:
-    choices = response.get("choices") if isinstance(response, dict) else None
-    first = choices[0] if isinstance(choices, list) and choices else None
-    message = first.get("message") if isinstance(first, dict) else None
-    return message.get("content") if isinstance(message, dict) else None

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalcase import chat_completions
 from evalcase.run import user_prompt
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import UserSimulatorSpec
@@ -131,11 +132,9 @@ class Simulator:
                 f"the user simulator ({self.model}) failed: {why}", _tagged(fault.events)
             ) from None
         events = _tagged(events)
-        choices = completion.get("choices") if isinstance(completion, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(choice, dict) and choice.get("finish_reason") == "length":
+        answer = chat_completions.read(completion)
+        content = answer.content
+        if answer.cut:
             raise UserSimulatorFault(
                 f"the user simulator's answer was cut at max_tokens ({body.get('max_tokens')}): "
                 "raise [run.user_simulator] max_tokens",
@@ -143,14 +142,7 @@ class Simulator:
             )
         if not isinstance(content, str) or not content.strip():
             raise UserSimulatorFault(f"the user simulator ({self.model}) answered no text", events)
-        usage: dict[str, Any] = {}
-        counted = completion.get("usage") if isinstance(completion, dict) else None
-        if isinstance(counted, dict):
-            for key in ("prompt_tokens", "completion_tokens"):
-                value = counted.get(key)
-                if isinstance(value, int) and not isinstance(value, bool):
-                    usage[key] = value
-        return SimulatedTurn(content, usage, tuple(events))
+        return SimulatedTurn(content, dict(answer.usage), tuple(events))
 
 
 def _tagged(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalcase import __version__, transport
+from evalcase import __version__, chat_completions, transport
 from evalcase.run import chat_view
 from evalcase.run.protocol import AgentFault, Reply, ToolCall, dumps_strict
 
@@ -178,45 +178,19 @@ class OpenAISession:
             ) from None
 
     def _reply(self, completion: Any, events: list[dict[str, Any]]) -> Reply:
-        choices = completion.get("choices") if isinstance(completion, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            raise AgentFault("protocol", "the endpoint's reply has no choices[0].message", events)
-        calls = []
-        raw_calls = message.get("tool_calls") or []
-        if not isinstance(raw_calls, list):
-            raise AgentFault("protocol", "the endpoint's tool_calls is not a list", events)
-        for index, call in enumerate(raw_calls):
-            function = call.get("function") if isinstance(call, dict) else None
-            name = function.get("name") if isinstance(function, dict) else None
-            call_id = call.get("id") if isinstance(call, dict) else None
-            if not isinstance(name, str) or not name or not call_id:
-                raise AgentFault(
-                    "protocol", f"tool_calls[{index}] lacks an id or a function name", events
-                )
-            arguments = function.get("arguments") if isinstance(function, dict) else None
-            calls.append(
-                ToolCall(str(call_id), name, arguments if isinstance(arguments, str) else "{}")
-            )
-        content = message.get("content")
-        content = content if isinstance(content, str) else None
+        read = chat_completions.read(completion, with_tools=True, usage_default=0)
+        if isinstance(read, chat_completions.Unreadable):
+            raise AgentFault("protocol", read.message, events)
+        calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in read.tool_calls)
+        content = read.content
         if content is None and not calls:
             content = ""
-        usage: dict[str, Any] = {"retries": len(events)}
-        counted = completion.get("usage")
-        if isinstance(counted, dict):
-            for key in ("prompt_tokens", "completion_tokens"):
-                value = counted.get(key)
-                usage[key] = value if isinstance(value, int) and not isinstance(value, bool) else 0
-        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        model = completion.get("model")
         return Reply(
             content,
-            tuple(calls),
-            usage,
-            f"openai:{model if isinstance(model, str) and model else self.model}",
-            finish_reason=finish if isinstance(finish, str) else None,
+            calls,
+            {"retries": len(events), **read.usage},
+            f"openai:{read.model or self.model}",
+            finish_reason=read.finish_reason,
             events=tuple(events),
         )
 
