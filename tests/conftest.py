@@ -85,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _start_record_checks(config: pytest.Config) -> None:
-    from evalcase.contract.attempt import CHECK_VARIABLE
+    from evalcase.attempt_check import CHECK_VARIABLE
 
     if os.environ.get(CHECK_VARIABLE):
         return  # an xdist worker: the controller's folder, inherited

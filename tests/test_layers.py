@@ -1,5 +1,9 @@
-"""The package layers of docs/design/execution-contract.md section 1: lower layers never
-import higher ones (function-level imports included), so there is no import cycle."""
+"""The package's floors (docs/development.md, "Who owns what"): every room (a top-level
+module or a package of evalcase) stands on a floor, and imports only rooms on lower
+floors (function-level imports and the commands cli.py imports by name included), so
+there is no import circle; no module imports another module's private names; and some
+pairs of rooms are kept apart whatever their floors (FORBIDDEN). The checks run on the
+package and on small synthetic packages that break each rule on purpose."""
 
 from __future__ import annotations
 
@@ -83,15 +87,38 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     assert (2, "evalcase.lint.linter") in imports_of(sample)
 
 
-def module_graph() -> dict[str, set[str]]:
-    """evalcase module -> the evalcase modules it imports (function-level and
-    TYPE_CHECKING imports included: a circle hidden in a function is still a circle)."""
+def _modules(package: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of ``package`` (a folder)."""
     modules: dict[str, Path] = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         modules[".".join(parts)] = path
+    return modules
+
+
+def command_modules(package: Path) -> dict[str, str]:
+    """cli.py's COMMAND_MODULES (command name -> area of commands/), read from its source:
+    the modules cli.py imports by name (importlib), as import arrows of the graph."""
+    cli = package / "cli.py"
+    if not cli.is_file():
+        return {}
+    for node in ast.walk(ast.parse(cli.read_text(encoding="utf-8"))):
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "COMMAND_MODULES":
+            value = ast.literal_eval(node.value)  # type: ignore[arg-type]
+            return {str(k): str(v) for k, v in value.items()}
+    return {}
+
+
+def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports (function-level and
+    TYPE_CHECKING imports included: a circle hidden in a function is still a circle; and
+    cli's commands, which it imports by name)."""
+    modules = _modules(package)
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
         targets: set[str] = set()
@@ -108,6 +135,9 @@ def module_graph() -> dict[str, set[str]]:
                 if name and name != module:
                     targets.add(name)
         graph[module] = targets
+    cli = f"{package.name}.cli"
+    for area in set(command_modules(package).values()):
+        graph.setdefault(cli, set()).add(f"{package.name}.commands.{area}")
     return graph
 
 
@@ -189,3 +219,194 @@ def test_the_circle_check_sees_a_circle() -> None:
     found = circles(graph)
     assert ["a", "b", "c"] in found
     assert [c for c in found if not _registry(c)] == [["a", "b", "c"]]
+
+
+# --- floors: every room, from the ground up ---------------------------------------------
+# A room imports only rooms on lower floors. A new top-level module or package must be
+# given its floor here (the test names it), which is where it says what it stands on.
+FLOORS: dict[str, int] = {
+    # ground: shared values and the leaves everything may use
+    "evalcase": -1,  # the package itself: __version__, below everything
+    "model": 0,
+    "naming": 0,
+    "pii": 0,
+    "scrub": 0,
+    "suites": 0,
+    "transport": 0,
+    "chat_completions": 0,
+    "plugins": 0,
+    # the readers: git, YAML, trust
+    "gitio": 1,
+    "loader": 1,
+    "trust": 1,
+    # the contract between rooms, the files of a snapshot
+    "contract": 2,
+    "files": 2,
+    "schemas": 3,
+    "config": 4,
+    "attempt_check": 4,
+    "index": 5,
+    "versioning": 6,
+    "grade": 6,
+    "run": 7,
+    "report": 7,
+    "lint": 7,
+    "actions": 8,
+    "authoring": 9,
+    "commands": 10,
+    "cli": 11,
+    "docgen": 12,
+    "__main__": 12,
+}
+
+
+def room_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def floor_problems(graph: dict[str, set[str]], floors: dict[str, int]) -> list[str]:
+    """Rooms without a floor, and every import of a room on the same floor or a higher one."""
+    out = sorted({f"{room_of(m)}: no floor (add it to FLOORS)" for m in graph
+                  if room_of(m) not in floors})  # fmt: skip
+    for module, targets in sorted(graph.items()):
+        here = room_of(module)
+        for target in sorted(targets):
+            there = room_of(target)
+            if there == here or here not in floors or there not in floors:
+                continue
+            if floors[there] >= floors[here]:
+                out.append(
+                    f"{module} imports {target}: {there} (floor {floors[there]}) is not below "
+                    f"{here} (floor {floors[here]})"
+                )
+    return out
+
+
+def private_imports(package: Path) -> list[str]:
+    """Imports of another module's private names (``from x import _y``, ``x._y``): a
+    helper two modules share is public, in the lower one (commands share
+    commands/common.py)."""
+    modules = _modules(package)
+    out = []
+    for module, path in sorted(modules.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: set[str] = set()  # local names of imported modules of the package
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if not node.module.startswith(package.name):
+                    continue
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" in modules:
+                        bound.add(alias.asname or alias.name)
+                    elif (
+                        alias.name.startswith("_")
+                        and not alias.name.startswith("__")
+                        and node.module != module
+                    ):
+                        out.append(f"{module}:{node.lineno}: imports {node.module}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules and alias.asname:
+                        bound.add(alias.asname)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                out.append(f"{module}:{node.lineno}: uses {node.value.id}.{node.attr}")
+    return out
+
+
+def test_every_room_imports_only_rooms_below_it(graph: dict[str, set[str]]) -> None:
+    assert not floor_problems(graph, FLOORS), "\n".join(floor_problems(graph, FLOORS))
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    found = private_imports(PACKAGE)
+    assert not found, "\n".join(found)
+
+
+def test_the_graph_sees_the_commands_cli_loads_by_name(graph: dict[str, set[str]]) -> None:
+    areas = set(command_modules(PACKAGE).values())
+    assert areas >= {"lint", "run", "grade"}
+    assert {f"evalcase.commands.{a}" for a in areas} <= graph["evalcase.cli"]
+    assert all(f"evalcase.commands.{a}" in graph for a in areas)  # each one a real module
+
+
+# --- the checks catch what they are for: synthetic packages, each with one mistake -------
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    package = root / "evalcase"
+    for name, text in {"__init__.py": "", **files}.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return package
+
+
+SOUND = {
+    "model.py": "X = 1\n",
+    "loader.py": "from evalcase.model import X\n",
+    "commands/__init__.py": "",
+    "commands/common.py": "def config_for(root):\n    return root\n",
+    "commands/lint.py": "from evalcase.commands.common import config_for\nCOMMANDS = ()\n",
+    "cli.py": "import importlib\nCOMMAND_MODULES = {'lint': 'lint'}\n",
+}
+
+
+def test_a_sound_synthetic_package_passes(tmp_path: Path) -> None:
+    package = _package(tmp_path, SOUND)
+    graph = module_graph(package)
+    assert "evalcase.commands.lint" in graph["evalcase.cli"]
+    assert floor_problems(graph, FLOORS) == []
+    assert private_imports(package) == []
+
+
+def test_an_upward_import_is_caught(tmp_path: Path) -> None:
+    # The ground-floor model starts reading the loader (floor 1): an arrow that runs up.
+    package = _package(
+        tmp_path, {**SOUND, "model.py": "def f():\n    from evalcase import loader\n"}
+    )
+    found = floor_problems(module_graph(package), FLOORS)
+    assert found == [
+        "evalcase.model imports evalcase.loader: loader (floor 1) is not below model (floor 0)"
+    ]
+    assert ["evalcase.loader", "evalcase.model"] in circles(module_graph(package))
+
+
+def test_a_command_module_imported_by_name_is_in_the_graph(tmp_path: Path) -> None:
+    # commands/lint.py imports cli (a command reaching up for the group's helpers): the
+    # circle goes through importlib, which only COMMAND_MODULES shows.
+    lint = "from evalcase.cli import COMMAND_MODULES\nCOMMANDS = ()\n"
+    package = _package(tmp_path, {**SOUND, "commands/lint.py": lint})
+    graph = module_graph(package)
+    assert ["evalcase.cli", "evalcase.commands.lint"] in circles(graph)
+    assert any("evalcase.commands.lint imports evalcase.cli" in p
+               for p in floor_problems(graph, FLOORS))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "lint",
+    [
+        "from evalcase.cli import _config\nCOMMANDS = ()\n",
+        "from evalcase import cli\ndef f(root):\n    return cli._config(root)\nCOMMANDS = ()\n",
+        "import evalcase.cli as cli\ndef f(root):\n    return cli._root(root)\nCOMMANDS = ()\n",
+    ],
+)
+def test_a_command_importing_a_private_helper_of_another_module_is_caught(
+    tmp_path: Path, lint: str
+) -> None:
+    cli = SOUND["cli.py"] + "def _config(root):\n    return root\n_root = _config\n"
+    package = _package(tmp_path, {**SOUND, "cli.py": cli, "commands/lint.py": lint})
+    found = private_imports(package)
+    assert len(found) == 1 and found[0].startswith("evalcase.commands.lint:"), found
+
+
+def test_a_room_without_a_floor_is_named(tmp_path: Path) -> None:
+    package = _package(tmp_path, {**SOUND, "helpers.py": "from evalcase.model import X\n"})
+    assert floor_problems(module_graph(package), FLOORS) == ["helpers: no floor (add it to FLOORS)"]

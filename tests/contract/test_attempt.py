@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from evalcase.attempt_check import CHECK_VARIABLE, check_written, problems
 from evalcase.contract import attempt
-from evalcase.contract.attempt import CHECK_VARIABLE, AttemptRecord, check_written, problems
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.run.runner import lost_record, run_attempt
 from tests.conftest import record_check_results
 from tests.run.support import job, tool, view

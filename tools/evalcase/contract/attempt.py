@@ -20,7 +20,7 @@ current one in one place:
 A record is data anyone with a pull request can write: :meth:`AttemptRecord.from_json`
 never raises on a wrong type, it reads what it can (a missing number is 0, a missing text
 ``""``), as the readers always did; the schema says what the runner writes, and the test
-suite checks every record the runner writes against it (``tests/conftest.py``).
+suite checks every record the runner writes against it (:mod:`evalcase.attempt_check`).
 
 Nested parts stay JSON objects (``messages``, ``trace`` events, ``calls``, ``retrieved``,
 ``state_diff``): their shape is in the schema, and they are read by the graders that
@@ -29,12 +29,8 @@ know them (:mod:`evalcase.contract.records` rebuilds states from the calls' chan
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 # 2: no final_state and no per-call state_before (rebuilt from initial_state and the
@@ -302,42 +298,3 @@ def upgrade(raw: Json) -> dict[str, Any]:
 def read(raw: Json) -> AttemptRecord:
     """A record line, of any version, as the current typed record."""
     return AttemptRecord.from_json(upgrade(raw))
-
-
-def schema() -> dict[str, Any]:
-    """``schemas/attempt.schema.json``."""
-    from evalcase.schemas import raw_schemas
-
-    return raw_schemas()["attempt.schema.json"]
-
-
-@cache
-def _validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(schema())
-
-
-def problems(raw: Json) -> list[str]:
-    """Where ``raw`` breaks the schema (empty: it is a valid current record)."""
-    return [
-        f"{'/'.join(str(p) for p in e.absolute_path) or '(record)'}: {e.message}"
-        for e in sorted(_validator().iter_errors(raw), key=lambda e: list(e.absolute_path))
-    ]
-
-
-# A folder named by this variable receives, from every process that writes records (the
-# runner's, the redaction's), one line per record written: "ok", or what in it breaks
-# the schema. The test suite sets it, so that every record its runs write is checked.
-CHECK_VARIABLE = "EVALCASE_CHECK_RECORDS"
-
-
-def check_written(raw: Json) -> None:
-    """Check a record about to be written, when :data:`CHECK_VARIABLE` names a folder."""
-    folder = os.environ.get(CHECK_VARIABLE)
-    if not folder:
-        return
-    found = problems(raw)
-    line = json.dumps({"case_id": raw.get("case_id"), "problems": found}) if found else "ok"
-    with (Path(folder) / f"records-{os.getpid()}.log").open("a", encoding="utf-8") as out:
-        out.write(line + "\n")

@@ -62,7 +62,7 @@ STATE_OPS = ("set", "delete", "append", "increment")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # evaluator_config keys that are not grader configuration
-_JUDGE_TEXT = (
+JUDGE_TEXT = (
     "goal",
     "user_goal",
     "expected_behavior",
@@ -81,7 +81,7 @@ _JUDGE_TEXT = (
     "business_success",
     "audit_requirement",
 )
-_RAG = ("gold_evidence", "citation_requirement", "evaluation_metrics")
+RAG_FIELDS = ("gold_evidence", "citation_requirement", "evaluation_metrics")
 _META = (
     "title",
     "scenario",
@@ -669,7 +669,7 @@ def judge_view(
         common = set.intersection(*sets)
         required = tuple(t for t in _unique(c.tool for c in calls.any_of[0].calls) if t in common)
     trace = _dict(case.get("trace_requirement"))
-    rag: dict[str, Any] = {k: case[k] for k in _RAG if k in case}
+    rag: dict[str, Any] = {k: case[k] for k in RAG_FIELDS if k in case}
     gold = gold_passages(rag.get("gold_evidence"), corpora)
     if gold:
         rag["gold_passages"] = gold
@@ -691,7 +691,7 @@ def judge_view(
         rubric=rubric,
         judge=judge,
         pass_k=pass_k if isinstance(pass_k, int) else None,
-        text={k: case[k] for k in _JUDGE_TEXT if k in case},
+        text={k: case[k] for k in JUDGE_TEXT if k in case},
         rag=rag,
         trace_rules=_strs(trace.get("rules")),
         raw=part(dict(case), "judge"),

@@ -98,7 +98,7 @@ def options_of(spec: Any, name: str) -> Mapping[str, Any]:
     return config.options if config is not None else {}
 
 
-_TEXT = (*build._JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_schema",
+_TEXT = (*build.JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_schema",
          "output_schema", "promise_phrases", "expected_output")  # fmt: skip
 
 
@@ -119,7 +119,7 @@ def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSp
     if isinstance(rubric, Mapping):
         rubric = Rubric(rubric.get("fixture_id"), rubric.get("fixture_version"),
                         dict(rubric.get("data") or rubric))  # fmt: skip
-    rag = {k: case[k] for k in build._RAG if k in case}
+    rag = {k: case[k] for k in build.RAG_FIELDS if k in case}
     effective_at = (case.get("environment") or {}).get("effective_at")
     if effective_at:
         rag["effective_at"] = effective_at

@@ -188,8 +188,7 @@ def redact_outputs(run_dir: Path) -> None:
     of passing them on masked text."""
     import json
 
-    from evalcase import pii, scrub
-    from evalcase.contract import attempt
+    from evalcase import attempt_check, pii, scrub
     from evalcase.contract import records as strict
     from evalcase.grade.recorded_run import read_jsonl
 
@@ -200,7 +199,7 @@ def redact_outputs(run_dir: Path) -> None:
     with tmp.open("w", encoding="utf-8") as handle:
         for record in records:
             masked = {**scrubber.data(pii.redact(record)), "redacted": True}
-            attempt.check_written(masked)
+            attempt_check.check_written(masked)
             handle.write(strict.dumps(masked) + "\n")
     tmp.replace(attempts_path)
     run_json = run_dir / "run.json"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from evalcase import scrub
-from evalcase.contract import attempt, records
+from evalcase import attempt_check, scrub
+from evalcase.contract import records
 from evalcase.model import FatalError
 
 LOCK_FILE = ".lock"
@@ -136,7 +136,7 @@ class AttemptWriter:
         self.scrubber = scrub.active()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        attempt.check_written(record)
+        attempt_check.check_written(record)
         self.handle.write(self.scrubber.json_line(record, records.dumps) + "\n")
         self.handle.flush()
 
