@@ -242,6 +242,7 @@ FLOORS: dict[str, int] = {
     # the contract between rooms, the files of a snapshot
     "contract": 2,
     "files": 2,
+    "yamlwrite": 2,
     "schemas": 3,
     "config": 4,
     "attempt_check": 4,
@@ -410,3 +411,28 @@ def test_a_command_importing_a_private_helper_of_another_module_is_caught(
 def test_a_room_without_a_floor_is_named(tmp_path: Path) -> None:
     package = _package(tmp_path, {**SOUND, "helpers.py": "from evalcase.model import X\n"})
     assert floor_problems(module_graph(package), FLOORS) == ["helpers: no floor (add it to FLOORS)"]
+
+
+LONG = 900
+
+
+def long_modules_without_a_reason(package: Path) -> list[str]:
+    """Modules over LONG lines whose docstring does not say why they are one unit (a
+    paragraph "One module of ... lines, on purpose: ...")."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n")
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if lines > LONG and "on purpose:" not in " ".join(doc.split()):
+            out.append(f"{path.relative_to(package.parent)}: {lines} lines")
+    return out
+
+
+def test_a_long_module_says_why_it_is_one_unit(tmp_path: Path) -> None:
+    assert long_modules_without_a_reason(PACKAGE) == []
+    long = "x = 1\n" * (LONG + 1)
+    package = _package(
+        tmp_path, {"big.py": long, "ok.py": '"""One module, on purpose: so."""\n' + long}
+    )
+    assert long_modules_without_a_reason(package) == [f"evalcase/big.py: {LONG + 1} lines"]

@@ -11,7 +11,8 @@ import pytest
 from evalcase.config import load_config
 from evalcase.index.digest import reviewed_content_digest
 from evalcase.lint.api import lint_repository
-from evalcase.loader import append_to_list, load
+from evalcase.loader import load
+from evalcase.yamlwrite import append_to_list
 from tests.helpers import BASE_REPO, run_cli
 
 CASE = "datasets/sample_set/cases/refund_eligibility_001.yaml"

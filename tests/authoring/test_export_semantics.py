@@ -32,7 +32,7 @@ from evalcase.authoring.exports.view import ExportCase, from_task
 from evalcase.config import load_config
 from evalcase.grade.graders import load
 from evalcase.index.dataset import load_dataset
-from evalcase.loader import round_trip_load
+from evalcase.yamlwrite import round_trip_load
 from tests.authoring.test_exports import DATASETS, TOOLS, evals_site, promptfoo_dir
 from tests.helpers import REPO_ROOT
 

@@ -29,8 +29,8 @@ from evalcase.authoring.exports import FORMATS, describe, export, suffix
 from evalcase.config import load_config
 from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
-from evalcase.loader import round_trip_load
 from evalcase.schemas import validator_for
+from evalcase.yamlwrite import round_trip_load
 from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, run_cli
 from tests.peer_tools import cached_install
 

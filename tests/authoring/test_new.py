@@ -13,7 +13,8 @@ from evalcase.authoring.ids import next_case_id
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.lint.rules.placeholder import is_placeholder
-from evalcase.loader import load, round_trip_dump, round_trip_load
+from evalcase.loader import load
+from evalcase.yamlwrite import round_trip_dump, round_trip_load
 from tests.helpers import BASE_REPO, REPO_ROOT, commit_all, git, init_repo, run_cli
 
 NEW = "datasets/sample_set/cases/refund_account_change_001.yaml"

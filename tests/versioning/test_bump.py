@@ -8,7 +8,7 @@ import pytest
 
 from evalcase.actions import bump, tag_dataset
 from evalcase.config import load_config
-from evalcase.loader import set_scalars
+from evalcase.yamlwrite import set_scalars
 from tests.helpers import git, run_cli
 from tests.versioning.conftest import (
     CASE,

@@ -60,8 +60,9 @@ def record_review(
     """Append a review record for the case at ``path`` (relative to the root or
     absolute), stating the case's current case_version. FatalError on bad input."""
     from evalcase.files import classify
-    from evalcase.loader import append_to_list, load
+    from evalcase.loader import load
     from evalcase.model import FileKind
+    from evalcase.yamlwrite import append_to_list
 
     file = Path(path)
     if not file.is_absolute():
@@ -134,8 +135,8 @@ def _with_status(text: str, status: str) -> str:
     """``text`` with metadata.review_status set to ``status``, in fmt's canonical layout
     (so the next commit's ``fmt --check`` does not rewrite what review-case wrote)."""
     from evalcase.authoring.fmt import canonicalize, format_text
-    from evalcase.loader import round_trip_dump, round_trip_load
     from evalcase.model import FileKind
+    from evalcase.yamlwrite import round_trip_dump, round_trip_load
 
     data = round_trip_load(text)
     data["metadata"]["review_status"] = status

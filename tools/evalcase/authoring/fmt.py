@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.files import classify
-from evalcase.loader import Limits, load, round_trip_dump, round_trip_load
+from evalcase.loader import Limits, load
 from evalcase.model import FileKind
+from evalcase.yamlwrite import round_trip_dump, round_trip_load
 
 IDENTITY = (
     "case_id", "case_version", "dataset_id", "dataset_version", "title", "scenario",

@@ -36,8 +36,9 @@ from typing import Any
 from evalcase.authoring.fmt import canonicalize
 from evalcase.authoring.ids import case_path, check_stem, next_case_id, used_case_ids
 from evalcase.config import Config
-from evalcase.loader import load, round_trip_dump
+from evalcase.loader import load
 from evalcase.model import FatalError, FileKind
+from evalcase.yamlwrite import round_trip_dump
 
 RISK = {"critical": "P0", "high": "P1", "medium": "P2", "low": "P3"}
 COLUMNS = ("id", "input", "expected", "rubric", "tags", "risk_level", "source")

@@ -25,9 +25,10 @@ from evalcase.authoring.fmt import EXECUTION, canonicalize
 from evalcase.authoring.ids import case_path, check_stem, next_case_id, used_case_ids
 from evalcase.config import Config
 from evalcase.lint.rules.placeholder import make
-from evalcase.loader import load, round_trip_dump, round_trip_load
+from evalcase.loader import load
 from evalcase.model import FatalError, FileKind
 from evalcase.schemas import CASE_TYPES, raw_schemas
+from evalcase.yamlwrite import round_trip_dump, round_trip_load
 
 # Identity fields a variant keeps (what the case is about); the rest is new.
 KEPT_IDENTITY = ("scenario", "user_task", "ability_tags", "risk_level", "difficulty")

@@ -10,6 +10,11 @@ values instead of a Task; lint reports the same problems at their line and colum
 Older forms are read too: ``expected_tool_sequence`` + ``expected_args`` become
 ``expected_calls`` (order ``in_order``), a fault's ``fault``/``on_call``/``detail`` become
 ``kind``/``when``/fields, ``{path: value}`` preconditions become CEL ``path == value``.
+
+One module of about 900 lines, on purpose: the agent view, the environment and the
+judge view of one case are built in one pass that reads each field once and reports
+each problem once, so lint and the runner see the same problems; the three parts share
+that pass's reference resolution and its problem list.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ What it writes (the same comparison lint makes, evalcase.versioning.history):
 - the manifest's (new) dataset_version into every case added or changed since the base
   or since the dataset's last release (EC506).
 
-Values are replaced in place (evalcase.loader.set_scalars): comments, key order, quoting
+Values are replaced in place (evalcase.yamlwrite.set_scalars): comments, key order, quoting
 and layout stay as they were. A second run finds nothing to do. Released IDs reused for
 other cases (EC507) and bumps without changes (EC503) need a person and are left alone.
 """
@@ -101,9 +101,9 @@ def bump(
 
     from evalcase.files import GitTree, Snapshot, WorkTree
     from evalcase.index.analysis import Analyzer, analyze_all
-    from evalcase.loader import set_scalars
     from evalcase.versioning.history import VersionHistory, resolve_base
     from evalcase.versioning.revisions import open_repo
+    from evalcase.yamlwrite import set_scalars
 
     repo = open_repo(config)
     if not repo.has_commits():

@@ -34,7 +34,7 @@ from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered
 from evalcase.authoring.exports.view import ExportCase
-from evalcase.loader import round_trip_dump
+from evalcase.yamlwrite import round_trip_dump
 
 NAME = "promptfoo"
 SUFFIX = ".yaml"
