@@ -122,3 +122,26 @@ def test_fields_md_is_generated_from_the_schemas_and_covers_the_nested_parts() -
 
     for name in raw_schemas()["case.schema.json"]["properties"]:
         assert f"| `{name}` |" in body, name
+
+
+# The source documents the project started from are not in the repository: a reference
+# to their sections ("seed 000 12.2.1", "002 section 11", "§15") is one no reader can
+# follow. Code and docs point at docs/ pages instead.
+_SOURCE_SECTION = re.compile(
+    r"\bseed 00[0-9]|(?<![0-9,])00[0-4] (?:section|step|§)|(?<![0-9,])00[0-4] [0-9]+\.[0-9]|§|"
+    r"\b(?:design|contract) section [0-9]"
+)
+
+
+def test_code_and_docs_point_at_docs_pages_not_at_source_sections() -> None:
+    places = [REPO_ROOT / "README.md"]
+    for folder, pattern in (("tools", "*.py"), ("schemas", "*.json"), ("docs", "*.md")):
+        places += sorted((REPO_ROOT / folder).rglob(pattern))
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()[:80]}"
+        for path in places
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if _SOURCE_SECTION.search(line)
+    ]
+    assert not found, "\n".join(found)
+    assert _SOURCE_SECTION.search("as seed 000 12.2.1 says") and _SOURCE_SECTION.search("(002 §15)")

@@ -1,4 +1,4 @@
-"""Attempt records (execution contract section 7) for grader samples.
+"""Attempt records (schemas/attempt.schema.json, docs/running.md) for grader samples.
 
 Until the example agent's recorded runs are available, samples are built here, field for
 field in the runner's format; ``tests/grade/test_example_runs.py`` grades real runs.

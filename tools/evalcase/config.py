@@ -24,12 +24,13 @@ from typing import Any
 
 from evalcase.model import FatalError, Severity
 
-# Words that name a run, not the business object under evaluation (000 12.2.1). "new" and
-# "old" are not among them: they describe business objects (a new user, the old policy).
-# What seed 000 (chapter 2) forbids in a case ID: model and model-family names, prompt and
-# version names, run and temporary experiment words. Ordinary nouns a business uses
-# ("test", "draft", "copy", "final", "latest") are not here: a case about a fitness test
-# is about a test. Teams adjust with [naming] extend_forbidden_tokens / ignore_forbidden_tokens.
+# Words that name a run, not the business object under evaluation (docs/versioning.md).
+# "new" and "old" are not among them: they describe business objects (a new user, the old
+# policy). What a case ID may not hold (docs/configuration.md, [naming]): model and
+# model-family names, prompt and version names, run and temporary experiment words.
+# Ordinary nouns a business uses ("test", "draft", "copy", "final", "latest") are not
+# here: a case about a fitness test is about a test. Teams adjust with [naming]
+# extend_forbidden_tokens / ignore_forbidden_tokens.
 DEFAULT_FORBIDDEN_TOKENS = (
     # model families (a version or variant attached is caught too: gpt4o, o4mini, qwen72b)
     "gpt", "chatgpt", "claude", "sonnet", "opus", "haiku", "gemini", "gemma", "llama",

@@ -1,4 +1,4 @@
-"""Identifiers: the case-ID grammar and what may not appear in an ID (seed 000 12.2.1).
+"""Identifiers: the case-ID grammar and what may not appear in an ID (docs/versioning.md).
 
 A case ID is ``<domain>_<ability>_<scenario...>_<NNN>`` in lower snake case: a domain and
 an ability from the repository's vocabularies, any number of scenario words, and a

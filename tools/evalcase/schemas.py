@@ -24,7 +24,7 @@ SCHEMA_FILES = {
     "dataset": "dataset.schema.json",
     "fixture": "fixture.schema.json",
     "config": "config.schema.json",
-    # seed 002 section 11 JSONL lines (evalcase import, export --format jsonl)
+    # offline JSONL lines, schemas/offline-case.schema.json (evalcase import, export --format jsonl)
     "offline_case": "offline-case.schema.json",
 }
 CASE_TYPES = ("llm", "rag", "tool", "agent", "business")

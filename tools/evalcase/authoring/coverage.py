@@ -1,4 +1,4 @@
-"""The coverage matrix of a dataset (seed 004 step 4): approved cases per cell.
+"""The coverage matrix of a dataset (docs/authoring.md): approved cases per cell.
 
 The manifest declares the dimensions (equivalence classes that change the system's
 decision) and may mark cells required::

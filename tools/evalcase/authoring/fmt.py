@@ -1,7 +1,7 @@
 """`evalcase fmt`: one canonical layout for cases, manifests and fixtures.
 
 What it changes: the order of top-level keys (identity, execution, judging, governance:
-the layers of seed 000 section 12.3.1, in the order of the 12.3 example), the order of
+the layers docs/fields.md lists, in its order), the order of
 keys inside ``metadata`` and ``evaluator_config``, indentation (two spaces; list dashes
 indented two under their key) and line wrapping (none). What it keeps: every comment,
 blank-line groups, the quoting and flow style of every value, keys it does not know

@@ -1,7 +1,7 @@
 """The next free case number: never one that is used, was released, or was deleted.
 
 Results, reports and review records refer to cases by ID, so an ID is never given to a
-second case (seed 000 12.2.1): not while the first exists, not after it was deleted, not
+second case (docs/versioning.md): not while the first exists, not after it was deleted, not
 when only a release tag still lists it. The IDs counted are the case files in the
 working tree, every case file any commit of any branch ever held, and every case a
 release tag records.

@@ -1,6 +1,6 @@
-"""`evalcase import FILE --dataset DATASET`: production bad cases flow back (seed 004 step 7).
+"""`evalcase import FILE --dataset DATASET`: production bad cases flow back (docs/authoring.md).
 
-Reads the JSON Lines shape of seed 002 section 11 (``schemas/offline-case.schema.json``:
+Reads the offline JSONL shape (``schemas/offline-case.schema.json``:
 id, input, expected, rubric, tags, risk_level, source), or CSV with the same columns
 (nested columns as JSON text; ``tags`` may also be ``a;b`` or ``a,b``; a plain
 ``expected`` is its outcome). Each line becomes a draft case with the next free ID:
@@ -14,7 +14,7 @@ id, input, expected, rubric, tags, risk_level, source), or CSV with the same col
   person reviews it; ``usage_rights_status: pending_review``;
 - ``risk_level`` mapped (critical P0, high P1, medium P2, low P3), tags kept;
 - the expectation fields left as ``TODO:`` placeholders (EC451): what is correct is for
-  a person to decide, not for the log (seed 004 step 3).
+  a person to decide, not for the log (docs/authoring.md).
 
 Nothing is written unless the whole file is good: an invalid line stops the import and
 is named (line number and what is wrong), unless ``skip_invalid``; personal data found
@@ -152,7 +152,7 @@ def _read_csv(text: str) -> list[tuple[int, Any, str | None]]:
 
 
 def validate(record: Any) -> str | None:
-    """Why ``record`` is not a seed 002 section 11 case, or None."""
+    """Why ``record`` is not an offline JSONL case (schemas/offline-case.schema.json), or None."""
     from evalcase.schemas import validator_for
 
     if not isinstance(record, dict):
@@ -216,7 +216,7 @@ def existing_keys(config: Config) -> dict[str, str]:
 
 
 def case_fields(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """(input, context) of a case from a section 11 record."""
+    """(input, context) of a case from an offline JSONL record."""
     raw = record["input"]
     if isinstance(raw, str):
         return raw, {}

@@ -11,7 +11,7 @@ golden role.
 ``--from CASE_ID`` copies the execution fields (input, context, environment, state,
 tools: what the agent is given) and the classification of an existing case, keeping
 their comments; the judging fields (expectations) become placeholders again, because
-what is correct for the variant is for a person to decide (seed 004). Approvals never
+what is correct for the variant is for a person to decide (docs/authoring.md). Approvals never
 travel: no review records, draft status, and no golden role.
 """
 

@@ -202,8 +202,9 @@ def import_command(
     dry_run: bool,
     root: str | None,
 ) -> None:
-    """Import production bad cases (seed 002 section 11 JSONL, or CSV with the same
-    columns) as draft observation cases with placeholders for their expectations."""
+    """Import production bad cases (offline JSONL, schemas/offline-case.schema.json, or
+    CSV with the same columns) as draft observation cases with placeholders for their
+    expectations."""
     from evalcase.authoring.import_ import plan_import, write
     from evalcase.authoring.new import parse_types
 
@@ -256,8 +257,9 @@ def import_command(
     type=click.Choice(["jsonl", "inspect", "openai-evals", "promptfoo"]),
     default="jsonl",
     show_default=True,
-    help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
-    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+    help="jsonl (offline JSONL lines, schemas/offline-case.schema.json, with the resolved "
+    "case), inspect (Inspect AI json_dataset), openai-evals (registry samples), promptfoo "
+    "(tests file).",
 )
 @click.option(
     "-o",

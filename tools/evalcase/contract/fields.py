@@ -1,4 +1,4 @@
-"""Who may read each field of a case (seed 000 12.3.1), exactly one class per field:
+"""Who may read each field of a case (docs/fields.md), exactly one class per field:
 
 - ``agent``: what the agent under test receives (through the AgentView);
 - ``environment``: what only the simulated environment knows (state, tool behaviour,

@@ -3,7 +3,7 @@
 A case with n recorded attempts and c passing ones has pass@1 = c/n, pass@k = 1 when any of
 its k = n attempts passed and pass^k = 1 when every one did (the stable pass rate over
 cases is the mean of pass^k). Observation cases are graded and shown but never counted in a
-rate (004). Error and pending attempts are not passes.
+rate (docs/grading.md). Error and pending attempts are not passes.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> Attem
 
 
 def grade_lines(result: AttemptResult) -> list[dict[str, Any]]:
-    """The grades.jsonl lines of one attempt (contract section 8)."""
+    """The grades.jsonl lines of one attempt (docs/grading.md)."""
     lines = []
     for r in result.results:
         g = r.grade

@@ -50,7 +50,7 @@ def check(expression: str, variables: Mapping[str, Any]) -> bool | CelFailure:
 
 
 def sugar(condition: Any) -> str | None:
-    """``{path: value}`` is sugar for ``path == value`` (contract section 5)."""
+    """``{path: value}`` is sugar for ``path == value`` (docs/contract.md)."""
     if isinstance(condition, str):
         return condition
     if isinstance(condition, Mapping) and condition:

@@ -1,4 +1,4 @@
-"""Failure classes (002 section 15) from the graders' evidence and the attempt record.
+"""Failure classes (docs/grading.md) from the graders' evidence and the attempt record.
 
 agent_capability, tool_contract, missing_data, safety_policy, grader_error,
 environment_fault, and truncated (a reply cut at the model's token limit: raise

@@ -11,7 +11,7 @@
   ``corpus_version`` or ``knowledge_base``). Editing a fixture that two datasets share
   therefore changes both digests.
 - It also covers the dataset's **grouping**: everything that decides which cases a suite
-  or gate measures, and how (seed 000 12.2.1: regrouping the same cases is a new dataset
+  or gate measures, and how (docs/versioning.md: regrouping the same cases is a new dataset
   version). Per case: its tags, roles, risk level and coverage cell (``grouping_digest``
   of the facts); from the manifest: ``suites``, ``gates``, ``coverage`` and ``agent``
   (``GROUPING_FIELDS``). The manifest's title, description and owner are not part of it.

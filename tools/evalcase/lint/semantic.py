@@ -210,7 +210,8 @@ GATED_ROLES = ("golden", "risk", "red_team", "regression")
 
 
 def countable(case: CaseFacts) -> bool:
-    """Whether a case counts in pass rates: every case but an observation case (seed 004)."""
+    """Whether a case counts in pass rates: every case but an observation case
+    (docs/authoring.md)."""
     return "observation" not in case.roles
 
 

@@ -90,7 +90,7 @@ def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
 
 
 def run_attempt(job: AttemptJob) -> dict[str, Any]:
-    """Run one attempt and return its record (design section 7)."""
+    """Run one attempt and return its record (evalcase.contract.attempt, docs/running.md)."""
     started_at = _now()
     start = time.monotonic()
     deadline = start + job.timeout_s

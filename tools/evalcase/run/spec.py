@@ -1,7 +1,8 @@
 """What the runner executes: the agent's view and the environment's spec of one case.
 
-The types are the contract's (``evalcase.contract.task``, design section 2); this module
-names the ones the runner uses, so that nothing in ``run/`` imports a ``JudgeSpec``.
+The types are the contract's (``evalcase.contract.task``,
+docs/design/execution-contract.md); this module names the ones the runner uses, so that
+nothing in ``run/`` imports a ``JudgeSpec``.
 """
 
 from __future__ import annotations

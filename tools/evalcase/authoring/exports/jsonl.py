@@ -1,6 +1,6 @@
-"""``jsonl``: the offline evaluation JSONL of seed 002 section 11 (the default).
+"""``jsonl``: the offline evaluation JSONL (schemas/offline-case.schema.json; the default).
 
-One case a line with the section 11 fields (``id``, ``input`` with ``message``,
+One case a line with the offline JSONL fields (``id``, ``input`` with ``message``,
 ``context_refs`` (the fixtures the case resolved) and ``context``, ``expected`` with
 ``outcome``, ``required_tools`` and ``forbidden_tools``, ``rubric``, ``tags``,
 ``risk_level`` low..critical, ``source``), validated by
@@ -9,8 +9,8 @@ One case a line with the section 11 fields (``id``, ``input`` with ``message``,
 ``commit``, ``case_id``, ``case_version``, ``digest``, and the task in its separate
 parts ``agent_view``, ``environment`` and ``answer_key``, with ``meta`` and
 ``fixture_versions``. So nothing is lost: a run months later uses exactly what the
-release froze, and a tool that reads section 11 reads the first fields. Section 11 puts
-``expected`` in the same line as ``input``; evalcase's own parts keep them apart.
+release froze, and a tool that reads offline JSONL reads the first fields. That format
+puts ``expected`` in the same line as ``input``; evalcase's own parts keep them apart.
 """
 
 from __future__ import annotations

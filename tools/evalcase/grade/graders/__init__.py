@@ -43,7 +43,7 @@ GRADERS: dict[str, str] = {
 
 NAMES: frozenset[str] = frozenset(GRADERS)
 
-# Old names still accepted in cases (contract section 8) and what they became.
+# Old names still accepted in cases (docs/grading.md) and what they became.
 RENAMED: dict[str, str] = {
     "state_unchanged": "state_match",
     "tool_sequence": "tool_calls",

@@ -1,11 +1,11 @@
 """A person reviews the attempt (evalcase review).
 
 Configuration: ``{type: human}`` in ``evaluator_config.graders`` (for high-risk samples,
-000 12.9.4). The attempt is queued; ``evalcase review RUN`` lets a reviewer record pass or
-fail with a reason, from the terminal or by editing a generated file, and the next
-``evalcase grade`` includes that verdict with who and when. Passing: a reviewer recorded
-``pass``. Failing: a reviewer recorded ``fail`` ("承诺了到账时间"). Until someone reviews, the
-verdict is ``pending``, never ``pass``.
+docs/grading.md, human review). The attempt is queued; ``evalcase review RUN`` lets a
+reviewer record pass or fail with a reason, from the terminal or by editing a generated
+file, and the next ``evalcase grade`` includes that verdict with who and when. Passing: a
+reviewer recorded ``pass``. Failing: a reviewer recorded ``fail`` ("承诺了到账时间"). Until
+someone reviews, the verdict is ``pending``, never ``pass``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A case in a gated view that its current approval does not cover.
 
-The golden, risk, red_team and regression views feed release gates (seed 004), so a case
-enters one only when a review approved it for that view (seed 000 12.9.6,
+The golden, risk, red_team and regression views feed release gates (docs/authoring.md), so a case
+enters one only when a review approved it for that view (docs/fields.md, review records,
 ``approved_for``). Each gated view the case is in (``metadata.dataset_role``) must be in
 the ``approved_for`` of its current approval: the run of approving reviews of the current
 ``case_version`` after the last rejection or request for revision. Golden is checked by

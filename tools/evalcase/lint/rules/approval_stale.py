@@ -1,6 +1,6 @@
 """An approval of another case_version, or one that does not say which version it approved.
 
-An approval is a decision about one version of a case (seed 000 12.9.6, 12.2.1): after
+An approval is a decision about one version of a case (docs/fields.md, review records): after
 the expected behaviour, rubric, graders or task change, the case carries a new
 ``case_version`` and the old approval no longer covers it. Each review record states the
 ``case_version`` it judged; only approvals of the current version count. This also stops

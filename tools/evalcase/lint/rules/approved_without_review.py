@@ -1,10 +1,11 @@
 """``review_status: approved`` without a current approving review record.
 
-Approval is a recorded decision, not a flag (seed 000 12.9.6): who reviewed, with what
-result, for which views. ``review_records`` run oldest first; the current approval is
-the run of approving reviews after the last rejection or request for revision, so a
-later ``rejected`` or ``needs_revision`` withdraws an earlier approval until someone
-approves again. An approval holds for the ``case_version`` it names (see EC411).
+Approval is a recorded decision, not a flag (docs/fields.md, review records): who
+reviewed, with what result, for which views. ``review_records`` run oldest first; the
+current approval is the run of approving reviews after the last rejection or request for
+revision, so a later ``rejected`` or ``needs_revision`` withdraws an earlier approval
+until someone approves again. An approval holds for the ``case_version`` it names (see
+EC411).
 
 Passing::
 

@@ -1,6 +1,6 @@
 """A review record whose reviewer is blank.
 
-A review is a recorded decision by someone (seed 000 12.9.6): the reviewer names the
+A review is a recorded decision by someone (docs/fields.md, review records): the reviewer names the
 person or reviewing role accountable for it. A reviewer that is only spaces, or a
 placeholder such as ``-`` or ``?``, is no reviewer, and the record proves nothing. Name
 who reviewed.

@@ -1,7 +1,7 @@
 """A case ID that does not follow ``<domain>_<ability>_<scenario...>_<NNN>`` in lower snake case.
 
 Case IDs are long-lived: reports, regressions, review records and audits refer to them
-(seed 000 12.2.1). One spelling everywhere (lower case, words joined by underscores, a
+(docs/versioning.md). One spelling everywhere (lower case, words joined by underscores, a
 zero-padded sequence number of at least three digits) keeps them sortable, greppable and
 safe as file names on every platform.
 

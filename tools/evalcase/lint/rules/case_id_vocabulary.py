@@ -1,7 +1,7 @@
 """A case ID whose domain or ability is not in the team's vocabulary.
 
 The first word of a case ID is the business domain and the second the ability under
-evaluation (seed 000 12.2.1). Drawing both from a list the team keeps (``[naming]
+evaluation (docs/versioning.md). Drawing both from a list the team keeps (``[naming]
 domains`` and ``abilities`` in evalcase.toml, plus ``extend_domains`` and
 ``extend_abilities``) keeps reports sliceable by ID prefix and stops synonyms
 (``refunds``, ``rfnd``) from splitting one domain in two. A genuinely new domain or

@@ -3,7 +3,7 @@
 Compared with the base revision (``evalcase lint --base REF``; under pre-commit the
 staged content against HEAD). Results are recorded against a case ID and its
 case_version, so two different contracts under one version make old scores impossible
-to interpret (seed 000 12.2.1: expected behaviour changed -> new case_version). Which
+to interpret (docs/versioning.md: expected behaviour changed -> new case_version). Which
 fields count is the contract split (evalcase.contract.fields): every field except the identity
 fields and ``[versioning] governance_fields`` (default: title, metadata), whose changes
 need no bump. A renamed file is the same case when its case_id is the same.

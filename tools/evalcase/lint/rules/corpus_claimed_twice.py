@@ -1,6 +1,6 @@
 """Two corpus fixtures that claim the same corpus version.
 
-A case pins its corpus by ``environment_requirements.corpus_version`` (seed 000 12.5); a
+A case pins its corpus by ``environment_requirements.corpus_version`` (docs/fields.md); a
 run loads the corpus fixture that declares that version. When two fixtures declare the
 same ``corpus_version`` (within a knowledge base or across knowledge bases), which one a
 case is judged against depends on file order, and editing one silently changes what

@@ -1,7 +1,7 @@
 """A required coverage cell without an approved case.
 
 The manifest may mark cells of its coverage matrix required (``coverage.required``):
-the high-risk combinations of seed 004 step 4 that must each have a representative
+the high-risk combinations (docs/authoring.md) that must each have a representative
 case. A required cell holds when at least one case names it in ``metadata.coverage``,
 is approved (``review_status: approved``) and is counted (not an observation case):
 only those cases count in pass rates, so only they show the cell is covered. A cell

@@ -1,6 +1,6 @@
 """A case's coverage cell that the manifest does not declare.
 
-The coverage matrix (seed 004 step 4) is declared once, in dataset.yaml
+The coverage matrix (docs/authoring.md) is declared once, in dataset.yaml
 ``coverage.dimensions``: each dimension with its equivalence classes. A case names its
 cell in ``metadata.coverage``; a dimension or class the manifest does not declare (a typo,
 a class renamed in the manifest) drops the case out of the matrix, and the report shows a

@@ -10,7 +10,7 @@ manifest's dataset_version line, names what changed and the version to bump to. 
 every lint in a git repository with tags; no ``--base`` needed. A fixture shared by two
 datasets changes both.
 
-A release also freezes how its cases are grouped (seed 000 12.2.1: regrouping the same
+A release also freezes how its cases are grouped (docs/versioning.md: regrouping the same
 cases is a dataset_version change): a case's tags, roles, risk level and coverage cell,
 and the manifest's ``suites``, ``gates``, ``coverage`` and ``agent``. Adding a tag that
 moves a case into a gated suite, promoting an observation case or loosening a gate

@@ -1,6 +1,6 @@
 """Two case files with the same case_id, in the same dataset or in different ones.
 
-Case IDs are unique across the whole repository (seed 000 12.2.1): results, regressions
+Case IDs are unique across the whole repository (docs/versioning.md): results, regressions
 and review records follow a case by its ID alone, so two cases sharing one would have
 their results mixed. Every file holding the ID is reported, pointing at the others.
 

@@ -1,6 +1,6 @@
 """A passage ID used twice in one document of a corpus, or a document ID used twice.
 
-Gold evidence names a passage as ``doc_id`` + ``passage_id`` (seed 000 12.5); retrieval
+Gold evidence names a passage as ``doc_id`` + ``passage_id`` (docs/fields.md); retrieval
 metrics and citation checks count hits by the same pair. Two passages with one ID make
 evidence ambiguous (which text supports the answer?) and let a wrong passage count as a
 hit. Give every document of a corpus its own ``doc_id`` and every passage of a document

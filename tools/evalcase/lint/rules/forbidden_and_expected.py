@@ -2,7 +2,7 @@
 
 ``forbidden_tools`` says a call to the tool fails the case; ``expected_calls`` (or
 ``expected_tool_sequence``, ``expected_args``, ``required_tools``) says the case fails
-without it (seed 000 12.6, seed 002 section 13). Both at once cannot be satisfied: every
+without it (docs/fields.md, docs/grading.md). Both at once cannot be satisfied: every
 attempt fails, whatever the agent does, and the failure says nothing about the agent.
 Decide which one the scenario means. A call that is right only under a condition belongs
 in ``side_effect_policy.precondition`` or an ``any_of`` alternative, not in both lists.

@@ -2,7 +2,7 @@
 
 A release gate (``gates`` in dataset.yaml) decides whether a version may ship: it takes
 the cases of its ``suite`` (the whole dataset without one), narrowed to its
-``risk_levels``, drops observation cases (they never count, seed 004), and compares the
+``risk_levels``, drops observation cases (they never count, docs/authoring.md), and compares the
 pass rate with ``min_pass_rate``. A gate that names a suite the manifest does not define,
 or whose selection holds no countable case, has nothing to measure: it would pass or
 fail by accident. Name an existing suite, and make sure it selects at least one case

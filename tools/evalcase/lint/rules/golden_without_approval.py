@@ -1,11 +1,11 @@
 """A golden case without a current approval for golden.
 
 The golden view holds the paths that must never regress; a case enters it only when a
-review approved it for golden (seed 000 12.9.6, ``approved_for``). The current approval
-is the run of approving reviews after the last rejection or request for revision (see
-EC402), so a golden case whose latest review rejected it is reported at that review.
-The case's ``review_status`` must be ``approved`` as well, and the approval must be for
-the case's current ``case_version`` (EC411).
+review approved it for golden (docs/fields.md, review records, ``approved_for``). The
+current approval is the run of approving reviews after the last rejection or request for
+revision (see EC402), so a golden case whose latest review rejected it is reported at
+that review. The case's ``review_status`` must be ``approved`` as well, and the approval
+must be for the case's current ``case_version`` (EC411).
 
 Passing::
 

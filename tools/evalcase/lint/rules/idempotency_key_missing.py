@@ -1,7 +1,7 @@
 """A side-effect policy without an idempotency key.
 
 A tool that changes business state must not do it twice for one request: a retried
-refund, a repeated account change (seed 000 12.6.1, seed 002 section 13). The policy's
+refund, a repeated account change (docs/fields.md, docs/grading.md). The policy's
 ``idempotency_key`` lists the argument names that identify one request
 (``[order_id, item_id, refund_request_id]``); graders and the runner's audit record use
 it to tell a retry from a duplicate. A policy without one, or with an empty list, cannot

@@ -2,10 +2,10 @@
 punctuation.
 
 Near-duplicates weigh one scenario twice in pass rates and usually come from copying a
-case and forgetting to change what makes it different (seed 004: cover equivalence
+case and forgetting to change what makes it different (docs/authoring.md: cover equivalence
 classes with representative cases, not repetitions). The same input in a different
 context, or over a different initial state (``state``, ``initial_state``), is a
-different case (seed 000 12.1), so the comparison covers all three together; other
+different case (docs/fields.md), so the comparison covers all three together; other
 differences (expectations, graders) are not considered. A warning: keep both when the
 difference is real but elsewhere, and suppress with a reason. Two cases whose whole
 execution and judging content is the same are an error (EC417), not reported here.

@@ -1,6 +1,6 @@
 """A P0 or P1 case without ``negative_behavior``.
 
-High-risk cases must say what must not happen, not only what should (seed 000 12.9.3):
+High-risk cases must say what must not happen, not only what should (docs/fields.md):
 "never skip identity verification", "never promise an arrival date", "never look up
 another user's order". Without it a grader can pass an answer that reaches the right
 outcome the forbidden way. The finding is on ``risk_level``; a list of blank items does

@@ -2,7 +2,7 @@
 
 Fixtures are derived from production state, logs and documents; they are committed,
 copied into pull requests and shown to graders, so personal and sensitive data must be
-removed or replaced first (seed 002 section 9), and each fixture says so with
+removed or replaced first (docs/untrusted-input.md), and each fixture says so with
 ``desensitized: true``. ``desensitized: false`` is an error unless the fixture's path
 matches one of the globs in ``[lint] allow_not_desensitized`` in evalcase.toml (for
 example public policy documents).

@@ -1,7 +1,7 @@
 """An observation case that is also golden, regression, risk or red_team.
 
 An observation case has an expectation that is not settled yet, or no stable way to
-observe it (seed 004, step 2). It may be run to explore, but it must not count in pass
+observe it (docs/authoring.md, step 2). It may be run to explore, but it must not count in pass
 rates until it is settled; the golden, regression, risk and red_team views feed release
 gates, so a case cannot be in both. Settle the expectation and drop observation, or keep
 it out of the counted views. A suite that a gate uses and that names an observation

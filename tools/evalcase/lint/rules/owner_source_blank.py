@@ -1,9 +1,9 @@
 """An ``owner`` or ``source`` that is only whitespace.
 
 Every case, fixture and dataset says who maintains it and where its data comes from
-(seed 000 12.2: maintainable; 004: traceable source). The schema requires the fields and
-rejects empty text; this rule catches values that only look filled in: spaces,
-full-width spaces, zero-width characters.
+(docs/versioning.md: maintainable; docs/authoring.md: a traceable source). The schema
+requires the fields and rejects empty text; this rule catches values that only look
+filled in: spaces, full-width spaces, zero-width characters.
 
 Passing::
 

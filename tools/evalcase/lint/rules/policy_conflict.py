@@ -1,6 +1,6 @@
 """Two side-effect policies for the same tool that disagree.
 
-``side_effect_policy`` may be a list, one policy per tool (seed 000 12.6.1). Two entries
+``side_effect_policy`` may be a list, one policy per tool (docs/fields.md). Two entries
 for the same tool with different preconditions, confirmation, idempotency keys,
 transitions or audit requirements leave the graders to pick one: whichever they pick,
 the case means something its author did not write down. Merge them into one policy per

@@ -1,7 +1,7 @@
 """A RAG case that does not say on which date it is set.
 
-Policies change; a RAG case's answer is right on one date and wrong on another (seed 000
-12.5: the knowledge base version and the date decide what evidence is in force). The
+Policies change; a RAG case's answer is right on one date and wrong on another (docs/fields.md:
+the knowledge base version and the date decide what evidence is in force). The
 case states that date in ``environment_requirements.effective_at`` (or
 ``environment.effective_at``): it tells the run which passages are in force, and lets
 lint check that the gold evidence was in force then (EC306). Without it, evidence that

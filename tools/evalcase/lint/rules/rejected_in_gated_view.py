@@ -1,7 +1,7 @@
 """A high-risk case that review rejected or withdrew, still in a gated view.
 
-High-risk cases (P0, P1) go into release gates and compliance evidence (seed 000
-12.9.6); a P0 or P1 case whose latest review is ``rejected`` or ``needs_revision``, or
+High-risk cases (P0, P1) go into release gates and compliance evidence (docs/fields.md,
+review records); a P0 or P1 case whose latest review is ``rejected`` or ``needs_revision``, or
 whose ``review_status`` is ``rejected``, ``needs_revision`` or ``deprecated``, has been
 found unclear or wrong. Kept in golden, risk, red_team or regression it would block or
 pass releases on an answer key nobody stands behind. Take it out of the gated views

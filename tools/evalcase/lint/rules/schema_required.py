@@ -1,7 +1,7 @@
 """A required field is missing.
 
-The fields of seed 000 section 12.10 are required on every case, and each case type in
-`case_types` adds its own (12.11). The finding is at the line of the mapping that lacks
+The fields every case has (docs/fields.md) are required on every case, and each case type in
+`case_types` adds its own (docs/fields.md). The finding is at the line of the mapping that lacks
 the field and names it.
 
 Passing::

@@ -2,7 +2,7 @@
 
 Whether a tool has side effects decides which cases need a ``side_effect_policy``
 (EC305), whether the runner snapshots state before each call and what the audit record
-holds (seed 000 12.6.1). A tool whose definition declares ``side_effect: false`` while a
+holds (docs/fields.md). A tool whose definition declares ``side_effect: false`` while a
 response carries ``state_change`` (or the definition names a ``handler`` that may write)
 is wrong in one of the two places, and every case using it escapes the side-effect
 checks. Set ``side_effect: true``, or remove the state changes.

@@ -1,7 +1,7 @@
 """A side-effect tool offered without a policy, or a policy for a tool without side effects.
 
 Tools that change business state (submit a refund, change an account, delete a record)
-need stricter cases (seed 000 12.6.1): a ``side_effect_policy`` with the preconditions,
+need stricter cases (docs/fields.md): a ``side_effect_policy`` with the preconditions,
 the confirmation, the idempotency key, the allowed and forbidden state transitions and
 the audit record. A case that makes such a tool available (``available_tools`` or
 ``environment.tools``) must carry a policy for it, even when the tool is forbidden: the

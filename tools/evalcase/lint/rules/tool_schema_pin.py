@@ -1,7 +1,7 @@
 """A stale ``tool_schema`` pin, a pin for a tool not offered, or an offered tool unpinned.
 
 ``tool_schema`` records, for each available tool, the ``fixture_version`` of the tool
-definition the case's expectations were written against (seed 000 12.11). When the
+definition the case's expectations were written against (docs/fields.md). When the
 definition moves on (new required argument, renamed parameter) the pin no longer matches
 and the expectations must be reviewed against the new definition before the pin is
 updated. A pin for a tool that is not among the available tools is left over from an

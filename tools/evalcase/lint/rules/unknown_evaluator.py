@@ -1,6 +1,6 @@
 """A rule check or grader type in ``evaluator_config`` that evalcase does not know.
 
-A case names how it is judged (seed 000 12.9.4); a misspelt check (``no_privacy_leaks``)
+A case names how it is judged (docs/grading.md); a misspelt check (``no_privacy_leaks``)
 or grader type would be skipped at run time and the case would pass unjudged. Known names
 are the built-in ones (``evalcase rule EC307`` lists them below the examples) and those
 plugins register under the entry point groups ``evalcase.rule_checks`` and

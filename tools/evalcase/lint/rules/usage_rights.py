@@ -1,7 +1,7 @@
 """A case whose data may not be used for evaluation (rights not approved, retention over).
 
 Cases are often rewritten from production logs and user feedback; what the data may be
-used for is recorded in ``metadata.usage_rights_status`` (seed 000 12.10, 002 section 9).
+used for is recorded in ``metadata.usage_rights_status`` (docs/fields.md, docs/untrusted-input.md).
 Only ``approved_for_evaluation`` allows a case in an evaluation run; ``restricted``,
 ``pending_review``, ``expired`` and ``revoked`` do not. In the detailed form, the status
 must be ``approved_for_evaluation``, ``allowed_uses`` (when given) must include

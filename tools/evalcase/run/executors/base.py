@@ -5,7 +5,7 @@ agent's view, the environment spec, the adapter spec, the seed, the attempt numb
 the timeout. A job is plain frozen data and pickles, so an executor may ship it to another
 process or machine (the Ray executor does). A worker runs it with the top-level function
 :func:`evalcase.run.runner.run_attempt` and returns the attempt record (a JSON-ready dict,
-design section 7). An executor yields records as they finish, in any order; the driver
+docs/running.md). An executor yields records as they finish, in any order; the driver
 (:mod:`evalcase.run.driver`) is the only writer of ``attempts.jsonl``.
 """
 
