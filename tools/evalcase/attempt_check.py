@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evalcase.contract.attempt import RECORD_VERSION
+
 # A folder named by this variable receives, from every process that writes records, one
 # line per record written.
 CHECK_VARIABLE = "EVALCASE_CHECK_RECORDS"
@@ -45,11 +47,21 @@ def problems(raw: Mapping[str, Any]) -> list[str]:
 
 
 def check_written(raw: Mapping[str, Any]) -> None:
-    """Check a record about to be written, when :data:`CHECK_VARIABLE` names a folder."""
+    """Check a record about to be written, when :data:`CHECK_VARIABLE` names a folder.
+
+    A record of an earlier version (the redaction of an old run rewrites its records as
+    they were, evalcase.contract.attempt) is logged as ``earlier``: the schema is the
+    current version's."""
     folder = os.environ.get(CHECK_VARIABLE)
     if not folder:
         return
-    found = problems(raw)
-    line = json.dumps({"case_id": raw.get("case_id"), "problems": found}) if found else "ok"
+    version = raw.get("record_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        version = 1
+    if version < RECORD_VERSION:
+        line = "earlier"
+    else:
+        found = problems(raw)
+        line = json.dumps({"case_id": raw.get("case_id"), "problems": found}) if found else "ok"
     with (Path(folder) / f"records-{os.getpid()}.log").open("a", encoding="utf-8") as out:
         out.write(line + "\n")
