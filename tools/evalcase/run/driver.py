@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from evalcase import __version__
 from evalcase.contract import records
+from evalcase.contract.attempt import read as read_record
 from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
 from evalcase.run import outputs, user_simulator
@@ -381,14 +382,15 @@ def _execute(
     errors = 0
     versions: set[str] = set()
     damaged: list[records.Damaged] = []
-    for record in folder.attempts(damaged):
-        key = (str(record.get("case_id")), _attempt_number(record))
+    for raw in folder.attempts(damaged):
+        earlier = read_record(raw)
+        key = (earlier.case_id, earlier.attempt)
         if key in done:  # a duplicate written by an older runner: counted once
             continue
         done.add(key)
-        errors += record.get("status") == "error"
-        if record.get("agent_version"):
-            versions.add(str(record["agent_version"]))
+        errors += earlier.errored
+        if earlier.agent_version:
+            versions.add(earlier.agent_version)
     total = (len(variants) if variants is not None else len(tasks)) * options.repeat
     writer = folder.open_for_append()
     folder.write_meta(meta)
@@ -401,15 +403,16 @@ def _execute(
         for record in executor.run(
             jobs_for(tasks, options, done, outputs_dir, variants), options.concurrency
         ):
-            key = (record["case_id"], int(record["attempt"]))
+            written = read_record(record)
+            key = (written.case_id, written.attempt)
             if key in done:  # an executor retried a job that had already finished
                 continue
             writer.write(record)
             done.add(key)
             new += 1
-            errors += record.get("status") == "error"
-            if record.get("agent_version"):
-                versions.add(str(record["agent_version"]))
+            errors += written.errored
+            if written.agent_version:
+                versions.add(written.agent_version)
             progress.advance(record)
         status = "completed"
     except BaseException:
@@ -428,10 +431,3 @@ def _execute(
     return RunResult(
         meta["run_id"], folder.path, len(done), errors, new, status, tuple(map(str, damaged))
     )
-
-
-def _attempt_number(record: Mapping[str, Any]) -> int:
-    try:
-        return int(record.get("attempt") or 0)
-    except (TypeError, ValueError):
-        return 0
