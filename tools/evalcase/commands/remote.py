@@ -1,0 +1,181 @@
+"""``evalcase push`` and ``evalcase pull``: runs to and from the team's object storage
+(``[results] remote``, :mod:`evalcase.results.remote`). Exit status: 0 done, 1 some file
+was refused (a damaged manifest, a digest mismatch, a local file that differs), 2 usage or
+fatal error (no remote configured, the service unreachable)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors, root_option
+from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
+    from evalcase.results.remote import Folders, Remote
+
+
+def remote_of(config: Config, url: str | None) -> Remote:
+    """The remote named by ``--remote`` or ``[results] remote``; a FatalError without one."""
+    from evalcase.results.remote import Remote
+
+    url = url or str((config.raw.get("results") or {}).get("remote") or "")
+    if not url:
+        raise FatalError(
+            'no results remote: set [results] remote = "s3://bucket/prefix" in evalcase.toml '
+            "(credentials and endpoint from AWS_* environment variables) or pass --remote"
+        )
+    return Remote(url)
+
+
+def folders_of(config: Config) -> Folders:
+    from evalcase.results.remote import Folders
+
+    outputs = Path(config.run.outputs_dir)
+    reports = Path(str(config.grade.get("reports_dir", "reports")))
+    return Folders(
+        outputs if outputs.is_absolute() else config.root / outputs,
+        reports if reports.is_absolute() else config.root / reports,
+    )
+
+
+def local_runs(folders: Folders) -> dict[str, str]:
+    """run_id -> commit of every local run."""
+    return {
+        path.parent.name: path.parent.parent.name
+        for path in sorted(folders.outputs.glob("*/*/run.json"))
+    }
+
+
+def publish_runs(config: Config, remote: Remote, run_ids: list[str]) -> list[str]:
+    """Publish runs by ID; the lines to print (one per run)."""
+    from evalcase.results.remote import publish, summarize
+
+    folders = folders_of(config)
+    known = local_runs(folders)
+    lines = []
+    for run_id in run_ids:
+        if run_id not in known:
+            raise FatalError(f"no run '{run_id}' under {folders.outputs} (see `evalcase runs`)")
+        commit = known[run_id]
+        result = publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
+        state = "published" if result.new_manifest else "already published"
+        lines.append(
+            f"{state} {run_id}: {result.uploaded} new object(s), {result.present} already "
+            f"there -> {remote.url.rstrip('/')}/{result.manifest_key}"
+        )
+    return lines
+
+
+remote_option = click.option(
+    "--remote",
+    "url",
+    default=None,
+    metavar="URL",
+    help="s3://bucket/prefix or file:///folder (default: [results] remote).",
+)
+
+
+@click.command("push")
+@click.argument("run_ids", nargs=-1)
+@click.option("--all", "push_all", is_flag=True, help="Publish every local run.")
+@remote_option
+@root_option
+@fatal_errors
+def push_command(
+    run_ids: tuple[str, ...], push_all: bool, url: str | None, root: str | None
+) -> None:
+    """Publish runs (their outputs and every grading) to the team's object storage.
+
+    Append-only and content-addressed: a file already there is not sent again, nothing is
+    overwritten, and any number of CI jobs may publish at once. Credentials come from the
+    environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL)."""
+    config = _config(root)
+    remote = remote_of(config, url)
+    ids = list(run_ids)
+    if push_all:
+        ids = sorted(set(ids) | set(local_runs(folders_of(config))))
+    if not ids:
+        raise FatalError("name the runs to publish (run IDs) or pass --all")
+    for line in publish_runs(config, remote, ids):
+        click.echo(line)
+
+
+@click.command("pull")
+@click.argument("run_ids", nargs=-1)
+@click.option("--list", "list_only", is_flag=True, help="List the remote's runs; download nothing.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+@remote_option
+@root_option
+@fatal_errors
+def pull_command(
+    run_ids: tuple[str, ...], list_only: bool, output_format: str, url: str | None, root: str | None
+) -> None:
+    """Fetch published runs (all, or the RUN_IDS given) into outputs/ and reports/.
+
+    Only what the local copy lacks is downloaded; each file is checked against its digest.
+    A local file that differs is kept and reported (exit 1). --list reads the remote's
+    manifests only: which runs exist, of which dataset and agent, with their pass rates."""
+    from evalcase.results.remote import list_manifests, pull
+
+    config = _config(root)
+    remote = remote_of(config, url)
+    listing = list_manifests(remote, list(run_ids) or None)
+    for problem in listing.damaged:
+        click.echo(f"skipped {problem}", err=True)
+    runs = listing.runs()
+    if run_ids and (missing := sorted(set(run_ids) - set(runs))):
+        raise FatalError(f"not on {remote.url}: {', '.join(missing)}")
+    if list_only:
+        _print_listing(runs, output_format)
+        sys.exit(EXIT_FINDINGS if listing.damaged else 0)
+    results = pull(remote, folders_of(config), listing.manifests)
+    refused = False
+    for result in results:
+        click.echo(
+            f"{result.run_id}: {len(result.written)} file(s) fetched, "
+            f"{len(result.present)} already here"
+        )
+        for problem in result.refused:
+            refused = True
+            click.echo(f"  refused {problem}", err=True)
+    if refused or listing.damaged:
+        sys.exit(EXIT_FINDINGS)
+
+
+def _print_listing(runs: dict[str, list[Any]], output_format: str) -> None:
+    rows = []
+    for run_id, manifests in sorted(runs.items()):
+        newest = manifests[-1]
+        rows.append(
+            {
+                "run_id": run_id,
+                "commit": newest.commit,
+                "publications": len(manifests),
+                "published_at": newest.published_at,
+                **dict(newest.summary),
+            }
+        )
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=1, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("no runs published")
+        return
+    click.echo(f"{'RUN':<24} {'COMMIT':<11} {'DATASET':<32} {'AGENT':<24} {'PASS@1':>7} PUBLISHED")
+    for row in rows:
+        dataset = f"{row.get('dataset')}@{row.get('dataset_version')}"
+        rate = (row.get("report") or {}).get("pass@1")
+        shown = f"{rate:.1%}" if isinstance(rate, int | float) else "-"
+        click.echo(
+            f"{row['run_id']:<24} {row['commit'][:10]:<11} {dataset[:32]:<32} "
+            f"{str(row.get('agent'))[:24]:<24} {shown:>7} {row['published_at']}"
+        )
+
+
+COMMANDS = (push_command, pull_command)
