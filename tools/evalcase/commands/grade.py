@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -23,19 +23,10 @@ if TYPE_CHECKING:
 def _replayer(config: Config) -> Replayer:
     """The runner's replay of expected calls (the gold of from_expected_calls checks),
     with the configuration's tool handlers; imported only when a run is graded."""
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
 
     return configured(config.raw.get("run") or {})
 
-
-# The same option as evalcase.cli's, declared here so that the import cycle between cli.py
-# and this module leaves every decorator typed.
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True),
-    default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
-)
 
 redact_option = click.option(
     "--redact/--no-redact",
@@ -54,10 +45,10 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     """Re-grade the recorded outputs of RUN_ID into reports/<commit>/<run_id>/ (the agent is
     not called). Exit 1 when a release gate does not pass or any attempt ended in error
     (the agent's, the environment's or a grader's), gates declared or not."""
-    from evalcase.grade.run import find_run
+    from evalcase.grade.recorded_run import find_run
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     outcome = grade_and_report(
         config, find_run(config.root, run_id), redact=redact, replayer=_replayer(config)
     )
@@ -101,7 +92,7 @@ def compare_command(
 ) -> None:
     """Compare two graded runs (run ids or report directories) case by case, or two prompts
     of one run (--prompts A,B)."""
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.report.compare import (
         compare,
         find_report,
@@ -110,7 +101,7 @@ def compare_command(
         read_report,
     )
 
-    config = _config(root)
+    config = config_for(root)
     where = str(config.grade.get("reports_dir", "reports"))
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
@@ -200,24 +191,24 @@ def review_command(
 ) -> None:
     """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
     then re-grade the run so the report includes them."""
-    from evalcase.grade import review
-    from evalcase.grade.run import find_run, read_run
+    from evalcase.grade import human_verdicts
+    from evalcase.grade.recorded_run import find_run, read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     run_dir = find_run(config.root, run_id)
     record = read_run(run_dir)
     who = _reviewer(reviewer)
     if import_path:
-        decisions = review.import_file(Path(import_path))
+        decisions = human_verdicts.import_file(Path(import_path))
     else:
         grades = reports_root(config) / record.commit / record.run_id / "grades.jsonl"
-        pending = review.items(record, grades)
+        pending = human_verdicts.items(record, grades)
         if not pending:
             click.echo("nothing waits for review in this run")
             return
         if export_path:
-            review.export_file(Path(export_path), pending)
+            human_verdicts.export_file(Path(export_path), pending)
             click.echo(
                 f"wrote {len(pending)} item(s) to {export_path}; edit it, then run "
                 f"evalcase review {run_id} --import {export_path}"
@@ -249,7 +240,7 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = review.record(run_dir, decisions, who)
+    count = human_verdicts.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
@@ -273,10 +264,10 @@ def calibrate_command(
     """Agreement of llm_rubric with human verdicts (accuracy, Cohen's kappa, counts) per
     rubric version and judge model, over the graded RUNS."""
     from evalcase.grade.aggregate import calibration
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.report.compare import find_report
 
-    config = _config(root)
+    config = config_for(root)
     where = str(config.grade.get("reports_dir", "reports"))
     lines = []
     for run in runs:

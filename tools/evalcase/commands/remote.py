@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors, root_option
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 from evalcase.model import FatalError
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def push_command(
     Append-only and content-addressed: a file already there is not sent again, nothing is
     overwritten, and any number of CI jobs may publish at once. Credentials come from the
     environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL)."""
-    config = _config(root)
+    config = config_for(root)
     remote = remote_of(config, url)
     ids = list(run_ids)
     if push_all:
@@ -123,7 +123,7 @@ def pull_command(
     manifests only: which runs exist, of which dataset and agent, with their pass rates."""
     from evalcase.results.remote import list_manifests, pull
 
-    config = _config(root)
+    config = config_for(root)
     remote = remote_of(config, url)
     listing = list_manifests(remote, list(run_ids) or None)
     for problem in listing.damaged:
