@@ -46,6 +46,7 @@ COMMAND_MODULES: dict[str, str] = {
     "review-case": "case_review",
     "push": "remote",
     "pull": "remote",
+    "view": "view",
 }
 
 
