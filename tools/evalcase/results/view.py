@@ -25,12 +25,16 @@ Content-Security-Policy forbids every script, and text from data is escaped, nev
 marked safe. A static site generated from the store was the other choice; it would have
 to be regenerated after every run and cannot page a 10,000-attempt run on request.
 
+The store stays open while requests come and is closed after two idle seconds, so that
+``evalcase run`` and the other commands can update it; the viewer brings it up to date
+with the folders when it opens it and at most every five seconds while open.
+
 Trust: it binds 127.0.0.1 by default and answers only requests whose Host header names a
 loopback address (a web page the user visits cannot reach it by DNS rebinding). Bound
 anywhere else it requires a token (``--token``, else one is generated and printed):
 ``?token=`` once (it sets an HttpOnly, SameSite=Strict cookie) or ``Authorization:
-Bearer``. It never writes to the repository; the store is brought up to date with the
-folders at each request, as every question across runs does.
+Bearer``. It never writes to the repository (only the derived store, as every question across
+runs does).
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ import json
 import math
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +57,10 @@ if TYPE_CHECKING:
     from evalcase.config import Config
 
 RUNS_PER_PAGE = 50
+# The store is closed after this many seconds without a request (other commands update it
+# meanwhile) and brought up to date at most this often while open.
+IDLE_S = 2.0
+REFRESH_S = 5.0
 CASES_PER_PAGE = 200
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # Nothing on these pages runs a script; styles are inline in the page.
@@ -125,19 +135,65 @@ class Viewer:
         self.config = config
         self.outputs, self.reports = folders(config)
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._open: tuple[ExitStack, Any] | None = None
+        self._refreshed = self._used = 0.0
+        self._closing: threading.Thread | None = None
 
     # --- the store ------------------------------------------------------------------------
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """One request's use of the store. The store stays open while requests keep
+        coming and is closed once idle for IDLE_S (so that `evalcase run` and the other
+        commands can update it); it is brought up to date with the folders when opened
+        and at most every REFRESH_S while open (a run that finishes shows within that)."""
         from evalcase.results.store import open_store
 
-        with self._lock, open_store(self.config) as store:
-            return list(store.con.execute(sql, list(params)).fetchall())
+        with self._lock:
+            now = time.monotonic()
+            if self._open is None:
+                stack = ExitStack()
+                self._open = (stack, stack.enter_context(open_store(self.config, update=False)))
+                self._refreshed = 0.0
+            store = self._open[1]
+            if now - self._refreshed >= REFRESH_S:
+                store.update()
+                self._refreshed = time.monotonic()
+            self._local.store = store
+            try:
+                yield
+            finally:
+                self._local.store = None
+                self._used = time.monotonic()
+                self._closer()
+
+    def _closer(self) -> None:
+        """Start the thread that closes the store when the viewer is idle (once)."""
+        if self._closing is not None:
+            return
+
+        def close_when_idle() -> None:
+            while True:
+                time.sleep(IDLE_S / 2)
+                with self._lock:
+                    if self._open is not None and time.monotonic() - self._used >= IDLE_S:
+                        self._open[0].close()
+                        self._open = None
+
+        self._closing = threading.Thread(target=close_when_idle, daemon=True, name="view-idle")
+        self._closing.start()
+
+    def _store(self) -> Any:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            raise RuntimeError("the store is used outside a request's session")
+        return store
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._store().con.execute(sql, list(params)).fetchall())
 
     def with_store(self, ask: Callable[[Any], Any]) -> Any:
-        from evalcase.results.store import open_store
-
-        with self._lock, open_store(self.config) as store:
-            return ask(store)
+        return ask(self._store())
 
     def runs(self, filters: Mapping[str, str]) -> list[dict[str, Any]]:
         where, params = ["TRUE"], []
@@ -161,10 +217,13 @@ class Viewer:
             f"""
             SELECT r.run_id, r.commit, r.dataset_id, r.dataset_version, r.agent,
                    r.started_at, r.status, g.pass_at_1, g.pass_hat_k, g.attempts, g.cases,
-                   (SELECT count(*) FROM gradings x WHERE x.run_id = r.run_id),
-                   (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id),
-                   r.dirty
-            FROM runs r LEFT JOIN gradings g ON g.run_id = r.run_id AND g.newest
+                   coalesce(n.gradings, 0), coalesce(a.attempts, 0), r.dirty
+            FROM runs r
+            LEFT JOIN gradings g ON g.run_id = r.run_id AND g.newest
+            LEFT JOIN (SELECT run_id, count(*) AS gradings FROM gradings GROUP BY run_id) n
+                   ON n.run_id = r.run_id
+            LEFT JOIN (SELECT run_id, count(*) AS attempts FROM attempts GROUP BY run_id) a
+                   ON a.run_id = r.run_id
             WHERE {" AND ".join(where)}
             ORDER BY r.started_at DESC, r.run_id DESC
             """,

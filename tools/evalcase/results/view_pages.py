@@ -101,7 +101,8 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
     def guarded(handler: Any) -> Any:
         def endpoint(request: Request) -> Response:
             try:
-                response: Response = handler(request)
+                with viewer.session():
+                    response: Response = handler(request)
                 return response
             except LookupError as exc:
                 return render("error.html.j2", 404, title="Not found", message=str(exc.args[0]))
@@ -245,7 +246,10 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
 
         dataset = request.query_params.get("dataset") or None
         rows = viewer.with_store(lambda store: flaky(store, dataset=dataset))
-        return render("flaky.html.j2", title="Flaky cases", rows=rows, dataset=dataset or "")
+        page = paged(rows, _int(request.query_params.get("page"), 1), CASES_PER_PAGE)
+        return render(
+            "flaky.html.j2", title="Flaky cases", page=page, rows=page.rows, dataset=dataset or ""
+        )
 
     def grid_page(request: Request) -> Response:
         runs = request.query_params.getlist("run")
