@@ -266,3 +266,30 @@ def test_file_remote_round_trip(tmp_path: Path) -> None:
     proc = run_cli("pull", "--remote", url, cwd=other)
     assert proc.returncode == 0, proc.stderr
     assert _files(other, commit, "run-f") == _files(repo, commit, "run-f")
+
+
+@pytest.mark.slow
+def test_run_publish(s3: dict[str, str], tmp_path: Path) -> None:
+    """`evalcase run --publish`: the run and its grading land on the remote as one
+    publication; without a remote configured the run refuses before it starts."""
+    from tests.helpers import bundled_repo
+
+    repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", ".evalcase_cache/"))
+    args = ("run", "refund_regression_set", "--select", "tool_refund_check_008", "--publish")
+    refused = run_cli(*args, cwd=repo, env=s3)
+    assert refused.returncode == 2 and "no results remote" in refused.stderr
+    assert not (repo / "outputs").exists(), "nothing ran"
+    with (repo / "evalcase.toml").open("a", encoding="utf-8") as handle:
+        handle.write(f'\n[results]\nremote = "s3://{BUCKET}/pub"\n')
+    subprocess.run(
+        ["git", "commit", "-qam", "remote"], cwd=repo, check=True, env={**_base_env(), **GIT_ENV}
+    )
+    proc = run_cli(*args, cwd=repo, env=s3)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "published " in proc.stdout
+    keys = _keys(s3, "pub/runs/")
+    assert len(keys) == 1
+    manifest = json.loads(next(iter(keys.values())))
+    paths = {f["path"].rsplit("/", 1)[-1] for f in manifest["files"]}
+    assert {"run.json", "attempts.jsonl", "report.json", "grades.jsonl"} <= paths
+    assert manifest["summary"]["dataset"] == "refund_regression_set"

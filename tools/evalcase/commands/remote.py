@@ -7,70 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 from evalcase.model import FatalError
-
-if TYPE_CHECKING:
-    from evalcase.config import Config
-    from evalcase.results.remote import Folders, Remote
-
-
-def remote_of(config: Config, url: str | None) -> Remote:
-    """The remote named by ``--remote`` or ``[results] remote``; a FatalError without one."""
-    from evalcase.results.remote import Remote
-
-    url = url or str((config.raw.get("results") or {}).get("remote") or "")
-    if not url:
-        raise FatalError(
-            'no results remote: set [results] remote = "s3://bucket/prefix" in evalcase.toml '
-            "(credentials and endpoint from AWS_* environment variables) or pass --remote"
-        )
-    return Remote(url)
-
-
-def folders_of(config: Config) -> Folders:
-    from evalcase.results.remote import Folders
-
-    outputs = Path(config.run.outputs_dir)
-    reports = Path(str(config.grade.get("reports_dir", "reports")))
-    return Folders(
-        outputs if outputs.is_absolute() else config.root / outputs,
-        reports if reports.is_absolute() else config.root / reports,
-    )
-
-
-def local_runs(folders: Folders) -> dict[str, str]:
-    """run_id -> commit of every local run."""
-    return {
-        path.parent.name: path.parent.parent.name
-        for path in sorted(folders.outputs.glob("*/*/run.json"))
-    }
-
-
-def publish_runs(config: Config, remote: Remote, run_ids: list[str]) -> list[str]:
-    """Publish runs by ID; the lines to print (one per run)."""
-    from evalcase.results.remote import publish, summarize
-
-    folders = folders_of(config)
-    known = local_runs(folders)
-    lines = []
-    for run_id in run_ids:
-        if run_id not in known:
-            raise FatalError(f"no run '{run_id}' under {folders.outputs} (see `evalcase runs`)")
-        commit = known[run_id]
-        result = publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
-        state = "published" if result.new_manifest else "already published"
-        lines.append(
-            f"{state} {run_id}: {result.uploaded} new object(s), {result.present} already "
-            f"there -> {remote.url.rstrip('/')}/{result.manifest_key}"
-        )
-    return lines
-
 
 remote_option = click.option(
     "--remote",
@@ -95,6 +37,8 @@ def push_command(
     Append-only and content-addressed: a file already there is not sent again, nothing is
     overwritten, and any number of CI jobs may publish at once. Credentials come from the
     environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL)."""
+    from evalcase.results.remote import folders_of, local_runs, publish_runs, remote_of
+
     config = config_for(root)
     remote = remote_of(config, url)
     ids = list(run_ids)
@@ -121,7 +65,7 @@ def pull_command(
     Only what the local copy lacks is downloaded; each file is checked against its digest.
     A local file that differs is kept and reported (exit 1). --list reads the remote's
     manifests only: which runs exist, of which dataset and agent, with their pass rates."""
-    from evalcase.results.remote import list_manifests, pull
+    from evalcase.results.remote import folders_of, list_manifests, pull, remote_of
 
     config = config_for(root)
     remote = remote_of(config, url)

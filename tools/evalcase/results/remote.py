@@ -36,9 +36,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
 
 MANIFEST_VERSION = 1
 # A run's manifest is small (its summary and file list); a bigger one is refused on read.
@@ -432,3 +435,47 @@ def summarize(folders: Folders, commit: str, run_id: str) -> dict[str, Any]:
             summary["report"]["pending"] = report["summary"].get("pending")
             summary["report"]["gates_passed"] = report["summary"].get("gates_passed")
     return {k: v for k, v in summary.items() if v is not None}
+
+
+# --- what the commands (push, pull, run --publish) share ----------------------------------
+def remote_of(config: Config, url: str | None) -> Remote:
+    """The remote named by ``--remote`` or ``[results] remote``; a FatalError without one."""
+    url = url or str((config.raw.get("results") or {}).get("remote") or "")
+    if not url:
+        raise FatalError(
+            'no results remote: set [results] remote = "s3://bucket/prefix" in evalcase.toml '
+            "(credentials and endpoint from AWS_* environment variables) or pass --remote"
+        )
+    return Remote(url)
+
+
+def folders_of(config: Config) -> Folders:
+    from evalcase.results.refs import folders
+
+    return Folders(*folders(config))
+
+
+def local_runs(folders: Folders) -> dict[str, str]:
+    """run_id -> commit of every local run."""
+    return {
+        path.parent.name: path.parent.parent.name
+        for path in sorted(folders.outputs.glob("*/*/run.json"))
+    }
+
+
+def publish_runs(config: Config, remote: Remote, run_ids: list[str]) -> list[str]:
+    """Publish runs by ID; the lines to print (one per run)."""
+    folders = folders_of(config)
+    known = local_runs(folders)
+    lines = []
+    for run_id in run_ids:
+        if run_id not in known:
+            raise FatalError(f"no run '{run_id}' under {folders.outputs} (see `evalcase runs`)")
+        commit = known[run_id]
+        result = publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
+        state = "published" if result.new_manifest else "already published"
+        lines.append(
+            f"{state} {run_id}: {result.uploaded} new object(s), {result.present} already "
+            f"there -> {remote.url.rstrip('/')}/{result.manifest_key}"
+        )
+    return lines
