@@ -421,6 +421,9 @@ def run(
         )
         if redact:
             redact_outputs(result.path)
+        from evalcase.results.store import update_quietly
+
+        update_quietly(config)  # the results store, when its extra is installed
         click.echo("\n".join(summary_lines(outcome)))
         if not outcome.graded.ok:
             sys.exit(EXIT_GATES)
