@@ -31,6 +31,11 @@ NOT_ON_THE_HOOK_PATH = (
     "evalcase.commands.grade",
     "evalcase.commands.authoring",
     "evalcase.commands.review",
+    # The results store (and its DuckDB) is never on the commit hook's path.
+    "evalcase.commands.results",
+    "evalcase.results",
+    "evalcase.results.store",
+    "duckdb",
 )
 
 
