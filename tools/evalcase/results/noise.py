@@ -49,7 +49,10 @@ def _wilson(passes: int, n: int, z: float) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 of n and n of n the bound on that side is exact (rounding leaves 1e-17).
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == n else min(1.0, centre + half)
+    return low, high
 
 
 def fisher_less(base_passes: int, base_n: int, new_passes: int, new_n: int) -> float:
