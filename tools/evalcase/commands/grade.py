@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -23,19 +23,10 @@ if TYPE_CHECKING:
 def _replayer(config: Config) -> Replayer:
     """The runner's replay of expected calls (the gold of from_expected_calls checks),
     with the configuration's tool handlers; imported only when a run is graded."""
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
 
     return configured(config.raw.get("run") or {})
 
-
-# The same option as evalcase.cli's, declared here so that the import cycle between cli.py
-# and this module leaves every decorator typed.
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True),
-    default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
-)
 
 redact_option = click.option(
     "--redact/--no-redact",
@@ -56,12 +47,6 @@ def _run_dir(config: Config, ref: str) -> Path:
     return found.run_dir
 
 
-RUN_HELP = (
-    "RUN is a run ID, latest, latest~N, DATASET@vN, DATASET, or a branch, tag or commit "
-    "(its newest run); see docs/running.md."
-)
-
-
 @click.command("grade")
 @click.argument("run_id")
 @redact_option
@@ -75,7 +60,7 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     RUN_ID is a run reference: latest, latest~N, DATASET@vN, a branch or commit..."""
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     outcome = grade_and_report(
         config, _run_dir(config, run_id), redact=redact, replayer=_replayer(config)
     )
@@ -135,11 +120,11 @@ def compare_command(
     reports/<commit>/<run_id>/gradings/<grading_id>). `evalcase compare main latest`
     compares the newest run with the newest run of the same dataset on main. With
     repeats, a case is regressed only beyond what its repeats allow (--alpha)."""
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.report.compare import compare, for_prompt, grader_verdicts, read_report
     from evalcase.results.refs import find
 
-    config = _config(root)
+    config = config_for(root)
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
     new_ref = find(config, base if new is None else new, graded=True)
@@ -238,24 +223,24 @@ def review_command(
 ) -> None:
     """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
     then re-grade the run so the report includes them."""
-    from evalcase.grade import review
-    from evalcase.grade.run import read_run
+    from evalcase.grade import human_verdicts
+    from evalcase.grade.recorded_run import read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     run_dir = _run_dir(config, run_id)
     record = read_run(run_dir)
     who = _reviewer(reviewer)
     if import_path:
-        decisions = review.import_file(Path(import_path))
+        decisions = human_verdicts.import_file(Path(import_path))
     else:
         grades = reports_root(config) / record.commit / record.run_id / "grades.jsonl"
-        pending = review.items(record, grades)
+        pending = human_verdicts.items(record, grades)
         if not pending:
             click.echo("nothing waits for review in this run")
             return
         if export_path:
-            review.export_file(Path(export_path), pending)
+            human_verdicts.export_file(Path(export_path), pending)
             click.echo(
                 f"wrote {len(pending)} item(s) to {export_path}; edit it, then run "
                 f"evalcase review {run_id} --import {export_path}"
@@ -287,7 +272,7 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = review.record(run_dir, decisions, who)
+    count = human_verdicts.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
@@ -312,10 +297,10 @@ def calibrate_command(
     """Agreement of llm_rubric with human verdicts (accuracy, Cohen's kappa, counts) per
     rubric version and judge model, over the graded RUNS."""
     from evalcase.grade.aggregate import calibration
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
     from evalcase.results.refs import find
 
-    config = _config(root)
+    config = config_for(root)
     lines = []
     for run in runs:
         lines += read_jsonl(find(config, run, graded=True).report.parent / "grades.jsonl")

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors, root_option
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text"
@@ -41,7 +41,7 @@ def store_rebuild(output_format: str, root: str | None) -> None:
     """Delete the store and index every run and grading again."""
     from evalcase.results.store import rebuild, store_path
 
-    config = _config(root)
+    config = config_for(root)
     stats = rebuild(config)
     if output_format == "json":
         _echo_json({**stats.to_dict(), "path": str(store_path(config))})
@@ -60,7 +60,7 @@ def store_status(output_format: str, root: str | None) -> None:
     """Bring the store up to date and say what it holds."""
     from evalcase.results.store import open_store, store_path
 
-    config = _config(root)
+    config = config_for(root)
     with open_store(config, update=False) as store:
         stats = store.update()
         counts = store.counts()
@@ -91,7 +91,7 @@ def history_command(
     from evalcase.results.queries import history
     from evalcase.results.store import open_store
 
-    with open_store(_config(root)) as store:
+    with open_store(config_for(root)) as store:
         rows = history(store, case_id, dataset=dataset, newest_only=newest)
     if output_format == "json":
         _echo_json({"case_id": case_id, "history": [r.to_dict() for r in rows]})
@@ -139,7 +139,7 @@ def flaky_command(
     from evalcase.results.queries import flaky
     from evalcase.results.store import open_store
 
-    with open_store(_config(root)) as store:
+    with open_store(config_for(root)) as store:
         rows = flaky(store, dataset=dataset, confidence=confidence)
     if output_format == "json":
         _echo_json({"confidence": confidence, "flaky": [r.to_dict() for r in rows]})
@@ -189,7 +189,7 @@ def trend_command(
 
     if slice_key is not None and slice_key not in SLICE_KEYS:
         raise click.UsageError(f"--slice {slice_key!r}: one of {', '.join(SLICE_KEYS)}")
-    with open_store(_config(root)) as store:
+    with open_store(config_for(root)) as store:
         rows = trend(store, dataset, by=by, slice_key=slice_key)
     if output_format == "json":
         _echo_json({"dataset": dataset, "by": by, "trend": [r.to_dict() for r in rows]})

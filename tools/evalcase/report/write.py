@@ -17,7 +17,7 @@ from typing import Any
 
 from evalcase import pii, scrub
 from evalcase.contract import records
-from evalcase.grade.run import GradedRun
+from evalcase.grade.recorded_run import GradedRun
 from evalcase.model import FatalError
 from evalcase.report import gradings
 from evalcase.report.build import build_report
