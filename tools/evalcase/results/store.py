@@ -74,7 +74,7 @@ _NOT_CONFIG = ("seed", "concurrency", "executor")
 _NOT_AGENT_CONFIG = ("cwd", "root", "secret_env")
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
     run_id VARCHAR, commit VARCHAR, dirty BOOLEAN, dataset_id VARCHAR,
     dataset_version VARCHAR, dataset_digest VARCHAR, agent VARCHAR, agent_version VARCHAR,
@@ -93,7 +93,7 @@ CREATE TABLE IF NOT EXISTS gradings (
 CREATE TABLE IF NOT EXISTS verdicts (
     run_id VARCHAR, grading_id VARCHAR, case_id VARCHAR, case_version VARCHAR,
     attempt INTEGER, prompt VARCHAR, verdict VARCHAR, score DOUBLE, failure_class VARCHAR);
-CREATE TABLE IF NOT EXISTS sources (path VARCHAR PRIMARY KEY, run_id VARCHAR, stamp VARCHAR);
+CREATE TABLE IF NOT EXISTS sources (path VARCHAR, run_id VARCHAR, stamp VARCHAR);
 """
 
 _ATTEMPT_COLUMNS = (
@@ -290,10 +290,9 @@ class Store:
             verdicts = self._index_gradings(grads)
             if grads or gone:
                 self._mark_newest()
-            con.executemany(
-                "INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
-                [(str(s.path), s.run_id, s.stamp) for s in changed],
-            )
+            paths = [str(s.path) for s in changed]
+            con.execute("DELETE FROM sources WHERE path IN (SELECT unnest(?))", [paths])
+            _insert(con, "sources", [paths, [s.run_id for s in changed], [s.stamp for s in changed]])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -307,7 +306,7 @@ class Store:
             return 0
         con = self.con
         con.execute("CREATE OR REPLACE TEMP TABLE gone (path VARCHAR)")
-        con.executemany("INSERT INTO gone VALUES (?)", [(p,) for p in paths])
+        _insert(con, "gone", [list(paths)])
         rows = con.execute(
             "SELECT s.path, s.run_id FROM sources s JOIN gone USING (path)"
         ).fetchall()
@@ -328,25 +327,27 @@ class Store:
             return 0
         con = self.con
         rows = []
+        digests: list[list[Any]] = [[], [], [], []]
         for s in sources:
             meta = _json(s.path.parent / "run.json")
-            rows.append(_run_row(meta, s.path.parent, self.root))
-        ids = [(r[0], str(s.path), str(s.path.parent / "run.json")) for r, s in
-               zip(rows, sources, strict=True)]  # fmt: skip
-        con.execute("CREATE OR REPLACE TEMP TABLE todo (run_id VARCHAR, attempts VARCHAR, run VARCHAR)")
-        con.executemany("INSERT INTO todo VALUES (?, ?, ?)", ids)
+            row = _run_row(meta, s.path.parent, self.root)
+            rows.append(row)
+            cases = meta.get("cases")
+            for case_id, info in (cases.items() if isinstance(cases, Mapping) else ()):
+                info = info if isinstance(info, Mapping) else {}
+                for column, value in zip(
+                    digests,
+                    (row[0], str(case_id), info.get("version"), info.get("digest")),
+                    strict=True,
+                ):
+                    column.append(None if value is None else str(value))
+        ids = [(r[0], str(s.path)) for r, s in zip(rows, sources, strict=True)]
+        con.execute("CREATE OR REPLACE TEMP TABLE todo (run_id VARCHAR, attempts VARCHAR)")
+        _insert(con, "todo", [[i[0] for i in ids], [i[1] for i in ids]])
         for table in ("runs", "case_digests", "attempts"):
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM todo)")
-        con.executemany(f"INSERT INTO runs VALUES ({', '.join('?' * 14)})", rows)
-        run_files = [i[2] for i in ids]
-        con.execute(
-            "INSERT INTO case_digests SELECT t.run_id, c.key, c.value.version, c.value.digest "
-            "FROM (SELECT filename, unnest(map_entries(cases)) AS c FROM read_json(?, "
-            "filename = true, format = 'auto', maximum_object_size = ?, columns = "
-            "{cases: 'MAP(VARCHAR, STRUCT(version VARCHAR, digest VARCHAR))'})) "
-            "JOIN todo t ON t.run = filename",
-            [run_files, _largest(run_files)],
-        )
+        _insert(con, "runs", [list(column) for column in zip(*rows, strict=True)])
+        _insert(con, "case_digests", digests)
         attempt_files = [i[1] for i in ids if os.path.getsize(i[1]) > 0]
         if attempt_files:
             con.execute(
@@ -399,7 +400,7 @@ class Store:
                     float(cost) if isinstance(cost, int | float) else None,
                 ))  # fmt: skip
             con.execute("DELETE FROM attempts WHERE run_id = ?", [run_id])
-            con.executemany(f"INSERT INTO attempts VALUES ({', '.join('?' * 10)})", rows)
+            _insert(con, "attempts", [list(column) for column in zip(*rows, strict=True)])
 
     def _index_gradings(self, sources: Sequence[_Source]) -> int:
         if not sources:
@@ -423,7 +424,7 @@ class Store:
             "CREATE OR REPLACE TEMP TABLE gtodo (run_id VARCHAR, grading_id VARCHAR, "
             "path VARCHAR, graded_at VARCHAR, config_digest VARCHAR, judges VARCHAR)"
         )
-        con.executemany("INSERT INTO gtodo VALUES (?, ?, ?, ?, ?, ?)", rows)
+        _insert(con, "gtodo", [list(column) for column in zip(*rows, strict=True)])
         for table in ("gradings", "verdicts"):
             con.execute(
                 f"DELETE FROM {table} WHERE (run_id, grading_id) IN "
@@ -474,6 +475,15 @@ class Store:
         }
 
 
+def _insert(con: Any, table: str, columns: Sequence[Sequence[Any]]) -> None:
+    """Rows given column by column, in one statement: DuckDB takes each column as one list
+    parameter (row-by-row executemany costs a round trip per row)."""
+    if not columns or not columns[0]:
+        return
+    picks = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
+    con.execute(f"INSERT INTO {table} SELECT {picks}", [list(c) for c in columns])
+
+
 def _largest(files: Sequence[str]) -> int:
     """DuckDB's limit on one JSON document: the largest file's size, and some room."""
     return max((os.path.getsize(f) for f in files), default=0) + (1 << 20)
@@ -502,7 +512,8 @@ def _connect(path: Path) -> Any:
         path.unlink()
         return _connect(path)
     con.execute(SCHEMA)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
+    if version is None:
+        con.execute("INSERT INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
     return con
 
 
