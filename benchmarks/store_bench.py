@@ -46,13 +46,15 @@ AGENTS = ("agent_a", "agent_b", "agent_c")
 RISKS = ("P0", "P1", "P2", "P3")
 
 
-def attempt_line(case: str, n: int, ok: bool, rng: random.Random) -> str:
+def attempt_template(case: str, n: int, ok: bool) -> str:
+    """An attempt line with ``@SEED@``, ``@KEY@`` and ``@LATENCY@`` to fill in (json.dumps
+    of every record made writing the history slower than indexing it)."""
     text = "Your order ORDER_1234 has shipped and should arrive on Friday. " * 2
     args = json.dumps({"order_id": "ORDER_1234"})
-    latency = round(rng.uniform(200, 3000), 3)
+    latency = 123456.789
     record = {
-        "case_id": case, "case_version": "v2", "attempt": n, "seed": rng.randrange(1 << 31),
-        "attempt_key": f"{rng.randrange(1 << 63):016x}", "status": "completed", "error": None,
+        "case_id": case, "case_version": "v2", "attempt": n, "seed": 987654321,
+        "attempt_key": "@KEY@", "status": "completed", "error": None,
         "output": text if ok else "I cannot help with that.", "truncated": False,
         "messages": [
             {"role": "user", "content": "Where is my order ORDER_1234? It was due yesterday."},
@@ -78,7 +80,8 @@ def attempt_line(case: str, n: int, ok: bool, rng: random.Random) -> str:
         "started_at": "2026-12-01T10:00:00.000+00:00", "ended_at": "2026-12-01T10:00:01.000+00:00",
         "initial_state_digest": "4f0c2a9e1b7d3c5a", "record_version": 1,
     }  # fmt: skip
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    line = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    return line.replace("987654321", "@SEED@").replace("123456.789", "@LATENCY@")
 
 
 def write_history(root: Path, runs: int, attempts: int) -> tuple[int, int]:
@@ -90,6 +93,12 @@ def write_history(root: Path, runs: int, attempts: int) -> tuple[int, int]:
         (agent, case): rng.choice((1.0, 1.0, 1.0, 0.0, 0.5, 0.8))
         for agent in AGENTS
         for case in cases
+    }
+    templates = {
+        (case, n, ok): attempt_template(case, n, ok)
+        for case in cases
+        for n in range(1, REPEAT + 1)
+        for ok in (True, False)
     }
     total = size = 0
     for r in range(runs):
@@ -112,7 +121,13 @@ def write_history(root: Path, runs: int, attempts: int) -> tuple[int, int]:
             for i in range(attempts):
                 case, n = cases[i // REPEAT % len(cases)], i % REPEAT + 1
                 ok = rng.random() < chance[(agent, case)]
-                line = attempt_line(case, n, ok, rng) + "\n"
+                line = (
+                    templates[(case, n, ok)]
+                    .replace("@SEED@", str(rng.randrange(1 << 31)), 1)
+                    .replace("@KEY@", f"{rng.randrange(1 << 63):016x}", 1)
+                    .replace("@LATENCY@", f"{rng.uniform(200, 3000):.3f}", 2)
+                    + "\n"
+                )
                 handle.write(line)
                 size += len(line.encode())
                 verdicts.append((case, n, "pass" if ok else "fail"))
@@ -145,13 +160,15 @@ def write_history(root: Path, runs: int, attempts: int) -> tuple[int, int]:
     return total, size
 
 
-def median_time(fn: Any, times: int = 5) -> float:
-    out = []
+def median_time(fn: Any, times: int = 5) -> tuple[float, float]:
+    """Median wall and CPU seconds (all of the process's threads) of ``times`` calls."""
+    walls, cpus = [], []
     for _ in range(times):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return round(statistics.median(walls), 3), round(statistics.median(cpus), 3)
 
 
 def bench_duckdb(root: Path, total: int, size: int) -> dict[str, Any]:
@@ -160,9 +177,9 @@ def bench_duckdb(root: Path, total: int, size: int) -> dict[str, Any]:
     from evalcase.results.store import open_store, rebuild, store_path
 
     config = load_config(root)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     stats = rebuild(config)
-    index_s = time.perf_counter() - t0
+    index_s, index_cpu = time.perf_counter() - t0, time.process_time() - c0
     path = store_path(config)
     store_bytes = path.stat().st_size
 
@@ -179,26 +196,37 @@ def bench_duckdb(root: Path, total: int, size: int) -> dict[str, Any]:
         n_hist = len(history(store, "case_0007"))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
 
-    def cli(*args: str) -> float:
+    def cli(*args: str) -> tuple[float, float]:
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "evalcase", *args, "--format", "json"], cwd=root,
                        env=env, check=True, capture_output=True)  # fmt: skip
-        return time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        return round(time.perf_counter() - t0, 3), round(cpu, 3)
+
+    def cli3(*args: str) -> tuple[float, float]:
+        runs = sorted(cli(*args) for _ in range(3))
+        return runs[1]
 
     return {
         "store": "duckdb",
         "attempts": stats.attempts,
         "index_s": round(index_s, 2),
+        "index_cpu_s": round(index_cpu, 2),
         "attempts_per_s": round(total / index_s),
+        "attempts_per_cpu_s": round(total / index_cpu),
         "store_mb": round(store_bytes / 1e6, 1),
         "jsonl_mb": round(size / 1e6, 1),
         "store_vs_jsonl": round(store_bytes / size, 4),
         "history_rows": n_hist,
-        "history_warm_s": round(median_time(one_history), 3),
+        "history_warm_s_cpu_s": median_time(one_history),
         "flaky_groups": n_flaky,
-        "flaky_warm_s": round(median_time(one_flaky), 3),
-        "history_cli_s": round(statistics.median(cli("history", "case_0007") for _ in range(3)), 3),
-        "flaky_cli_s": round(statistics.median(cli("flaky") for _ in range(3)), 3),
+        "flaky_warm_s_cpu_s": median_time(one_flaky),
+        "history_cli_s_cpu_s": cli3("history", "case_0007"),
+        "flaky_cli_s_cpu_s": cli3("flaky"),
     }
 
 
@@ -229,7 +257,7 @@ def bench_sqlite(root: Path, total: int, size: int) -> dict[str, Any]:
     path.unlink(missing_ok=True)
     con = sqlite3.connect(path)
     con.executescript(SQLITE_SCHEMA)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for run_json in sorted(root.glob("outputs/*/*/run.json")):
         meta = json.loads(run_json.read_text("utf-8"))
         run_id = meta["run_id"]
@@ -262,7 +290,7 @@ def bench_sqlite(root: Path, total: int, size: int) -> dict[str, Any]:
     con.execute("CREATE INDEX v_case ON verdicts (case_id)")
     con.execute("CREATE INDEX d_run ON case_digests (run_id, case_id)")
     con.commit()
-    index_s = time.perf_counter() - t0
+    index_s, index_cpu = time.perf_counter() - t0, time.process_time() - c0
     con.close()
     store_bytes = path.stat().st_size
 
@@ -274,11 +302,12 @@ def bench_sqlite(root: Path, total: int, size: int) -> dict[str, Any]:
     return {
         "store": "sqlite",
         "index_s": round(index_s, 2),
-        "attempts_per_s": round(total / index_s),
+        "index_cpu_s": round(index_cpu, 2),
+        "attempts_per_cpu_s": round(total / index_cpu),
         "store_mb": round(store_bytes / 1e6, 1),
         "store_vs_jsonl": round(store_bytes / size, 4),
-        "history_warm_s": round(median_time(lambda: query(SQLITE_HISTORY, "case_0007")), 3),
-        "flaky_warm_s": round(median_time(lambda: query(SQLITE_FLAKY)), 3),
+        "history_warm_s_cpu_s": median_time(lambda: query(SQLITE_HISTORY, "case_0007")),
+        "flaky_warm_s_cpu_s": median_time(lambda: query(SQLITE_FLAKY)),
     }
 
 
@@ -291,7 +320,7 @@ def bench_parquet(root: Path, total: int, size: int) -> dict[str, Any]:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
     con = duckdb.connect()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for run_json in sorted(root.glob("outputs/*/*/run.json")):
         run_id = run_json.parent.name
         src = str(run_json.parent / "attempts.jsonl")
@@ -309,7 +338,7 @@ def bench_parquet(root: Path, total: int, size: int) -> dict[str, Any]:
             f"{rep.stat().st_size + 1024}, columns={_REPORT_COLUMNS}))) "
             f"TO '{folder / f'v_{run_id}.parquet'}' (FORMAT parquet)"
         )
-    index_s = time.perf_counter() - t0
+    index_s, index_cpu = time.perf_counter() - t0, time.process_time() - c0
     store_bytes = sum(p.stat().st_size for p in folder.iterdir())
     verdicts = f"read_parquet('{folder}/v_*.parquet')"
 
@@ -328,11 +357,12 @@ def bench_parquet(root: Path, total: int, size: int) -> dict[str, Any]:
     return {
         "store": "parquet",
         "index_s": round(index_s, 2),
-        "attempts_per_s": round(total / index_s),
+        "index_cpu_s": round(index_cpu, 2),
+        "attempts_per_cpu_s": round(total / index_cpu),
         "store_mb": round(store_bytes / 1e6, 1),
         "store_vs_jsonl": round(store_bytes / size, 4),
-        "history_warm_s": round(median_time(hist), 3),
-        "flaky_warm_s": round(median_time(flak), 3),
+        "history_warm_s_cpu_s": median_time(hist),
+        "flaky_warm_s_cpu_s": median_time(flak),
     }
 
 
