@@ -83,15 +83,13 @@ def history(
     rows = store.con.execute(
         """
         SELECT r.started_at, v.run_id, r.commit, r.dataset_id, r.agent, r.agent_version,
-               coalesce(v.prompt, ''), v.case_version, coalesce(d.digest, ''), v.grading_id,
-               g.newest, list(v.verdict ORDER BY v.attempt), g.graded_at
-        FROM verdicts v
+               v.prompt, v.case_version, v.digest, v.grading_id, g.newest, v.verdicts,
+               g.graded_at
+        FROM case_verdicts v
         JOIN gradings g USING (run_id, grading_id)
         LEFT JOIN runs r USING (run_id)
-        LEFT JOIN case_digests d ON d.run_id = v.run_id AND d.case_id = v.case_id
         WHERE v.case_id = ? AND (? IS NULL OR r.dataset_id = ?) AND (g.newest OR NOT ?)
-        GROUP BY ALL
-        ORDER BY r.started_at, v.run_id, coalesce(v.prompt, ''), g.graded_at, v.grading_id
+        ORDER BY r.started_at, v.run_id, v.prompt, g.graded_at, v.grading_id
         """,
         [case_id, dataset, dataset, newest_only],
     ).fetchall()
@@ -155,20 +153,18 @@ def flaky(
 ) -> list[FlakyCase]:
     rows = store.con.execute(
         """
-        SELECT v.case_id, coalesce(d.digest, ''), any_value(v.case_version), r.agent,
-               r.agent_version, coalesce(v.prompt, '') AS prompt, r.agent_config,
-               g.config_digest,
-               count(*) FILTER (WHERE v.verdict = 'pass') AS passes, count(*) AS n,
+        SELECT v.case_id, v.digest, any_value(v.case_version), r.agent, r.agent_version,
+               v.prompt, r.agent_config, g.config_digest,
+               sum(v.passes) AS passes, sum(v.passes + v.fails) AS n,
                list(DISTINCT v.run_id ORDER BY v.run_id)
-        FROM verdicts v
+        FROM case_verdicts v
         JOIN gradings g ON g.run_id = v.run_id AND g.grading_id = v.grading_id AND g.newest
         JOIN runs r ON r.run_id = v.run_id
-        LEFT JOIN case_digests d ON d.run_id = v.run_id AND d.case_id = v.case_id
-        WHERE v.verdict IN ('pass', 'fail') AND (? IS NULL OR r.dataset_id = ?)
-        GROUP BY v.case_id, coalesce(d.digest, ''), r.agent, r.agent_version, prompt,
-                 r.agent_config, g.config_digest
-        HAVING passes > 0 AND passes < n
-        ORDER BY v.case_id, r.agent, prompt
+        WHERE (? IS NULL OR r.dataset_id = ?)
+        GROUP BY v.case_id, v.digest, r.agent, r.agent_version, v.prompt, r.agent_config,
+                 g.config_digest
+        HAVING sum(v.passes) > 0 AND sum(v.fails) > 0
+        ORDER BY v.case_id, r.agent, v.prompt
         """,
         [dataset, dataset],
     ).fetchall()

@@ -30,6 +30,9 @@ Tables (all keyed by ``run_id``; a grading by ``run_id`` and ``grading_id``)::
                   latency_ms_p50, latency_ms_p90, slices (JSON)
     verdicts      run_id, grading_id, case_id, case_version, attempt, prompt, verdict,
                   score, failure_class                            (reports, per attempt)
+    case_verdicts run_id, grading_id, case_id, case_version, prompt, digest, passes,
+                  fails, n, verdicts (in attempt order)          (verdicts per case and
+                  grading with the case's content digest: what history and flaky read)
     sources       path, stamp                                     (what was indexed, as of when)
 
 ``agent_config`` is a digest of what the run's configuration says about the agent and
@@ -66,7 +69,7 @@ if TYPE_CHECKING:
     from evalcase.config import Config
 
 STORE_FILE = "results.duckdb"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 INSTALL_HINT = "pip install 'evalcase[results]' (DuckDB)"
 
 # Keys of run.json that do not change what the agent does (or which attempts there are).
@@ -93,6 +96,10 @@ CREATE TABLE IF NOT EXISTS gradings (
 CREATE TABLE IF NOT EXISTS verdicts (
     run_id VARCHAR, grading_id VARCHAR, case_id VARCHAR, case_version VARCHAR,
     attempt INTEGER, prompt VARCHAR, verdict VARCHAR, score DOUBLE, failure_class VARCHAR);
+CREATE TABLE IF NOT EXISTS case_verdicts (
+    run_id VARCHAR, grading_id VARCHAR, case_id VARCHAR, case_version VARCHAR,
+    prompt VARCHAR, digest VARCHAR, passes INTEGER, fails INTEGER, n INTEGER,
+    verdicts VARCHAR[]);
 CREATE TABLE IF NOT EXISTS sources (path VARCHAR, run_id VARCHAR, stamp VARCHAR);
 """
 
@@ -285,11 +292,13 @@ class Store:
         grads = [s for s in changed if s.grading_id is not None]
         con.execute("BEGIN TRANSACTION")
         try:
-            dropped = self._drop(gone)
+            dropped_runs = self._drop(gone)
+            dropped = len(dropped_runs)
             attempts = self._index_runs(runs)
             verdicts = self._index_gradings(grads)
             if grads or gone:
                 self._mark_newest()
+            self._summarise({s.run_id for s in changed} | dropped_runs)
             paths = [str(s.path) for s in changed]
             con.execute("DELETE FROM sources WHERE path IN (SELECT unnest(?))", [paths])
             _insert(con, "sources", [paths, [s.run_id for s in changed], [s.stamp for s in changed]])
@@ -301,9 +310,10 @@ class Store:
             len(runs), len(grads), attempts, verdicts, dropped, time.perf_counter() - t0
         )
 
-    def _drop(self, paths: Sequence[str]) -> int:
+    def _drop(self, paths: Sequence[str]) -> set[str]:
+        """Forget the sources at ``paths``; the runs they belonged to."""
         if not paths:
-            return 0
+            return set()
         con = self.con
         con.execute("CREATE OR REPLACE TEMP TABLE gone (path VARCHAR)")
         _insert(con, "gone", [list(paths)])
@@ -320,7 +330,7 @@ class Store:
             for table in ("gradings", "verdicts"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ? AND grading_id = ?", [run, gid])
         con.execute("DELETE FROM sources WHERE path IN (SELECT path FROM gone)")
-        return len(runs)
+        return runs | {run for run, _ in grads}
 
     def _index_runs(self, sources: Sequence[_Source]) -> int:
         if not sources:
@@ -462,6 +472,24 @@ class Store:
             ).fetchone()[0]
         )
 
+    def _summarise(self, run_ids: set[str]) -> None:
+        """case_verdicts of these runs again, from their verdicts and case digests."""
+        if not run_ids:
+            return
+        con = self.con
+        con.execute("CREATE OR REPLACE TEMP TABLE touched (run_id VARCHAR)")
+        _insert(con, "touched", [sorted(run_ids)])
+        con.execute("DELETE FROM case_verdicts WHERE run_id IN (SELECT run_id FROM touched)")
+        con.execute(
+            "INSERT INTO case_verdicts SELECT v.run_id, v.grading_id, v.case_id, "
+            "any_value(v.case_version), coalesce(v.prompt, ''), coalesce(any_value(d.digest), ''), "
+            "count(*) FILTER (WHERE v.verdict = 'pass'), count(*) FILTER (WHERE v.verdict = 'fail'), "
+            "count(*), list(v.verdict ORDER BY v.attempt) "
+            "FROM verdicts v LEFT JOIN case_digests d ON d.run_id = v.run_id AND d.case_id = v.case_id "
+            "WHERE v.run_id IN (SELECT run_id FROM touched) "
+            "GROUP BY v.run_id, v.grading_id, v.case_id, coalesce(v.prompt, '')"
+        )
+
     def _mark_newest(self) -> None:
         self.con.execute(
             "UPDATE gradings SET newest = (grading_id = (SELECT max_by(g2.grading_id, "
@@ -471,7 +499,7 @@ class Store:
     def counts(self) -> dict[str, int]:
         return {
             table: int(self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for table in ("runs", "attempts", "gradings", "verdicts")
+            for table in ("runs", "attempts", "gradings", "verdicts", "case_verdicts")
         }
 
 
@@ -511,8 +539,8 @@ def _connect(path: Path) -> Any:
         con.close()
         path.unlink()
         return _connect(path)
-    con.execute(SCHEMA)
-    if version is None:
+    if version is None:  # a new file: the tables (an existing one has them)
+        con.execute(SCHEMA)
         con.execute("INSERT INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
     return con
 
