@@ -130,19 +130,21 @@ def resolve(
     pool = [r for r in runs if (dataset is None or r.dataset_id == dataset)]
     if graded:
         pool = [r for r in pool if r.report_dir is not None]
-    what = (" graded" if graded else "") + (f" of dataset {dataset}" if dataset else "")
+    kind = " graded" if graded else ""
+    scope = f" of dataset {dataset}" if dataset else ""
     if m := _LATEST.fullmatch(ref):
         back = int(m.group(1) or 0)
         if back >= len(pool):
             raise FatalError(
-                f"'{ref}': there are {len(pool)}{what} run(s), so no run {back} before the newest"
+                f"'{ref}': there are {len(pool)}{kind} run(s){scope}, so no run {back} before "
+                "the newest"
             )
         return pool[-1 - back]
     name, _, version = ref.partition("@")
     if version and any(r.dataset_id == name for r in pool):
         chosen = [r for r in pool if r.dataset_id == name and r.dataset_version == version]
         if not chosen:
-            raise FatalError(f"no{what} run of {name} at version {version}")
+            raise FatalError(f"no{kind} run of {name} at version {version}")
         return chosen[-1]
     if not version and any(r.dataset_id == ref for r in pool):
         return [r for r in pool if r.dataset_id == ref][-1]
@@ -156,7 +158,7 @@ def resolve(
         chosen = [r for r in pool if r.commit == commit]
         if not chosen:
             raise FatalError(
-                f"'{ref}' is commit {commit[:12]}, which has no{what} run: run it there first "
+                f"'{ref}' is commit {commit[:12]}, which has no{kind} run{scope}: run it there first "
                 "(`evalcase run DATASET` on that commit)"
             )
         return chosen[-1]
@@ -165,7 +167,7 @@ def resolve(
         if chosen:
             return chosen[-1]
     raise FatalError(
-        f"no{what} run '{ref}': not a run ID, latest[~N], DATASET[@vN], branch, tag or "
+        f"no{kind} run{scope} '{ref}': not a run ID, latest[~N], DATASET[@vN], branch, tag or "
         "commit with a run (`evalcase runs` lists them)"
     )
 
