@@ -372,11 +372,19 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=1000, help="per run")
     parser.add_argument("--compare", action="store_true", help="SQLite and Parquet too")
     parser.add_argument("--keep", type=Path, default=None, help="write the history here")
+    parser.add_argument(
+        "--reuse", type=Path, default=None, help="measure a history --keep wrote before"
+    )
     args = parser.parse_args()
-    where = args.keep or Path(tempfile.mkdtemp(prefix="store-bench-"))
+    where = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="store-bench-"))
     try:
         t0 = time.perf_counter()
-        total, size = write_history(where, args.runs, args.attempts)
+        if args.reuse:
+            files = list(where.glob("outputs/*/*/attempts.jsonl"))
+            size = sum(f.stat().st_size for f in files)
+            total = len(files) * args.attempts
+        else:
+            total, size = write_history(where, args.runs, args.attempts)
         print(json.dumps({"runs": args.runs, "attempts": total, "jsonl_mb": round(size / 1e6, 1),
                           "write_s": round(time.perf_counter() - t0, 1)}), flush=True)  # fmt: skip
         print(json.dumps(bench_duckdb(where, total, size)), flush=True)
@@ -384,7 +392,7 @@ def main() -> None:
             print(json.dumps(bench_sqlite(where, total, size)), flush=True)
             print(json.dumps(bench_parquet(where, total, size)), flush=True)
     finally:
-        if args.keep is None:
+        if args.keep is None and args.reuse is None:
             shutil.rmtree(where, ignore_errors=True)
 
 

@@ -123,7 +123,8 @@ class FlakyCase:
     grading_config: str
     passes: int
     attempts: int
-    runs: tuple[str, ...]
+    runs: int  # runs with decided attempts in the group
+    last_run: str  # the greatest run ID of them (run IDs sort by time)
     interval: tuple[float, float]
 
     @property
@@ -144,35 +145,38 @@ class FlakyCase:
             "attempts": self.attempts,
             "pass_rate": round(self.pass_rate, 6),
             "interval": [round(self.interval[0], 6), round(self.interval[1], 6)],
-            "runs": list(self.runs),
+            "runs": self.runs,
+            "last_run": self.last_run,
         }
 
 
 def flaky(
     store: Store, *, dataset: str | None = None, confidence: float = 0.95
 ) -> list[FlakyCase]:
+    # Two steps: the groups whose decided verdicts differ, from integers only (the key,
+    # the counts, one row of the group), then that one row's descriptions.
     rows = store.con.execute(
         """
-        SELECT v.case_id, v.digest, any_value(v.case_version), r.agent, r.agent_version,
-               v.prompt, r.agent_config, g.config_digest,
-               sum(v.passes) AS passes, sum(v.passes + v.fails) AS n,
-               list(DISTINCT v.run_id ORDER BY v.run_id)
-        FROM case_verdicts v
-        JOIN gradings g ON g.run_id = v.run_id AND g.grading_id = v.grading_id AND g.newest
-        JOIN runs r ON r.run_id = v.run_id
-        WHERE (? IS NULL OR r.dataset_id = ?)
-        GROUP BY v.case_id, v.digest, r.agent, r.agent_version, v.prompt, r.agent_config,
-                 g.config_digest
-        HAVING sum(v.passes) > 0 AND sum(v.fails) > 0
-        ORDER BY v.case_id, r.agent, v.prompt
+        WITH groups AS (
+            SELECT flaky_key, sum(passes) AS passes, sum(passes + fails) AS n,
+                   count(*) AS runs, max(run_id) AS last_run, min(rowid) AS one
+            FROM case_verdicts
+            WHERE newest AND (? IS NULL OR dataset_id = ?)
+            GROUP BY flaky_key
+            HAVING sum(passes) > 0 AND sum(fails) > 0
+        )
+        SELECT c.case_id, c.digest, c.case_version, c.agent, c.agent_version, c.prompt,
+               c.agent_config, c.config_digest, g.passes, g.n, g.runs, g.last_run
+        FROM groups g JOIN case_verdicts c ON c.rowid = g.one
+        ORDER BY c.case_id, c.agent, c.agent_version, c.prompt
         """,
         [dataset, dataset],
     ).fetchall()
     return [
         FlakyCase(
             str(r[0]), str(r[1]), str(r[2] or ""), str(r[3] or ""), str(r[4] or ""),
-            str(r[5]), str(r[6] or ""), str(r[7] or ""), int(r[8]), int(r[9]),
-            tuple(str(x) for x in r[10]), wilson(int(r[8]), int(r[9]), confidence),
+            str(r[5]), str(r[6] or ""), str(r[7] or ""), int(r[8]), int(r[9]), int(r[10]),
+            str(r[11]), wilson(int(r[8]), int(r[9]), confidence),
         )  # fmt: skip
         for r in rows
     ]

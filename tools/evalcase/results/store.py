@@ -31,8 +31,12 @@ Tables (all keyed by ``run_id``; a grading by ``run_id`` and ``grading_id``)::
     verdicts      run_id, grading_id, case_id, case_version, attempt, prompt, verdict,
                   score, failure_class                            (reports, per attempt)
     case_verdicts run_id, grading_id, case_id, case_version, prompt, digest, passes,
-                  fails, n, verdicts (in attempt order)          (verdicts per case and
-                  grading with the case's content digest: what history and flaky read)
+                  fails, n, verdicts (in attempt order), and the run's and grading's
+                  dataset_id, agent, agent_version, agent_config, config_digest, newest;
+                  flaky_key: a hash of what must be equal for a verdict change to be
+                  chance (case, digest, agent, version, prompt, both configurations)
+                                                  (per case and grading: what history
+                                                  and flaky read, computed when indexed)
     sources       path, stamp                                     (what was indexed, as of when)
 
 ``agent_config`` is a digest of what the run's configuration says about the agent and
@@ -69,7 +73,7 @@ if TYPE_CHECKING:
     from evalcase.config import Config
 
 STORE_FILE = "results.duckdb"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 INSTALL_HINT = "pip install 'evalcase[results]' (DuckDB)"
 
 # Keys of run.json that do not change what the agent does (or which attempts there are).
@@ -99,7 +103,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
 CREATE TABLE IF NOT EXISTS case_verdicts (
     run_id VARCHAR, grading_id VARCHAR, case_id VARCHAR, case_version VARCHAR,
     prompt VARCHAR, digest VARCHAR, passes INTEGER, fails INTEGER, n INTEGER,
-    verdicts VARCHAR[]);
+    verdicts VARCHAR[], dataset_id VARCHAR, agent VARCHAR, agent_version VARCHAR,
+    agent_config VARCHAR, config_digest VARCHAR, newest BOOLEAN, flaky_key UBIGINT);
 CREATE TABLE IF NOT EXISTS sources (path VARCHAR, run_id VARCHAR, stamp VARCHAR);
 """
 
@@ -151,13 +156,13 @@ def store_path(config: Config) -> Path:
     return (cache if cache.is_absolute() else config.root / cache) / STORE_FILE
 
 
-def _stamp(*paths: Path) -> str | None:
+def _stamp_str(*paths: str) -> str | None:
     """Sizes and modification times of the files a source is read from; None when the
-    first is missing."""
+    first is missing. Strings, not Path objects: this runs before every question."""
     parts = []
     for path in paths:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
             if not parts:
                 return None
@@ -165,6 +170,22 @@ def _stamp(*paths: Path) -> str | None:
             continue
         parts.append(f"{st.st_size}:{st.st_mtime_ns}")
     return "/".join(parts)
+
+
+def _runs_in(top: Path) -> Iterator[tuple[str, str, str]]:
+    """(commit, run_id, folder) of every <commit>/<run_id>/ folder under ``top``."""
+    try:
+        commits = [e for e in os.scandir(top) if e.is_dir() and not e.name.startswith(".")]
+    except OSError:
+        return
+    for commit in commits:
+        try:
+            runs = [e for e in os.scandir(commit.path) if not e.name.startswith(".")]
+        except OSError:
+            continue
+        for run in runs:
+            if run.is_dir() and not run.name.endswith(".writing"):
+                yield commit.name, run.name, run.path
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -234,10 +255,11 @@ def _run_row(meta: Mapping[str, Any], run_dir: Path, root: Path) -> tuple[Any, .
 class _Source:
     """One folder to index: a run's outputs, or one grading of it."""
 
-    path: Path  # the file the row set is read from: attempts.jsonl or report.json
+    path: str  # the file the row set is read from: attempts.jsonl or report.json
     run_id: str
     stamp: str
     grading_id: str | None = None  # None: the run's outputs
+    listing: bool = False  # a gradings/ folder itself: its stamp says whether to list it
 
 
 class Store:
@@ -250,30 +272,58 @@ class Store:
         self.reports = reports
 
     # --- what there is to index ----------------------------------------------------------
-    def _scan(self) -> list[_Source]:
+    def _scan(self, known: Mapping[str, str]) -> list[_Source]:
+        """Every run's outputs and every grading, with their files' stamps (os.scandir
+        and a stat per file: this runs before every question, over every run).
+
+        A grading is never rewritten once its folder is renamed into ``gradings/`` (a new
+        grading is a new folder), so a ``gradings/`` folder whose own modification time
+        is unchanged holds the gradings indexed last time: they are not listed or stat'ed
+        again. A hand-edited report inside one is seen by ``evalcase store rebuild``."""
         found = []
-        if self.outputs.is_dir():
-            for run_json in self.outputs.glob("*/*/run.json"):
-                folder = run_json.parent
-                stamp = _stamp(folder / "attempts.jsonl", run_json)
-                if stamp is not None:
-                    found.append(_Source(folder / "attempts.jsonl", folder.name, stamp))
-        if self.reports.is_dir():
-            for run_dir in self.reports.glob("*/*"):
-                versioned = run_dir / GRADINGS_DIR
-                folders_ = (
-                    [p for p in versioned.iterdir() if p.is_dir() and "." not in p.name]
-                    if versioned.is_dir()
-                    else []
+        for _, run_id, folder in _runs_in(self.outputs):
+            attempts = os.path.join(folder, "attempts.jsonl")
+            stamp = _stamp_str(attempts, os.path.join(folder, "run.json"))
+            if stamp is not None:
+                found.append(_Source(attempts, run_id, stamp))
+        under: dict[str, list[tuple[str, str]]] = {}
+        for path, stamp in known.items():
+            if path.endswith("report.json"):
+                under.setdefault(os.path.dirname(os.path.dirname(path)), []).append((path, stamp))
+        for _, run_id, folder in _runs_in(self.reports):
+            versioned = os.path.join(folder, GRADINGS_DIR)
+            try:
+                listing_stamp = f"dir:{os.stat(versioned).st_mtime_ns}"
+            except OSError:
+                listing_stamp = None
+            if listing_stamp is not None and known.get(versioned) == listing_stamp:
+                found.append(_Source(versioned, run_id, listing_stamp, listing=True))
+                found.extend(
+                    _Source(path, run_id, stamp, os.path.basename(os.path.dirname(path)))
+                    for path, stamp in under.get(versioned, ())
                 )
-                if not folders_ and (run_dir / "report.json").is_file():
-                    folders_ = [run_dir]  # a report from before gradings were versioned
-                for folder in folders_:
-                    stamp = _stamp(folder / "report.json", folder / GRADING_FILE)
-                    if stamp is None:
-                        continue
-                    gid = UNVERSIONED if folder == run_dir else folder.name
-                    found.append(_Source(folder / "report.json", run_dir.name, stamp, gid))
+                continue
+            graded: list[tuple[str, str]] = []
+            if listing_stamp is not None:
+                found.append(_Source(versioned, run_id, listing_stamp, listing=True))
+                try:
+                    graded = [
+                        (e.name, e.path)
+                        for e in os.scandir(versioned)
+                        if "." not in e.name and e.is_dir()
+                    ]
+                except OSError:
+                    graded = []
+            if not graded:  # a report from before gradings were versioned
+                graded = [(UNVERSIONED, folder)]
+            for grading_id, where in graded:
+                stamp = _stamp_str(
+                    os.path.join(where, "report.json"), os.path.join(where, GRADING_FILE)
+                )
+                if stamp is not None:
+                    found.append(
+                        _Source(os.path.join(where, "report.json"), run_id, stamp, grading_id)
+                    )
         return found
 
     # --- indexing -------------------------------------------------------------------------
@@ -282,13 +332,13 @@ class Store:
         t0 = time.perf_counter()
         con = self.con
         known = dict(con.execute("SELECT path, stamp FROM sources").fetchall())
-        scanned = self._scan()
-        here = {str(s.path): s for s in scanned}
+        scanned = self._scan(known)
+        here = {s.path: s for s in scanned}
         gone = [p for p in known if p not in here]
-        changed = [s for s in scanned if known.get(str(s.path)) != s.stamp]
+        changed = [s for s in scanned if known.get(s.path) != s.stamp]
         if not gone and not changed:
             return IndexStats(0, 0, 0, 0, 0, time.perf_counter() - t0)
-        runs = [s for s in changed if s.grading_id is None]
+        runs = [s for s in changed if s.grading_id is None and not s.listing]
         grads = [s for s in changed if s.grading_id is not None]
         con.execute("BEGIN TRANSACTION")
         try:
@@ -299,7 +349,7 @@ class Store:
             if grads or gone:
                 self._mark_newest()
             self._summarise({s.run_id for s in changed} | dropped_runs)
-            paths = [str(s.path) for s in changed]
+            paths = [s.path for s in changed]
             con.execute("DELETE FROM sources WHERE path IN (SELECT unnest(?))", [paths])
             _insert(con, "sources", [paths, [s.run_id for s in changed], [s.stamp for s in changed]])
             con.execute("COMMIT")
@@ -339,8 +389,9 @@ class Store:
         rows = []
         digests: list[list[Any]] = [[], [], [], []]
         for s in sources:
-            meta = _json(s.path.parent / "run.json")
-            row = _run_row(meta, s.path.parent, self.root)
+            folder = Path(s.path).parent
+            meta = _json(folder / "run.json")
+            row = _run_row(meta, folder, self.root)
             rows.append(row)
             cases = meta.get("cases")
             for case_id, info in (cases.items() if isinstance(cases, Mapping) else ()):
@@ -351,7 +402,7 @@ class Store:
                     strict=True,
                 ):
                     column.append(None if value is None else str(value))
-        ids = [(r[0], str(s.path)) for r, s in zip(rows, sources, strict=True)]
+        ids = [(r[0], s.path) for r, s in zip(rows, sources, strict=True)]
         con.execute("CREATE OR REPLACE TEMP TABLE todo (run_id VARCHAR, attempts VARCHAR)")
         _insert(con, "todo", [[i[0] for i in ids], [i[1] for i in ids]])
         for table in ("runs", "case_digests", "attempts"):
@@ -418,13 +469,13 @@ class Store:
         con = self.con
         rows = []
         for s in sources:
-            meta = _json(s.path.parent / GRADING_FILE)
+            meta = _json(Path(s.path).parent / GRADING_FILE)
             judges = meta.get("judges") if isinstance(meta.get("judges"), list) else []
             rows.append(
                 (
                     s.run_id,
                     str(s.grading_id),
-                    str(s.path),
+                    s.path,
                     str(meta.get("graded_at") or ""),
                     str(meta.get("config_digest") or ""),
                     json.dumps(judges, sort_keys=True),
@@ -481,13 +532,26 @@ class Store:
         _insert(con, "touched", [sorted(run_ids)])
         con.execute("DELETE FROM case_verdicts WHERE run_id IN (SELECT run_id FROM touched)")
         con.execute(
-            "INSERT INTO case_verdicts SELECT v.run_id, v.grading_id, v.case_id, "
-            "any_value(v.case_version), coalesce(v.prompt, ''), coalesce(any_value(d.digest), ''), "
-            "count(*) FILTER (WHERE v.verdict = 'pass'), count(*) FILTER (WHERE v.verdict = 'fail'), "
-            "count(*), list(v.verdict ORDER BY v.attempt) "
-            "FROM verdicts v LEFT JOIN case_digests d ON d.run_id = v.run_id AND d.case_id = v.case_id "
-            "WHERE v.run_id IN (SELECT run_id FROM touched) "
-            "GROUP BY v.run_id, v.grading_id, v.case_id, coalesce(v.prompt, '')"
+            """
+            INSERT INTO case_verdicts
+            SELECT c.*, r.dataset_id, r.agent, r.agent_version, r.agent_config,
+                   g.config_digest, g.newest,
+                   hash(c.case_id, c.digest, r.agent, r.agent_version, c.prompt,
+                        r.agent_config, g.config_digest)
+            FROM (
+                SELECT v.run_id, v.grading_id, v.case_id, any_value(v.case_version) AS case_version,
+                       coalesce(v.prompt, '') AS prompt, coalesce(any_value(d.digest), '') AS digest,
+                       count(*) FILTER (WHERE v.verdict = 'pass'),
+                       count(*) FILTER (WHERE v.verdict = 'fail'), count(*),
+                       list(v.verdict ORDER BY v.attempt)
+                FROM verdicts v
+                LEFT JOIN case_digests d ON d.run_id = v.run_id AND d.case_id = v.case_id
+                WHERE v.run_id IN (SELECT run_id FROM touched)
+                GROUP BY v.run_id, v.grading_id, v.case_id, coalesce(v.prompt, '')
+            ) c
+            LEFT JOIN runs r ON r.run_id = c.run_id
+            JOIN gradings g ON g.run_id = c.run_id AND g.grading_id = c.grading_id
+            """
         )
 
     def _mark_newest(self) -> None:
