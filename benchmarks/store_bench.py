@@ -278,8 +278,9 @@ def bench_sqlite(root: Path, total: int, size: int) -> dict[str, Any]:
                              u.get("cost")))  # fmt: skip
         con.executemany("INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         report = json.loads(
-            next((root / "reports" / meta["commit"] / run_id / "gradings").glob("*/report.json"))
-            .read_text("utf-8")
+            next(
+                (root / "reports" / meta["commit"] / run_id / "gradings").glob("*/report.json")
+            ).read_text("utf-8")
         )
         gid = report["grading"]["grading_id"]
         con.executemany(

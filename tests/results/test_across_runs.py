@@ -71,8 +71,14 @@ def test_flaky_names_exactly_the_flaky_cases(repo: dict[str, Any]) -> None:
     low, high = v1["interval"]
     assert 0.3 < low < 0.75 < high < 1.0
     assert (v1["runs"], v1["last_run"]) == (2, max(repo["runs"][:2]))
-    assert (by[(CANCEL, "scripted/v2")]["passes"], by[(CANCEL, "scripted/v2")]["attempts"]) == (2, 4)
-    assert (by[(COMPLAINT, "scripted/v2")]["passes"], by[(COMPLAINT, "scripted/v2")]["attempts"]) == (3, 4)
+    assert (by[(CANCEL, "scripted/v2")]["passes"], by[(CANCEL, "scripted/v2")]["attempts"]) == (
+        2,
+        4,
+    )
+    assert (
+        by[(COMPLAINT, "scripted/v2")]["passes"],
+        by[(COMPLAINT, "scripted/v2")]["attempts"],
+    ) == (3, 4)
     assert (COMPLAINT, "scripted/v1") not in by  # 8 of 8 under v1: not flaky there
     text = run_cli("flaky", "--fail-on-flaky", cwd=repo["root"])
     assert text.returncode == 1 and CANCEL in text.stdout and STATUS not in text.stdout
@@ -80,9 +86,7 @@ def test_flaky_names_exactly_the_flaky_cases(repo: dict[str, Any]) -> None:
 
 def test_compare_fails_on_the_real_regression_only(repo: dict[str, Any]) -> None:
     v1_second, v2 = repo["runs"][1], repo["runs"][2]
-    result = cli_json(
-        repo["root"], "compare", v1_second, v2, "--fail-on-regression", status=1
-    )
+    result = cli_json(repo["root"], "compare", v1_second, v2, "--fail-on-regression", status=1)
     assert [c.split(" [")[0] for c in result["regressed"]] == [STATUS]
     assert sorted(c.split(" [")[0] for c in result["changed_within_noise"]) == [CANCEL, COMPLAINT]
     noise = {k.split(" [")[0]: v for k, v in result["noise"].items()}

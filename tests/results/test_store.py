@@ -53,7 +53,10 @@ def test_incremental_updates_equal_a_rebuild(root: Path) -> None:
             ("r1", "g3", True, ("pass", "pass")),
             ("r2", "g2", True, ("fail", "fail")),
         ]
-        assert [(f.case_id, f.passes, f.attempts) for f in flaky(store)] == [("a", 3, 4), ("b", 2, 4)]
+        assert [(f.case_id, f.passes, f.attempts) for f in flaky(store)] == [
+            ("a", 3, 4),
+            ("b", 2, 4),
+        ]
         incremental = {
             t: sorted(store.con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
             for t in ("runs", "case_digests", "attempts", "gradings", "verdicts", "case_verdicts")
@@ -71,7 +74,10 @@ def test_incremental_updates_equal_a_rebuild(root: Path) -> None:
     shutil.rmtree(root / "reports" / ("a" * 40) / "r2")
     with open_store(config) as store:
         assert store.counts()["runs"] == 1
-        assert store.con.execute("SELECT count(*) FROM verdicts WHERE run_id = 'r2'").fetchone()[0] == 0
+        assert (
+            store.con.execute("SELECT count(*) FROM verdicts WHERE run_id = 'r2'").fetchone()[0]
+            == 0
+        )
         assert flaky(store) == []
 
 
@@ -124,7 +130,10 @@ def test_trend_per_commit_and_agent(root: Path) -> None:
     with open_store(config) as store:
         by_commit = trend(store, "set_a", slice_key="risk_level")
         by_agent = trend(store, "set_a", by="agent")
-    assert [(r.key, r.runs, r.pass_at_1) for r in by_commit] == [("1" * 40, 1, 0.75), ("2" * 40, 1, 1.0)]
+    assert [(r.key, r.runs, r.pass_at_1) for r in by_commit] == [
+        ("1" * 40, 1, 0.75),
+        ("2" * 40, 1, 1.0),
+    ]
     assert by_commit[0].slices == {"P0": 0.5}
     assert by_commit[0].cost == pytest.approx(0.004)
     assert [r.key for r in by_agent] == ["x", "y"]

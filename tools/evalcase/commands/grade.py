@@ -128,8 +128,10 @@ def compare_command(
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
     new_ref = find(config, base if new is None else new, graded=True)
-    base_ref = new_ref if new is None else find(
-        config, base, dataset=new_ref.dataset_id or None, graded=True
+    base_ref = (
+        new_ref
+        if new is None
+        else find(config, base, dataset=new_ref.dataset_id or None, graded=True)
     )
     base_path, new_path = base_ref.report, new_ref.report
     base_report = read_report(base_path)

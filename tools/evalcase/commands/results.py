@@ -165,9 +165,7 @@ def flaky_command(
 
 @click.command("trend")
 @click.argument("dataset")
-@click.option(
-    "--by", type=click.Choice(["commit", "agent"]), default="commit", show_default=True
-)
+@click.option("--by", type=click.Choice(["commit", "agent"]), default="commit", show_default=True)
 @click.option(
     "--slice",
     "slice_key",

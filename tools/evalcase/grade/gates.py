@@ -207,9 +207,10 @@ def evaluate(
     if confidence is not None:
         low = lower_bound(*evidence(), float(confidence))
         passes, units = evidence()
+        unit = "attempts" if repeats is None and metric == "pass@1" else "cases"
         bound = (
             f" (lower bound {low:.2%} at {float(confidence):.0%} confidence, "
-            f"{passes} of {units} {'attempts' if repeats is None and metric == 'pass@1' else 'cases'})"
+            f"{passes} of {units} {unit})"
         )
     if clears(value):
         return result(

@@ -75,9 +75,7 @@ def config_digest(
     blob = json.dumps(
         {
             "graders": dict(sorted(graders.items())),
-            "judges": sorted(
-                (str(j.get("model")), str(j.get("prompt_version"))) for j in judges
-            ),
+            "judges": sorted((str(j.get("model")), str(j.get("prompt_version"))) for j in judges),
             "grade": grade_section,
         },
         sort_keys=True,

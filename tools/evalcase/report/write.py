@@ -92,7 +92,9 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
     return out
 
 
-def grading_meta(graded: GradedRun, report: Mapping[str, Any], grade_section: Any) -> dict[str, Any]:
+def grading_meta(
+    graded: GradedRun, report: Mapping[str, Any], grade_section: Any
+) -> dict[str, Any]:
     """The grading.json of a new grading (evalcase.report.gradings)."""
     judges = [
         {"model": str(j["model"]), "prompt_version": str(j["prompt_version"])}
@@ -158,7 +160,9 @@ def write_report(
     staging.mkdir(parents=True)
     for name, text in texts.items():
         # The data was scrubbed; the rendered Markdown and HTML once more, as text.
-        texts[name] = text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
+        texts[name] = (
+            text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
+        )
         (staging / name).write_text(texts[name], "utf-8")
     staging.rename(folder)
     # ... then the default copy at the run's report paths, each file replaced atomically.

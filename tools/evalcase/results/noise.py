@@ -64,10 +64,7 @@ def fisher_less(base_passes: int, base_n: int, new_passes: int, new_n: int) -> f
     low = max(0, total - base_n)
     return min(
         1.0,
-        sum(
-            math.comb(new_n, x) * math.comb(base_n, total - x)
-            for x in range(low, new_passes + 1)
-        )
+        sum(math.comb(new_n, x) * math.comb(base_n, total - x) for x in range(low, new_passes + 1))
         / denominator,
     )
 

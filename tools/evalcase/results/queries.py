@@ -150,9 +150,7 @@ class FlakyCase:
         }
 
 
-def flaky(
-    store: Store, *, dataset: str | None = None, confidence: float = 0.95
-) -> list[FlakyCase]:
+def flaky(store: Store, *, dataset: str | None = None, confidence: float = 0.95) -> list[FlakyCase]:
     # Two steps: the groups whose decided verdicts differ, from integers only (the key,
     # the counts, one row of the group), then that one row's descriptions.
     rows = store.con.execute(
@@ -174,10 +172,20 @@ def flaky(
     ).fetchall()
     return [
         FlakyCase(
-            str(r[0]), str(r[1]), str(r[2] or ""), str(r[3] or ""), str(r[4] or ""),
-            str(r[5]), str(r[6] or ""), str(r[7] or ""), int(r[8]), int(r[9]), int(r[10]),
-            str(r[11]), wilson(int(r[8]), int(r[9]), confidence),
-        )  # fmt: skip
+            str(r[0]),
+            str(r[1]),
+            str(r[2] or ""),
+            str(r[3] or ""),
+            str(r[4] or ""),
+            str(r[5]),
+            str(r[6] or ""),
+            str(r[7] or ""),
+            int(r[8]),
+            int(r[9]),
+            int(r[10]),
+            str(r[11]),
+            wilson(int(r[8]), int(r[9]), confidence),
+        )
         for r in rows
     ]
 

@@ -158,8 +158,8 @@ def resolve(
         chosen = [r for r in pool if r.commit == commit]
         if not chosen:
             raise FatalError(
-                f"'{ref}' is commit {commit[:12]}, which has no{kind} run{scope}: run it there first "
-                "(`evalcase run DATASET` on that commit)"
+                f"'{ref}' is commit {commit[:12]}, which has no{kind} run{scope}: run it "
+                "there first (`evalcase run DATASET` on that commit)"
             )
         return chosen[-1]
     if _HEX.fullmatch(ref):
@@ -199,9 +199,7 @@ def folders(config: Config) -> tuple[Path, Path]:
     )
 
 
-def find(
-    config: Config, ref: str, *, dataset: str | None = None, graded: bool = False
-) -> RunRef:
+def find(config: Config, ref: str, *, dataset: str | None = None, graded: bool = False) -> RunRef:
     """:func:`resolve` over the repository's runs, git revisions resolved in its
     repository (when it is one)."""
     outputs, reports = folders(config)
