@@ -156,3 +156,21 @@ def test_without_duckdb_the_store_commands_say_how_to_install_it(root: Path) -> 
     proc = subprocess.run([sys.executable, "-m", "evalcase", "runs"], cwd=root, env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+
+
+def test_runs_newest_first_narrowed_and_paged(root: Path) -> None:
+    config = load_config(root)
+    write_run(root, "r1", {"a": "pp"}, agent="x", started_at="2026-12-01T10:00:00+00:00")
+    write_grading(root, "r1", "g1", {"a": "pf"})
+    write_run(root, "r2", {"a": "p"}, agent="y", started_at="2026-12-01T11:00:00+00:00")
+    from evalcase.results.queries import runs
+
+    with open_store(config) as store:
+        assert [(r.run_id, r.grading_id, r.attempts) for r in runs(store)] == [
+            ("r2", None, 1),
+            ("r1", "g1", 2),
+        ]
+        assert [r.run_id for r in runs(store, agent="x")] == ["r1"]
+        assert [r.run_id for r in runs(store, limit=1, offset=1)] == ["r1"]
+        assert runs(store, commit="a" * 7, agent="x")[0].to_dict()["pass@1"] == 0.5
+        assert runs(store, commit="b") == []

@@ -22,6 +22,10 @@
     runs'), and with ``slice_key`` the pass@1 of each slice value (risk_level,
     case_type, tool, prompt, ... as in a report's slices).
 
+``runs(store, dataset=, agent=, commit=, limit=, offset=)``
+    Runs newest first with their newest grading's pass@1, pass^k and cost, a page at a
+    time: the listing a viewer or a remote index shows.
+
 Each returns frozen rows with a ``to_dict`` for ``--format json``.
 """
 
@@ -263,3 +267,89 @@ def trend(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run with its newest grading's figures (None when it was never graded)."""
+
+    run_id: str
+    commit: str
+    dataset_id: str
+    dataset_version: str
+    agent: str
+    agent_version: str
+    started_at: str
+    status: str
+    attempts: int
+    grading_id: str | None
+    gradings: int
+    pass_at_1: float | None
+    pass_hat_k: float | None
+    cost: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "commit": self.commit,
+            "dataset_id": self.dataset_id,
+            "dataset_version": self.dataset_version,
+            "agent": self.agent,
+            "agent_version": self.agent_version,
+            "started_at": self.started_at,
+            "status": self.status,
+            "attempts": self.attempts,
+            "grading_id": self.grading_id,
+            "gradings": self.gradings,
+            "pass@1": self.pass_at_1,
+            "pass^k": self.pass_hat_k,
+            "cost": self.cost,
+        }
+
+
+def runs(
+    store: Store,
+    *,
+    dataset: str | None = None,
+    agent: str | None = None,
+    commit: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[RunRow]:
+    """Runs, newest first, narrowed by dataset, agent and commit (a prefix), a page at a
+    time (``limit``, ``offset``): what a listing of runs shows."""
+    rows = store.con.execute(
+        """
+        SELECT r.run_id, r.commit, r.dataset_id, r.dataset_version, r.agent, r.agent_version,
+               r.started_at, r.status,
+               (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id),
+               g.grading_id,
+               (SELECT count(*) FROM gradings x WHERE x.run_id = r.run_id),
+               g.pass_at_1, g.pass_hat_k, g.cost
+        FROM runs r LEFT JOIN gradings g ON g.run_id = r.run_id AND g.newest
+        WHERE (? IS NULL OR r.dataset_id = ?) AND (? IS NULL OR r.agent = ?)
+              AND (? IS NULL OR starts_with(r.commit, ?))
+        ORDER BY r.started_at DESC, r.run_id DESC
+        LIMIT ? OFFSET ?
+        """,
+        [dataset, dataset, agent, agent, commit, commit, limit, offset],
+    ).fetchall()
+    return [
+        RunRow(
+            str(r[0]),
+            str(r[1] or ""),
+            str(r[2] or ""),
+            str(r[3] or ""),
+            str(r[4] or ""),
+            str(r[5] or ""),
+            str(r[6] or ""),
+            str(r[7] or ""),
+            int(r[8]),
+            None if r[9] is None else str(r[9]),
+            int(r[10]),
+            r[11],
+            r[12],
+            r[13],
+        )
+        for r in rows
+    ]
