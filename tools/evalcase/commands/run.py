@@ -314,6 +314,9 @@ def _graded_ok(config: Config, run_path: Path, redact: bool | None) -> bool:
     )
     if redact:
         redact_outputs(run_path)
+    from evalcase.results.store import update_quietly
+
+    update_quietly(config)  # the results store, when its extra is installed
     click.echo("\n".join(summary_lines(outcome)))
     return bool(outcome.graded.ok)
 
