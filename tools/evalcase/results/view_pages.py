@@ -239,7 +239,16 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
                 [case_id],
             )
         }
-        return render("case.html.j2", title=case_id, case_id=case_id, rows=rows, numbers=numbers)
+        # Newest first, 200 a page: a case run on every commit for a year has many rows.
+        page = paged(rows[::-1], _int(request.query_params.get("page"), 1), CASES_PER_PAGE)
+        return render(
+            "case.html.j2",
+            title=case_id,
+            case_id=case_id,
+            rows=page.rows,
+            page=page,
+            numbers=numbers,
+        )
 
     def flaky_page(request: Request) -> Response:
         from evalcase.results.queries import flaky
