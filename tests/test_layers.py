@@ -253,6 +253,7 @@ FLOORS: dict[str, int] = {
     "report": 7,
     "lint": 7,
     "actions": 8,
+    "results": 8,
     "authoring": 9,
     "commands": 10,
     "cli": 11,

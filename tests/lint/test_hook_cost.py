@@ -32,6 +32,11 @@ NOT_ON_THE_HOOK_PATH = (
     "evalcase.commands.authoring",
     "evalcase.commands.case_review",
     "evalcase.commands.versioning",
+    # The results store (and its DuckDB) is never on the commit hook's path.
+    "evalcase.commands.results",
+    "evalcase.results",
+    "evalcase.results.store",
+    "duckdb",
 )
 
 

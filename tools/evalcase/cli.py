@@ -44,6 +44,13 @@ COMMAND_MODULES: dict[str, str] = {
     "coverage": "authoring",
     "stats": "authoring",
     "review-case": "case_review",
+    "store": "results",
+    "history": "results",
+    "flaky": "results",
+    "trend": "results",
+    "push": "remote",
+    "pull": "remote",
+    "view": "view",
 }
 
 

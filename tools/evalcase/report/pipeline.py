@@ -82,7 +82,9 @@ def grade_and_report(
     graded = grade_run(record, dataset, context_from(config, environ, replayer))
     if redact is None:
         redact = bool(config.grade.get("redact", False))
-    out = write_report(graded, reports_root(config), redact=redact, environ=environ)
+    out = write_report(
+        graded, reports_root(config), redact=redact, environ=environ, grade_section=config.grade
+    )
     return Outcome(graded, out)
 
 
