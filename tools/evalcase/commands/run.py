@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import time
@@ -275,11 +276,24 @@ def run(
     from evalcase.run import isolation
 
     secrets = isolation.key_variables(config.raw.get("run", {}), config.grade)
+    # The keys are read once and kept out of the environment until grading, so that no
+    # process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
+    # run keeps them there: its workers read them from their environment.
+    from evalcase import keys
+
+    held = contextlib.ExitStack()
+    click.get_current_context().with_resource(held)
+    if not ray_address and (executor or rc.executor) == "local":
+        held.enter_context(keys.held(secrets))
 
     def isolated(spec: str, agent_options: Mapping[str, Any]) -> dict[str, Any]:
-        out = isolation.configure(spec, agent_options, config.root, rc.sandbox, secrets)
-        if out.get("sandbox") and (problem := isolation.sandbox_problem()) is not None:
-            click.echo(f"evalcase: warning: no sandbox for the agent: {problem}", err=True)
+        out, decision = isolation.configure(
+            spec, agent_options, config.root, rc.sandbox, secrets, rc.require_sandbox
+        )
+        if decision is not None and decision.error:
+            raise FatalError(decision.error)
+        if decision is not None and decision.warning:
+            click.echo(f"evalcase: warning: {decision.warning}", err=True)
         return out
 
     if ray_address and executor not in (None, "ray"):
@@ -310,6 +324,8 @@ def run(
         if recorded_url and "base_url" not in agent_options:  # an ad hoc --base-url
             agent_options["base_url"] = recorded_url
         resumed_executor = executor or meta["options"].get("executor", "local")
+        if resumed_executor != "local":
+            held.close()
         preflight.check(
             AgentChoice(meta["agent"]["spec"], choice.name, agent_options),
             out_root,
@@ -410,6 +426,7 @@ def run(
     )
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
+    held.close()  # the judge's key, where grading reads it
     if grade:
         from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
         from evalcase.run.replay import configured
