@@ -239,7 +239,7 @@ def sandbox_argv(
             continue
         # As named (the program looks itself up there) and where it really is (a
         # symlink), unless a folder shown already holds it.
-        for target in {path, real}:
+        for target in dict.fromkeys([path, real]):
             if not any(_is_inside(target, folder) for folder in folders):
                 binds.append((real, target))
     out = [bwrap, "--die-with-parent", "--unshare-all", "--new-session"]
