@@ -5,7 +5,8 @@ agent of a few lines would go about it (docs/untrusted-input.md):
   starts with MARK (the keys the test gives the runner all do);
 - follows ``/proc/<pid>/cwd`` of every process, and walks up from its own path and from
   its working directory, looking for a repository of cases (a ``datasets/`` folder with a
-  readable ``dataset.yaml``);
+  readable ``dataset.yaml``), and tries to write a file into its ``datasets/`` (removed
+  at once);
 - tries to connect to the loopback port PORT (0: no try).
 
 It answers with what it found as JSON: pids and paths, never a value (so the record's
@@ -69,6 +70,15 @@ def scan():
         found = repository(start)
         if found:
             repos.add(found)
+    writable = []
+    for repo in sorted(repos):
+        probe = Path(repo) / "datasets" / ".scan_probe"
+        try:
+            probe.write_text("written by the agent")
+            probe.unlink()
+            writable.append(repo)
+        except OSError:
+            pass
     port = "not tried"
     if PORT:
         try:
@@ -86,6 +96,7 @@ def scan():
         "cwd": cwd,
         "keys": sorted(pid for pid, seen in environ.items() if seen == "key"),
         "repos": sorted(repos),
+        "writable": writable,
         "port": port,
     }
 

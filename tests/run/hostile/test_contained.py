@@ -118,13 +118,22 @@ def seen_by(repo: Path, proc: subprocess.CompletedProcess[str]) -> dict[str, Any
     return seen
 
 
+@pytest.fixture(scope="module")
+def other_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another repository of cases of the user's, which no agent is started from."""
+    root = tmp_path_factory.mktemp("other") / "checkout"
+    (root / "datasets" / "private_set").mkdir(parents=True)
+    (root / "datasets" / "private_set" / "dataset.yaml").write_text("id: private\n", "utf-8")
+    return root
+
+
 @pytest.fixture()
-def bystander(repo: Path) -> Iterator[int]:
-    """Another process of the user, as a shell is: a key in its environment, the
-    repository as its working directory."""
+def bystander(other_checkout: Path) -> Iterator[int]:
+    """Another process of the user, as a shell is: a key in its environment, another
+    repository of cases as its working directory."""
     proc = subprocess.Popen(
         [*UNPRIVILEGED, sys.executable, "-c", "import sys; sys.stdin.read()"],
-        cwd=repo,
+        cwd=other_checkout,
         env={"PATH": os.environ.get("PATH", ""), "BYSTANDER_KEY": MARK + "bystander"},
         stdin=subprocess.PIPE,
     )
@@ -144,14 +153,15 @@ def test_by_default_the_agent_finds_no_key_no_case_and_no_port(repo: Path, bysta
     # nor the bystander's.
     assert seen["pids"] <= 3 and str(runner) not in seen["environ"], seen["environ"]
     assert str(bystander) not in seen["environ"]
-    assert seen["keys"] == [] and seen["repos"] == []
+    assert seen["keys"] == [] and seen["repos"] == [] and seen["writable"] == []
+    assert bystander  # running meanwhile, holding a key and another checkout as its cwd
     assert seen["port"] == "closed"
 
 
 @pytest.mark.slow
 @needs_unprivileged
 def test_unsandboxed_the_runners_proc_entry_is_closed_but_the_users_other_processes_are_not(
-    repo: Path, bystander: int
+    repo: Path, bystander: int, other_checkout: Path
 ) -> None:
     proc, runner = evalcase_run(repo, "scan_loose", UNPRIVILEGED)
     assert "not isolated" not in proc.stderr  # sandbox = false is a choice, not a warning
@@ -163,10 +173,11 @@ def test_unsandboxed_the_runners_proc_entry_is_closed_but_the_users_other_proces
     # No process the runner started holds a key (git, CEL workers, the reaper): the only
     # key found is the bystander's, which shows the scan reads what it may.
     assert seen["keys"] == [bystander], seen["environ"]
-    # What an unsandboxed agent still reaches (docs/untrusted-input.md): the repository,
-    # from its own path and through the bystander's cwd, and loopback ports.
-    assert str(repo) in seen["repos"]
-    assert seen["cwd"][str(bystander)] == "read"
+    # What an unsandboxed agent still reaches (docs/untrusted-input.md): the repository it
+    # is started from (walking up from its own path; it can write there), another one
+    # through the bystander's cwd, and loopback ports.
+    assert str(repo) in seen["repos"] and str(repo) in seen["writable"]
+    assert seen["cwd"][str(bystander)] == "read" and str(other_checkout) in seen["repos"]
     assert seen["port"] == "open"
 
 
