@@ -115,7 +115,7 @@ root_option: Callable[[F], F] = click.option(
 
 # Command groups, one module each (evalcase.commands.<group>), listing their commands in
 # COMMANDS.
-COMMAND_GROUPS = ("run", "grade", "authoring", "review")
+COMMAND_GROUPS = ("run", "grade", "authoring", "review", "audit")
 
 
 class _Main(click.Group):
