@@ -9,8 +9,10 @@ agent by path (the ``key_file`` option), looked up by the request's ``attempt_ke
   ``side_effect_policy`` asks for confirmation waits for the first user turn that confirms
   (``EnvSpec.confirmations``), as a correct agent would; every other call is made as early
   as the order allows. The first alternative of ``expected_calls`` is the plan.
-  Without expected calls, a case with ``gold_evidence`` and a retrieval tool gets one
-  search per gold passage (:func:`retrievals`).
+  A case with ``gold_evidence`` and a retrieval tool searches for each gold passage
+  (:func:`retrievals`, the passage's words as the query) when its plan has no call at
+  all, or none to that tool (and its order is not ``exact``); an expected search that
+  names no ``query`` gets the gold passages' words.
 - ``answer``: a final answer meant to satisfy the case's deterministic answer checks:
   the ``reference`` (exactly, when ``exact_match`` grades the case), then each required
   phrase of ``must_include`` not already in it (the first choice of an any-of item), the
@@ -82,9 +84,14 @@ def plan_turns(task: Task) -> list[list[dict[str, Any]]]:
     turns = max(1, len(task.agent.user_turns))
     out: list[list[dict[str, Any]]] = [[] for _ in range(turns)]
     plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
+    searches = retrievals(task)
     if not plans or not plans[0].calls:
-        out[0] = retrievals(task)
+        out[0] = searches
         return out
+    tool = retrieval_tool(task)
+    query = " ".join(str(s["args"]["query"]) for s in searches)
+    if searches and plans[0].order != "exact" and all(c.tool != tool for c in plans[0].calls):
+        out[0] = list(searches)  # evidence the answer must cite is searched for first
     confirming = sorted(i for i in task.env.confirmations if 0 <= i < turns)
     needs_confirmation = _confirmed_tools(task)
     at = 0
@@ -92,18 +99,16 @@ def plan_turns(task: Task) -> list[list[dict[str, Any]]]:
         if call.tool in needs_confirmation and confirming:
             later = [i for i in confirming if i >= at]
             at = later[0] if later else at
-        out[at].append({"tool": call.tool, "args": _jsonable(call.args)})
+        args = _jsonable(call.args)
+        if call.tool == tool and query and isinstance(args, dict) and "query" not in args:
+            args["query"] = query  # a search the key leaves open: the gold passages' words
+        out[at].append({"tool": call.tool, "args": args})
     return out
 
 
-def retrievals(task: Task) -> list[dict[str, Any]]:
-    """For a case without expected calls but with ``gold_evidence``: one search per gold
-    passage with a retrieval tool of the case (a tool the built-in retrieval answers: it
-    takes a ``query``), the passage's own words as the query, so the evidence the answer
-    rests on is retrieved as a correct agent would."""
-    rag = task.judge.rag if isinstance(task.judge.rag, Mapping) else {}
-    evidence = [e for e in as_list(rag.get("gold_evidence")) if isinstance(e, Mapping)]
-    tool = next(
+def retrieval_tool(task: Task) -> str | None:
+    """A tool of the case the built-in retrieval answers (it takes a ``query``)."""
+    return next(
         (
             name
             for name, b in sorted(task.env.tools.items())
@@ -113,6 +118,16 @@ def retrievals(task: Task) -> list[dict[str, Any]]:
         ),
         None,
     )
+
+
+def retrievals(task: Task) -> list[dict[str, Any]]:
+    """For a case without expected calls but with ``gold_evidence``: one search per gold
+    passage with a retrieval tool of the case (a tool the built-in retrieval answers: it
+    takes a ``query``), the passage's own words as the query, so the evidence the answer
+    rests on is retrieved as a correct agent would."""
+    rag = task.judge.rag if isinstance(task.judge.rag, Mapping) else {}
+    evidence = [e for e in as_list(rag.get("gold_evidence")) if isinstance(e, Mapping)]
+    tool = retrieval_tool(task)
     if not evidence or tool is None:
         return []
     passages = {(p.doc_id, p.passage_id): p for c in task.env.corpora for p in c.passages}
