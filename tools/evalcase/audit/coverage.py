@@ -66,7 +66,9 @@ TOPICS: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
         ("no_privacy_leak", "rule:no_privacy_leak", "rule:no_cross_user_access"),
     ),
     "state": (
-        re.compile(r"状态|提交|删除|修改|更新|取消|写入|state|submit|delet|updat|cancel|modif", re.I),
+        re.compile(
+            r"状态|提交|删除|修改|更新|取消|写入|state|submit|delet|updat|cancel|modif", re.I
+        ),
         ("state_match", "side_effect_policy"),
     ),
     "citation": (
@@ -114,15 +116,15 @@ def _checks(spec: JudgeSpec) -> set[str]:
 
 
 def _tool_checks(spec: JudgeSpec, checks: set[str]) -> dict[str, tuple[str, ...]]:
-    expected = {
-        c.tool for plan in (spec.expected_calls.any_of if spec.expected_calls else ()) for c in plan.calls
-    }
+    plans = spec.expected_calls.any_of if spec.expected_calls else ()
+    expected = {c.tool for plan in plans for c in plan.calls}
     policies = {p.tool for p in spec.side_effect_policies}
     tools = expected | policies | set(spec.forbidden_tools) | set(spec.required_tools)
     out: dict[str, tuple[str, ...]] = {}
     for tool in tools:
         found = []
-        if "tool_policy" in checks and (tool in spec.forbidden_tools or tool in spec.required_tools):
+        named = tool in spec.forbidden_tools or tool in spec.required_tools
+        if "tool_policy" in checks and named:
             found.append("tool_policy")
         if "rule:no_forbidden_tool" in checks and tool in spec.forbidden_tools:
             found.append("rule:no_forbidden_tool")
@@ -186,9 +188,7 @@ def criteria(spec: JudgeSpec) -> tuple[Criterion, ...]:
     return tuple(out)
 
 
-def _criterion(
-    kind: str, text: str, covered: tuple[str, ...], on: str, judged: bool
-) -> Criterion:
+def _criterion(kind: str, text: str, covered: tuple[str, ...], on: str, judged: bool) -> Criterion:
     rests = "deterministic" if covered else ("judge" if judged else "nothing")
     return Criterion(kind, text, covered, rests, on if covered else "")
 

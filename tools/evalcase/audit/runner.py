@@ -53,6 +53,7 @@ class AuditOptions:
     force: bool = False
     keep_runs: bool = False
     seed: int = 0
+    select: tuple[str, ...] = ()  # --select patterns (evalcase.run.select); () = every case
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,13 @@ def audit(
     loaded = source.load(config, spec, allow_dirty=True, skip_invalid=True)
     at = None if loaded.source.revision == source.WORKTREE else loaded.source.commit
     tasks = counted(loaded.tasks)
+    if options.select:
+        from evalcase.run.select import SelectionError, select
+
+        try:
+            tasks = select(tasks, loaded.suites, (), options.select)
+        except SelectionError as exc:
+            raise FatalError(str(exc)) from None
     if not tasks:
         raise FatalError(f"{loaded.source.dataset_id} has no counted case to audit")
     dataset_dir = _dataset_dir(tasks[0])
@@ -132,6 +140,9 @@ def audit(
     if todo:
         runs = _run_session(config, loaded, todo, keys, options, progress_for)
     cases = {t.case_id: store.read_case(root, keys[t.case_id]) or {} for t in tasks}
+    last = store.read_dataset(root, loaded.source.dataset_id) or {}
+    earlier = last.get("cases") if isinstance(last.get("cases"), dict) else {}
+    statuses = last.get("statuses") if isinstance(last.get("statuses"), dict) else {}
     store.write_dataset(
         root,
         loaded.source.dataset_id,
@@ -141,8 +152,12 @@ def audit(
             "revision": loaded.source.revision,
             "audit_version": AUDIT_VERSION,
             "audited_at": _now(),
-            "cases": {t.case_id: keys[t.case_id] for t in tasks},
-            "statuses": {cid: c.get("status", store.MISSING) for cid, c in cases.items()},
+            # a --select audit adds to what the dataset's earlier audits recorded
+            "cases": {**earlier, **{t.case_id: keys[t.case_id] for t in tasks}},
+            "statuses": {
+                **statuses,
+                **{cid: c.get("status", store.MISSING) for cid, c in cases.items()},
+            },
         },
     )
     return AuditResult(

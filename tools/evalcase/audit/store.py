@@ -148,9 +148,7 @@ def summary(finding: Mapping[str, Any]) -> str:
     return f"{finding.get('agent')}: {finding.get('kind')}{by}: {finding.get('reason')}"
 
 
-def statuses(
-    repo_root: Path, dataset_id: str, keys: Mapping[str, str]
-) -> dict[str, CaseStatus]:
+def statuses(repo_root: Path, dataset_id: str, keys: Mapping[str, str]) -> dict[str, CaseStatus]:
     """case ID -> status, for the given case keys of one dataset."""
     last = read_dataset(repo_root, dataset_id) or {}
     recorded = last.get("cases") if isinstance(last.get("cases"), Mapping) else {}

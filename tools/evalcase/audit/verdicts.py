@@ -127,18 +127,14 @@ def gold_findings(result: AttemptResult, attempt: Mapping[str, Any]) -> list[Fin
     out = []
     if attempt.get("status") == "error":
         error = attempt.get("error") or {}
-        out.append(
-            Finding("gold_error", GOLD, f"the run ended in error: {error.get('kind')}: "
-                    f"{error.get('message')}")  # fmt: skip
-        )
+        why = f"the run ended in error: {error.get('kind')}: {error.get('message')}"
+        out.append(Finding("gold_error", GOLD, why))
     for r in result.results:
         if _judged(r) or not decides(r):
             continue
         if r.grade.verdict in ("fail", "error"):
-            out.append(
-                Finding("gold_fails", GOLD, f"{r.grader} {r.grade.verdict}s: {r.grade.reason}",
-                        (r.grader,))  # fmt: skip
-            )
+            why = f"{r.grader} {r.grade.verdict}s: {r.grade.reason}"
+            out.append(Finding("gold_fails", GOLD, why, (r.grader,)))
     return out
 
 

@@ -34,6 +34,12 @@ EXIT_FINDINGS = 1
     help="Seconds per attempt.",
 )
 @click.option(
+    "--select",
+    "selects",
+    multiple=True,
+    help="ID glob or tag:/role:/risk:/type: VALUE (repeatable: union), as evalcase run.",
+)
+@click.option(
     "--force", is_flag=True, help="Audit every case again, even those whose audit is stored."
 )
 @click.option(
@@ -65,6 +71,7 @@ def audit(
     ray_address: str | None,
     concurrency: int | None,
     timeout_s: float | None,
+    selects: tuple[str, ...],
     force: bool,
     keep_runs: bool,
     progress: str,
@@ -96,6 +103,7 @@ def audit(
         ray_address=ray_address,
         force=force,
         keep_runs=keep_runs,
+        select=selects,
     )
     try:
         result = run_audit(config, dataset, options, lambda label: _progress(label, progress))
