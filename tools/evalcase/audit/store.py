@@ -121,6 +121,18 @@ def has_store(repo_root: Path) -> bool:
     return (root_of(repo_root) / "datasets").is_dir()
 
 
+def stamp(repo_root: Path) -> str:
+    """Changes whenever an audit is stored (every audit rewrites its dataset's summary):
+    part of lint's whole-run cache key, since EC420 reads the store. One directory
+    listing; "" without a store."""
+    folder = root_of(repo_root) / "datasets"
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return ""
+    return ";".join(f"{e.name}:{e.stat().st_mtime_ns}" for e in entries)
+
+
 @dataclass(frozen=True)
 class CaseStatus:
     case_id: str
