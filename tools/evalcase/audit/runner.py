@@ -143,6 +143,7 @@ def audit(
     last = store.read_dataset(root, loaded.source.dataset_id) or {}
     earlier = last.get("cases") if isinstance(last.get("cases"), dict) else {}
     statuses = last.get("statuses") if isinstance(last.get("statuses"), dict) else {}
+    digests = last.get("task_digests") if isinstance(last.get("task_digests"), dict) else {}
     store.write_dataset(
         root,
         loaded.source.dataset_id,
@@ -154,6 +155,8 @@ def audit(
             "audited_at": _now(),
             # a --select audit adds to what the dataset's earlier audits recorded
             "cases": {**earlier, **{t.case_id: keys[t.case_id] for t in tasks}},
+            # the run digest of each audited content, so run reports can show its status
+            "task_digests": {**digests, **{t.case_id: t.digest for t in tasks}},
             "statuses": {
                 **statuses,
                 **{cid: c.get("status", store.MISSING) for cid, c in cases.items()},

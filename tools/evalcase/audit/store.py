@@ -160,6 +160,27 @@ def summary(finding: Mapping[str, Any]) -> str:
     return f"{finding.get('agent')}: {finding.get('kind')}{by}: {finding.get('reason')}"
 
 
+NOT_AUDITED = "not audited"  # a report's word for MISSING: no audit of the content that ran
+
+
+def report_statuses(repo_root: Path, dataset_id: str, digests: Mapping[str, str]) -> dict[str, str]:
+    """case ID -> audit status, for a run's cases by the digest the run recorded
+    (``run.json`` ``cases.<id>.digest``): the stored status when the last audit of the
+    dataset saw that very content, else ``not audited``. {} when the dataset was never
+    audited here (a report then says nothing of audits)."""
+    last = read_dataset(repo_root, dataset_id)
+    if last is None:
+        return {}
+    seen = last.get("task_digests") if isinstance(last.get("task_digests"), Mapping) else {}
+    known = last.get("statuses") if isinstance(last.get("statuses"), Mapping) else {}
+    return {
+        case_id: str(known.get(case_id, NOT_AUDITED))
+        if seen and seen.get(case_id) == digest
+        else NOT_AUDITED
+        for case_id, digest in sorted(digests.items())
+    }
+
+
 def statuses(repo_root: Path, dataset_id: str, keys: Mapping[str, str]) -> dict[str, CaseStatus]:
     """case ID -> status, for the given case keys of one dataset."""
     last = read_dataset(repo_root, dataset_id) or {}

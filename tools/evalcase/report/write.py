@@ -97,10 +97,12 @@ def write_report(
     *,
     redact: bool = False,
     environ: Mapping[str, str] | None = None,
+    audit: Mapping[str, str] | None = None,
 ) -> Path:
-    """Render and write the four files; returns the report directory."""
+    """Render and write the four files; returns the report directory. ``audit``: each
+    case's audit status, when its dataset was audited (see build_report)."""
     scrubber = scrub.active(os.environ if environ is None else environ)
-    report = scrubber.data(build_report(graded, redacted=redact))
+    report = scrubber.data(build_report(graded, redacted=redact, audit=audit))
     view = scrubber.data(details(graded, report))
     lines: list[Any] = scrubber.data(list(graded.lines))
     if redact:
