@@ -56,14 +56,29 @@ def gold_answer(task: Task) -> str:
             parts.append(item.strip())
     answer = " ".join(parts)
     required = text_values(spec, options_of(spec, "must_include"), "values", "must_include")
+    missing = []
     for item in required:
         choices = [str(c) for c in as_list(item)]
         if choices and not any(c in answer for c in choices):
-            answer = f"{answer} {choices[0]}".strip()
-    for cite in _required_citations(spec.rag):
-        if cite not in answer:
-            answer = f"{answer} [{cite}]".strip()
-    return answer or NEUTRAL
+            missing.append(choices[0])
+    missing += [f"[{c}]" for c in _required_citations(spec.rag) if c not in answer]
+    return _within_last_sentence(answer, missing) or NEUTRAL
+
+
+def _within_last_sentence(answer: str, phrases: list[str]) -> str:
+    """``answer`` with ``phrases`` added inside its last sentence (before its final
+    stop), so a sentence-count constraint the reference meets still holds."""
+    if not phrases:
+        return answer
+    added = "（" + "、".join(phrases) + "）" if _cjk(answer) else " (" + ", ".join(phrases) + ")"
+    stripped = answer.rstrip()
+    if stripped and stripped[-1] in "。．.!?！？":
+        return stripped[:-1] + added + stripped[-1]
+    return (stripped + added).strip()
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 def _required_citations(rag: Mapping[str, Any]) -> list[str]:
