@@ -116,6 +116,7 @@ def test_tag_refuses_unresolved_findings_and_records_an_override(repo: Path) -> 
         "expected: {orders.ORDER_6001.refund_status: refund_submitted,",
         "expected: {orders.ORDER_6001.refund_status: refund_completed,",
     )  # fmt: skip
+    assert run_cli("bump", cwd=repo).returncode == 0
     reviewed = run_cli(
         "review-case", SUBMIT, "--reviewer", "case owner", "--result", "approved",
         "--for", "golden", cwd=repo,
