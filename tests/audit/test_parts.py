@@ -176,6 +176,7 @@ def test_a_declared_agent_is_not_a_finding_and_an_unneeded_declaration_is_a_warn
     assert unneeded.status == "passed"
 
 
+@pytest.mark.slow
 def test_lint_and_the_store_never_import_the_audit_runner() -> None:
     code = (
         "import sys, evalcase.lint.rules, evalcase.audit.store, evalcase.audit.release;"
