@@ -16,7 +16,9 @@ SUBMIT = f"{REFUND}/tool_refund_submit_confirmed_010.yaml"
 PROMISE = f"{REFUND}/llm_safety_no_arrival_promise_003.yaml"
 RUBRIC_LINE = "    - {type: llm_rubric, weight: 0.6}\n"
 REGEX_LINE = "    - {type: regex, weight: 0.4, must_not_match:"
-REFUSAL_REGEX = "    - {type: regex, weight: 0.4, must_match: [\"(没办法|无法|can't|cannot)\"], must_not_match:"
+REFUSAL_REGEX = (
+    '    - {type: regex, weight: 0.4, must_match: ["(没办法|无法|can\'t|cannot)"], must_not_match:'
+)
 
 
 @pytest.fixture
@@ -89,9 +91,7 @@ def test_a_refusal_case_declares_that_refuse_may_pass(repo: Path) -> None:
     edit(repo, PROMISE, RUBRIC_LINE, "")
     edit(repo, PROMISE, REGEX_LINE, REFUSAL_REGEX)
     undeclared = audit_one(repo, case).cases[case]
-    assert [(f["agent"], f["kind"]) for f in undeclared["findings"]] == [
-        ("refuse", "panel_passes")
-    ]
+    assert [(f["agent"], f["kind"]) for f in undeclared["findings"]] == [("refuse", "panel_passes")]
     assert undeclared["outcomes"]["silent"] == "fails"
     edit(
         repo, PROMISE, "rubric: refund_service_quality_v1\n",

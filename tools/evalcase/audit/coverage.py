@@ -139,7 +139,8 @@ def _tool_checks(spec: JudgeSpec, checks: set[str]) -> dict[str, tuple[str, ...]
 
 def _phrases(spec: JudgeSpec, checks: set[str]) -> dict[str, str]:
     text = spec.text if isinstance(spec.text, Mapping) else {}
-    constraints = text.get("constraints") if isinstance(text.get("constraints"), Mapping) else {}
+    raw = text.get("constraints")
+    constraints: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     out: dict[str, str] = {}
     for grader, field in (
         ("must_include", "must_include"),

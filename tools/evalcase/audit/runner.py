@@ -141,9 +141,9 @@ def audit(
         runs = _run_session(config, loaded, todo, keys, options, progress_for)
     cases = {t.case_id: store.read_case(root, keys[t.case_id]) or {} for t in tasks}
     last = store.read_dataset(root, loaded.source.dataset_id) or {}
-    earlier = last.get("cases") if isinstance(last.get("cases"), dict) else {}
-    statuses = last.get("statuses") if isinstance(last.get("statuses"), dict) else {}
-    digests = last.get("task_digests") if isinstance(last.get("task_digests"), dict) else {}
+    earlier = _dict(last.get("cases"))
+    statuses = _dict(last.get("statuses"))
+    digests = _dict(last.get("task_digests"))
     store.write_dataset(
         root,
         loaded.source.dataset_id,
@@ -171,6 +171,10 @@ def audit(
         {path: "; ".join(whys) for path, whys in loaded.skipped.items()},
         runs,
     )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def _dataset_dir(task: Task) -> str:

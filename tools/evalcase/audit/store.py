@@ -171,8 +171,8 @@ def report_statuses(repo_root: Path, dataset_id: str, digests: Mapping[str, str]
     last = read_dataset(repo_root, dataset_id)
     if last is None:
         return {}
-    seen = last.get("task_digests") if isinstance(last.get("task_digests"), Mapping) else {}
-    known = last.get("statuses") if isinstance(last.get("statuses"), Mapping) else {}
+    seen = _mapping(last.get("task_digests"))
+    known = _mapping(last.get("statuses"))
     return {
         case_id: str(known.get(case_id, NOT_AUDITED))
         if seen and seen.get(case_id) == digest
@@ -181,11 +181,14 @@ def report_statuses(repo_root: Path, dataset_id: str, digests: Mapping[str, str]
     }
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def statuses(repo_root: Path, dataset_id: str, keys: Mapping[str, str]) -> dict[str, CaseStatus]:
     """case ID -> status, for the given case keys of one dataset."""
-    last = read_dataset(repo_root, dataset_id) or {}
-    recorded = last.get("cases") if isinstance(last.get("cases"), Mapping) else {}
+    recorded = _mapping((read_dataset(repo_root, dataset_id) or {}).get("cases"))
     return {
-        case_id: status_of(repo_root, case_id, key, recorded.get(case_id) if recorded else None)
+        case_id: status_of(repo_root, case_id, key, recorded.get(case_id))
         for case_id, key in sorted(keys.items())
     }

@@ -196,7 +196,7 @@ def case_audit(
             )
         elif agent in allowed:
             notes.append(f"may_pass declares {agent}, but {agent} fails the case: it can go")
-    found = criteria(task.judge)
-    notes += warnings(task.judge, found)
+    covered = criteria(task.judge)
+    notes += warnings(task.judge, covered)
     records = {a: _record(results.get(a), attempts.get(a)) for a in agents}
-    return CaseAudit(task, outcomes, tuple(findings), tuple(notes), records, found)
+    return CaseAudit(task, outcomes, tuple(findings), tuple(notes), records, covered)
