@@ -160,3 +160,23 @@ def test_require_audit_makes_an_unaudited_release_a_refusal(repo: Path) -> None:
     assert "not audited at their current content" in refused.stderr
     assert run_cli("audit", "crm_safety_set", "--progress", "none", cwd=repo).returncode == 0
     assert run_cli("tag", "crm_safety_set", cwd=repo).returncode == 0
+
+
+@pytest.mark.slow
+def test_an_interrupted_audit_resumes_its_runs(repo: Path) -> None:
+    import json
+    import shutil
+
+    case = "refund_eligibility_001"
+    first = audit_one(repo, case, keep_runs=True)
+    work = next((repo / ".evalcase" / "audit" / "work").iterdir())
+    # As if interrupted: the facts were never written, the refuse run stopped midway.
+    shutil.rmtree(repo / ".evalcase" / "audit" / "v1")
+    refuse = next(work.glob(f"runs/*/{first.runs['refuse']}"))
+    (refuse / "attempts.jsonl").write_text("", "utf-8")
+    meta = json.loads((refuse / "run.json").read_text("utf-8"))
+    (refuse / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}), "utf-8")
+    again = audit_one(repo, case)
+    assert again.runs == first.runs, "the same runs, resumed, not new ones"
+    assert again.cases[case]["outcomes"] == first.cases[case]["outcomes"]
+    assert not work.exists(), "the runs are removed once the facts are stored"
