@@ -276,8 +276,8 @@ def _grade_and_store(
     from evalcase.grade.context import GradeContext
     from evalcase.grade.engine import AttemptResult, grade_attempt
     from evalcase.grade.gold import GoldStates
-    from evalcase.grade.run import read_run
-    from evalcase.run.replay import configured
+    from evalcase.grade.recorded_run import read_run
+    from evalcase.run.gold_replay import configured
 
     ctx = GradeContext(gold=GoldStates(configured(config.raw.get("run") or {})))
     by_id = {t.case_id: t for t in todo}

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from evalcase.cli import EXIT_FATAL, _config, fatal_errors, root_option
+from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
 
 EXIT_FINDINGS = 1
 
@@ -92,7 +92,7 @@ def audit(
     from evalcase.audit.runner import audit as run_audit
     from evalcase.commands.run import _progress
 
-    config = _config(root)
+    config = config_for(root)
     rc = config.run
     if ray_address and executor not in (None, "ray"):
         raise click.UsageError("--ray-address goes with --executor ray")
