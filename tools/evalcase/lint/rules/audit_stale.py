@@ -67,6 +67,7 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         recorded = last.get("cases")
         earlier = recorded.get(case_id_of(case)) if isinstance(recorded, dict) else None
         key = store.key_for(index, case, governance)
+        line, col = case.case_id[1:] if case.case_id else (1, 1)
         status = store.status_of(root, case_id_of(case), key, earlier)
         if status.status == store.MISSING:
             why = (
@@ -75,14 +76,14 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
                 else "has no audit"
             )
             yield report(
-                case.path, 1, 1,
+                case.path, line, col,
                 f"{case_id_of(case)} {why}: run `evalcase audit {dataset_id}`",
             )  # fmt: skip
         elif status.findings:
             shown = "; ".join(status.findings[:2])
             more = f" (+{len(status.findings) - 2} more)" if len(status.findings) > 2 else ""
             yield report(
-                case.path, 1, 1,
+                case.path, line, col,
                 f"{case_id_of(case)} has unresolved audit findings: {shown}{more}; fix the "
                 "case or declare the behaviour (audit: {may_pass: [...]}); `evalcase tag` "
                 "refuses the release until then",
