@@ -84,20 +84,6 @@ def counted(tasks: Sequence[Task]) -> list[Task]:
     return [t for t in tasks if "observation" not in roles(t)]
 
 
-def keys_of(config: Config, at: str | None, dataset_dir: str) -> dict[str, str]:
-    """case ID -> audit key, from the lint facts of the revision (store.key_for)."""
-    from evalcase.files import GitTree, Snapshot, WorkTree
-    from evalcase.index.analysis import Analyzer, analyze_all
-
-    snapshot: Snapshot = (
-        WorkTree(config.root, config.max_file_bytes, config.max_state_fixture_bytes)
-        if at is None
-        else GitTree(config.root, at)
-    )
-    _, index = analyze_all(Analyzer(config, snapshot, use_cache=at is None), snapshot)
-    return store.case_keys(index, tuple(sorted(config.governance_fields)), dataset_dir)
-
-
 def needs_parrot(task: Task) -> bool:
     """Reciting the answer key means something only where acting is part of the task."""
     return bool(task.agent.tools) or bool(
@@ -118,7 +104,6 @@ def audit(
     from evalcase.run import source
 
     loaded = source.load(config, spec, allow_dirty=True, skip_invalid=True)
-    at = None if loaded.source.revision == source.WORKTREE else loaded.source.commit
     tasks = counted(loaded.tasks)
     if options.select:
         from evalcase.run.select import SelectionError, select
@@ -130,7 +115,10 @@ def audit(
     if not tasks:
         raise FatalError(f"{loaded.source.dataset_id} has no counted case to audit")
     dataset_dir = _dataset_dir(tasks[0])
-    keys = keys_of(config, at, dataset_dir)
+    # Keys from the facts the dataset was read from (lint computes the same): no second
+    # analysis of the revision.
+    governance = tuple(sorted(config.governance_fields))
+    keys = store.case_keys(loaded.dataset.index, governance, dataset_dir)
     missing = [t.case_id for t in tasks if t.case_id not in keys]
     if missing:
         raise FatalError(f"no content digest for {', '.join(missing[:5])}: lint the dataset")
