@@ -230,15 +230,17 @@ FLOORS: dict[str, int] = {
     "model": 0,
     "naming": 0,
     "pii": 0,
-    "scrub": 0,
+    "keys": 0,
     "suites": 0,
     "transport": 0,
     "chat_completions": 0,
     "plugins": 0,
-    # the readers: git, YAML, trust
+    "audit.__init__": 0,  # AUDIT_VERSION: what the audit facts' keys are made with
+    # the readers: git, YAML, trust, secrets
     "gitio": 1,
     "loader": 1,
     "trust": 1,
+    "scrub": 1,
     # the contract between rooms, the files of a snapshot
     "contract": 2,
     "files": 2,
@@ -247,34 +249,48 @@ FLOORS: dict[str, int] = {
     "config": 4,
     "attempt_check": 4,
     "index": 5,
-    "versioning": 6,
-    "grade": 6,
-    "run": 7,
-    "report": 7,
-    "lint": 7,
-    "actions": 8,
-    "results": 8,
-    "authoring": 9,
-    "commands": 10,
-    "cli": 11,
-    "docgen": 12,
-    "__main__": 12,
+    # the audit's facts (.evalcase/audit/), read by lint, tag and reports
+    "audit.store": 6,
+    "audit.release": 7,  # what a release records of the audit (evalcase tag)
+    "versioning": 8,
+    "grade": 7,
+    "run": 9,
+    "report": 9,
+    "lint": 9,
+    "actions": 10,
+    "results": 10,
+    "audit": 10,  # the audit itself: built-in agents through the runner, graded
+    "authoring": 11,
+    "commands": 12,
+    "cli": 13,
+    "docgen": 14,
+    "__main__": 14,
 }
 
 
-def room_of(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+def room_of(module: str, floors: dict[str, int] | None = None) -> str:
+    """The room of ``module``: its top-level module or package, or the most precise part
+    of a package that ``floors`` gives a floor of its own (``audit.store``; a package's
+    own ``__init__`` as ``audit.__init__``)."""
+    parts = module.split(".")[1:] or module.split(".")
+    if floors is not None:
+        for i in range(len(parts), 0, -1):
+            key = ".".join(parts[:i])
+            if i == len(parts) and f"{key}.__init__" in floors:
+                return f"{key}.__init__"
+            if key in floors:
+                return key
+    return parts[0]
 
 
 def floor_problems(graph: dict[str, set[str]], floors: dict[str, int]) -> list[str]:
     """Rooms without a floor, and every import of a room on the same floor or a higher one."""
-    out = sorted({f"{room_of(m)}: no floor (add it to FLOORS)" for m in graph
-                  if room_of(m) not in floors})  # fmt: skip
+    out = sorted({f"{room_of(m, floors)}: no floor (add it to FLOORS)" for m in graph
+                  if room_of(m, floors) not in floors})  # fmt: skip
     for module, targets in sorted(graph.items()):
-        here = room_of(module)
+        here = room_of(module, floors)
         for target in sorted(targets):
-            there = room_of(target)
+            there = room_of(target, floors)
             if there == here or here not in floors or there not in floors:
                 continue
             if floors[there] >= floors[here]:

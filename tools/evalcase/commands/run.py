@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
-import time
-from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,113 +12,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
-from evalcase.contract import attempt
+from evalcase.commands.progress import progress_display
 
 if TYPE_CHECKING:
     from evalcase.config import Config
+    from evalcase.run.driver import RunResult
+    from evalcase.run.launch import RunRequest
 
 EXIT_GATES = 1
-
-
-class RichProgress:
-    """done, errors so far, elapsed, rate, ETA, on a terminal."""
-
-    def __init__(self, label: str) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.errors = 0
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("errors {task.fields[errors]}"),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self.label = label
-        self.task: Any = None
-        self.t0 = time.monotonic()
-        self.new = 0
-
-    def start(self, total: int, done: int, errors: int) -> None:
-        self.errors = errors
-        self.progress.start()
-        self.task = self.progress.add_task(
-            self.label, total=total, completed=done, errors=errors, rate=""
-        )
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        self.new += 1
-        self.errors += attempt.read(record).errored
-        rate = self.new / max(1e-9, time.monotonic() - self.t0)
-        self.progress.update(self.task, advance=1, errors=self.errors, rate=f"{rate:.1f}/s")
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-class PlainProgress:
-    """A line per tenth of the run and per error, for logs and CI."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.total = self.done = self.errors = self.new = 0
-        self.t0 = time.monotonic()
-        self.step = 1
-
-    def _line(self) -> None:
-        elapsed = time.monotonic() - self.t0
-        rate = self.new / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        click.echo(
-            f"{self.label}: {self.done}/{self.total} done, {self.errors} errors, "
-            f"{elapsed:.1f}s elapsed, {rate:.1f}/s, ETA {left:.0f}s",
-            err=True,
-        )
-
-    def start(self, total: int, done: int, errors: int) -> None:
-        self.total, self.done, self.errors = total, done, errors
-        self.step = max(1, total // 10)
-        self._line()
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        self.done += 1
-        self.new += 1
-        typed = attempt.read(record)
-        if typed.errored:
-            self.errors += 1
-            kind, message = (typed.error.kind, typed.error.message) if typed.error else (None, None)
-            click.echo(
-                f"  error: {typed.case_id} attempt {typed.attempt}: {kind}: {str(message)[:200]}",
-                err=True,
-            )
-        if self.done % self.step == 0 or self.done == self.total:
-            self._line()
-
-    def close(self) -> None:
-        return None
-
-
-def _progress(label: str, mode: str) -> Any:
-    if mode == "none":
-        from evalcase.run.driver import NoProgress
-
-        return NoProgress()
-    if mode == "bar" or (mode == "auto" and sys.stderr.isatty()):
-        return RichProgress(label)
-    return PlainProgress(label)
 
 
 @click.command("run")
@@ -269,23 +169,18 @@ def run(
     request = RunRequest(**options)
     if (problem := request.problem()) is not None:
         raise click.UsageError(problem)
+    held = _held_keys(config, request)
     launch = prepare(config, request, _tell)
     if isinstance(launch, NoAgent):
         click.echo(f"evalcase: {launch.message}", err=True)
         return
+    if launch.executor != "local":  # a resumed Ray run
+        held.close()
     result = _interruptible(
-        lambda: launch.execute(_progress(launch.label, progress)), launch.run_id
+        lambda: launch.execute(progress_display(launch.label, progress)), launch.run_id
     )
-    try:
-        shown = result.path.relative_to(config.root)
-    except ValueError:
-        shown = result.path
-    for line in result.damaged[:5]:
-        click.echo(f"evalcase: warning: {line}", err=True)
-    click.echo(
-        f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
-        f"{result.errors} errors -> {shown}"
-    )
+    _show(config, result)
+    held.close()  # the judge's key, where grading reads it
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
     ok = not grade or _graded_ok(config, result.path, redact)
@@ -296,6 +191,34 @@ def run(
             click.echo(line)
     if not ok:
         sys.exit(EXIT_GATES)
+
+
+def _held_keys(config: Config, request: RunRequest) -> contextlib.ExitStack:
+    """The keys are read once and kept out of the environment until grading, so that no
+    process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
+    run keeps them there: its workers read them from their environment."""
+    from evalcase import keys
+    from evalcase.run.launch import key_variables
+
+    held = contextlib.ExitStack()
+    click.get_current_context().with_resource(held)
+    if not request.ray_address and (request.executor or config.run.executor) == "local":
+        held.enter_context(keys.held(key_variables(config)))
+    return held
+
+
+def _show(config: Config, result: RunResult) -> None:
+    """The run's line: attempts, new ones, errors, where it is (and damaged lines)."""
+    try:
+        shown = result.path.relative_to(config.root)
+    except ValueError:
+        shown = result.path
+    for line in result.damaged[:5]:
+        click.echo(f"evalcase: warning: {line}", err=True)
+    click.echo(
+        f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
+        f"{result.errors} errors -> {shown}"
+    )
 
 
 def _tell(message: str) -> None:
