@@ -266,7 +266,8 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
     """CEL of a tool fixture: ``when`` strings, ``let`` values, ``result_from``,
     ``error.message_from``, ``value_from``, ``by_from``, ``foreach`` and the ``{CEL}``
     segments of state-change paths, of every response and the default (context
-    ``tool``). The names a ``let`` or ``foreach`` binds are not free names of the
+    ``tool``), and the preconditions of the tool's own ``side_effect_policy`` (context
+    ``precondition``). The names a ``let`` or ``foreach`` binds are not free names of the
     expressions in their scope; a read of such a name outside its scope is kept as an
     entry of context ``tool_scope`` whose references are those reads (EC602)."""
     from evalcase.contract.cel import RESERVED
@@ -281,6 +282,12 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
         outside = tuple(r for r in refs if r[0].split(".", 1)[0] in bound - scope - RESERVED)
         if outside:
             exprs.append(("tool_scope", text, line, col, None, outside))
+    # The tool's own side_effect_policy: graded for every case offering the tool.
+    policy = ("data", "side_effect_policy")
+    for i in range(len(_list_at(doc, (*policy, "precondition")))):
+        for item in _conditions(doc, "precondition", (*policy, "precondition", i)):
+            if len(item) == 6:
+                exprs.append(item)  # type: ignore[arg-type]
     return tuple(exprs)
 
 
