@@ -38,7 +38,7 @@ def _lines_of(text: str) -> list[str]:
     return _last_lines[1]
 
 
-def _file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
+def file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
     """Where (line, column) of the expression ``text`` found at ``path`` is in the file:
     each line of the expression is looked up in the file, in order, from where the
     scalar starts (plain, quoted and block scalars alike). Falls back to the scalar's
@@ -75,10 +75,10 @@ def _expression(doc: Document, context: str, path: Path, text: str) -> Expr:
     error = None
     if analysis.error is not None:
         err = analysis.error
-        e_line, e_col = _file_position(doc, path, text, err.line, err.column)
+        e_line, e_col = file_position(doc, path, text, err.line, err.column)
         error = (e_line, e_col, err.message)
     refs = tuple(
-        (ref.name, *_file_position(doc, path, text, ref.line, ref.column))
+        (ref.name, *file_position(doc, path, text, ref.line, ref.column))
         for ref in analysis.references
     )
     return (context, text, line, col, error, refs)
