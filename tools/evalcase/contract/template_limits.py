@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import wraps
+from functools import lru_cache, wraps
 from typing import Any
 
 from jinja2 import nodes
@@ -282,11 +282,18 @@ class BoundedEnvironment(SandboxedEnvironment):  # type: ignore[misc]
         return _sized(super().call(__context, __obj, *args, **kwargs), what)
 
 
+@lru_cache(maxsize=256)
+def _compiled(environment: BoundedEnvironment, source: str) -> Any:
+    # Compiling is most of a render's cost (about 10 ms for a typical prompt, measured
+    # by benchmarks/template_bench.py): a prompt's templates serve every case.
+    return environment.from_string(source)
+
+
 def render(environment: BoundedEnvironment, source: str, values: Mapping[str, Any]) -> str:
     """``source`` rendered with ``values`` under the limits (call within :func:`budget`).
     Raises TemplateLimit at a limit; Jinja's TemplateError for a template error; any
     other exception the template provoked as it is (the caller words it)."""
-    template = environment.from_string(source)
+    template = _compiled(environment, source)
     out: list[str] = []
     size = 0
     for chunk in template.generate(**values):
