@@ -10,6 +10,7 @@ variables' values, configured header values, URL userinfo) before it is written,
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,8 +42,28 @@ def _badge(verdict: str) -> str:
     )
 
 
+# What Markdown (GitHub's, where report.md is often pasted) reads as markup inside a
+# table cell: emphasis, code, links and images, HTML and entities, autolinks
+# (``http:``, ``www.``), strikethrough and the cell separator.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>|~!:&.])")
+
+
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A name or message from data as plain text in a table cell: every character
+    Markdown would read as markup escaped, line breaks as spaces."""
+    flat = " ".join(str(text).split("\n")).replace("\r", " ")
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _code(text: Any) -> str:
+    """A name from data as a code span: a fence longer than any run of backticks in it
+    (a backslash does not escape inside one), ``|`` escaped (GitHub splits table cells
+    on it even inside code)."""
+    flat = " ".join(str(text).split("\n")).replace("\r", " ").replace("|", "\\|")
+    run = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def environment() -> Any:
@@ -56,7 +77,7 @@ def environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=_pct, ms=_ms, badge=_badge, md=_md)
+    env.filters.update(pct=_pct, ms=_ms, badge=_badge, md=_md, code=_code)
     return env
 
 
