@@ -477,7 +477,7 @@ def diff_command(old: str, new: str, output_format: str, no_cache: bool, root: s
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="Write to this file (default: standard output).",
 )
@@ -514,10 +514,12 @@ def export_command(
             "evalcase version or configuration?)",
             err=True,
         )
+    from evalcase.commands.written import echo_output, write_output
+
     if output is None:
-        click.echo(rendered.text, nl=False)
+        echo_output(rendered.text)
     else:
-        Path(output).write_text(rendered.text, "utf-8")
+        write_output(output, rendered.text)
         click.echo(
             f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,

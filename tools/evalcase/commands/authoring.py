@@ -284,10 +284,12 @@ def coverage_command(
 
     cov = compute(load_config(_root(root)), dataset)
     text = RENDERERS[output_format](cov)
+    from evalcase.commands.written import echo_output, write_output
+
     if output is None:
-        click.echo(text, nl=False)
+        echo_output(text)
     else:
-        Path(output).write_text(text, "utf-8")
+        write_output(output, text)
         click.echo(f"wrote {output}", err=True)
     if cov.gaps:
         sys.exit(EXIT_FINDINGS)
