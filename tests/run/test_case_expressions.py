@@ -4,13 +4,16 @@ prefixed by 25 terms, and ``when``s and conditions that fail at run time."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from evalcase.run.runner import run_attempt
 from evalcase.run.spec import Permission, ToolError
+from tests.helpers import bundled_repo, commit_all, run_cli
 from tests.run.support import fault, job, tool, view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,3 +102,29 @@ def test_a_case_expression_error_grades_as_error_never_fail() -> None:
     attempt = {"status": "error", "error": {"kind": "case_expression", "message": "x"}}
     verdict, _score, _cls = combine(attempt, [])  # type: ignore[arg-type]
     assert verdict == "error"
+
+
+@pytest.mark.slow
+def test_the_bundled_cancellation_case_with_the_25_term_when_lints_clean_and_cancels(
+    tmp_path: Path,
+) -> None:
+    """The issue's check end to end: the bundled repository with the prefixed ``when``
+    lints clean (nothing is left out of its names) and its cancellation case cancels."""
+    repo = bundled_repo(tmp_path / "repo", ("/outputs/", "/reports/", "/.evalcase/"))
+    fixture = repo / "fixtures/tool/shop_order_cancel.yaml"
+    old = "    - when: 'args.order_id in orders && orders[args.order_id].status == \"processing\"'"
+    text = fixture.read_text("utf-8")
+    assert old in text
+    fixture.write_text(text.replace(old, f"    - when: '{PREFIX}{old.split(chr(39))[1]}'"), "utf-8")
+    commit_all(repo, "a 25-term when")
+    lint = run_cli("lint", cwd=repo)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    proc = run_cli(
+        "run", "english_support_set", "--select", "agent_state_order_cancel_confirmed_001",
+        "--progress", "none", cwd=repo,
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    run_dir = repo / proc.stdout.splitlines()[0].split(" -> ")[-1]
+    [record] = [json.loads(x) for x in (run_dir / "attempts.jsonl").read_text("utf-8").splitlines()]
+    assert record["error"] is None
+    assert record["calls"][-1]["result"] == {"order_id": "ORDER_4101", "status": "cancelled"}
