@@ -187,7 +187,7 @@ def test_bad_lines_are_one_clear_error_each_and_skip_invalid_goes_on(tmp_path: P
     before = cases(repo)
     deep = "[" * 100_000 + "]" * 100_000
     nested = (
-        '{"id": "prod_7001", "input": {"message": "x", "context": ' + deep + '}, '
+        '{"id": "prod_7001", "input": {"message": "x", "context": ' + deep + "}, "
         '"expected": {}, "rubric": null, "tags": [], "risk_level": "low"}'
     )
     separator = {**GOOD[1], "id": "prod_7002", "input": "第一行\u2028第二行 refund?"}

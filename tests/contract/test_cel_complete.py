@@ -28,7 +28,9 @@ def test_a_type_error_beside_free_names_is_the_expressions_error() -> None:
     assert "no matching overload" in analysis.error.message
     assert analysis.references == ()
     for price in (2, 2.5):
-        assert isinstance(cel.evaluate(source, {"args": {"price": price}, "tax": "1"}), cel.EvalError)
+        assert isinstance(
+            cel.evaluate(source, {"args": {"price": price}, "tax": "1"}), cel.EvalError
+        )
 
 
 def test_a_comprehension_over_a_free_name_is_not_an_error() -> None:
@@ -75,9 +77,7 @@ def test_expressions_are_analysed_completely_or_reported(
         kept.append(group)
         total += len(group)
     values = {name: i + 1 for i, name in enumerate(NAMES)}
-    source = joiner.join(
-        f"({' + '.join(g)}) == {sum(values[n] for n in g)}" for g in kept
-    )
+    source = joiner.join(f"({' + '.join(g)}) == {sum(values[n] for n in g)}" for g in kept)
     analysis = cel.analyze(source)
     if analysis.error is not None:
         # What lint's EC601 reports: the depth limit, at the expression's start.

@@ -4,8 +4,8 @@ figure of report.json recomputed independently from grades.jsonl."""
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any

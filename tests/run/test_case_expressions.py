@@ -57,7 +57,7 @@ def test_the_25_term_when_is_evaluated_over_every_name_it_reads() -> None:
 def test_a_when_that_fails_at_run_time_is_a_recorded_error_naming_it() -> None:
     # ``orders[args.order_id]`` of an order the state lacks: an evaluation error (CEL's
     # ``||`` keeps it, the other side being false), which used to be "does not hold".
-    broken = _cancel_tool(prefix="orders[args.order_id].status == \"on_hold\" || ")
+    broken = _cancel_tool(prefix='orders[args.order_id].status == "on_hold" || ')
     record = _attempt(
         [("shop_order_cancel", {"order_id": "ORDER_9", "user_confirmed": True})],
         (broken,),

@@ -18,10 +18,10 @@ id, input, expected, rubric, tags, risk_level, source), or CSV with the same col
 
 Nothing is written unless the whole file is good: an invalid line stops the import and
 is named (line number and what is wrong: not JSON, nested deeper than 64 levels, a CSV
-cell over 128 KiB, a draft over lint's ``max_file_bytes``), unless ``skip_invalid``; personal data found
-by the same detectors as lint (evalcase.pii, masked in the report) stops it too, unless
-``allow_personal_data``. Duplicates of existing cases, or of earlier lines, by
-normalized input and context, are skipped and listed.
+cell over 128 KiB, a draft over lint's ``max_file_bytes``), unless ``skip_invalid``;
+personal data found by the same detectors as lint (evalcase.pii, masked in the report)
+stops it too, unless ``allow_personal_data``. Duplicates of existing cases, or of
+earlier lines, by normalized input and context, are skipped and listed.
 """
 
 from __future__ import annotations

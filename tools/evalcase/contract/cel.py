@@ -299,9 +299,7 @@ def analyze(source: str) -> Analysis:
                 return Analysis(None, tuple(refs.values()))
             return Analysis(_problem(source, message))
         return Analysis(None, tuple(refs.values()))
-    return Analysis(
-        CelError(1, 1, f"the expression reads more than {_MAX_ROUNDS} names; split it")
-    )
+    return Analysis(CelError(1, 1, f"the expression reads more than {_MAX_ROUNDS} names; split it"))
 
 
 @lru_cache(maxsize=8192)

@@ -26,9 +26,9 @@ Templates are Jinja2, rendered in its sandboxed environment with ``StrictUndefin
 a variable the case does not supply is an error (lint EC341 reports it at the case),
 never an empty string. Rendering is bounded (evalcase.contract.template_limits: range,
 lipsum, repetition, output size, steps, a deadline); a template that exceeds a limit is
-an error too (lint EC342 reports it at the template). Variables: ``input`` (the case's first user turn), ``turns``
-(every scripted user turn), ``context`` (the case's context, fixture references
-removed), ``now`` and ``locale`` (when the case has them), ``data`` (the prompt's
+an error too (lint EC342 reports it at the template). Variables: ``input`` (the case's
+first user turn), ``turns`` (every scripted user turn), ``context`` (the case's context,
+fixture references removed), ``now`` and ``locale`` (when the case has them), ``data`` (the prompt's
 ``variables``) and, in ``user`` only, ``turn`` (the user turn being rendered). ``now`` and
 ``locale`` are always defined, None when the case has none (so ``{% if now %}`` works);
 ``input`` only when the case has a user turn.

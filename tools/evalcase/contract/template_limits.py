@@ -36,8 +36,9 @@ from functools import lru_cache, wraps
 from typing import Any
 
 from jinja2 import nodes
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
-from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 MAX_OUTPUT = 1_000_000  # characters of a rendered template, or of any value built in it
 MAX_RANGE = 10_000  # items of one range()
@@ -89,9 +90,9 @@ def tick(count: int = 1) -> None:
             f"the template took more than {MAX_STEPS:,} steps (loop iterations, calls, "
             "filters); a loop over a loop?"
         )
-    if state.deadline is not None and (state.steps & 255 == 0 or count > 1):
-        if time.monotonic() >= state.deadline:
-            raise TemplateLimit("the template was still rendering at the deadline")
+    checks = state.deadline is not None and (state.steps & 255 == 0 or count > 1)
+    if checks and time.monotonic() >= state.deadline:  # type: ignore[operator]
+        raise TemplateLimit("the template was still rendering at the deadline")
 
 
 def _sized(value: Any, what: str) -> Any:
@@ -147,12 +148,11 @@ def bounded_concat(items: tuple[Any, ...]) -> str:
 
 
 def _lipsum(real: Callable[..., Any]) -> Callable[..., Any]:
-    def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> Any:  # noqa: A002
+    def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> Any:
         tick()
         if n > MAX_LIPSUM or min > MAX_LIPSUM or max > MAX_LIPSUM:
             raise TemplateLimit(
-                f"lipsum() of {n} paragraphs of up to {max} words, over the limit of "
-                f"{MAX_LIPSUM}"
+                f"lipsum() of {n} paragraphs of up to {max} words, over the limit of {MAX_LIPSUM}"
             )
         return real(n, html, min, max)
 
@@ -176,7 +176,7 @@ def _filter(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
         if name in _SIZING_FILTERS:
             _check_args((*args[skip:], *kwargs.values()), what)
         if name == "replace" and isinstance(value, str):
-            old, new = (list(args[skip:]) + ["", ""])[:2]
+            old, new = [*args[skip:], "", ""][:2]
             if isinstance(old, str) and isinstance(new, str) and old:
                 grown = value.count(old) * max(len(new) - len(old), 0)
                 if len(value) + grown > MAX_OUTPUT:
@@ -214,7 +214,7 @@ class _Bounds(NodeTransformer):
         return call
 
 
-class BoundedEnvironment(SandboxedEnvironment):  # type: ignore[misc]
+class BoundedEnvironment(SandboxedEnvironment):
     """Jinja's sandbox with the limits of this module."""
 
     intercepted_binops = frozenset({"*", "+", "**", "%"})
@@ -222,14 +222,15 @@ class BoundedEnvironment(SandboxedEnvironment):  # type: ignore[misc]
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.globals["range"] = bounded_range
-        self.globals["lipsum"] = _lipsum(self.globals["lipsum"])
+        self.globals["lipsum"] = _lipsum(self.globals["lipsum"])  # type: ignore[arg-type]
         self.filters = {name: _filter(name, f) for name, f in self.filters.items()}
         self.bounded_iter = bounded_iter
         self.bounded_concat = bounded_concat
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         tree = super()._parse(source, name, filename)
-        return _Bounds().visit(tree)
+        bounded: nodes.Template = _Bounds().visit(tree)
+        return bounded
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         tick()
@@ -267,7 +268,7 @@ class BoundedEnvironment(SandboxedEnvironment):  # type: ignore[misc]
         return bounded
 
     def call(
-        __self,  # noqa: N805 - Jinja's own signature (a keyword named self may be passed)
+        __self,  # Jinja's own signature (a keyword named self may be passed)
         __context: Any,
         __obj: Any,
         *args: Any,

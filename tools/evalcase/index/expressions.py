@@ -287,7 +287,7 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
     for i in range(len(_list_at(doc, (*policy, "precondition")))):
         for item in _conditions(doc, "precondition", (*policy, "precondition", i)):
             if len(item) == 6:
-                exprs.append(item)  # type: ignore[arg-type]
+                exprs.append(item)
     return tuple(exprs)
 
 

@@ -576,9 +576,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
     )
 
 
-def _prompt_limits(
-    doc: Document, body: dict[str, Any]
-) -> tuple[tuple[str, str, int, int], ...]:
+def _prompt_limits(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:
     from evalcase.index.expressions import file_position
 
     variables = body.get("variables")

@@ -56,5 +56,5 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
                 line,
                 col,
                 f"the {field} template exceeds a rendering limit: {message}; a run refuses "
-                "this prompt (see docs/untrusted-input.md, \"Prompt templates\")",
+                'this prompt (see docs/untrusted-input.md, "Prompt templates")',
             )
