@@ -220,6 +220,7 @@ def _lines(source: str) -> int:
     return source.count("\n") + 1
 
 
+@lru_cache(maxsize=64)
 def _env_declaring(names: tuple[str, ...]) -> Any:
     """An environment like :func:`_env` where ``names`` are declared (as ``dyn``)."""
     cel = _cel()
@@ -242,13 +243,23 @@ def _problem(source: str, message: str) -> CelError:
     expression, as cel-cpp gives for its depth limit, is its start)."""
     if _DEPTH.search(message):
         return CelError(1, 1, DEPTH_MESSAGE)
-    for line, column, text in _errors(message):
+    found = _errors(message)
+    # A problem of its own first: a free name, or what follows from one, only after.
+    found.sort(key=lambda e: (not _own(e[2]), _UNDECLARED.search(e[2]) is not None))
+    for line, column, text in found:
         if _TOO_MANY in text:
             continue
         if not 1 <= line <= _lines(source) or column < 1:
             line, column = 1, 1
         return CelError(line, column, text)
     return CelError(1, 1, message.strip() or "does not compile")
+
+
+def _own(text: str) -> bool:
+    """A checker problem that is not a free name nor a consequence of one: an undeclared
+    name is of type ``*error*`` (a comprehension over one says so), and the checker
+    reports no overload problem for a ``*error*`` operand."""
+    return _UNDECLARED.search(text) is None and _TOO_MANY not in text and "*error*" not in text
 
 
 @lru_cache(maxsize=8192)
@@ -259,9 +270,10 @@ def analyze(source: str) -> Analysis:
     free name with its position. cel-cpp's checker stops after 20 problems; when it did,
     the names found so far are declared and the expression is checked again, until no
     name is left (a name read more than 20 times is listed where the checker first
-    reported it). A syntax error, the parser's depth limit or a type error that stays
-    with every name declared ``dyn`` is the expression's error, with the names left
-    out: a caller never acts on a partial list of the names an expression reads."""
+    reported it). A syntax error, the parser's depth limit, a type error in an expression
+    that reads no name, or a checker that stopped short without naming anything new is
+    the expression's error, with the names left out: a caller never acts on a partial
+    list of the names an expression reads."""
     if not isinstance(source, str) or not source.strip():
         return Analysis(CelError(1, 1, "empty expression"))
     declared: dict[str, None] = {}
@@ -287,15 +299,12 @@ def analyze(source: str) -> Analysis:
                     declared[name] = None
                     fresh += 1
             stopped = _TOO_MANY in message
-            other = any(_UNDECLARED.search(t) is None and _TOO_MANY not in t for *_, t in found)
-            if fresh and (stopped or other):
-                # Checked again with these names declared (as dyn): the checker may have
-                # stopped short, and a problem may only follow from a free name (a
-                # comprehension over one is "of type *error*"). What remains with every
-                # name declared fails at run time whatever the names hold: CEL converts
-                # no number to another (``args.price * 2 + 1.5`` is int + double).
-                continue
-            if refs and not stopped and not other:
+            if stopped and fresh:
+                continue  # checked again with these names declared (as dyn), for the rest
+            if refs and not stopped:
+                # The checker's other problems are guesses about the names' types; the
+                # runner compiles without the checker, and compares across types
+                # (``size(args.items) > 1.5`` runs; the checker says int > double).
                 return Analysis(None, tuple(refs.values()))
             return Analysis(_problem(source, message))
         return Analysis(None, tuple(refs.values()))
