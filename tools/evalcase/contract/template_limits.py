@@ -87,8 +87,8 @@ def tick(count: int = 1) -> None:
     state.steps += count
     if state.steps > MAX_STEPS:
         raise TemplateLimit(
-            f"the template took more than {MAX_STEPS:,} steps (loop iterations, calls, "
-            "filters); a loop over a loop?"
+            f"the template took more steps than the limit of {MAX_STEPS:,} (loop "
+            "iterations, calls, filters); a loop over a loop?"
         )
     checks = state.deadline is not None and (state.steps & 255 == 0 or count > 1)
     if checks and time.monotonic() >= state.deadline:  # type: ignore[operator]
