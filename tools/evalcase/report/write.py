@@ -43,16 +43,20 @@ def _badge(verdict: str) -> str:
 
 
 # What Markdown (GitHub's, where report.md is often pasted) reads as markup inside a
-# table cell: emphasis, code, links and images, HTML and entities, autolinks
-# (``http:``, ``www.``), strikethrough and the cell separator.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>|~!:&.])")
+# table cell: emphasis (``*``, and ``_`` at a word's edge: ``llm_rubric`` stays),
+# code, links and images (``[``), HTML and entities, strikethrough, the cell separator,
+# and the autolinks ``http://...`` and ``www.``.
+_MD_SPECIAL = re.compile(
+    r"([\\`*\[\]<>|~&])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|(?<=www)\.|:(?=//)",
+    re.IGNORECASE,
+)
 
 
 def _md(text: Any) -> str:
     """A name or message from data as plain text in a table cell: every character
     Markdown would read as markup escaped, line breaks as spaces."""
     flat = " ".join(str(text).split("\n")).replace("\r", " ")
-    return _MD_SPECIAL.sub(r"\\\1", flat)
+    return _MD_SPECIAL.sub(lambda m: "\\" + m[0], flat)
 
 
 def _code(text: Any) -> str:
