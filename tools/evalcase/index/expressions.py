@@ -109,6 +109,20 @@ def _policies(doc: Document) -> list[Path]:
     return []
 
 
+def _transition_paths(doc: Document, policy: Path) -> Iterator[Expr]:
+    """The ``{CEL}`` segments of a policy's state-transition paths (the grader resolves
+    them over the call's variables, as it evaluates the preconditions)."""
+    for kind in ("allowed_state_transition", "forbidden_state_transition"):
+        value = doc.get((*policy, kind))
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+                continue
+            at = (*policy, kind, i, "path") if isinstance(value, list) else (*policy, kind, "path")
+            for segment in _segments(item["path"]):
+                yield _expression(doc, "precondition", at, segment)
+
+
 def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, ...]]:
     exprs: list[Expr] = []
     paths: list[StatePath] = []
@@ -123,6 +137,7 @@ def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, 
     for policy in _policies(doc):
         for i in range(len(_list_at(doc, (*policy, "precondition")))):
             take(_conditions(doc, "precondition", (*policy, "precondition", i)))
+        exprs.extend(_transition_paths(doc, policy))
     permissions = doc.get(("environment", "permissions"))
     if isinstance(permissions, dict):
         for name in permissions:
@@ -266,10 +281,11 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
     """CEL of a tool fixture: ``when`` strings, ``let`` values, ``result_from``,
     ``error.message_from``, ``value_from``, ``by_from``, ``foreach`` and the ``{CEL}``
     segments of state-change paths, of every response and the default (context
-    ``tool``), and the preconditions of the tool's own ``side_effect_policy`` (context
-    ``precondition``). The names a ``let`` or ``foreach`` binds are not free names of the
-    expressions in their scope; a read of such a name outside its scope is kept as an
-    entry of context ``tool_scope`` whose references are those reads (EC602)."""
+    ``tool``), and the preconditions and ``{CEL}`` transition-path segments of the tool's
+    own ``side_effect_policy`` (context ``precondition``). The names a ``let`` or
+    ``foreach`` binds are not free names of the expressions in their scope; a read of
+    such a name outside its scope is kept as an entry of context ``tool_scope`` whose
+    references are those reads (EC602)."""
     from evalcase.contract.cel import RESERVED
 
     exprs: list[Expr] = []
@@ -288,6 +304,7 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
         for item in _conditions(doc, "precondition", (*policy, "precondition", i)):
             if len(item) == 6:
                 exprs.append(item)
+    exprs.extend(_transition_paths(doc, policy))
     return tuple(exprs)
 
 
