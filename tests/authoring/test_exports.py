@@ -390,3 +390,24 @@ def test_must_include_options_no_peer_grades_alike_refuse_the_case(
     assert "NOT EXPORTED (1, fix them first): refund_eligibility_001" in proc.stderr
     assert "must_include uses scope: assistant_messages, ignore_punctuation" in proc.stderr
     assert "refund_eligibility_001" not in proc.stdout and "refund_tool_submit_001" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["/dev/full", "missing/folder/out.jsonl"])
+def test_an_output_that_cannot_be_written_is_one_clear_line_and_exit_2(
+    tmp_path: Path, target: str
+) -> None:
+    """Issue 32: ``export -o /dev/full`` and into a missing folder."""
+    if target == "/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    output = target if target.startswith("/") else str(tmp_path / target)
+    proc = run_cli("export", "workout_plan_edit_set", "-o", output, cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("evalcase: ")]
+    assert len(errors) == 1, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert errors[0].startswith(f"evalcase: error: cannot write {output}: ")
+    if target == "/dev/full":
+        assert "No space left on device" in errors[0]
+    else:
+        assert f"its folder {tmp_path / 'missing' / 'folder'} does not exist" in errors[0]

@@ -262,7 +262,7 @@ def import_command(
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="Write to this file (default: standard output).",
 )
@@ -299,10 +299,12 @@ def export_command(
             "evalcase version or configuration?)",
             err=True,
         )
+    from evalcase.commands.written import echo_output, write_output
+
     if output is None:
-        click.echo(rendered.text, nl=False)
+        echo_output(rendered.text)
     else:
-        Path(output).write_text(rendered.text, "utf-8")
+        write_output(output, rendered.text)
         click.echo(
             f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,
@@ -339,10 +341,12 @@ def coverage_command(
 
     cov = compute(config_for(root), dataset)
     text = RENDERERS[output_format](cov)
+    from evalcase.commands.written import echo_output, write_output
+
     if output is None:
-        click.echo(text, nl=False)
+        echo_output(text)
     else:
-        Path(output).write_text(text, "utf-8")
+        write_output(output, text)
         click.echo(f"wrote {output}", err=True)
     if cov.gaps:
         sys.exit(EXIT_FINDINGS)
