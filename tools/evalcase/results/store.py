@@ -119,11 +119,6 @@ _ATTEMPT_COLUMNS = (
     "status: 'VARCHAR', error: 'STRUCT(kind VARCHAR)', latency_ms: 'DOUBLE', "
     "usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, cost DOUBLE)'}"
 )
-_STAGED_ATTEMPTS = (
-    "filename VARCHAR, case_id VARCHAR, case_version VARCHAR, attempt BIGINT, "
-    "prompt VARCHAR, status VARCHAR, error_kind VARCHAR, latency_ms DOUBLE, tokens BIGINT, "
-    "cost DOUBLE"
-)
 _STAGED_REPORTS = (
     "filename VARCHAR, attempts STRUCT(case_id VARCHAR, case_version VARCHAR, attempt BIGINT, "
     "verdict VARCHAR, score DOUBLE, failure_class VARCHAR, prompt VARCHAR)[], summary JSON, "
@@ -137,11 +132,12 @@ _REPORT_COLUMNS = (
 
 
 _ATTEMPTS_SQL = (
-    "SELECT filename, case_id, case_version, attempt, prompt, status, error.kind, "
+    "SELECT t.run_id, case_id, case_version, attempt, prompt, status, error.kind, "
     "latency_ms, coalesce(usage.prompt_tokens, 0) + coalesce(usage.completion_tokens, 0), "
     "usage.cost FROM read_json(?, filename = true, format = 'newline_delimited', "
     "ignore_errors = true, maximum_object_size = 268435456, "
-    f"columns = {_ATTEMPT_COLUMNS}) WHERE case_id IS NOT NULL"
+    f"columns = {_ATTEMPT_COLUMNS}) JOIN todo t ON t.attempts = filename "
+    "WHERE case_id IS NOT NULL"
 )
 _REPORTS_SQL = (
     "SELECT filename, attempts, summary, usage, slices, run FROM read_json(?, "
@@ -382,13 +378,20 @@ class Store:
         # The files are read before the transaction: DuckDB ends a transaction at the
         # first error, and a file anyone could have written must cost only itself.
         problems: dict[str, str] = {}
-        self._stage(
-            "staged_attempts",
-            _STAGED_ATTEMPTS,
-            _ATTEMPTS_SQL,
-            [s.path for s in runs if os.path.getsize(s.path) > 0],
-            problems,
-        )
+        run_rows, digests = self._read_runs(runs)
+        if runs:
+            # Straight into the table, outside the transaction: a copy through a temporary
+            # table cost a seventh of indexing. Safe, since the store is derived: until
+            # the sources below are committed, these runs count as changed, and the next
+            # update deletes their attempts again before reading them.
+            con.execute("DELETE FROM attempts WHERE run_id IN (SELECT run_id FROM todo)")
+            self._stage(
+                "attempts",
+                None,
+                _ATTEMPTS_SQL,
+                [s.path for s in runs if os.path.getsize(s.path) > 0],
+                problems,
+            )
         report_files = [s.path for s in grads]
         self._stage(
             "rep",
@@ -401,7 +404,7 @@ class Store:
         try:
             dropped_runs = self._drop(gone)
             dropped = len(dropped_runs)
-            attempts = self._index_runs(runs)
+            attempts = self._index_runs(run_rows, digests)
             verdicts = self._index_gradings(grads)
             if grads or gone:
                 self._mark_newest()
@@ -433,14 +436,20 @@ class Store:
         )
 
     def _stage(
-        self, table: str, ddl: str, select: str, files: Sequence[str], problems: dict[str, str]
+        self,
+        table: str,
+        ddl: str | None,
+        select: str,
+        files: Sequence[str],
+        problems: dict[str, str],
     ) -> None:
-        """Read ``files`` into the temporary ``table``: all at once, or, when one of them
-        cannot be read, one by one, each unreadable file's reason kept in ``problems``
-        (it is indexed again when it changes)."""
+        """Read ``files`` into ``table`` (a new temporary table of columns ``ddl``, or an
+        existing one): all at once, or, when one of them cannot be read, one by one,
+        each unreadable file's reason kept in ``problems`` (read again when it changes)."""
         duckdb = duckdb_module()
         con = self.con
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({ddl})")
+        if ddl is not None:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({ddl})")
         if not files:
             return
         try:
@@ -485,9 +494,9 @@ class Store:
         con.execute("DELETE FROM sources WHERE path IN (SELECT path FROM gone)")
         return runs | {run for run, _ in grads}
 
-    def _index_runs(self, sources: Sequence[_Source]) -> int:
-        if not sources:
-            return 0
+    def _read_runs(self, sources: Sequence[_Source]) -> tuple[list[Any], list[list[Any]]]:
+        """The runs' rows and case digests from their run.json (Python: small files), and
+        the temporary table ``todo`` of their run IDs and attempts files."""
         con = self.con
         rows = []
         digests: list[list[Any]] = [[], [], [], []]
@@ -508,15 +517,17 @@ class Store:
         ids = [(r[0], s.path) for r, s in zip(rows, sources, strict=True)]
         con.execute("CREATE OR REPLACE TEMP TABLE todo (run_id VARCHAR, attempts VARCHAR)")
         _insert(con, "todo", [[i[0] for i in ids], [i[1] for i in ids]])
-        for table in ("runs", "case_digests", "attempts"):
+        return rows, digests
+
+    def _index_runs(self, rows: Sequence[Any], digests: list[list[Any]]) -> int:
+        """The runs' rows (their attempts are in already: see update)."""
+        if not rows:
+            return 0
+        con = self.con
+        for table in ("runs", "case_digests"):
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM todo)")
         _insert(con, "runs", [list(column) for column in zip(*rows, strict=True)])
         _insert(con, "case_digests", digests)
-        con.execute(
-            "INSERT INTO attempts SELECT t.run_id, s.case_id, s.case_version, s.attempt, "
-            "s.prompt, s.status, s.error_kind, s.latency_ms, s.tokens, s.cost "
-            "FROM staged_attempts s JOIN todo t ON t.attempts = s.filename"
-        )
         self._dedup_attempts()
         return int(
             con.execute(
