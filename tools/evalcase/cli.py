@@ -48,6 +48,9 @@ COMMAND_MODULES: dict[str, str] = {
     "history": "results",
     "flaky": "results",
     "trend": "results",
+    "push": "remote",
+    "pull": "remote",
+    "view": "view",
 }
 
 

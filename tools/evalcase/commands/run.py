@@ -229,9 +229,22 @@ def _progress(label: str, mode: str) -> Any:
     "default_agent), say so and exit 0 instead of failing: what CI's smoke job uses, so a "
     "new repository's CI passes on lint until an agent is set up.",
 )
+@click.option(
+    "--publish",
+    is_flag=True,
+    help="When the run completes, publish it and its grading to [results] remote (as "
+    "`evalcase push RUN` does).",
+)
 @root_option
 @fatal_errors
-def run(root: str | None, progress: str, grade: bool, redact: bool | None, **options: Any) -> None:
+def run(
+    root: str | None,
+    progress: str,
+    grade: bool,
+    redact: bool | None,
+    publish: bool,
+    **options: Any,
+) -> None:
     """Run DATASET[@vN|@REV] against an agent and write outputs/<commit>/<run_id>/.
 
     The runner owns the environment: tools answer as their fixtures declare, faults and
@@ -248,6 +261,10 @@ def run(root: str | None, progress: str, grade: bool, redact: bool | None, **opt
     from evalcase.run.launch import NoAgent, RunRequest, prepare
 
     config = config_for(root)
+    if publish:
+        from evalcase.results.remote import remote_of
+
+        remote = remote_of(config, None)  # a missing remote fails before the run, not after
     request = RunRequest(**options)
     if (problem := request.problem()) is not None:
         raise click.UsageError(problem)
@@ -270,7 +287,13 @@ def run(root: str | None, progress: str, grade: bool, redact: bool | None, **opt
     )
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
-    if grade and not _graded_ok(config, result.path, redact):
+    ok = not grade or _graded_ok(config, result.path, redact)
+    if publish:
+        from evalcase.results.remote import publish_runs
+
+        for line in publish_runs(config, remote, [result.run_id]):
+            click.echo(line)
+    if not ok:
         sys.exit(EXIT_GATES)
 
 
