@@ -177,7 +177,7 @@ def flaky_command(
             click.echo(
                 f"{r.case_id[:40]:<40} {agent[:24]:<24} {(r.prompt or '-')[:14]:<14} "
                 f"{f'{r.passes}/{r.attempts}':>8} {_pct(r.pass_rate):>7}  "
-                f"{_pct(low):>6}-{_pct(high):<7}  {r.run_count}"
+                f"{_pct(low):>6}-{_pct(high):<7}  {r.runs}"
             )
     if fail_on_flaky and rows:
         sys.exit(EXIT_FINDINGS)

@@ -127,8 +127,8 @@ class FlakyCase:
     grading_config: str
     passes: int
     attempts: int
-    run_count: int  # runs with decided attempts in the group
-    recent_runs: tuple[str, ...]  # the newest three of them, oldest first (IDs sort by time)
+    runs: int  # runs with decided attempts in the group
+    last_run: str  # the newest of them (run IDs sort by time)
     interval: tuple[float, float]
 
     @property
@@ -149,8 +149,8 @@ class FlakyCase:
             "attempts": self.attempts,
             "pass_rate": round(self.pass_rate, 6),
             "interval": [round(self.interval[0], 6), round(self.interval[1], 6)],
-            "run_count": self.run_count,
-            "recent_runs": list(self.recent_runs),
+            "runs": self.runs,
+            "last_run": self.last_run,
         }
 
 
@@ -161,14 +161,14 @@ def flaky(store: Store, *, dataset: str | None = None, confidence: float = 0.95)
         """
         WITH groups AS (
             SELECT flaky_key, sum(passes) AS passes, sum(passes + fails) AS n,
-                   count(*) AS runs, max(run_id, 3) AS recent, min(rowid) AS one
+                   count(*) AS runs, max(run_id) AS last_run, min(rowid) AS one
             FROM case_verdicts
             WHERE newest AND (? IS NULL OR dataset_id = ?)
             GROUP BY flaky_key
             HAVING sum(passes) > 0 AND sum(fails) > 0
         )
         SELECT c.case_id, c.digest, c.case_version, c.agent, c.agent_version, c.prompt,
-               c.agent_config, c.config_digest, g.passes, g.n, g.runs, g.recent
+               c.agent_config, c.config_digest, g.passes, g.n, g.runs, g.last_run
         FROM groups g JOIN case_verdicts c ON c.rowid = g.one
         ORDER BY c.case_id, c.agent, c.agent_version, c.prompt
         """,
@@ -187,7 +187,7 @@ def flaky(store: Store, *, dataset: str | None = None, confidence: float = 0.95)
             int(r[8]),
             int(r[9]),
             int(r[10]),
-            tuple(sorted(str(x) for x in r[11])),
+            str(r[11]),
             wilson(int(r[8]), int(r[9]), confidence),
         )
         for r in rows
