@@ -9,6 +9,8 @@ variables' values, configured header values, URL userinfo) before it is written,
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shutil
@@ -206,13 +208,9 @@ def _keep_unversioned(target: Path) -> None:
     for name in FILES:
         if (target / name).is_file():
             shutil.copy2(target / name, folder / name)
-    report = {}
-    try:
-        import json
-
+    report: Any = {}
+    with contextlib.suppress(OSError, ValueError):
         report = json.loads((target / "report.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        pass
     run = report.get("run") if isinstance(report, dict) else None
     meta = {
         "grading_id": gradings.UNVERSIONED,
