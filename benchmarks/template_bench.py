@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
-from jinja2 import StrictUndefined  # noqa: E402
-from jinja2.sandbox import SandboxedEnvironment  # noqa: E402
+from jinja2 import StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
 
-from evalcase.contract import template_limits as limits  # noqa: E402
-from evalcase.contract.prompt import PromptError, render_text  # noqa: E402
-from evalcase.run import celworker  # noqa: E402
+from evalcase.contract import template_limits as limits
+from evalcase.contract.prompt import PromptError, render_text
+from evalcase.run import celworker
 
 SYSTEM = (
     "Classify the message. Labels: {{ data.labels | join(', ') }}.\n"
