@@ -36,7 +36,7 @@ from tests.peer_tools import cached_install
 
 DATASETS = BUNDLED_DATASETS
 EVALS_VERSION = "3.0.1.post1"
-PROMPTFOO_VERSION = "0.123.1"
+PROMPTFOO_VERSION = "0.121.20"  # the last whose CLI runs on Node 20 (engines ^20.20)
 TOOLS = Path(__file__).parent / "tools"
 
 

@@ -1,29 +1,46 @@
-"""``promptfoo``: a promptfoo tests file (``tests: file://cases.yaml`` in a config).
+"""``promptfoo``: a promptfoo configuration without providers
+(``promptfoo eval -c cases.yaml -r openai:gpt-4o-mini``).
 
-Each case is one promptfoo test case: ``description`` (the case ID), ``vars`` (the
-agent-visible part: ``input``, ``system``, ``history`` and ``context`` as JSON text, and
-``tools``, the tool definitions in the OpenAI function-tool shape as JSON text, for the
-prompt template or a provider config such as ``tools: '{{tools}}'``), ``assert`` (the
-answer key) and ``metadata`` (case ID, versions, risk level, tags, types). The agent part
-and the answer key stay apart: vars feed the prompt, assertions only grade.
+``prompts`` holds one entry per way evalcase can prompt a case: ``case`` (each case as
+``evalcase run`` sends it: its system prompt, history and first user turn, with its own
+prompt fixture rendered) and one entry per prompt fixture of the revision, labelled
+``id@version`` (the case run with that prompt, as ``evalcase run --prompt id`` does), so
+promptfoo's prompt × case grid is evalcase's. Each entry is a chat prompt: the JSON
+message list of that case, in a var (``messages``, ``messages__<prompt_id>``) the entry
+names, rendered by evalcase (a case a prompt fixture cannot be rendered for lacks that
+var, and the summary lists it).
 
-The answer key, check by check, as evalcase's graders read it:
+``tests`` holds each case as one promptfoo test case: ``description`` (the case ID),
+``vars`` (the agent-visible part: ``input``, ``system``, ``history`` and ``context`` as
+JSON text, ``tools``, the tool definitions in the OpenAI function-tool shape as JSON
+text, for a provider config such as ``tools: '{{tools}}'``, and the messages above),
+``assert`` (the answer key) and ``metadata`` (case ID, versions, risk level, tags,
+types, prompt). The agent part and the answer key stay apart: vars feed the prompt,
+assertions only grade.
 
-- ``exact_match``: ``equals`` the reference (several accepted answers: an ``assert-set``
-  any one of which passes); with ``ignore_case`` / ``ignore_whitespace`` not carried;
+The answer key is the deterministic graders the case configures (what ``evalcase
+grade`` runs, nothing more), check by check, as evalcase's graders read them:
+
+- ``exact_match``: a ``python`` assertion comparing as the grader does (surrounding
+  whitespace ignored; ``ignore_case`` / ``ignore_whitespace`` applied);
 - ``must_include`` (the case's field, its constraints, or the grader's ``values``):
   ``contains`` per required point, ``contains-any`` for a point given as alternatives;
 - ``must_not_include``: ``not-contains`` per phrase;
-- ``regex``: ``regex`` per required pattern, ``not-regex`` per forbidden one;
-- ``json_schema``: ``is-json`` with the schema (``is-json`` alone for a JSON format);
+- ``regex``: a ``python`` assertion per pattern (``re.search``), because promptfoo's own
+  ``regex`` runs JavaScript regular expressions: no ``(?i)``, and ``\d`` / ``\w`` are
+  ASCII-only where Python's match full-width digits and Chinese text;
+- ``json_schema``: ``is-json`` with the schema;
 - the reference, expected and negative behaviours, the rubric's dimensions and
   instructions and ``judge.instructions``: one ``llm-rubric``.
 
+``python`` assertions need a Python 3 where promptfoo runs (``PROMPTFOO_PYTHON``); they
+use the standard library only.
+
 promptfoo tests replay prompts against providers: the simulated state, tool behaviour,
 faults, permissions, corpora, final-state checks, side-effect policies, trace rules,
-expected tool calls and scripted user turns after the first are not carried; the summary
-line counts the cases concerned. Validated against promptfoo's own configuration schema
-and run with ``promptfoo eval`` in the tests.
+expected tool calls, scripted user turns after the first and ``role: tool`` turns are
+not carried; the summary line counts the cases concerned. Validated against promptfoo's
+own configuration schema and run with ``promptfoo eval`` in the tests.
 """
 
 from __future__ import annotations
@@ -33,7 +50,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered
-from evalcase.authoring.exports.view import ExportCase
+from evalcase.authoring.exports.view import ExportCase, with_prompt
+from evalcase.contract.prompt import Prompt
 from evalcase.loader import round_trip_dump
 
 NAME = "promptfoo"
@@ -62,23 +80,38 @@ def rubric_text(case: ExportCase) -> str | None:
     return "\n".join(lines) or None
 
 
+def exact_code(case: ExportCase) -> str:
+    """A Python expression over ``output``: the exact_match grader's comparison."""
+    from evalcase.grade.graders.exact_match import _normal
+
+    ignore_case, ignore_space = case.exact_flags
+    answers = sorted({_normal(r, ignore_case, ignore_space) for r in case.exact})
+    code = "output.strip()"
+    if ignore_space:
+        code = f"__import__('re').sub(r'\\s+', '', {code})"
+    if ignore_case:
+        code = f"{code}.casefold()"
+    return f"{code} in {answers!r}"
+
+
+def regex_code(pattern: str, wanted: bool) -> str:
+    """A Python expression over ``output``: the regex grader's check of one pattern."""
+    return f"(__import__('re').search({pattern!r}, output) is {'not ' * wanted}None)"
+
+
 def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
     """The deterministic checks, one promptfoo assert per point."""
     asserts: list[dict[str, Any]] = []
-    if case.exact and case.exact_flags == (False, False):
-        equals = [{"type": "equals", "value": r} for r in case.exact]
-        if len(equals) == 1:
-            asserts += equals
-        else:
-            asserts.append({"type": "assert-set", "threshold": 1 / len(equals), "assert": equals})
+    if case.exact:
+        asserts.append({"type": "python", "value": exact_code(case)})
     for group in case.must_include:
         if len(group) == 1:
             asserts.append({"type": "contains", "value": group[0]})
         else:
             asserts.append({"type": "contains-any", "value": list(group)})
     asserts += [{"type": "not-contains", "value": t} for t in case.must_not_include]
-    asserts += [{"type": "regex", "value": p} for p in case.patterns]
-    asserts += [{"type": "not-regex", "value": p} for p in case.anti_patterns]
+    asserts += [{"type": "python", "value": regex_code(p, True)} for p in case.patterns]
+    asserts += [{"type": "python", "value": regex_code(p, False)} for p in case.anti_patterns]
     if case.json_schema is not None:
         asserts.append({"type": "is-json", "value": dict(case.json_schema)})
     elif case.expects_json:
@@ -92,6 +125,8 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     variables = test["vars"]
     if case.system is not None and variables.get("system") == case.system:
         out.add("system prompt")
+    if case.prompt is not None and variables.get("messages") == _json(case.messages()):
+        out.add("prompt fixture")
     if variables.get("history"):
         out.add("conversation history")
     if variables.get("context"):
@@ -109,7 +144,7 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     def has(kind: str, value: Any) -> bool:
         return (kind, json.dumps(value, ensure_ascii=False)) in kinds
 
-    if case.exact and all(has("equals", r) for r in case.exact):
+    if case.exact and has("python", exact_code(case)):
         out.add("exact_match")
     if case.must_include and all(
         has("contains", g[0]) if len(g) == 1 else has("contains-any", list(g))
@@ -118,9 +153,9 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
         out.add("must_include")
     if case.must_not_include and all(has("not-contains", t) for t in case.must_not_include):
         out.add("must_not_include")
-    if all(has("regex", p) for p in case.patterns) and all(
-        has("not-regex", p) for p in case.anti_patterns
-    ):
+    if (case.patterns or case.anti_patterns) and all(
+        has("python", regex_code(p, True)) for p in case.patterns
+    ) and all(has("python", regex_code(p, False)) for p in case.anti_patterns):
         out.add("regex")
     if case.json_schema is not None and has("is-json", dict(case.json_schema)):
         out.add("json_schema")
@@ -142,8 +177,21 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def test_case(case: ExportCase) -> dict[str, Any]:
-    variables: dict[str, Any] = {"input": case.input_text}
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def var_of(prompt_id: str) -> str:
+    """The var holding a case's messages rendered with prompt fixture ``prompt_id``."""
+    return "messages__" + "".join(c if c.isalnum() or c == "_" else "_" for c in prompt_id)
+
+
+def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
+    variables: dict[str, Any] = {"input": case.input_text, "messages": _json(case.messages())}
+    for prompt_id, prompt in prompts.items():
+        messages = with_prompt(case, prompt)
+        if messages is not None:
+            variables[var_of(prompt_id)] = _json(messages)
     if case.system:
         variables["system"] = case.system
     if case.history:
@@ -175,24 +223,48 @@ def test_case(case: ExportCase) -> dict[str, Any]:
     if asserts:
         test["assert"] = asserts
     labels = case.labels()
+    if case.prompt is not None:
+        labels["prompt"] = case.prompt
     test["metadata"] = {k: v for k, v in labels.items() if v not in (None, [], "")}
     return test
 
 
-def _dedent(text: str) -> str:
-    """A top-level list starts at column 0 (evalcase's layout indents nested lists)."""
-    lines = text.splitlines(keepends=True)
-    if all(line.startswith("  ") or not line.strip() for line in lines):
-        return "".join(line[2:] if line.strip() else line for line in lines)
-    return text
+def prompt_entries(prompts: Mapping[str, Prompt]) -> list[dict[str, str]]:
+    """``case`` (each case's own view), then one entry per prompt fixture."""
+    entries = [{"label": "case", "raw": "{{ messages }}"}]
+    for prompt_id, prompt in sorted(prompts.items()):
+        entries.append({"label": prompt.label, "raw": "{{ %s }}" % var_of(prompt_id)})
+    return entries
 
 
-def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+def render(
+    cases: Sequence[ExportCase],
+    records: Sequence[Mapping[str, Any]],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     ledger = Ledger()
+    prompts = dict(prompts or {})
     tests = []
+    unrendered: dict[str, list[str]] = {}
     for case in cases:
-        test = test_case(case)
+        test = test_case(case, prompts)
         ledger.account(case, written(case, test))
         tests.append(test)
-    text = _dedent(round_trip_dump(tests)) if tests else "[]\n"
-    return ledger.rendered(text, len(cases))
+        for prompt_id, prompt in prompts.items():
+            if var_of(prompt_id) not in test["vars"]:
+                unrendered.setdefault(prompt.label, []).append(case.case_id)
+    config = {
+        "description": _description(cases),
+        "prompts": prompt_entries(prompts),
+        "tests": tests,
+    }
+    rendered = ledger.rendered(round_trip_dump(config), len(cases))
+    for label, ids in sorted(unrendered.items()):
+        # promptfoo would run these cells with an empty prompt; evalcase refuses them
+        rendered = rendered.leaving_out(f"prompt {label} (cannot be rendered)", tuple(ids))
+    return rendered
+
+
+def _description(cases: Sequence[ExportCase]) -> str:
+    names = sorted({f"{c.dataset_id} {c.dataset_version}".strip() for c in cases})
+    return "evalcase export of " + (", ".join(names) or "no cases")
