@@ -1,4 +1,4 @@
-"""``promptfoo``: a promptfoo configuration without providers
+r"""``promptfoo``: a promptfoo configuration without providers
 (``promptfoo eval -c cases.yaml -r openai:gpt-4o-mini``).
 
 ``prompts`` holds one entry per way evalcase can prompt a case: ``case`` (each case as
