@@ -138,9 +138,9 @@ def exports(root: Path, datasets: Sequence[str], fmt: str) -> dict[str, Rendered
 
 def declares(rendered: Rendered, case_id: str) -> bool:
     """Whether the summary says a deterministic check of the case is not carried."""
-    return any(
-        case_id in rendered.not_carried.get(part, ()) for part in CHECK_PARTS
-    ) or any(c == case_id for c, _ in rendered.not_exported)
+    return any(case_id in rendered.not_carried.get(part, ()) for part in CHECK_PARTS) or any(
+        c == case_id for c, _ in rendered.not_exported
+    )
 
 
 def tally(
@@ -235,7 +235,9 @@ def promptfoo_env(tmp: Path) -> dict[str, str]:
             "PROMPTFOO_DISABLE_SHARING": "1"}  # fmt: skip
 
 
-def promptfoo_eval(promptfoo_dir: Path, config: Mapping[str, Any], tmp: Path) -> list[dict[str, Any]]:
+def promptfoo_eval(
+    promptfoo_dir: Path, config: Mapping[str, Any], tmp: Path
+) -> list[dict[str, Any]]:
     """``promptfoo eval`` (the CLI) over ``config``: each test's result, in test order."""
     path = tmp / "promptfooconfig.json"
     path.write_text(json.dumps(config, ensure_ascii=False), "utf-8")

@@ -200,7 +200,7 @@ def openai_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     seen: list[dict[str, Any]] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(body)
             graded = "You grade an assistant's answer" in json.dumps(body, ensure_ascii=False)
@@ -289,7 +289,7 @@ def test_tool_turns_are_listed_as_not_carried(fmt: str, tmp_path: Path) -> None:
         text.replace(
             "evaluator_config:\n",
             "interaction:\n  - {role: user, content: 我的退款到哪一步了？}\n"
-            "  - {role: tool, content: '{\"status\": \"processing\"}'}\n"
+            '  - {role: tool, content: \'{"status": "processing"}\'}\n'
             "  - {role: assistant, content: 正在处理。}\n"
             "  - {role: user, content: 还要多久？}\n"
             "evaluator_config:\n",

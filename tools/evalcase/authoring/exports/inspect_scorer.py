@@ -168,7 +168,7 @@ def cases_in(base: str, dataset: str, grader_model: str | None = None) -> Task:
 @task
 def evalcase_cases(dataset: str = "cases.jsonl", grader_model: str | None = None) -> Task:
     """The exported cases (a relative ``dataset``: from the current directory)."""
-    return cases_in(os.getcwd(), dataset, grader_model)
+    return cases_in(str(Path.cwd()), dataset, grader_model)
 
 
 TASK_FILE = """\

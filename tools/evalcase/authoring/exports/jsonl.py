@@ -67,7 +67,8 @@ def written(case: ExportCase, line: Mapping[str, Any]) -> set[str]:
     the prompt fixture only as its rendered messages, and tool turns never (no agent view
     holds them)."""
     whole = all(line.get(k) is not None for k in ("agent_view", "environment", "answer_key"))
-    out = set(case.present) - {"prompt fixture", "tool turns in the conversation"} if whole else set()
+    never = {"prompt fixture", "tool turns in the conversation"}
+    out = set(case.present) - never if whole else set()
     if case.prompt is not None and line["input"].get("messages") == case.messages():
         out.add("prompt fixture")
     return out

@@ -153,9 +153,11 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
         out.add("must_include")
     if case.must_not_include and all(has("not-contains", t) for t in case.must_not_include):
         out.add("must_not_include")
-    if (case.patterns or case.anti_patterns) and all(
-        has("python", regex_code(p, True)) for p in case.patterns
-    ) and all(has("python", regex_code(p, False)) for p in case.anti_patterns):
+    if (
+        (case.patterns or case.anti_patterns)
+        and all(has("python", regex_code(p, True)) for p in case.patterns)
+        and all(has("python", regex_code(p, False)) for p in case.anti_patterns)
+    ):
         out.add("regex")
     if case.json_schema is not None and has("is-json", dict(case.json_schema)):
         out.add("json_schema")
@@ -233,7 +235,7 @@ def prompt_entries(prompts: Mapping[str, Prompt]) -> list[dict[str, str]]:
     """``case`` (each case's own view), then one entry per prompt fixture."""
     entries = [{"label": "case", "raw": "{{ messages }}"}]
     for prompt_id, prompt in sorted(prompts.items()):
-        entries.append({"label": prompt.label, "raw": "{{ %s }}" % var_of(prompt_id)})
+        entries.append({"label": prompt.label, "raw": "{{ " + var_of(prompt_id) + " }}"})
     return entries
 
 
