@@ -35,6 +35,7 @@ from evalcase.authoring.exports.view import TEXT_GRADERS, ExportCase, from_task
 from evalcase.config import load_config
 from evalcase.contract.task import Task
 from evalcase.grade.graders import load
+from evalcase.grade.spec import grader_configs
 from evalcase.index.dataset import load_dataset
 
 KINDS = ("perfect", "forbidden", "empty", "missing")
@@ -75,8 +76,9 @@ class Tally:
 
 
 def configured_text_graders(task: Task) -> list[str]:
-    """The deterministic text graders evalcase runs on the case (configured ones)."""
-    return [g.type for g in task.judge.graders if g.type in TEXT_GRADERS]
+    """The deterministic text graders that decide the case in evalcase (configured and
+    hard: a soft one's failure alone fails nothing)."""
+    return [c.type for c in grader_configs(task.judge) if c.type in TEXT_GRADERS and c.hard]
 
 
 def evalcase_verdict(task: Task, answer: str) -> bool | None:

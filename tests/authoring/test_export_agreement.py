@@ -306,3 +306,35 @@ def test_tool_turns_are_listed_as_not_carried(fmt: str, tmp_path: Path) -> None:
         line = next(json.loads(x) for x in proc.stdout.splitlines()
                     if json.loads(x)["id"] == "refund_eligibility_001")  # fmt: skip
         assert line["tool_turns"] == 1 and line["input"]["message"] == "还要多久？"
+
+
+# --- soft graders -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "inspect"])
+def test_a_soft_grader_is_no_peer_check(fmt: str, tmp_path: Path) -> None:
+    """``hard: false`` fails nothing alone in evalcase, so no export fails a case on it."""
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: [质量], hard: false},"
+            " {type: must_not_include, values: [保证]}]",
+        ),
+        "utf-8",
+    )
+    rendered = export(load_config(repo), "sample_set", fmt)[1]
+    if fmt == "promptfoo":
+        [test] = [t for t in round_trip_load(rendered.text)["tests"]
+                  if t["description"] == "refund_eligibility_001"]  # fmt: skip
+        checks = [(a["type"], a["value"]) for a in test["assert"] if a["type"] != "llm-rubric"]
+        assert checks == [("not-contains", "保证")]
+    else:
+        [sample] = [json.loads(x) for x in rendered.text.splitlines()
+                    if json.loads(x)["id"] == "refund_eligibility_001"]  # fmt: skip
+        graders = json.loads(sample["target"])["graders"]
+        assert [g["type"] for g in graders] == ["must_not_include"]
+    assert "refund_eligibility_001" in rendered.not_carried["must_include grader"]
+    assert "refund_eligibility_001" in rendered.carried["must_not_include"]

@@ -200,8 +200,12 @@ def text_checks(task: Task) -> dict[str, Any]:
     from evalcase.grade.graders.regex import patterns
     from evalcase.grade.spec import options_of
 
+    from evalcase.grade.spec import grader_configs
+
     judge = task.judge
-    configured = {g.type for g in judge.graders}
+    # A soft grader (hard: false) decides nothing alone: no peer check may fail a case on
+    # it, so it is not one (the summary lists it as a grader not carried).
+    configured = {c.type for c in grader_configs(judge) if c.hard}
     text = mapping(dict(judge.text))
     out: dict[str, Any] = {}
     if "exact_match" in configured:
@@ -237,13 +241,15 @@ def portable_key(task: Task, graders: tuple[str, ...]) -> dict[str, Any]:
     """The answer key as plain data a grader outside evalcase reads: the judge's text
     fields, the deterministic graders (with their options) and the rubric."""
     judge = task.judge
-    options = {g.type: dict(g.options) for g in judge.graders}
+    from evalcase.grade.spec import grader_configs
+
+    options = {c.type: dict(c.options) for c in grader_configs(judge)}
     key: dict[str, Any] = {
         "evalcase_answer_key": 1,
         "text": dict(judge.text),
         "graders": [{"type": g, "options": options.get(g, {})} for g in graders],
     }
-    configured = {g.type for g in judge.graders}
+    configured = set(options)
     key["model_graded"] = judge.rubric is not None or "llm_rubric" in configured or not graders
     if judge.rubric is not None:
         key["rubric"] = dict(judge.rubric.data)
@@ -359,7 +365,9 @@ def from_task(
         if present:
             environment.append(what)
     reference = text.get("reference")
-    grader_types = {g.type for g in judge.graders}
+    from evalcase.grade.spec import grader_configs
+
+    grader_types = {c.type for c in grader_configs(judge)}
     rubric = judge.rubric
     checks = text_checks(task)
     exact, flags = checks.get("exact_match", ((), (False, False)))
