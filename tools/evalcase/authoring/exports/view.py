@@ -198,9 +198,7 @@ def text_checks(task: Task) -> dict[str, Any]:
     own readers: a grader configured on the case, or a case field that grader reads."""
     from evalcase.grade.graders._util import text_values
     from evalcase.grade.graders.regex import patterns
-    from evalcase.grade.spec import options_of
-
-    from evalcase.grade.spec import grader_configs
+    from evalcase.grade.spec import grader_configs, options_of
 
     judge = task.judge
     # A soft grader (hard: false) decides nothing alone: no peer check may fail a case on
