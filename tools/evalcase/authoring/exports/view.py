@@ -2,16 +2,20 @@
 
 Built from the case's :class:`~evalcase.contract.task.Task` (``from_task``): the
 agent part comes from its AgentView only, the answer key from its JudgeSpec only, labels
-from its meta. An export writes the agent part where the target tool feeds the model,
-the answer key where it grades, and never mixes the two where the format allows
-keeping them apart.
+from its meta. The agent part is the view ``evalcase run`` gives the agent: a case that
+names a prompt fixture (``prompt:``) has it applied (its system prompt, messages and user
+template rendered; ``prompt`` is its ``id@version``), and ``with_prompt`` renders the case
+with any other prompt fixture, as ``run --prompt`` does. An export writes the agent part
+where the target tool feeds the model, the answer key where it grades, and never mixes
+the two where the format allows keeping them apart.
 
 The deterministic text checks (``exact_match``, ``must_include``, ``must_not_include``,
 ``regex``, ``json_schema``) are the graders the case configures, read with the graders'
 own readers (grader options first, then the case's fields), so an export checks what
 ``evalcase grade`` checks and nothing more: a phrase in ``constraints.must_not_include``
 that no configured grader reads is never a check; a ``must_include`` item that is a list
-is "any one of these", every item is required; a list ``reference`` is alternatives.
+is "any one of these", every item is required; a list ``reference`` is alternatives. A
+soft grader (``hard: false``) fails nothing alone, so it is no check either.
 
 ``present`` names every part a case has (its agent view and its judge view, field by
 field); each format says which of them it wrote, and the export summary lists the rest
