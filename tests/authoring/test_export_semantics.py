@@ -17,10 +17,7 @@ test_export_agreement.py grades every bundled dataset's exports in all three too
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,7 +30,7 @@ from evalcase.config import load_config
 from evalcase.grade.graders import load
 from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
-from tests.authoring.export_agreement import MODEL_GRADED, promptfoo_eval
+from tests.authoring.export_agreement import MODEL_GRADED, Probe, evals_verdicts, promptfoo_eval
 from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
 from tests.helpers import REPO_ROOT
 
@@ -164,43 +161,6 @@ def test_inspect_scores_reference_correct_and_forbidden_or_partial_incorrect(
     assert seen.get("forbidden:I") and seen.get("partial:I"), seen
 
 
-# --- OpenAI evals -----------------------------------------------------------------------
-
-RUN_EVALS = """
-import json, sys
-from pathlib import Path
-import evals.record
-from evals.api import CompletionFn, CompletionResult
-from evals.base import RunSpec
-from evals.elsuite.basic.includes import Includes
-from evals.elsuite.basic.match import Match
-
-answers = json.loads(Path(sys.argv[2]).read_text("utf-8"))
-
-class Result(CompletionResult):
-    def __init__(self, text): self.text = text
-    def get_completions(self): return [self.text]
-
-class Local(CompletionFn):  # answers each sample with the answer the test chose for it
-    def __call__(self, prompt, **kwargs):
-        return Result(answers[json.dumps(prompt, ensure_ascii=False, sort_keys=True)])
-
-out = {}
-for name, cls in (("includes", Includes), ("match", Match)):
-    spec = RunSpec(completion_fns=["local"], eval_name=f"cases.{name}.v1", base_eval="cases",
-                   split="test", run_config={}, created_by="evalcase")
-    recorder = evals.record.LocalRecorder(str(Path(sys.argv[3]) / f"{name}.jsonl"), spec)
-    ev = cls(completion_fns=[Local()], samples_jsonl=sys.argv[1],
-             eval_registry_path=Path(sys.argv[3]), name=f"cases.{name}.v1")
-    with recorder.as_default_recorder("evalcase"):
-        ev.run(recorder)
-    events = recorder.get_events("match")
-    out[name] = [[e.data["sampled"], e.data["correct"]] for e in events]
-    out[name + "_count"] = len(events)
-print(json.dumps(out))
-"""
-
-
 # --- every kind of deterministic check, on a case written for it ------------------------
 
 
@@ -280,18 +240,6 @@ def test_promptfoo_agrees_with_evalcase_on_every_kind_of_check(
     assert any(got) and not all(got)
 
 
-def run_evals(samples: Path, answers: dict[str, str], evals_site: Path, tmp: Path) -> Any:
-    table = tmp / "answers.json"
-    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
-    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp)],
-        capture_output=True, text=True, check=False, env=env, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.slow
 def test_openai_evals_includes_agrees_with_must_include_on_one_required_point(
     evals_site: Path, tmp_path: Path
@@ -318,16 +266,11 @@ def test_openai_evals_includes_agrees_with_must_include_on_one_required_point(
     )
     rendered = export(config, "sample_set", "openai-evals")[1]
     assert "must_include" in rendered.carried
-    samples = tmp_path / "samples.jsonl"
-    line = next(x for x in rendered.text.splitlines() if json.loads(x)["ideal"] == ["退货", "换货"])
-    samples.write_text(line + "\n", "utf-8")
-    key = json.dumps(json.loads(line)["input"], ensure_ascii=False, sort_keys=True)
-    verdicts = []
-    for i, reply in enumerate(["可以退货", "可以换货哦", "可以退", "不行"]):
-        tmp = tmp_path / str(i)
-        tmp.mkdir()
-        result = run_evals(samples, {key: reply}, evals_site, tmp)
-        [[_, includes]] = result["includes"]
-        assert includes is evalcase_text_verdict(case, reply), reply
-        verdicts.append(includes)
+    assert [json.loads(x)["ideal"] for x in rendered.text.splitlines()] == [["退货", "换货"]]
+    replies = ["可以退货", "可以换货哦", "可以退", "不行"]
+    probes_ = [Probe("sample_set", case.case_id, str(i), r, evalcase_text_verdict(case, r))
+               for i, r in enumerate(replies)]  # fmt: skip
+    got = evals_verdicts(probes_, {"sample_set": rendered}, evals_site, tmp_path)
+    verdicts = [got[p.key] for p in probes_]
+    assert verdicts == [p.want for p in probes_]
     assert verdicts == [True, True, False, False]
