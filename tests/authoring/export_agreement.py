@@ -241,6 +241,7 @@ def promptfoo_eval(
     promptfoo_dir: Path, config: Mapping[str, Any], tmp: Path
 ) -> list[dict[str, Any]]:
     """``promptfoo eval`` (the CLI) over ``config``: each test's result, in test order."""
+    tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / "promptfooconfig.json"
     path.write_text(json.dumps(config, ensure_ascii=False), "utf-8")
     out = tmp / "promptfoo-results.json"

@@ -338,3 +338,57 @@ def test_a_soft_grader_is_no_peer_check(fmt: str, tmp_path: Path) -> None:
         assert [g["type"] for g in graders] == ["must_not_include"]
     assert "refund_eligibility_001" in rendered.not_carried["must_include grader"]
     assert "refund_eligibility_001" in rendered.carried["must_not_include"]
+
+
+# --- text promptfoo would read as a template --------------------------------------------
+
+ANSWER_PROVIDER = """
+import json
+
+
+def call_api(prompt, options, context):
+    # The answer, JSON-escaped so that promptfoo's templating leaves it as written.
+    return {"output": json.loads(context["vars"]["evalcase_answer_json"])}
+"""
+
+
+@pytest.mark.slow
+def test_promptfoo_gets_template_like_text_as_written(promptfoo_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8")
+        .replace("能不能退？", "能不能退？{{ input }} {% raw %}")
+        .replace(
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: ['{{ order }}']},"
+            " {type: must_not_include, values: ['{# note #}']}]",
+        ),
+        "utf-8",
+    )
+    config = load_config(repo)
+    task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
+                if t.case_id == "refund_eligibility_001")  # fmt: skip
+    exported = round_trip_load(export(config, "sample_set", "promptfoo")[1].text)
+    [test] = [t for t in exported["tests"] if t["description"] == "refund_eligibility_001"]
+    # What the model gets: evalcase's view, the template-like text as written.
+    echo = promptfoo_eval(promptfoo_dir, {**exported, "tests": [{"vars": test["vars"]}],
+                                          "providers": ["echo"]}, tmp_path / "echo")  # fmt: skip
+    view = task.agent
+    history = [(t.role, t.content) for t in view.history]
+    assert json.loads(echo[0]["response"]["output"]) == chat(view.system, history, view.user_turns)
+    # How it is graded: as evalcase grades.
+    (tmp_path / "answer_provider.py").write_text(ANSWER_PROVIDER, "utf-8")
+    replies = ["订单 {{ order }} 可以退", "订单 X 可以退", "{{ order }} {# note #}"]
+    asserts = [a for a in test["assert"] if a["type"] != "llm-rubric"]
+    hidden = [json.dumps(r).replace("{", "\\u007b").replace("}", "\\u007d") for r in replies]
+    tests = [{"vars": {"evalcase_answer_json": h}, "assert": asserts} for h in hidden]
+    graded = promptfoo_eval(promptfoo_dir, {"prompts": ["x"], "tests": tests,
+                            "providers": ["file://answer_provider.py"]}, tmp_path)  # fmt: skip
+    want = [evalcase_verdict(task, r) for r in replies]
+    assert want == [True, False, False]
+    assert [bool(r["success"]) for r in graded] == want, [
+        (r.get("response"), r.get("error"), (r.get("gradingResult") or {}).get("reason"))
+        for r in graded
+    ]

@@ -14,6 +14,10 @@ var, and the summary lists it).
 ``vars`` (the agent-visible part: ``input``, ``system``, ``history`` and ``context`` as
 JSON text, ``tools``, the tool definitions in the OpenAI function-tool shape as JSON
 text, for a provider config such as ``tools: '{{tools}}'``, and the messages above),
+promptfoo reads var values and assertion values as Nunjucks templates: in JSON vars a
+``{`` opening a tag is written ``\u007b``; ``input`` and ``system`` holding one are left
+out (the messages carry them); a required or forbidden phrase holding one is a
+``python`` assertion and the ``llm-rubric`` is wrapped in ``{% raw %}``;
 ``assert`` (the answer key) and ``metadata`` (case ID, versions, risk level, tags,
 types, prompt). The agent part and the answer key stay apart: vars feed the prompt,
 assertions only grade.
@@ -46,6 +50,7 @@ own configuration schema and run with ``promptfoo eval`` in the tests.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -91,12 +96,47 @@ def exact_code(case: ExportCase) -> str:
         code = f"__import__('re').sub(r'\\s+', '', {code})"
     if ignore_case:
         code = f"{code}.casefold()"
-    return f"{code} in {answers!r}"
+    return f"{code} in {py_list(answers)}"
 
 
 def regex_code(pattern: str, wanted: bool) -> str:
     """A Python expression over ``output``: the regex grader's check of one pattern."""
-    return f"(__import__('re').search({pattern!r}, output) is {'not ' * wanted}None)"
+    return f"(__import__('re').search({py(pattern)}, output) is {'not ' * wanted}None)"
+
+
+# promptfoo renders var values and assertion values as Nunjucks templates (var values
+# twice): text holding one of these openers would not reach it as written.
+_OPENERS = re.compile(r"\{(?=[{%#])")
+_CLOSERS = re.compile(r"(?<=[%#])\}")  # a stray one is a template syntax error
+
+
+def templated(text: str) -> bool:
+    return _OPENERS.search(text) is not None or _CLOSERS.search(text) is not None
+
+
+def py(text: str) -> str:
+    """A Python string literal of ``text`` without braces (written ``\\x7b`` and
+    ``\\x7d``): promptfoo renders a ``python`` assertion's code as a template too."""
+    return repr(text).replace("{", "\\x7b").replace("}", "\\x7d")
+
+
+def py_list(texts: Sequence[str]) -> str:
+    return "[" + ", ".join(py(t) for t in texts) + "]"
+
+
+def required(group: Sequence[str]) -> dict[str, Any]:
+    """The assert for one required point (its alternatives: any one)."""
+    if any(templated(c) for c in group):  # Python reads it as written
+        return {"type": "python", "value": f"any(c in output for c in {py_list(group)})"}
+    if len(group) == 1:
+        return {"type": "contains", "value": group[0]}
+    return {"type": "contains-any", "value": list(group)}
+
+
+def forbidden(phrase: str) -> dict[str, Any]:
+    if templated(phrase):
+        return {"type": "python", "value": f"({py(phrase)} not in output)"}
+    return {"type": "not-contains", "value": phrase}
 
 
 def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
@@ -104,12 +144,8 @@ def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
     asserts: list[dict[str, Any]] = []
     if case.exact:
         asserts.append({"type": "python", "value": exact_code(case)})
-    for group in case.must_include:
-        if len(group) == 1:
-            asserts.append({"type": "contains", "value": group[0]})
-        else:
-            asserts.append({"type": "contains-any", "value": list(group)})
-    asserts += [{"type": "not-contains", "value": t} for t in case.must_not_include]
+    asserts += [required(group) for group in case.must_include]
+    asserts += [forbidden(t) for t in case.must_not_include]
     asserts += [{"type": "python", "value": regex_code(p, True)} for p in case.patterns]
     asserts += [{"type": "python", "value": regex_code(p, False)} for p in case.anti_patterns]
     if case.json_schema is not None:
@@ -123,9 +159,10 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     """The parts of ``case`` the promptfoo test holds, read back from its vars and asserts."""
     out = set()
     variables = test["vars"]
-    if case.system is not None and variables.get("system") == case.system:
+    whole = variables.get("messages") == _json(case.messages())  # system prompt included
+    if case.system is not None and (variables.get("system") == case.system or whole):
         out.add("system prompt")
-    if case.prompt is not None and variables.get("messages") == _json(case.messages()):
+    if case.prompt is not None and whole:
         out.add("prompt fixture")
     if variables.get("history"):
         out.add("conversation history")
@@ -146,12 +183,13 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
 
     if case.exact and has("python", exact_code(case)):
         out.add("exact_match")
-    if case.must_include and all(
-        has("contains", g[0]) if len(g) == 1 else has("contains-any", list(g))
-        for g in case.must_include
-    ):
+
+    def holds(expected: Mapping[str, Any]) -> bool:
+        return has(str(expected["type"]), expected["value"])
+
+    if case.must_include and all(holds(required(g)) for g in case.must_include):
         out.add("must_include")
-    if case.must_not_include and all(has("not-contains", t) for t in case.must_not_include):
+    if case.must_not_include and all(holds(forbidden(t)) for t in case.must_not_include):
         out.add("must_not_include")
     if (
         (case.patterns or case.anti_patterns)
@@ -180,7 +218,11 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """JSON text for a var: a ``{`` that would open a Nunjucks tag or a ``}`` that would
+    close one (only ever inside a string) is written ``\\u007b`` / ``\\u007d``, which the
+    provider's JSON parser reads back as written."""
+    text = _OPENERS.sub(r"\\u007b", json.dumps(value, ensure_ascii=False))
+    return _CLOSERS.sub(r"\\u007d", text)
 
 
 def var_of(prompt_id: str) -> str:
@@ -189,21 +231,23 @@ def var_of(prompt_id: str) -> str:
 
 
 def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
-    variables: dict[str, Any] = {"input": case.input_text, "messages": _json(case.messages())}
+    variables: dict[str, Any] = {"messages": _json(case.messages())}
+    # Plain-text vars as written, unless promptfoo would read them as templates (the JSON
+    # message list carries their text in any case).
+    if not templated(case.input_text):
+        variables["input"] = case.input_text
     for prompt_id, prompt in prompts.items():
         messages = with_prompt(case, prompt)
         if messages is not None:
             variables[var_of(prompt_id)] = _json(messages)
-    if case.system:
+    if case.system and not templated(case.system):
         variables["system"] = case.system
     if case.history:
-        variables["history"] = json.dumps(
-            [{"role": r, "content": c} for r, c in case.history], ensure_ascii=False
-        )
+        variables["history"] = _json([{"role": r, "content": c} for r, c in case.history])
     if case.context:
-        variables["context"] = json.dumps(dict(case.context), ensure_ascii=False)
+        variables["context"] = _json(dict(case.context))
     if case.tools:
-        variables["tools"] = json.dumps(
+        variables["tools"] = _json(
             [
                 {
                     "type": "function",
@@ -214,12 +258,13 @@ def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]
                     },
                 }
                 for t in case.tools
-            ],
-            ensure_ascii=False,
+            ]
         )
     asserts = text_asserts(case)
     rubric = rubric_text(case)
     if rubric is not None:
+        if templated(rubric) and "endraw" not in rubric:  # rendered once, as written
+            rubric = "{% raw %}" + rubric + "{% endraw %}"
         asserts.append({"type": "llm-rubric", "value": rubric})
     test: dict[str, Any] = {"description": case.case_id, "vars": variables}
     if asserts:
