@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.authoring.exports import Rendered, export
+from evalcase.authoring.exports.promptfoo import templated
 from evalcase.authoring.exports.view import TEXT_GRADERS, ExportCase, from_task
 from evalcase.config import load_config
 from evalcase.contract.task import Task
@@ -277,6 +278,9 @@ def promptfoo_verdicts(
         test = by_case.get((p.dataset, p.case_id))
         if test is None:
             continue
+        # The echo provider answers the var as promptfoo renders it: template-like text
+        # would not arrive as written (test_export_agreement sends such text otherwise).
+        assert not templated(p.answer), p.key
         asserts = [a for a in test.get("assert", ()) if a["type"] not in MODEL_GRADED]
         if not asserts:  # nothing but the model's judgement: promptfoo decides nothing
             continue
