@@ -66,13 +66,13 @@ class Tally:
     agree: int = 0
     declared: int = 0  # disagreements the summary declares
     undeclared: list[str] = field(default_factory=list)
-    not_exported: int = 0  # probes of cases the export left out (declared)
+    not_exported: int = 0  # probes it did not grade: case left out, or no check carried
 
     def line(self, name: str) -> str:
         return (
             f"{name}: {self.agree} agree, {self.declared + len(self.undeclared)} disagree "
             f"({self.declared} declared, {len(self.undeclared)} undeclared), "
-            f"{self.not_exported} of cases not exported to it"
+            f"{self.not_exported} not graded by it (declared: case left out or no check carried)"
         )
 
 
