@@ -63,13 +63,22 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         agent={"spec": "cmd:x", "name": PROBES[1]},
         started_at="2026-07-08T11:00:00Z",
     )
+    # The same agent again, failing where run-1 passed: a flaky case.
+    # (The same cases, so the same graders' configuration.)
+    write_run(
+        repo,
+        commit,
+        "run-4",
+        [check_008(False, 1), duplicate_003(True, 1)],
+        started_at="2026-07-08T13:00:00Z",
+    )
     prompted = []
     # As the runner numbers them: a case's attempts count on across prompts.
     for n, prompt in enumerate(("concise", "friendly"), start=1):
         for a in (check_008(prompt == "concise", n), duplicate_003(True, n)):
             prompted.append({**a, "prompt": prompt})
     write_run(repo, commit, "run-3", prompted, started_at="2026-07-08T12:00:00Z")
-    for run_id in ("run-1", "run-2", "run-3"):
+    for run_id in ("run-1", "run-2", "run-3", "run-4"):
         graded = run_cli("grade", run_id, cwd=repo)
         assert graded.returncode in (0, 1), graded.stderr
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
@@ -127,6 +136,11 @@ def test_pages_answer_and_escape(site: dict[str, Any]) -> None:
     assert "tool_refund_check_008" in html[first:]
     status, html, _ = _get(base + "grid?run=run-3")
     assert status == 200 and "concise" in html and "friendly" in html
+    status, html, _ = _get(base + "flaky")
+    assert status == 200
+    flaky = html.split('id="flaky"', 1)[1]
+    assert "tool_refund_check_008" in flaky and "run-4" in flaky
+    assert "agent_refund_duplicate_submit_003" not in flaky
     status, html, _ = _get(base + "case?id=tool_refund_check_008")
     assert status == 200 and html.count("/runs/run-") >= 3
     assert _get(base + "runs/no-such-run")[0] == 404
