@@ -282,6 +282,12 @@ def existing_keys(config: Config) -> dict[str, str]:
     return keys
 
 
+# What evalcase's jsonl export adds to ``input`` from the agent view: the system prompt and
+# the prompt fixture rendered. A case holds them as its own fields (the system prompt in
+# ``generation_config``, ``prompt:``), so they are no part of what the user said.
+_RENDERED = ("system", "prompt", "messages")
+
+
 def case_fields(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(input, context) of a case from a section 11 record."""
     raw = record["input"]
@@ -294,7 +300,8 @@ def case_fields(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         context["context_refs"] = list(raw["context_refs"])
     if isinstance(raw.get("env"), dict):
         context["env"] = raw["env"]
-    rest = {k: v for k, v in raw.items() if k not in ("message", "context", "context_refs", "env")}
+    rest = {k: v for k, v in raw.items() if k not in ("message", "context", "context_refs", "env")
+            and k not in _RENDERED}  # fmt: skip
     message = raw.get("message")
     if isinstance(message, str) and message and not rest:
         return message, context

@@ -257,7 +257,8 @@ def import_command(
     default="jsonl",
     show_default=True,
     help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
-    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+    "json_dataset), openai-evals (registry samples for Includes), promptfoo (a config: "
+    "prompts and tests).",
 )
 @click.option(
     "-o",
