@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from evalcase.contract import graders as graders_of
 from evalcase.contract import state as state_model
 from evalcase.contract.fields import part
 from evalcase.contract.task import (
@@ -644,7 +645,7 @@ def judge_view(
             float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
             {k: v for k, v in g.items() if k not in ("type", "weight")},
         )
-        for g in _list(evaluator.get("graders"))
+        for g in graders_of.configured(evaluator)
         if isinstance(g, Mapping)
     )
     rubric: Rubric | None = None
