@@ -384,6 +384,15 @@ class Repo:
             self._stop_cat_file()
         return out
 
+    def staged_contents(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The staged (git index) contents of ``paths``, relative to the case repository,
+        through the same cat-file stream (``:<path>`` names the index's blob). Paths that
+        are not staged, or hold whitespace (cat-file's answer line could not be told from
+        its name), are left out."""
+        names = {p: f":{self._in([p])[0]}" for p in paths if p and not any(c.isspace() for c in p)}
+        blobs = self.read_blobs(names.values())
+        return {p: blobs[n] for p, n in names.items() if n in blobs}
+
     def _cat_file(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
             try:
