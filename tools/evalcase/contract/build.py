@@ -833,7 +833,10 @@ def build_task(
             conditions.append(when if isinstance(when, str) and when.strip() else None)
         elif role == "system":
             history.append(Turn("system", content))
-    if not interaction:
+    if not any(t.get("role") == "user" for t in interaction):
+        # ``input`` is the first user turn unless the interaction scripts the user's
+        # turns (an interaction of history only, e.g. a simulated case's assistant
+        # opening, still sends it); a simulated case without it lets the user open.
         value = case.get("input")
         if isinstance(value, str):
             user_turns.append(value)
