@@ -180,10 +180,8 @@ def test_a_local_hooks_repository_is_named_and_ci_says_what_to_set(tmp_path: Pat
                      cwd=tmp_path)  # fmt: skip
     assert shared.returncode == 0 and "warning" not in shared.stderr, shared.stderr
     text = (tmp_path / "s" / ".github/workflows/evalcase.yml").read_text("utf-8")
-    assert (
-        "${{ vars.EVALCASE_PIP_SPEC || 'evalcase @ git+https://git.example.com/evalcase.git@abc123' }}"
-        in text
-    )
+    spec = "evalcase @ git+https://git.example.com/evalcase.git@abc123"
+    assert "${{ vars.EVALCASE_PIP_SPEC || '" + spec + "' }}" in text
 
 
 def test_the_install_step_fails_clearly_without_the_variable(tmp_path: Path) -> None:
@@ -193,7 +191,9 @@ def test_the_install_step_fails_clearly_without_the_variable(tmp_path: Path) -> 
     text = (root / ".github/workflows/evalcase.yml").read_text("utf-8")
     workflow = YAML(typ="safe").load(text)
     (step,) = [s for s in workflow["jobs"]["lint"]["steps"] if s.get("name") == "Install evalcase"]
-    proc = subprocess.run(["bash", "-c", step["run"]], env={"EVALCASE_PIP_SPEC": "",
-                          "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=False)  # fmt: skip
+    env = {"EVALCASE_PIP_SPEC": "", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        ["bash", "-c", step["run"]], env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 1
     assert "::error::set the repository variable EVALCASE_PIP_SPEC" in proc.stdout

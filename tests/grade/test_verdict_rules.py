@@ -126,10 +126,8 @@ def test_unrun_rule_checks_keep_the_soft_graders_message() -> None:
 
 def implied_case(**evaluator: Any) -> Any:
     """A case in the contract's own form: rule checks and a judge, no graders list."""
-    return judge_spec_from_case(
-        {"case_id": "sample_case_001", "case_version": "v1", "rubric": RUBRIC,
-         "evaluator_config": evaluator}  # fmt: skip
-    )
+    case = {"case_id": "sample_case_001", "case_version": "v1", "rubric": RUBRIC}
+    return judge_spec_from_case({**case, "evaluator_config": evaluator})
 
 
 def test_rule_checks_and_judge_imply_hard_graders_without_a_graders_list() -> None:

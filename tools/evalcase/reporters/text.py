@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from evalcase.model import Finding, Severity
 from evalcase.reporters import ReportContext
