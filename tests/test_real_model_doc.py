@@ -55,7 +55,7 @@ def test_the_steps_come_in_an_order_that_works() -> None:
     first_run = script.index("evalcase run ")
     assert extra < first_run and telemetry < needle
     # every port is one the kernel chose, none fixed
-    assert 'NEEDLE_PORT=$(free_port); GEMMA_PORT=$(free_port)' in script
+    assert "NEEDLE_PORT=$(free_port); GEMMA_PORT=$(free_port)" in script
     assert not re.search(r"127\.0\.0\.1:\d", script), "a fixed port"
     assert '--port "$NEEDLE_PORT"' in script and 'gemma_server.py "$GEMMA_PORT"' in script
 

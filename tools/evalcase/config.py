@@ -49,7 +49,7 @@ CONFIG_FILE = "evalcase.toml"
 
 
 # Sections that cannot change a lint finding, hashed apart from the lint cache key.
-NON_LINT_SECTIONS = frozenset({"run", "grade", "report"})
+NON_LINT_SECTIONS = frozenset({"run", "grade", "report", "results"})
 
 
 @dataclass(frozen=True)

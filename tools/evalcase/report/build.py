@@ -10,7 +10,7 @@ from typing import Any
 from evalcase import __version__
 from evalcase.grade.aggregate import rates, slices
 from evalcase.grade.awaiting import awaiting
-from evalcase.grade.run import GradedRun
+from evalcase.grade.recorded_run import GradedRun
 
 SCHEMA = "evalcase.report/1"
 RISK_ORDER = {"P0": 0, "P1": 1, "P2": 2, "P3": 3}

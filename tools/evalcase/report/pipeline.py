@@ -11,7 +11,7 @@ from evalcase.config import Config
 from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
-from evalcase.grade.run import GradedRun, grade_run, read_run
+from evalcase.grade.recorded_run import GradedRun, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
@@ -26,7 +26,7 @@ class Outcome:
 def context_from(
     config: Config, environ: Mapping[str, str], replayer: Replayer | None = None
 ) -> GradeContext:
-    """The grading context of one run; ``replayer`` (``evalcase.run.replay.replay_expected``,
+    """The grading context of one run; ``replayer`` (``evalcase.run.gold_replay.replay_expected``,
     given by the command: this layer does not import the runner) computes the gold end
     states of ``final_state_check.from_expected_calls``, once per case."""
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
@@ -82,7 +82,9 @@ def grade_and_report(
     graded = grade_run(record, dataset, context_from(config, environ, replayer))
     if redact is None:
         redact = bool(config.grade.get("redact", False))
-    out = write_report(graded, reports_root(config), redact=redact, environ=environ)
+    out = write_report(
+        graded, reports_root(config), redact=redact, environ=environ, grade_section=config.grade
+    )
     return Outcome(graded, out)
 
 
@@ -196,7 +198,7 @@ def redact_outputs(run_dir: Path) -> None:
 
     from evalcase import pii, scrub
     from evalcase.contract import records as strict
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
 
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
