@@ -51,6 +51,7 @@ COMMAND_MODULES: dict[str, str] = {
     "push": "remote",
     "pull": "remote",
     "view": "view",
+    "audit": "audit",
 }
 
 

@@ -67,7 +67,9 @@ class RunConfig:
     max_state_bytes: int = 32 * 1024 * 1024
     max_record_bytes: int = 64 * 1024 * 1024
     cel_memory_mb: int = 512
-    sandbox: bool = False
+    # None: sandboxed wherever bubblewrap works (evalcase.run.isolation.decide).
+    sandbox: bool | None = None
+    require_sandbox: bool = False
     outputs_dir: str = "outputs"
     executor: str = "local"
     judge: dict[str, Any] = field(default_factory=dict)
@@ -105,6 +107,8 @@ class Config:
     governance_fields: tuple[str, ...] = DEFAULT_GOVERNANCE_FIELDS
     # Plain `evalcase lint` compares with this branch (its merge base); None: with HEAD.
     base_branch: str | None = None
+    # [versioning] require_audit: `evalcase tag` refuses unaudited counted cases too
+    require_audit: bool = False
     default_agent: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)
     grade: dict[str, Any] = field(default_factory=dict)
@@ -307,6 +311,7 @@ def load_config(root: Path) -> Config:
         tag_format=versioning.get("tag_format", "{dataset_id}@{dataset_version}"),
         governance_fields=tuple(versioning.get("governance_fields", DEFAULT_GOVERNANCE_FIELDS)),
         base_branch=versioning.get("base_branch"),
+        require_audit=bool(versioning.get("require_audit", False)),
         default_agent=run.get("default_agent"),
         agents=dict(run.get("agents", {})),
         grade=dict(raw.get("grade", {})),
@@ -322,7 +327,8 @@ def load_config(root: Path) -> Config:
             max_state_bytes=run.get("max_state_bytes", 32 * 1024 * 1024),
             max_record_bytes=run.get("max_record_bytes", 64 * 1024 * 1024),
             cel_memory_mb=run.get("cel_memory_mb", 512),
-            sandbox=bool(run.get("sandbox", False)),
+            sandbox=None if run.get("sandbox") is None else bool(run["sandbox"]),
+            require_sandbox=bool(run.get("require_sandbox", False)),
             outputs_dir=run.get("outputs_dir", "outputs"),
             executor=run.get("executor", "local"),
             judge=dict(run.get("judge", {})),

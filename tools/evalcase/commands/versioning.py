@@ -10,18 +10,31 @@ from evalcase.commands.common import config_for, fatal_errors, root_option
 
 @click.command("tag")
 @click.argument("dataset")
+@click.option(
+    "--override-audit",
+    "override_audit",
+    default=None,
+    metavar="REASON",
+    help="Release even though counted cases have unresolved audit findings (or, with "
+    "[versioning] require_audit, no audit); REASON and the cases are recorded in the tag.",
+)
 @root_option
 @fatal_errors
-def tag_command(dataset: str, root: str | None) -> None:
+def tag_command(dataset: str, override_audit: str | None, root: str | None) -> None:
     """Release DATASET: tag HEAD as <dataset_id>@<dataset_version>.
 
-    Refuses unless the working tree is clean, the repository lints clean and the
-    manifest's version has no tag yet. The annotated tag records the case count, every
-    case ID with its case_version, and the dataset digest. Tags are never moved.
+    Refuses unless the working tree is clean, the repository lints clean, the
+    manifest's version has no tag yet and no counted case has an unresolved audit
+    finding stored by evalcase audit (docs/audit.md). The annotated tag records the case
+    count, every case ID with its case_version, and the dataset digest. Tags are never
+    moved.
     """
     from evalcase.actions import tag_dataset
 
-    name = tag_dataset(config_for(root), dataset)
+    def warn(message: str) -> None:
+        click.echo(f"evalcase: warning: {message}", err=True)
+
+    name = tag_dataset(config_for(root), dataset, override_audit=override_audit, warn=warn)
     click.echo(f"created tag {name}")
 
 

@@ -454,6 +454,10 @@ class Linter:
         h.update(repr(sorted(only) if only is not None else None).encode())
         # Some repo findings depend on the date (EC405: a retention period that has ended).
         h.update(_today().encode())
+        # EC420 reads the audit store: an audit since the last run changes its findings.
+        from evalcase.audit.store import stamp
+
+        h.update(stamp(self.config.root).encode())
         if self.history is not None:
             key = self.history.key()
             if not key:

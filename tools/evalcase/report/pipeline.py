@@ -11,7 +11,7 @@ from evalcase.config import Config
 from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
-from evalcase.grade.recorded_run import GradedRun, grade_run, read_run
+from evalcase.grade.recorded_run import GradedRun, RunRecord, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
@@ -83,9 +83,26 @@ def grade_and_report(
     if redact is None:
         redact = bool(config.grade.get("redact", False))
     out = write_report(
-        graded, reports_root(config), redact=redact, environ=environ, grade_section=config.grade
+        graded,
+        reports_root(config),
+        redact=redact,
+        environ=environ,
+        grade_section=config.grade,
+        audit=audit_of(config, record),
     )
     return Outcome(graded, out)
+
+
+def audit_of(config: Config, record: RunRecord) -> dict[str, str]:
+    """Each run case's audit status from the audit store (evalcase.audit.store), by the
+    content digest the run recorded; {} when the dataset was never audited here."""
+    from evalcase.audit.store import report_statuses
+
+    cases = record.run.get("cases")
+    if not isinstance(cases, Mapping):
+        return {}
+    digests = {str(k): str(v.get("digest")) for k, v in cases.items() if isinstance(v, Mapping)}
+    return report_statuses(config.root, record.dataset_id, digests)
 
 
 def summary_lines(outcome: Outcome) -> list[str]:

@@ -125,11 +125,13 @@ def write_report(
     redact: bool = False,
     environ: Mapping[str, str] | None = None,
     grade_section: Any = None,
+    audit: Mapping[str, str] | None = None,
 ) -> Path:
     """Render and write the four files as a new grading beside the earlier ones, and as
-    the run's default report (evalcase.report.gradings); returns the report directory."""
+    the run's default report (evalcase.report.gradings); returns the report directory.
+    ``audit``: each case's audit status, when its dataset was audited (see build_report)."""
     scrubber = scrub.active(os.environ if environ is None else environ)
-    built = build_report(graded, redacted=redact)
+    built = build_report(graded, redacted=redact, audit=audit)
     target = reports_root / graded.record.commit / graded.record.run_id
     meta = grading_meta(graded, built, grade_section)
     earlier = gradings.list_gradings(target)

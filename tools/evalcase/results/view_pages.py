@@ -41,6 +41,10 @@ _env = jinja2.Environment(
     lstrip_blocks=True,
 )
 _env.globals.update(url=url, percent=percent, pretty=pretty)
+# One character per attempt in the cases table and the grids (the class gives its colour;
+# the title, its word).
+MARKS = {"pass": "✓", "fail": "✗", "pending": "?", "error": "!", "skipped": "–"}
+_env.filters["mark"] = lambda verdict: MARKS.get(str(verdict), "·")
 
 
 def render(template: str, http_status: int = 200, **context: Any) -> HTMLResponse:

@@ -9,6 +9,7 @@ from evalcase.lint.rules import (
     approval_incomplete,
     approval_stale,
     approved_without_review,
+    audit_stale,
     bad_number,
     blank_behavior_item,
     blank_reviewer,
@@ -215,6 +216,7 @@ _MODULES = (
     duplicate_case_content,
     tool_schema_invalid,
     review_record_mismatch,
+    audit_stale,
     # versioning (EC5xx)
     case_version_not_bumped,
     version_decreased,
