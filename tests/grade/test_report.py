@@ -186,7 +186,10 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
         assert got["name"] == gate["name"] and got["metric"] == metric
         assert got["cases"] == len(members)
         if not members:
-            assert got["verdict"] == "error"
+            # none of the gate's cases ran: skipped when the dataset has some (the
+            # run's selection left them out), an error when it has none
+            assert got["verdict"] in ("error", "skipped"), got
+            assert got["verdict"] == "error" or "none of its" in got["reason"]
             continue
         value = _rates(members)[metric]
         assert got["value"] == value

@@ -104,6 +104,9 @@ def init_command(
     click.echo(f"created {len(result.files)} files in {result.root}")
     click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
     click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
+    warning = result.hooks.unshared_warning()
+    if warning:
+        click.echo(warning, err=True)
     click.echo(
         "next: cd into it, `git init`, `pre-commit install`, then "
         f"`evalcase new {result.dataset_id} --type tool --scenario {result.example_stem}`"

@@ -125,6 +125,12 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{pct(r['pass^k']):>10}",
         "",
     ]
+    if r.get("prompts"):
+        lines.insert(
+            -1,
+            f"{r['cases']} cases × {r['prompts']} prompts: {r['case_runs']} case runs "
+            "(the rates and the outcomes below are over the case runs; gates per prompt)",
+        )
     by_prompt = slices(outcome.graded.cases)["prompt"]
     if by_prompt:
         lines.insert(-1, "")
