@@ -16,8 +16,6 @@ from evalcase.commands.progress import progress_display
 
 if TYPE_CHECKING:
     from evalcase.config import Config
-    from evalcase.run.driver import RunResult
-    from evalcase.run.launch import RunRequest
 
 EXIT_GATES = 1
 
@@ -169,7 +167,7 @@ def run(
     request = RunRequest(**options)
     if (problem := request.problem()) is not None:
         raise click.UsageError(problem)
-    held = _held_keys(config, request)
+    held = _hold_keys(config, request)
     launch = prepare(config, request, _tell)
     if isinstance(launch, NoAgent):
         click.echo(f"evalcase: {launch.message}", err=True)
@@ -179,21 +177,18 @@ def run(
     result = _interruptible(
         lambda: launch.execute(progress_display(launch.label, progress)), launch.run_id
     )
-    _show(config, result)
+    _tell_result(config, result)
     held.close()  # the judge's key, where grading reads it
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
     ok = not grade or _graded_ok(config, result.path, redact)
     if publish:
-        from evalcase.results.remote import publish_runs
-
-        for line in publish_runs(config, remote, [result.run_id]):
-            click.echo(line)
+        _publish(config, remote, result.run_id)
     if not ok:
         sys.exit(EXIT_GATES)
 
 
-def _held_keys(config: Config, request: RunRequest) -> contextlib.ExitStack:
+def _hold_keys(config: Config, request: Any) -> contextlib.ExitStack:
     """The keys are read once and kept out of the environment until grading, so that no
     process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
     run keeps them there: its workers read them from their environment."""
@@ -207,8 +202,7 @@ def _held_keys(config: Config, request: RunRequest) -> contextlib.ExitStack:
     return held
 
 
-def _show(config: Config, result: RunResult) -> None:
-    """The run's line: attempts, new ones, errors, where it is (and damaged lines)."""
+def _tell_result(config: Config, result: Any) -> None:
     try:
         shown = result.path.relative_to(config.root)
     except ValueError:
@@ -219,6 +213,13 @@ def _show(config: Config, result: RunResult) -> None:
         f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
         f"{result.errors} errors -> {shown}"
     )
+
+
+def _publish(config: Config, remote: Any, run_id: str) -> None:
+    from evalcase.results.remote import publish_runs
+
+    for line in publish_runs(config, remote, [run_id]):
+        click.echo(line)
 
 
 def _tell(message: str) -> None:

@@ -35,10 +35,10 @@ def view_command(host: str, port: int, token: str | None, root: str | None) -> N
 
     from evalcase.results.view import is_loopback, new_token, starlette_parts
 
-    config = config_for(root)
-    starlette_parts()  # before the pages' module imports Starlette: how to install it
+    starlette_parts()  # the install hint, before Starlette is imported
     from evalcase.results.view_pages import make_app
 
+    config = config_for(root)
     if not is_loopback(host) and not token:
         token = new_token()
     app = make_app(config, token=token if not is_loopback(host) or token else None, host=host)

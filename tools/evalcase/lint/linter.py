@@ -308,7 +308,7 @@ class Linter:
         for rule in RULES.values():
             if rule.scope == "repo" and getattr(rule.module, "CASE_LOOKUPS", None) is None:
                 return False
-        if any(not _is_case(path) for path in state.changed):
+        if any(not is_case(path) for path in state.changed):
             return False
         if self.history is None:
             return True
@@ -408,9 +408,21 @@ class Linter:
                 index.add(result.facts)
             elif classify(path)[0] is FileKind.FIXTURE:
                 index.add_broken(path)
+        repo_findings: list[Finding] = []
         for rule in RULES.values():
             if rule.scope == "repo":
-                findings.extend(capped_per_file(rule.module.check(index, self.config)))
+                repo_findings.extend(capped_per_file(rule.module.check(index, self.config)))
+        if focus_set is not None:
+            # A focused run reports, besides the focus, the cases a focused fixture
+            # reaches (the index's reverse references): what a staged fixture change
+            # breaks in cases the commit did not touch. Repo findings on other cases
+            # (a rule that compares every case) are not this run's to report.
+            reached = {c.path for c in index.checked_cases()}
+            repo_findings = [
+                f for f in repo_findings
+                if f.path in focus_set or f.path in reached or not is_case(f.path)
+            ]  # fmt: skip
+        findings.extend(repo_findings)
         if self.history is not None:
             history = self.history.build(self.analyzer, index, results, contents)
             for rule in RULES.values():
@@ -629,7 +641,8 @@ def _is_file_path(path: str) -> bool:
     return is_candidate(path)
 
 
-def _is_case(path: str) -> bool:
+def is_case(path: str) -> bool:
+    """Whether ``path`` is a case file (by where it is)."""
     from evalcase.files import classify
     from evalcase.model import FileKind
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from starlette.applications import Starlette
@@ -19,6 +19,9 @@ from starlette.routing import Route
 
 from evalcase.config import Config
 from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
 from evalcase.results.view import (
     CASES_PER_PAGE,
     CSP,
@@ -100,13 +103,6 @@ class Guard(BaseHTTPMiddleware):  # type: ignore[misc]  # Starlette is Any to my
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
         return response
-
-
-def make_app(config: Config, *, token: str | None = None, host: str = "127.0.0.1") -> Starlette:
-    """The viewer's ASGI application. Import this module after
-    :func:`evalcase.results.view.starlette_parts`, which says how to install the extra
-    when Starlette is missing (this module imports it)."""
-    return application(Viewer(config), token=token, loopback_only=is_loopback(host))
 
 
 def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> Starlette:
@@ -371,4 +367,10 @@ def _grades_file(viewer: Viewer, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["RUNS_PER_PAGE", "application"]
+def make_app(config: Config, *, token: str | None = None, host: str = "127.0.0.1") -> Starlette:
+    """The viewer's ASGI application: its pages over ``config``'s store and folders, with
+    the token required off loopback (:mod:`evalcase.results.view`, "Trust")."""
+    return application(Viewer(config), token=token, loopback_only=is_loopback(host))
+
+
+__all__ = ["RUNS_PER_PAGE", "application", "make_app"]

@@ -19,7 +19,8 @@ NAME = "exact_match"
 VERSION = "1"
 
 
-def _normal(text: str, ignore_case: bool, ignore_space: bool) -> str:
+def normal(text: str, ignore_case: bool, ignore_space: bool) -> str:
+    """The text as compared (exports that restate this check use it too)."""
     text = text.strip()
     if ignore_space:
         text = re.sub(r"\s+", "", text)
@@ -46,7 +47,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     if answer is None:
         return error("the attempt has no output to compare")
     flags = bool(options.get("ignore_case")), bool(options.get("ignore_whitespace"))
-    if any(_normal(answer, *flags) == _normal(r, *flags) for r in refs):
+    if any(normal(answer, *flags) == normal(r, *flags) for r in refs):
         return passed("the answer equals the reference")
     return failed(
         f"the answer {short(answer)!r} differs from {short(refs[0])!r}", Evidence(None, "output")
