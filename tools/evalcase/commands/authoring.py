@@ -304,7 +304,7 @@ def export_command(
             "evalcase version or configuration?)",
             err=True,
         )
-    from evalcase.commands.written import echo_output, write_output
+    from evalcase.commands.common import echo_output, write_output
 
     if output is None:
         echo_output(rendered.text)
@@ -346,7 +346,7 @@ def coverage_command(
 
     cov = compute(config_for(root), dataset)
     text = RENDERERS[output_format](cov)
-    from evalcase.commands.written import echo_output, write_output
+    from evalcase.commands.common import echo_output, write_output
 
     if output is None:
         echo_output(text)
