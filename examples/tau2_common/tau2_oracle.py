@@ -121,7 +121,8 @@ def declared_gold_errors(repo: Path, dataset: str, case_id: str) -> list[dict[st
     import yaml
 
     path = repo / "datasets" / dataset / "cases" / f"{case_id}.yaml"
-    doc = yaml.safe_load(path.read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    doc = yaml.load(path.read_text(), Loader=loader)  # a safe loader, in C when built
     rows: list[dict[str, Any]] = (doc.get("metadata") or {}).get("x-tau2_gold_errors") or []
     return rows
 
@@ -130,20 +131,30 @@ def task_of(case_id: str) -> str:
     return str(int(case_id.rsplit("_", 1)[1]))
 
 
-def features(task: Any, writes: frozenset[str]) -> frozenset[str]:
+def features(task: Any, writes: frozenset[str], rejected: bool = False) -> frozenset[str]:
     """What a task exercises, for --cover: the tools its expected actions call, whether it
     has communicate_info, whether it changes the database (calls one of ``writes``),
-    whether it expects no action."""
+    whether it expects no action, whether tau2's own tools reject one of its expected
+    actions (``rejected``: the case declares it)."""
     criteria = task.evaluation_criteria
     tools = {action.name for action in criteria.actions or []}
     out = {f"tool:{name}" for name in tools}
     out.add(f"communicate:{bool(criteria.communicate_info)}")
     out.add(f"writes:{bool(tools & writes)}")
     out.add(f"no_action:{not tools}")
+    out.add(f"gold_error:{rejected}")
     return frozenset(out)
 
 
-def cover(port: Port, tasks: list[Any]) -> list[str]:
+def rejected_tasks(repo: Path, port: Port) -> frozenset[str]:
+    """The tasks whose case declares expected actions tau2's tools reject."""
+    cases = sorted((repo / "datasets" / port.dataset / "cases").glob("*.yaml"))
+    return frozenset(
+        task_of(path.stem) for path in cases if declared_gold_errors(repo, port.dataset, path.stem)
+    )
+
+
+def cover(port: Port, tasks: list[Any], rejected: frozenset[str] = frozenset()) -> list[str]:
     """Task ids covering every feature of :func:`features` (greedy: the task adding the
     most features not yet covered, the first such in task order)."""
     from tau2.environment.toolkit import ToolType  # type: ignore[import-not-found]
@@ -152,7 +163,7 @@ def cover(port: Port, tasks: list[Any]) -> list[str]:
     writes = frozenset(
         name for name in toolkit.get_tools() if toolkit.tool_type(name) == ToolType.WRITE
     )
-    of = {str(t.id): features(t, writes) for t in tasks}
+    of = {str(t.id): features(t, writes, str(t.id) in rejected) for t in tasks}
     wanted = frozenset().union(*of.values())
     chosen: list[str] = []
     covered: frozenset[str] = frozenset()
@@ -168,7 +179,9 @@ def tau2_tasks(port: Port) -> list[Any]:
     return list(port.module("environment").get_tasks(None))
 
 
-def check(port: Port, repo: Path, select: list[str] | None, tau2: list[Any] | None = None) -> dict[str, Any]:
+def check(
+    port: Port, repo: Path, select: list[str] | None, tau2: list[Any] | None = None
+) -> dict[str, Any]:
     from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
     from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
     from tau2.evaluator.evaluator_communicate import CommunicateEvaluator  # type: ignore[import-not-found]
@@ -204,7 +217,7 @@ def check(port: Port, repo: Path, select: list[str] | None, tau2: list[Any] | No
                 env.make_tool_call(
                     tool_name=action.name, requestor=action.requestor, **action.arguments
                 )
-            except Exception as exc:  # noqa: BLE001  (tau2's tools raise ValueError)
+            except Exception as exc:  # tau2's tools raise ValueError
                 raised.append(
                     {"action_id": action.action_id, "tool": action.name, "tau2_error": str(exc)}
                 )
@@ -323,7 +336,8 @@ def main(port: Port, description: str) -> int:
         select = [ns.select] if ns.select else None
         tau2 = tau2_tasks(port)
         if ns.cover:
-            select = [port.case_id(tid) for tid in cover(port, tau2)]
+            chosen = cover(port, tau2, rejected_tasks(repo, port))
+            select = [port.case_id(tid) for tid in chosen]
             print(f"cover: tasks {', '.join(str(int(s.rsplit('_', 1)[1])) for s in select)}")
         results = check(port, repo, select, tau2)
         if ns.cover:

@@ -300,9 +300,7 @@ def manifest(domain: Domain, tasks: int, tools: int) -> dict[str, Any]:
         "owner": "tau2_port",
         "agent": "tau2_replay",
         "prompts": [domain.policy_id],
-        "suites": {
-            "full": {"description": "Every task.", "risk_levels": ["P0", "P1", "P2", "P3"]}
-        },
+        "suites": {"full": {"description": "Every task.", "risk_levels": ["P0", "P1", "P2", "P3"]}},
         "gates": [{"name": "overall", "suite": "full", "min_pass_rate": 0.0}],
     }
 
@@ -340,8 +338,10 @@ def build(domain: Domain, out: Path, root: Path) -> dict[str, Any]:
         actions = next(t for t in tasks if t["id"] == tid)["evaluation_criteria"]["actions"]
         for row in rows:
             if actions[row["action"]]["name"] != row["tool"]:
-                raise SystemExit(f"{domain.gold_errors}: task {tid} action {row['action']} "
-                                 f"is not a call of {row['tool']}")
+                raise SystemExit(
+                    f"{domain.gold_errors}: task {tid} action {row['action']} "
+                    f"is not a call of {row['tool']}"
+                )
 
     for sub in ("datasets", "fixtures", "oracle", "agents"):
         shutil.rmtree(out / sub, ignore_errors=True)

@@ -38,9 +38,10 @@ def tau2_tasks() -> list[Any]:
     return tau2_oracle.tau2_tasks(PORT)
 
 
-def cover(tasks: list[Any]) -> list[str]:
-    """The covering subset of the tasks (``--cover``)."""
-    return tau2_oracle.cover(PORT, tasks)
+def cover(tasks: list[Any], rejected: frozenset[str] = frozenset()) -> list[str]:
+    """The covering subset of the tasks (``--cover``); ``rejected``: the tasks whose case
+    declares expected actions tau2's tools reject (``tau2_oracle.rejected_tasks``)."""
+    return tau2_oracle.cover(PORT, tasks, rejected)
 
 
 def check(repo: Path, select: list[str] | None, tau2: list[Any] | None = None) -> dict[str, Any]:
