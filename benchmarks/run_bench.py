@@ -150,7 +150,7 @@ def child_judge(n: int, concurrency: int, port: int, out: str) -> dict[str, Any]
     """Grade n attempts of cases with an llm_rubric against the 1 s stub as the judge."""
     from evalcase.grade.aggregate import CaseMeta
     from evalcase.grade.context import GradeContext, JudgeConfig
-    from evalcase.grade.run import RunRecord, grade_run
+    from evalcase.grade.recorded_run import RunRecord, grade_run
     from evalcase.grade.spec import judge_spec_from_case
     from evalcase.grade.tasks import GradingCase, GradingDataset
 

@@ -794,6 +794,6 @@ SAMPLES: dict[str, list[Sample]] = {
         ),
         Sample("no rubric", g("llm_rubric"), attempt("好"), "error"),
     ],
-    # human passes and fails with recorded reviews: tests/grade/test_review.py
+    # human passes and fails with recorded reviews: tests/grade/test_human_verdicts.py
     "human": [Sample("not reviewed", g("human"), attempt("好"), "pending")],
 }

@@ -141,7 +141,7 @@ def test_require_same_content_refuses_different_content(runs: dict[str, Any]) ->
 def test_unknown_run_is_a_clear_error(runs: dict[str, Any]) -> None:
     proc = run_cli("compare", "run-a", "nope", cwd=runs["repo"])
     assert proc.returncode == 2
-    assert "no report for run 'nope'" in proc.stderr
+    assert "no graded run 'nope'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

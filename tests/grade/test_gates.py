@@ -117,3 +117,68 @@ def test_cohens_kappa() -> None:
     # expected agreement: 0.5*0.6 + 0.5*0.4 = 0.5 -> kappa = (0.7-0.5)/0.5
     assert k == pytest.approx(0.4)
     assert kappa([]) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("gate", "cases", "verdict", "why"),
+    [
+        # m of k per case: 4 of 5 passes each case even with one failure...
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 4, "of": 5}},
+         [case("a", "ppppf"), case("b", "ppppp")], "pass", "4 of 5 100.00%"),
+        # ... 3 of 5 does not.
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 4, "of": 5}},
+         [case("a", "pppff"), case("b", "ppppp")], "fail", "4 of 5 50.00%"),
+        # Only the first K attempts count.
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 2, "of": 2}},
+         [case("a", "ppf")], "pass", ""),
+        # Undecided attempts that could still make the case: pending, not fail.
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 4, "of": 5}},
+         [case("a", "ppp??")], "pending", "undecided"),
+        # Too few attempts to judge: an error that says how to run.
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 4, "of": 5}},
+         [case("a", "ppp")], "error", "--repeat 5"),
+        ({"min_pass_rate": 1.0, "case_passes": {"min": 6, "of": 5}},
+         [case("a", "ppppp")], "error", "no case can pass"),
+        ({"min_pass_rate": 1.0, "metric": "pass@1", "case_passes": {"min": 1, "of": 1}},
+         [case("a", "p")], "error", "replaces metric"),
+        # Confidence: 9 of 10 attempts clear 0.8 as a rate, not as a 95% lower bound...
+        ({"min_pass_rate": 0.8, "confidence": 0.95},
+         [case("a", "ppppp"), case("b", "ppppf")], "fail", "not enough evidence"),
+        # ... 40 of 40 do (lower bound 93.7%).
+        ({"min_pass_rate": 0.8, "confidence": 0.95},
+         [case(c, "pppppppp") for c in "abcde"], "pass", "lower bound"),
+        # Over cases for pass^k: 30 of 30 cases all-pass.
+        ({"min_pass_rate": 0.9, "metric": "pass^k", "confidence": 0.95},
+         [case(f"c{i}", "pp") for i in range(30)], "pass", "30 of 30 cases"),
+        # A lower bound that could clear once pending attempts resolve: pending.
+        ({"min_pass_rate": 0.8, "confidence": 0.95},
+         [case(c, "pppppppp") for c in "abcd"] + [case("e", "pppp????")], "pending", ""),
+    ],
+)  # fmt: skip
+def test_repeat_thresholds_and_confidence(
+    gate: dict[str, object], cases: list[CaseFigures], verdict: str, why: str
+) -> None:
+    result = evaluate({"name": "g", **gate}, cases, SUITES)
+    assert result.verdict == verdict, result.reason
+    assert why in result.reason
+
+
+def test_the_noise_statistics() -> None:
+    from evalcase.results.noise import fisher_greater, fisher_less, lower_bound, wilson
+
+    # Fisher: 3 of 3 then 0 of 3 is 1/C(6,3); 4/4 then 3/4 is half the tables.
+    assert fisher_less(3, 3, 0, 3) == pytest.approx(0.05)
+    assert fisher_less(4, 4, 3, 4) == pytest.approx(0.5)
+    assert fisher_less(4, 4, 0, 4) == pytest.approx(1 / 70)
+    assert fisher_less(2, 4, 2, 4) == pytest.approx(
+        (1 * 1 + 4 * 4 + 6 * 6) / 70  # P(X <= 2), hypergeometric(8, 4, 4)
+    )
+    assert fisher_greater(0, 3, 3, 3) == pytest.approx(0.05)
+    assert fisher_less(0, 3, 3, 3) == pytest.approx(1.0)
+    # Wilson, against published values (Newcombe 1998, table I: 81/263 -> 0.2553-0.3662).
+    low, high = wilson(81, 263)
+    assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
+    assert wilson(0, 10)[0] == 0.0 and 0 < wilson(0, 10)[1] < 0.35
+    assert wilson(10, 10)[1] == 1.0 and wilson(10, 10)[0] < 1.0
+    assert lower_bound(40, 40, 0.95) == pytest.approx(0.9366, abs=1e-4)
+    assert lower_bound(0, 0, 0.95) == 0.0

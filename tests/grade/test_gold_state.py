@@ -15,7 +15,7 @@ from evalcase.grade.context import GradeContext
 from evalcase.grade.gold import GoldStates
 from evalcase.grade.graders import load
 from evalcase.grade.tasks import load_dataset
-from evalcase.run.replay import replay_expected
+from evalcase.run.gold_replay import replay_expected
 from tests.grade.gold_repo import case, write_repo
 from tests.helpers import REPO_ROOT, run_cli
 
@@ -148,7 +148,7 @@ def test_the_gold_replay_calls_a_handler_tool_through_the_configuration() -> Non
     """A gold call to a tool with a ``handler`` runs the function [run.handlers] registers
     (as the runner does), and a name nothing registers makes the gold an error."""
     from evalcase.contract.task import CallPlan, ExpectedCall
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
     from evalcase.run.spec import EnvSpec, ToolBehaviour
 
     tool = ToolBehaviour("reserve", True, {}, (), None, "reserve_stock", None)

@@ -12,7 +12,10 @@ from evalcase.grade.spec import judge_spec_from_case
 from tests.grade.samples import SAMPLES
 
 # Graders whose passing/failing samples need a live counterpart (see SAMPLES comments).
-LIVE = {"llm_rubric": "tests/grade/test_llm_rubric.py", "human": "tests/grade/test_review.py"}
+LIVE = {
+    "llm_rubric": "tests/grade/test_llm_rubric.py",
+    "human": "tests/grade/test_human_verdicts.py",
+}
 
 CASES = [(name, s) for name, samples in SAMPLES.items() for s in samples]
 

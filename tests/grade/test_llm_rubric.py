@@ -163,7 +163,7 @@ def test_a_large_run_is_graded_with_judge_calls_in_flight_at_once(tmp_path: Path
     import time
 
     from evalcase.grade.aggregate import CaseMeta
-    from evalcase.grade.run import RunRecord, grade_run
+    from evalcase.grade.recorded_run import RunRecord, grade_run
     from evalcase.grade.tasks import GradingCase, GradingDataset
 
     lock = threading.Lock()

@@ -23,14 +23,20 @@ CASE = "datasets/sample_set/cases/refund_eligibility_001.yaml"
 # Modules the hook has no use for: GitPython (evalcase's git library, but lint's
 # questions go to the git command line: importing it costs about 90 ms and two
 # `git version` processes a commit, docs/performance-lint.md), package metadata (plugins
-# are found by a scan first), the command groups other than lint's.
+# are found by a scan first), the command modules other than lint's.
 NOT_ON_THE_HOOK_PATH = (
     "git",
     "importlib.metadata",
     "evalcase.commands.run",
     "evalcase.commands.grade",
     "evalcase.commands.authoring",
-    "evalcase.commands.review",
+    "evalcase.commands.case_review",
+    "evalcase.commands.versioning",
+    # The results store (and its DuckDB) is never on the commit hook's path.
+    "evalcase.commands.results",
+    "evalcase.results",
+    "evalcase.results.store",
+    "duckdb",
 )
 
 

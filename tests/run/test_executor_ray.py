@@ -324,3 +324,32 @@ def test_killing_a_worker_node_mid_run_loses_no_attempt(
     assert all(r["status"] == "error" or r["worker"]["node_id"] == survivor for r in finished_late)
     meta = json.loads((attempts.parent / "run.json").read_text("utf-8"))
     assert meta["status"] == "completed" and meta["counts"]["attempts"] == 20
+
+
+@pytest.mark.slow
+def test_an_audit_gives_the_same_facts_on_ray_as_on_the_local_pool(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    from tests.helpers import bundled_repo, run_cli
+
+    repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", "/.evalcase/"))
+    picked = ("--select", "llm_intent_*", "--select", "agent_*", "--format", "json")
+    local = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    assert local.returncode == 0, local.stderr[-3000:]
+    on_ray = run_cli(
+        "audit", "english_support_set", *picked, "--force", "--executor", "ray",
+        "--ray-address", cluster.address, "--concurrency", "4", "--progress", "plain",
+        cwd=repo, env=cluster.env,
+    )  # fmt: skip
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    assert "audit gold:" in on_ray.stderr and "audit flail:" in on_ray.stderr  # progress
+
+    def facts(text: str) -> dict[str, Any]:
+        cases = json.loads(text)
+        return {
+            case_id: (c["status"], c["outcomes"], c["findings"], c["agents"])
+            for case_id, c in cases.items()
+        }
+
+    assert len(json.loads(local.stdout)) == 7  # five intents, two agent cases
+    assert facts(on_ray.stdout) == facts(local.stdout)

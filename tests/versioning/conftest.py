@@ -30,7 +30,7 @@ def repo(tmp_path: Path) -> Path:
         shutil.copytree(REPO_ROOT / part, path / part)
     # These tests change and bump reviewed cases without reviewing them again; that an
     # approval then no longer covers the case (EC411), or no longer matches its content
-    # (EC419), is tested in tests/test_review.py.
+    # (EC419), is tested in tests/authoring/test_case_review.py.
     (path / "evalcase.toml").write_text(LINT_CONFIG, "utf-8")
     init_repo(path)
     commit_all(path, "examples")

@@ -7,6 +7,8 @@ per-file cache serves both) and, for a release, lint's verdict.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from evalcase.config import Config
 from evalcase.files import WorkTree
 from evalcase.index.analysis import Analyzer
@@ -27,7 +29,13 @@ def lint_analyzer(config: Config, *, use_cache: bool = True) -> Analyzer:
     )
 
 
-def tag_dataset(config: Config, dataset_id: str) -> str:
+def tag_dataset(
+    config: Config,
+    dataset_id: str,
+    *,
+    override_audit: str | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> str:
     """Release a dataset after linting what is staged against HEAD (see
     evalcase.versioning.release.tag_dataset); returns the tag name."""
     from evalcase.lint.api import lint_repository
@@ -36,7 +44,9 @@ def tag_dataset(config: Config, dataset_id: str) -> str:
     def lint() -> list[Finding]:
         return lint_repository(config, staged=True, base="HEAD").findings
 
-    return release(config, dataset_id, lint, lint_analyzer(config))
+    return release(
+        config, dataset_id, lint, lint_analyzer(config), override_audit=override_audit, warn=warn
+    )
 
 
 def list_datasets(config: Config, *, use_cache: bool = True) -> list[DatasetStatus]:

@@ -49,7 +49,7 @@ CONFIG_FILE = "evalcase.toml"
 
 
 # Sections that cannot change a lint finding, hashed apart from the lint cache key.
-NON_LINT_SECTIONS = frozenset({"run", "grade", "report"})
+NON_LINT_SECTIONS = frozenset({"run", "grade", "report", "results"})
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class Config:
     governance_fields: tuple[str, ...] = DEFAULT_GOVERNANCE_FIELDS
     # Plain `evalcase lint` compares with this branch (its merge base); None: with HEAD.
     base_branch: str | None = None
+    # [versioning] require_audit: `evalcase tag` refuses unaudited counted cases too
+    require_audit: bool = False
     default_agent: str | None = None
     agents: dict[str, Any] = field(default_factory=dict)
     grade: dict[str, Any] = field(default_factory=dict)
@@ -307,6 +309,7 @@ def load_config(root: Path) -> Config:
         tag_format=versioning.get("tag_format", "{dataset_id}@{dataset_version}"),
         governance_fields=tuple(versioning.get("governance_fields", DEFAULT_GOVERNANCE_FIELDS)),
         base_branch=versioning.get("base_branch"),
+        require_audit=bool(versioning.get("require_audit", False)),
         default_agent=run.get("default_agent"),
         agents=dict(run.get("agents", {})),
         grade=dict(raw.get("grade", {})),

@@ -138,7 +138,7 @@ def test_grading_keeps_one_record_per_attempt_key(
     attempts = run_dir / "attempts.jsonl"
     text = attempts.read_text("utf-8")
     attempts.write_text(text + text, "utf-8")  # as two runners on one run used to write
-    from evalcase.grade.run import read_run
+    from evalcase.grade.recorded_run import read_run
 
     record = read_run(run_dir)
     assert len(record.attempts) == 2 * len(CASES)

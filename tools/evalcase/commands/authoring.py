@@ -1,4 +1,4 @@
-"""Authoring commands: init, new, fmt, import, coverage, stats.
+"""Authoring commands: init, new, fmt, import, export, coverage, stats.
 
 Thin: options in, library call, text out, exit status (0 ok, 1 something to fix,
 2 usage or fatal error, as everywhere in evalcase).
@@ -11,21 +11,14 @@ from pathlib import Path
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, fatal_errors
-
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True),
-    default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
+from evalcase.commands.common import (
+    EXIT_FINDINGS,
+    config_for,
+    fatal_errors,
+    root_dir,
+    root_option,
+    split_words,
 )
-
-
-def _root(root: str | None) -> Path:
-    # --root before the command (evalcase --root DIR fmt) or after it, as everywhere.
-    from evalcase import cli
-
-    return cli._root(root)
 
 
 @click.command("fmt")
@@ -38,7 +31,7 @@ def fmt_command(paths: tuple[str, ...], check: bool, root: str | None) -> None:
     keeping comments, blank lines and every value. With no PATHS: datasets/ and fixtures/."""
     from evalcase.authoring.fmt import format_files
 
-    results = format_files(_root(root), paths, check=check)
+    results = format_files(root_dir(root), paths, check=check)
     changed = [r for r in results if r.changed]
     failed = [r for r in results if r.error]
     for r in failed:
@@ -54,10 +47,6 @@ def fmt_command(paths: tuple[str, ...], check: bool, root: str | None) -> None:
     )
     if failed or (check and changed):
         sys.exit(EXIT_FINDINGS)
-
-
-def _words(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(w.strip() for v in values for w in v.split(",") if w.strip())
 
 
 @click.command("init")
@@ -109,7 +98,9 @@ def init_command(
     hooks = init.default_hooks()
     if hooks_repo or hooks_rev:
         hooks = init.Hooks(hooks_repo or hooks.repo, hooks_rev or hooks.rev)
-    result = init.init_repository(Path(directory), _words(domains), _words(abilities), owner, hooks)
+    result = init.init_repository(
+        Path(directory), split_words(domains), split_words(abilities), owner, hooks
+    )
     click.echo(f"created {len(result.files)} files in {result.root}")
     click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
     click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
@@ -147,9 +138,8 @@ def new_command(
     """Write a new draft case with every required field of its types; what a person must
     decide is a TODO: placeholder that lint reports until it is filled."""
     from evalcase.authoring.new import new_case, parse_types
-    from evalcase.config import load_config
 
-    config = load_config(_root(root))
+    config = config_for(root)
     types = parse_types(case_types) if case_types else None
     made = new_case(config, dataset, case_types=types, stem=scenario, from_case=from_case)
     click.echo(f"wrote {made.path.relative_to(config.root).as_posix()}")
@@ -170,9 +160,8 @@ def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: st
     """Write datasets/DATASET_ID/dataset.yaml (a manifest lint accepts) and its cases/
     folder; then add cases with `evalcase new DATASET_ID`."""
     from evalcase.authoring.new_dataset import new_dataset
-    from evalcase.config import load_config
 
-    config = load_config(_root(root))
+    config = config_for(root)
     made = new_dataset(config, dataset_id, owner, title)
     click.echo(f"wrote {made.manifest.relative_to(config.root).as_posix()}")
     domain = config.domains[0] if config.domains else "support"
@@ -217,9 +206,8 @@ def import_command(
     columns) as draft observation cases with placeholders for their expectations."""
     from evalcase.authoring.import_ import plan_import, write
     from evalcase.authoring.new import parse_types
-    from evalcase.config import load_config
 
-    config = load_config(_root(root))
+    config = config_for(root)
     plan = plan_import(
         config,
         Path(file),
@@ -260,6 +248,74 @@ def import_command(
     )
 
 
+@click.command("export")
+@click.argument("spec", metavar="DATASET@vN")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["jsonl", "inspect", "openai-evals", "promptfoo"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
+    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to this file (default: standard output).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when the format could not carry any part of any case (the summary names them).",
+)
+@click.option("--no-cache", is_flag=True, help="Ignore the lint cache.")
+@root_option
+@fatal_errors
+def export_command(
+    spec: str,
+    output_format: str,
+    output: str | None,
+    strict: bool,
+    no_cache: bool,
+    root: str | None,
+) -> None:
+    """Write a dataset version for evalcase or another evaluation tool; a summary on
+    standard error says what the format carried and what it could not, part by part,
+    with the cases concerned.
+
+    DATASET@vN is read straight from its release tag, without a checkout; DATASET@REV and
+    DATASET (the working tree) work too.
+    """
+    from evalcase.authoring.exports import export
+
+    result, rendered = export(config_for(root), spec, output_format, use_cache=not no_cache)
+    if result.digest_matches is False:
+        click.echo(
+            f"evalcase: warning: {result.revision.label} reads back with digest "
+            f"{result.digest}, not the one its tag recorded (was it made by another "
+            "evalcase version or configuration?)",
+            err=True,
+        )
+    if output is None:
+        click.echo(rendered.text, nl=False)
+    else:
+        Path(output).write_text(rendered.text, "utf-8")
+        click.echo(
+            f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
+            err=True,
+        )
+    click.echo(rendered.summary(output_format), err=True)
+    for line in rendered.details():
+        click.echo(line, err=True)
+    for case_id, why in rendered.not_exported:
+        click.echo(f"evalcase: error: {case_id} not exported: {why}", err=True)
+    if rendered.not_exported or (strict and rendered.not_carried):
+        sys.exit(EXIT_FINDINGS)
+
+
 @click.command("coverage")
 @click.argument("dataset")
 @click.option(
@@ -280,9 +336,8 @@ def coverage_command(
     dimensions, observation cases and drafts apart, required cells marked; exit 1 when
     a required cell has no approved case."""
     from evalcase.authoring.coverage import RENDERERS, compute
-    from evalcase.config import load_config
 
-    cov = compute(load_config(_root(root)), dataset)
+    cov = compute(config_for(root), dataset)
     text = RENDERERS[output_format](cov)
     if output is None:
         click.echo(text, nl=False)
@@ -309,10 +364,9 @@ def stats_command(datasets: tuple[str, ...], output_format: str, root: str | Non
     """Cases per dataset, type, risk level, role, review status, owner and source (all
     datasets, or those named)."""
     from evalcase.authoring.stats import RENDERERS, collect
-    from evalcase.config import load_config
     from evalcase.model import FatalError
 
-    config = load_config(_root(root))
+    config = config_for(root)
     known = {p.name for p in (config.root / "datasets").glob("*") if p.is_dir()}
     unknown = [d for d in datasets if d not in known]
     if unknown:
@@ -326,6 +380,7 @@ COMMANDS = (
     new_command,
     new_dataset_command,
     import_command,
+    export_command,
     coverage_command,
     stats_command,
 )

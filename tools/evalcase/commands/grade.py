@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalcase.cli import EXIT_FINDINGS, _config, fatal_errors
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -23,19 +23,10 @@ if TYPE_CHECKING:
 def _replayer(config: Config) -> Replayer:
     """The runner's replay of expected calls (the gold of from_expected_calls checks),
     with the configuration's tool handlers; imported only when a run is graded."""
-    from evalcase.run.replay import configured
+    from evalcase.run.gold_replay import configured
 
     return configured(config.raw.get("run") or {})
 
-
-# The same option as evalcase.cli's, declared here so that the import cycle between cli.py
-# and this module leaves every decorator typed.
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, exists=True),
-    default=None,
-    help="Repository root (default: nearest folder with evalcase.toml, datasets/ or .git).",
-)
 
 redact_option = click.option(
     "--redact/--no-redact",
@@ -45,22 +36,35 @@ redact_option = click.option(
 )
 
 
+def _run_dir(config: Config, ref: str) -> Path:
+    """The run folder a RUN reference names (evalcase.results.refs)."""
+    from evalcase.model import FatalError
+    from evalcase.results.refs import find
+
+    found = find(config, ref)
+    if found.run_dir is None:
+        raise FatalError(f"run {found.run_id} has a report but no run folder under outputs/")
+    return found.run_dir
+
+
 @click.command("grade")
 @click.argument("run_id")
 @redact_option
 @root_option
 @fatal_errors
 def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
-    """Re-grade the recorded outputs of RUN_ID into reports/<commit>/<run_id>/ (the agent is
-    not called). Exit 1 when a release gate does not pass or any attempt ended in error
-    (the agent's, the environment's or a grader's), gates declared or not."""
-    from evalcase.grade.run import find_run
+    """Re-grade the recorded outputs of RUN_ID (the agent is not called): a new grading in
+    reports/<commit>/<run_id>/gradings/<grading_id>/, beside the earlier ones, and the
+    run's default report. Exit 1 when a release gate does not pass or any attempt ended
+    in error (the agent's, the environment's or a grader's), gates declared or not.
+    RUN_ID is a run reference: latest, latest~N, DATASET@vN, a branch or commit..."""
     from evalcase.report.pipeline import grade_and_report, summary_lines
 
-    config = _config(root)
+    config = config_for(root)
     outcome = grade_and_report(
-        config, find_run(config.root, run_id), redact=redact, replayer=_replayer(config)
+        config, _run_dir(config, run_id), redact=redact, replayer=_replayer(config)
     )
+    _index(config)
     click.echo("\n".join(summary_lines(outcome)))
     if not outcome.graded.ok:
         sys.exit(EXIT_FINDINGS)
@@ -81,7 +85,16 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
 @click.option(
     "--fail-on-regression",
     is_flag=True,
-    help="Exit 1 when a case regressed (a case whose content changed is `changed`, not regressed).",
+    help="Exit 1 when a case regressed (beyond its repeats' noise; a case whose content "
+    "changed is `case changed`, a change within noise is neither).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="With repeats: the largest one-sided Fisher p-value that still calls a case's "
+    "change regressed or fixed (docs/grading.md).",
 )
 @click.option(
     "--require-same-content",
@@ -96,26 +109,31 @@ def compare_command(
     prompts: str | None,
     output_format: str,
     fail_on_regression: bool,
+    alpha: float,
     require_same_content: bool,
     root: str | None,
 ) -> None:
-    """Compare two graded runs (run ids or report directories) case by case, or two prompts
-    of one run (--prompts A,B)."""
-    from evalcase.grade.run import read_jsonl
-    from evalcase.report.compare import (
-        compare,
-        find_report,
-        for_prompt,
-        grader_verdicts,
-        read_report,
-    )
+    """Compare two graded runs case by case, or two prompts of one run (--prompts A,B).
 
-    config = _config(root)
-    where = str(config.grade.get("reports_dir", "reports"))
+    BASE and NEW are run references: a run ID, latest, latest~N, DATASET@vN, DATASET, a
+    branch, tag or commit (its newest graded run), or a report folder (one grading:
+    reports/<commit>/<run_id>/gradings/<grading_id>). `evalcase compare main latest`
+    compares the newest run with the newest run of the same dataset on main. With
+    repeats, a case is regressed only beyond what its repeats allow (--alpha)."""
+    from evalcase.grade.recorded_run import read_jsonl
+    from evalcase.report.compare import compare, for_prompt, grader_verdicts, read_report
+    from evalcase.results.refs import find
+
+    config = config_for(root)
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
-    base_path = find_report(config.root, base, where)
-    new_path = base_path if new is None else find_report(config.root, new, where)
+    new_ref = find(config, base if new is None else new, graded=True)
+    base_ref = (
+        new_ref
+        if new is None
+        else find(config, base, dataset=new_ref.dataset_id or None, graded=True)
+    )
+    base_path, new_path = base_ref.report, new_ref.report
     base_report = read_report(base_path)
     new_report = base_report if new is None else read_report(new_path)
     # Grader-level verdicts (the report's sibling grades.jsonl) let a pending case regress.
@@ -136,6 +154,7 @@ def compare_command(
         require_same_content=require_same_content,
         base_grades=grades[0],
         new_grades=grades[1],
+        alpha=alpha,
     )
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
@@ -150,7 +169,8 @@ def compare_command(
             ("regressed", result.regressed),
             ("fixed", result.fixed),
             ("still failing", result.still_failing),
-            ("changed", result.changed_cases),
+            ("changed within noise", result.within_noise),
+            ("case changed", result.changed_cases),
             ("pending (undecided)", result.pending),
             ("new", result.added),
             ("removed", result.removed),
@@ -164,6 +184,11 @@ def compare_command(
                         f"  {key}={value}: {row['base']:.2f} -> {row['new']:.2f} "
                         f"({row['change']:+.2f})"
                     )
+        for case, row in result.noise.items():
+            click.echo(
+                f"  {case}: {row['base']} -> {row['new']} passing, p={row['p']:.3g}: "
+                f"{str(row['verdict']).replace('_', ' ')}"
+            )
     if fail_on_regression and result.regressed:
         sys.exit(EXIT_FINDINGS)
 
@@ -200,24 +225,24 @@ def review_command(
 ) -> None:
     """Record human verdicts for the attempts of RUN_ID whose `human` grader is pending,
     then re-grade the run so the report includes them."""
-    from evalcase.grade import review
-    from evalcase.grade.run import find_run, read_run
+    from evalcase.grade import human_verdicts
+    from evalcase.grade.recorded_run import read_run
     from evalcase.report.pipeline import grade_and_report, reports_root, summary_lines
 
-    config = _config(root)
-    run_dir = find_run(config.root, run_id)
+    config = config_for(root)
+    run_dir = _run_dir(config, run_id)
     record = read_run(run_dir)
     who = _reviewer(reviewer)
     if import_path:
-        decisions = review.import_file(Path(import_path))
+        decisions = human_verdicts.import_file(Path(import_path))
     else:
         grades = reports_root(config) / record.commit / record.run_id / "grades.jsonl"
-        pending = review.items(record, grades)
+        pending = human_verdicts.items(record, grades)
         if not pending:
             click.echo("nothing waits for review in this run")
             return
         if export_path:
-            review.export_file(Path(export_path), pending)
+            human_verdicts.export_file(Path(export_path), pending)
             click.echo(
                 f"wrote {len(pending)} item(s) to {export_path}; edit it, then run "
                 f"evalcase review {run_id} --import {export_path}"
@@ -249,10 +274,11 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = review.record(run_dir, decisions, who)
+    count = human_verdicts.record(run_dir, decisions, who)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
+        _index(config)
         click.echo("\n".join(summary_lines(outcome)))
 
 
@@ -273,14 +299,13 @@ def calibrate_command(
     """Agreement of llm_rubric with human verdicts (accuracy, Cohen's kappa, counts) per
     rubric version and judge model, over the graded RUNS."""
     from evalcase.grade.aggregate import calibration
-    from evalcase.grade.run import read_jsonl
-    from evalcase.report.compare import find_report
+    from evalcase.grade.recorded_run import read_jsonl
+    from evalcase.results.refs import find
 
-    config = _config(root)
-    where = str(config.grade.get("reports_dir", "reports"))
+    config = config_for(root)
     lines = []
     for run in runs:
-        lines += read_jsonl(find_report(config.root, run, where).parent / "grades.jsonl")
+        lines += read_jsonl(find(config, run, graded=True).report.parent / "grades.jsonl")
     rows = calibration(lines)
     if output_format == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
@@ -301,6 +326,14 @@ def calibrate_command(
     if min_kappa is not None and (not rows or any((r["kappa"] or 0) < min_kappa for r in rows)):
         click.echo(f"agreement below {min_kappa} (or no pairs to measure)", err=True)
         sys.exit(EXIT_FINDINGS)
+
+
+def _index(config: Config) -> None:
+    """Bring the results store up to date with the new grading, when the store's extra is
+    installed (the store is derived: `evalcase store rebuild` recreates it any time)."""
+    from evalcase.results.store import update_quietly
+
+    update_quietly(config)
 
 
 COMMANDS: tuple[click.Command, ...] = (

@@ -8,11 +8,14 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcase.cli import EXIT_FATAL, _config, fatal_errors, root_option
+from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
 
 EXIT_GATES = 1
 
@@ -226,30 +229,21 @@ def _progress(label: str, mode: str) -> Any:
     "default_agent), say so and exit 0 instead of failing: what CI's smoke job uses, so a "
     "new repository's CI passes on lint until an agent is set up.",
 )
+@click.option(
+    "--publish",
+    is_flag=True,
+    help="When the run completes, publish it and its grading to [results] remote (as "
+    "`evalcase push RUN` does).",
+)
 @root_option
 @fatal_errors
 def run(
-    dataset: str | None,
-    agent: str | None,
-    base_url: str | None,
-    repeat: int | None,
-    concurrency: int | None,
-    timeout_s: float | None,
-    suites: tuple[str, ...],
-    selects: tuple[str, ...],
-    prompt_ids: tuple[str, ...],
-    allow_dirty: bool,
-    skip_invalid: bool,
-    resume_id: str | None,
-    executor: str | None,
-    ray_address: str | None,
-    seed: int,
-    outputs_dir: str | None,
+    root: str | None,
     progress: str,
     grade: bool,
     redact: bool | None,
-    skip_without_agent: bool,
-    root: str | None,
+    publish: bool,
+    **options: Any,
 ) -> None:
     """Run DATASET[@vN|@REV] against an agent and write outputs/<commit>/<run_id>/.
 
@@ -264,140 +258,23 @@ def run(
     # Runs are long and build many reference cycles (threads, sockets, subprocesses):
     # the lint-only speed setting of switching the cyclic collector off does not apply.
     gc.enable()
-    from evalcase.model import FatalError
-    from evalcase.run import driver, outputs, preflight, source
-    from evalcase.run.agents import AgentChoice, resolve, with_base_url
-    from evalcase.run.executors import Limits, get_executor
-    from evalcase.run.select import SelectionError, select
+    from evalcase.run.launch import NoAgent, RunRequest, prepare
 
-    config = _config(root)
-    rc = config.run
-    from evalcase.run import isolation
+    config = config_for(root)
+    if publish:
+        from evalcase.results.remote import remote_of
 
-    secrets = isolation.key_variables(config.raw.get("run", {}), config.grade)
-
-    def isolated(spec: str, agent_options: Mapping[str, Any]) -> dict[str, Any]:
-        out = isolation.configure(spec, agent_options, config.root, rc.sandbox, secrets)
-        if out.get("sandbox") and (problem := isolation.sandbox_problem()) is not None:
-            click.echo(f"evalcase: warning: no sandbox for the agent: {problem}", err=True)
-        return out
-
-    if ray_address and executor not in (None, "ray"):
-        raise click.UsageError("--ray-address goes with --executor ray")
-    if ray_address:
-        executor = "ray"
-    out_root = Path(outputs_dir or rc.outputs_dir)
-    if not out_root.is_absolute():
-        out_root = config.root / out_root
-    if resume_id:
-        if (
-            any(v is not None for v in (agent, base_url, repeat, concurrency, timeout_s))
-            or suites
-            or selects
-            or prompt_ids
-        ):
-            raise FatalError(
-                "--resume takes the run's own options; "
-                "drop --agent/--base-url/--repeat/--concurrency/--timeout/--suite/--select/--prompt"
-            )
-        folder = outputs.find(out_root, resume_id)
-        source.check_not_committed(config, folder.path)
-        meta = folder.read_meta()
-        loaded = source.reload(config, meta)
-        choice = resolve(rc, config.root, meta["agent"].get("name") or meta["agent"]["spec"], None)
-        agent_options = dict(choice.options) if choice.spec == meta["agent"]["spec"] else {}
-        recorded_url = (meta["agent"].get("options") or {}).get("base_url")
-        if recorded_url and "base_url" not in agent_options:  # an ad hoc --base-url
-            agent_options["base_url"] = recorded_url
-        resumed_executor = executor or meta["options"].get("executor", "local")
-        preflight.check(
-            AgentChoice(meta["agent"]["spec"], choice.name, agent_options),
-            out_root,
-            local=resumed_executor == "local",
-        )
-        preflight.check_simulator(
-            AgentChoice(meta["agent"]["spec"], choice.name, agent_options),
-            rc.user_simulator,
-            [t for t in loaded.tasks if t.case_id in meta.get("cases", {})],
-        )
-        agent_options = isolated(meta["agent"]["spec"], agent_options)
-        label = f"{resume_id} (resume)"
-        result = _interruptible(lambda: driver.resume(
-            folder, loaded.source, loaded.tasks, agent_options,
-            get_executor(resumed_executor, rc.ray, ray_address),
-            _progress(label, progress),
-            loaded.dataset.prompts,
-            rc.user_simulator,
-        ), resume_id)  # fmt: skip
-    else:
-        if not dataset:
-            raise click.UsageError("name a DATASET[@vN], or --resume RUN_ID")
-        loaded = source.load(config, dataset, allow_dirty=allow_dirty, skip_invalid=skip_invalid)
-        for path, whys in loaded.skipped.items():
-            click.echo(f"evalcase: skipping {path}: {'; '.join(whys)}", err=True)
-        try:
-            tasks = select(loaded.tasks, loaded.suites, suites, selects)
-        except SelectionError as exc:
-            raise FatalError(str(exc)) from None
-        if skip_without_agent and not (agent or loaded.manifest_agent or rc.default_agent):
-            click.echo(
-                f"evalcase: no agent configured for {dataset} (--agent, the manifest's "
-                "agent:, or [run] default_agent in evalcase.toml): the run is skipped; lint "
-                "still checks every case",
-                err=True,
-            )
-            return
-        choice = with_base_url(resolve(rc, config.root, agent, loaded.manifest_agent), base_url)
-        run_executor = executor or rc.executor
-        # Before the executor starts and the run folder exists: one message, exit 2.
-        preflight.check(choice, out_root, local=run_executor == "local")
-        preflight.check_simulator(choice, rc.user_simulator, tasks)
-        from evalcase.run.prompts import split
-
-        manifest_prompts = loaded.dataset.manifest.get("prompts")
-        chosen = split(prompt_ids) or split(
-            [str(p) for p in manifest_prompts] if isinstance(manifest_prompts, list) else []
-        )
-        options = driver.RunOptions(
-            agent=choice.spec,
-            agent_name=choice.name,
-            agent_options=isolated(choice.spec, choice.options),
-            repeat=repeat or rc.repeat,
-            concurrency=concurrency or rc.concurrency,
-            timeout_s=timeout_s or rc.timeout_s,
-            suites=suites,
-            select=selects,
-            executor=run_executor,
-            limits=Limits(
-                rc.max_reply_bytes,
-                rc.max_steps,
-                rc.max_tool_calls,
-                rc.max_state_bytes,
-                rc.max_record_bytes,
-                rc.cel_memory_mb,
-            ),
-            seed=seed,
-            skipped=loaded.skipped,
-            prompts=chosen,
-            user_simulator=rc.user_simulator,
-        )
-        src = loaded.source
-        label = f"{src.dataset_id}@{src.dataset_version}"
-        executor_ = get_executor(options.executor, rc.ray, ray_address)
-        run_id = driver.new_run_id()
-        result = _interruptible(
-            lambda: driver.start(
-                out_root,
-                src,
-                tasks,
-                options,
-                executor_,
-                _progress(label, progress),
-                run_id,
-                prompts=loaded.dataset.prompts,
-            ),
-            run_id,
-        )
+        remote = remote_of(config, None)  # a missing remote fails before the run, not after
+    request = RunRequest(**options)
+    if (problem := request.problem()) is not None:
+        raise click.UsageError(problem)
+    launch = prepare(config, request, _tell)
+    if isinstance(launch, NoAgent):
+        click.echo(f"evalcase: {launch.message}", err=True)
+        return
+    result = _interruptible(
+        lambda: launch.execute(_progress(launch.label, progress)), launch.run_id
+    )
     try:
         shown = result.path.relative_to(config.root)
     except ValueError:
@@ -410,20 +287,38 @@ def run(
     )
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
-    if grade:
-        from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
-        from evalcase.run.replay import configured
+    ok = not grade or _graded_ok(config, result.path, redact)
+    if publish:
+        from evalcase.results.remote import publish_runs
 
-        if redact is None:
-            redact = bool(config.grade.get("redact", False))
-        outcome = grade_and_report(
-            config, result.path, redact=redact, replayer=configured(config.raw.get("run") or {})
-        )
-        if redact:
-            redact_outputs(result.path)
-        click.echo("\n".join(summary_lines(outcome)))
-        if not outcome.graded.ok:
-            sys.exit(EXIT_GATES)
+        for line in publish_runs(config, remote, [result.run_id]):
+            click.echo(line)
+    if not ok:
+        sys.exit(EXIT_GATES)
+
+
+def _tell(message: str) -> None:
+    click.echo(f"evalcase: {message}", err=True)
+
+
+def _graded_ok(config: Config, run_path: Path, redact: bool | None) -> bool:
+    """Grade the run just written, write its reports, print their summary: whether every
+    gate passed and no attempt erred."""
+    from evalcase.report.pipeline import grade_and_report, redact_outputs, summary_lines
+    from evalcase.run.gold_replay import configured
+
+    if redact is None:
+        redact = bool(config.grade.get("redact", False))
+    outcome = grade_and_report(
+        config, run_path, redact=redact, replayer=configured(config.raw.get("run") or {})
+    )
+    if redact:
+        redact_outputs(run_path)
+    from evalcase.results.store import update_quietly
+
+    update_quietly(config)  # the results store, when its extra is installed
+    click.echo("\n".join(summary_lines(outcome)))
+    return bool(outcome.graded.ok)
 
 
 def _interruptible(body: Any, run_id: str) -> Any:
@@ -463,35 +358,14 @@ def _interruptible(body: Any, run_id: str) -> Any:
 @fatal_errors
 def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None:
     """List runs: id, commit, dataset@version, agent, attempts, errors, status, when."""
-    from evalcase.run import outputs
+    from evalcase.run.launch import outputs_root
+    from evalcase.run.listing import list_runs
 
-    config = _config(root)
-    out_root = Path(outputs_dir or config.run.outputs_dir)
-    if not out_root.is_absolute():
-        out_root = config.root / out_root
-    from evalcase.contract import records
-
-    rows = []
-    for folder in outputs.all_runs(out_root):
-        try:
-            meta = folder.read_meta()
-        except Exception:
-            continue
-        if dataset and meta["dataset"]["id"] != dataset:
-            continue
-        # Counted as --resume and grade count them: damaged lines skipped, one per key.
-        damaged: list[records.Damaged] = []
-        found = records.dedup(list(folder.attempts(damaged)))
-        meta["counts"] = {
-            "attempts": len(found),
-            "errors": sum(r.get("status") == "error" for r in found),
-        }
-        meta["damaged"] = len(damaged)
-        rows.append(meta)
+    out_root = outputs_root(config_for(root), outputs_dir)
+    rows = list_runs(out_root, dataset)
     if not rows:
         click.echo(f"no runs under {out_root}")
         return
-    rows.sort(key=lambda m: str(m.get("started_at")))
     click.echo(
         f"{'RUN':<24} {'COMMIT':<11} {'DATASET':<32} {'AGENT':<28} "
         f"{'ATTEMPTS':>9} {'ERRORS':>6} {'STATUS':<11} STARTED"

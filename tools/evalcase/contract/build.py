@@ -879,7 +879,7 @@ def build_task(
         judge_spec.final_state_check is not None
         and judge_spec.final_state_check.from_expected_calls
     ):
-        # The grader replays the expected calls in this environment (evalcase.run.replay).
+        # The grader replays the expected calls in this environment (evalcase.run.gold_replay).
         judge_spec = replace(judge_spec, replay_env=env)
     if problems:
         return problems

@@ -91,6 +91,8 @@ CASE_FIELDS: dict[str, Class] = {
     "service_level": "judge",
     "business_success": "judge",
     "audit_requirement": "judge",
+    # what `evalcase audit` may expect (may_pass): the audit reads it, agents never do
+    "audit": "judge",
 }
 
 # Fields of a fixture document and of a dataset manifest.

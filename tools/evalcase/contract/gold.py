@@ -2,7 +2,7 @@
 
 ``final_state_check: {from_expected_calls: true}`` compares an attempt's final state with
 the state that the case's ``expected_calls``, replayed in order on a fresh environment of
-the case, leave behind. The replay itself is the runner's (``evalcase.run.replay``: the
+the case, leave behind. The replay itself is the runner's (``evalcase.run.gold_replay``: the
 real :class:`~evalcase.run.environment.Environment`); graders receive it as a
 :data:`Replayer` through their ``GradeContext`` (the grading layer never imports the
 runner), so this module only names the value both sides exchange.

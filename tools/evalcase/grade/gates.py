@@ -7,6 +7,20 @@ exactly as ``evalcase run --suite`` and lint select it: evalcase.suites), measur
 calibrate``) for every rubric/judge the selected cases rest on. A gate never says yes by
 accident: no case selected, an unknown suite or metric is an ``error``; a rate that misses
 only because of pending or erroring attempts is ``pending`` / ``error``, not ``pass``.
+
+With repeats, two more requirements (docs/grading.md, "Decisions that know the noise"):
+
+- ``case_passes: {min: M, of: K}``, instead of ``metric``: a case passes the gate when at
+  least M of its first K attempts pass; the rate is the share of selected cases that do.
+  A selected case with fewer than K attempts makes the gate an ``error`` (run with
+  ``--repeat K``).
+- ``confidence: C`` (0.95): the one-sided Wilson lower bound of the rate at confidence C
+  must clear ``min_pass_rate`` too, over attempts for pass@1 and over cases otherwise;
+  a rate that clears the threshold by luck on too few attempts fails ("not enough
+  evidence").
+
+Lint EC324 refuses what could never pass (``min`` above ``of``; ``confidence`` with a
+``min_pass_rate`` of 1; ``case_passes`` beside ``metric``).
 """
 
 from __future__ import annotations
@@ -18,6 +32,9 @@ from typing import Any
 from evalcase import suites
 from evalcase.grade.aggregate import METRICS, CaseFigures
 from evalcase.grade.spec import as_list
+from evalcase.results.noise import lower_bound
+
+UNDECIDED = ("pending", "error")
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,18 @@ def in_suite(case: CaseFigures, wanted: suites.Criteria) -> bool:
     return suites.in_suite(facets, wanted)
 
 
+def _case_passes(raw: Any) -> tuple[int, int] | str:
+    """(m, k) of ``case_passes: {min: m, of: k}``, or what is wrong with it."""
+    if not isinstance(raw, Mapping):
+        return "case_passes must be {min: M, of: K}"
+    m, k = raw.get("min"), raw.get("of")
+    if not isinstance(m, int) or not isinstance(k, int) or isinstance(m, bool) or m < 1 or k < 1:
+        return "case_passes needs whole numbers min >= 1 and of >= 1"
+    if m > k:
+        return f"case_passes: min {m} > of {k}: no case can pass"
+    return m, k
+
+
 def evaluate(
     gate: Mapping[str, Any],
     cases: Sequence[CaseFigures],
@@ -67,6 +96,17 @@ def evaluate(
     name = str(gate.get("name", "gate"))
     metric = str(gate.get("metric", "pass@1"))
     minimum = gate.get("min_pass_rate")
+    repeats = None
+    if gate.get("case_passes") is not None:
+        parsed = _case_passes(gate["case_passes"])
+        if isinstance(parsed, str):
+            return GateResult(name, "error", metric, None, None, 0, (), parsed)
+        if "metric" in gate:
+            return GateResult(name, "error", metric, None, None, 0, (),
+                              "case_passes replaces metric: give one of them")  # fmt: skip
+        repeats = parsed
+        metric = f"{parsed[0]} of {parsed[1]}"
+    confidence = gate.get("confidence")
 
     def result(
         verdict: str,
@@ -77,10 +117,14 @@ def evaluate(
     ) -> GateResult:
         return GateResult(name, verdict, metric, minimum, value, n, failing, reason)
 
-    if metric not in METRICS:
+    if repeats is None and metric not in METRICS:
         return result("error", f"unknown metric {metric!r} (use {', '.join(METRICS)})")
     if not isinstance(minimum, int | float):
         return result("error", "the gate has no min_pass_rate")
+    if confidence is not None and (
+        not isinstance(confidence, int | float) or not 0 < float(confidence) < 1
+    ):
+        return result("error", f"confidence {confidence!r} is not between 0 and 1")
     selected = [c for c in cases if not c.meta.observation and c.n]
     levels = [str(v) for v in as_list(gate.get("risk_levels"))]
     if levels:
@@ -96,8 +140,47 @@ def evaluate(
         selected = [c for c in selected if in_suite(c, wanted)]
     if not selected:
         return result("error", "no case selected: nothing to check")
-    value = round(sum(c.metric(metric) for c in selected) / len(selected), 6)
-    failing = tuple(c.meta.case_id for c in selected if c.metric(metric) < 1.0)
+    if repeats is not None:
+        short = [c for c in selected if c.n < repeats[1]]
+        if short:
+            return result(
+                "error",
+                f"{len(short)} case(s) have fewer than {repeats[1]} attempts "
+                f"({', '.join(c.meta.case_id for c in short[:5])}): the gate counts "
+                f"{metric}; run with --repeat {repeats[1]}",
+                None,
+                len(selected),
+            )
+
+    def score(case: CaseFigures, optimistic: bool = False) -> float:
+        if repeats is None:
+            return case.metric(metric, optimistic=optimistic)
+        first = case.verdicts[: repeats[1]]
+        passes = sum(1 for v in first if v == "pass" or (optimistic and v in UNDECIDED))
+        return 1.0 if passes >= repeats[0] else 0.0
+
+    def evidence(optimistic: bool = False) -> tuple[int, int]:
+        """(successes, units) the confidence bound counts: attempts for pass@1, cases
+        for every other rate."""
+        if repeats is None and metric == "pass@1":
+            return (
+                sum(
+                    sum(1 for v in c.verdicts if v == "pass" or (optimistic and v in UNDECIDED))
+                    for c in selected
+                ),
+                sum(c.n for c in selected),
+            )
+        return round(sum(score(c, optimistic) for c in selected)), len(selected)
+
+    def clears(rate: float, optimistic: bool = False) -> bool:
+        if rate + 1e-9 < float(minimum):
+            return False
+        if confidence is None:
+            return True
+        return lower_bound(*evidence(optimistic), float(confidence)) + 1e-9 >= float(minimum)
+
+    value = round(sum(score(c) for c in selected) / len(selected), 6)
+    failing = tuple(c.meta.case_id for c in selected if score(c) < 1.0)
     agreement = gate.get("min_judge_agreement")
     if isinstance(agreement, int | float):
         used = set().union(*((judged or {}).get(c.meta.case_id, set()) for c in selected))
@@ -120,29 +203,39 @@ def evaluate(
                     len(selected),
                     failing,
                 )
-    if value + 1e-9 >= float(minimum):
+    bound = ""
+    if confidence is not None:
+        low = lower_bound(*evidence(), float(confidence))
+        passes, units = evidence()
+        unit = "attempts" if repeats is None and metric == "pass@1" else "cases"
+        bound = (
+            f" (lower bound {low:.2%} at {float(confidence):.0%} confidence, "
+            f"{passes} of {units} {unit})"
+        )
+    if clears(value):
         return result(
             "pass",
-            f"{metric} {value:.2%} ≥ {float(minimum):.2%} over {len(selected)} cases",
+            f"{metric} {value:.2%}{bound} ≥ {float(minimum):.2%} over {len(selected)} cases",
             value,
             len(selected),
             failing,
         )
-    unsure = [c for c in selected if c.metric(metric, optimistic=True) > c.metric(metric)]
-    optimistic = sum(c.metric(metric, optimistic=True) for c in selected) / len(selected)
-    if unsure and optimistic + 1e-9 >= float(minimum):
+    unsure = [c for c in selected if score(c, True) > score(c)]
+    optimistic = sum(score(c, True) for c in selected) / len(selected)
+    if unsure and clears(optimistic, True):
         verdict = "error" if any("error" in c.verdicts for c in unsure) else "pending"
         return result(
             verdict,
-            f"{metric} {value:.2%} < {float(minimum):.2%}, but "
+            f"{metric} {value:.2%}{bound} < {float(minimum):.2%}, but "
             f"{len(unsure)} case(s) are {verdict}: undecided",
             value,
             len(selected),
             failing,
         )
+    why = "not enough evidence: " if value + 1e-9 >= float(minimum) else ""
     return result(
         "fail",
-        f"{metric} {value:.2%} < {float(minimum):.2%} over {len(selected)} cases",
+        f"{why}{metric} {value:.2%}{bound} < {float(minimum):.2%} over {len(selected)} cases",
         value,
         len(selected),
         failing,

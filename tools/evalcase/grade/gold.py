@@ -6,7 +6,7 @@ case (its ``JudgeSpec.replay_env`` and ``expected_calls``), never read from the 
 outputs (outputs are untrusted: an agent, or anyone with a pull request, writes them),
 and only once per case and plan per grading run: :class:`GoldStates` holds them for as
 long as the run's ``GradeContext`` lives. The replay itself is the runner's
-(``evalcase.run.replay.replay_expected``), handed in by the command that grades
+(``evalcase.run.gold_replay.replay_expected``), handed in by the command that grades
 (``evalcase grade``, ``evalcase run``): the grading layer does not import the runner.
 """
 

@@ -26,6 +26,7 @@ from evalcase.files import GitTree, Snapshot, SourceFile, WorkTree
 from evalcase.index.analysis import Analyzer, FileResult, broken_paths, index_of, limits_of
 from evalcase.index.digest import dataset_contents, dataset_id_of, text
 from evalcase.index.facts import CaseFacts, ManifestFacts
+from evalcase.index.repo import RepoIndex
 from evalcase.index.resolve import FixtureCatalog
 from evalcase.loader import load
 from evalcase.model import FatalError, FileKind
@@ -47,6 +48,9 @@ class Dataset:
     # case path -> the readable document of a case whose task could not be built (its
     # ID, risk level and tags still decide which gates select it)
     unbuilt: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # the facts the dataset was read from (its cases, every manifest and fixture): what
+    # content digests are computed from (evalcase audit keys its facts by them)
+    index: RepoIndex | None = None
 
     def task(self, case_id: str) -> Task | None:
         return next((t for t in self.tasks if t.case_id == case_id), None)
@@ -163,6 +167,7 @@ def load_dataset(
             if doc.get("kind") == PROMPT_KIND
         },
         unbuilt=unbuilt,
+        index=index,
     )
 
 

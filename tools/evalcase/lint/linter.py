@@ -33,7 +33,7 @@ from evalcase.model import FileKind, Finding, Severity
 if TYPE_CHECKING:
     from evalcase.gitio import Change
     from evalcase.index.contents import StoredContents
-    from evalcase.index.state import TreeState
+    from evalcase.index.tree_state import TreeState
     from evalcase.versioning.history import History
     from evalcase.versioning.tags import ParsedTags, Releases
 
@@ -143,7 +143,7 @@ class Linter:
         staged: bool = False,
     ) -> None:
         """``git_state``: in a git repository, list the files as the store's commit tree
-        plus what differs from it (evalcase.index.state) instead of reading ``snapshot``
+        plus what differs from it (evalcase.index.tree_state) instead of reading ``snapshot``
         whole; ``staged``: the differences are those of the git index (else the work
         tree's). ``snapshot`` is still what is linted when the store cannot be used."""
         self.config = config
@@ -179,8 +179,8 @@ class Linter:
         if not self.git_state:
             return None
         if self._state is None and not self._state_tried:
-            from evalcase.index.state import prepare
             from evalcase.index.store import StoreError
+            from evalcase.index.tree_state import prepare
 
             self._state_tried = True
             try:
@@ -254,7 +254,7 @@ class Linter:
     def _run_state(
         self, state: TreeState, only_set: set[str] | None, focus_set: set[str] | None
     ) -> LintResult:
-        """Lint the store's tree plus the changed files (evalcase.index.state)."""
+        """Lint the store's tree plus the changed files (evalcase.index.tree_state)."""
         store = state.store
         count = state.count()
         if self.history is not None:
@@ -442,6 +442,10 @@ class Linter:
         h.update(repr(sorted(only) if only is not None else None).encode())
         # Some repo findings depend on the date (EC405: a retention period that has ended).
         h.update(_today().encode())
+        # EC420 reads the audit store: an audit since the last run changes its findings.
+        from evalcase.audit.store import stamp
+
+        h.update(stamp(self.config.root).encode())
         if self.history is not None:
             key = self.history.key()
             if not key:

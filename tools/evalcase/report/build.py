@@ -10,7 +10,7 @@ from typing import Any
 from evalcase import __version__
 from evalcase.grade.aggregate import rates, slices
 from evalcase.grade.awaiting import awaiting
-from evalcase.grade.run import GradedRun
+from evalcase.grade.recorded_run import GradedRun
 
 SCHEMA = "evalcase.report/1"
 RISK_ORDER = {"P0": 0, "P1": 1, "P2": 2, "P3": 3}
@@ -20,7 +20,11 @@ def risk_rank(level: str) -> int:
     return RISK_ORDER.get(level, 9)
 
 
-def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]:
+def build_report(
+    graded: GradedRun, *, redacted: bool = False, audit: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """``audit``: case ID -> its audit status (evalcase.audit.store.report_statuses), when
+    the dataset was audited; the report then has an ``audit`` section."""
     record = graded.record
     run = record.run
     raw_dataset = run.get("dataset")
@@ -68,7 +72,7 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
         reasons.sort(key=lambda r: order.get(r.split(": ", 2)[1], 3) if ": " in r else 3)
     failing = [c for c in graded.cases if c.status != "pass"]
     failing.sort(key=lambda c: (risk_rank(c.meta.risk_level), c.meta.case_id))
-    return {
+    out: dict[str, Any] = {
         "schema": SCHEMA,
         "run": {
             "run_id": record.run_id,
@@ -136,3 +140,10 @@ def build_report(graded: GradedRun, *, redacted: bool = False) -> dict[str, Any]
             for r in graded.results
         ],
     }
+    if audit:
+        counts = Counter(audit.values())
+        out["audit"] = {
+            "cases": dict(sorted(audit.items())),
+            "counts": dict(sorted(counts.items())),
+        }
+    return out

@@ -8,7 +8,14 @@ the grades of the two runs decide: a case pending in BASE (no grader failed) tha
 in NEW on a grader that passed in every BASE attempt is ``regressed`` (the part that was
 decided got worse; with no judge configured, the usual case). That needs each run's
 ``grades.jsonl`` (``base_grades`` / ``new_grades``); without them pending stays pending.
-``changed``: in both
+With repeats (a case attempted more than once on either side), a change of a case's
+pass rate is tested against what its repeats allow: a one-sided Fisher exact test
+(:mod:`evalcase.results.noise`; method and assumptions in docs/grading.md). The case is
+``regressed`` (or ``fixed``) only when the p-value is at most ``alpha`` (0.05), else
+``changed_within_noise``: a flaky case that passed 3 of 3 and then 2 of 3 is noise,
+3 of 3 then 0 of 3 is not. ``noise`` holds each tested case's counts and p-value.
+Single attempts on both sides keep the plain rule above: with one attempt there is no
+noise to measure, so a flip is a regression. ``changed``: in both
 runs, but its version or content differs, so its two verdicts judge different cases: it
 is in no other bucket (never ``regressed``, so ``--fail-on-regression`` ignores it).
 Slices are compared on pass@1. When the runs used different dataset digests the figures
@@ -30,6 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.model import FatalError
+from evalcase.results.noise import fisher_greater, fisher_less
+
+DEFAULT_ALPHA = 0.05
+
+
+def _counts(case: Mapping[str, Any]) -> tuple[int, int]:
+    """(passing attempts, attempts) of a report row; pending and errors do not pass."""
+    verdicts = case.get("verdicts")
+    if isinstance(verdicts, list) and verdicts:
+        return sum(1 for v in verdicts if v == "pass"), len(verdicts)
+    n = int(case.get("attempts") or 1)
+    return (n if case.get("status") == "pass" else int(case.get("passed") or 0)), n
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,11 @@ class Comparison:
     warnings: tuple[str, ...]
     slices: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     pending: tuple[str, ...] = ()
+    within_noise: tuple[str, ...] = ()
+    # per case whose pass rate changed with repeats: base and new passes/attempts, the
+    # one-sided Fisher p-value, and the verdict it led to
+    noise: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    alpha: float = 0.05
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +85,9 @@ class Comparison:
             "warnings": list(self.warnings),
             "slices": {k: dict(v) for k, v in self.slices.items()},
             "pending": list(self.pending),
+            "changed_within_noise": list(self.within_noise),
+            "noise": {k: dict(v) for k, v in self.noise.items()},
+            "alpha": self.alpha,
         }
 
 
@@ -183,6 +210,7 @@ def compare(
     require_same_content: bool = False,
     base_grades: Mapping[str, Mapping[str, str]] | None = None,
     new_grades: Mapping[str, Mapping[str, str]] | None = None,
+    alpha: float = DEFAULT_ALPHA,
 ) -> Comparison:
     """Compare two reports; with ``require_same_content`` a FatalError when their dataset
     digests differ (or one is unknown). ``base_grades`` / ``new_grades``
@@ -230,14 +258,49 @@ def compare(
     got_worse = {c for c in pending if worse(c)}
     pending = tuple(c for c in pending if c not in got_worse)
     both = [c for c in common if c not in changed and c not in pending]
-    fixed = tuple(c for c in both if not ok(old_cases[c]) and ok(new_cases[c]))
+    # With repeats on either side a case's change is tested against its repeats' noise
+    # (evalcase.results.noise): beyond it, regressed or fixed; within it, its own bucket.
+    noise: dict[str, dict[str, Any]] = {}
+    for c in both:
+        if c in got_worse:
+            continue
+        b_pass, b_n = _counts(old_cases[c])
+        n_pass, n_n = _counts(new_cases[c])
+        if max(b_n, n_n) <= 1 or b_pass * n_n == n_pass * b_n:
+            continue
+        worse_now = n_pass * b_n < b_pass * n_n
+        p = (fisher_less if worse_now else fisher_greater)(b_pass, b_n, n_pass, n_n)
+        noise[c] = {
+            "base": f"{b_pass}/{b_n}",
+            "new": f"{n_pass}/{n_n}",
+            "p": round(p, 6),
+            "verdict": ("regressed" if worse_now else "fixed") if p <= alpha else "within_noise",
+        }
+
+    def tested(c: str, verdict: str) -> bool:
+        return c in noise and noise[c]["verdict"] == verdict
+
+    fixed = tuple(
+        c
+        for c in both
+        if tested(c, "fixed") or (c not in noise and not ok(old_cases[c]) and ok(new_cases[c]))
+    )
     regressed = tuple(
-        c for c in both if c in got_worse or (ok(old_cases[c]) and not ok(new_cases[c]))
+        c
+        for c in both
+        if c in got_worse
+        or tested(c, "regressed")
+        or (c not in noise and ok(old_cases[c]) and not ok(new_cases[c]))
     )
+    within_noise = tuple(c for c in both if tested(c, "within_noise"))
     still_failing = tuple(
-        c for c in both if c not in got_worse and not ok(old_cases[c]) and not ok(new_cases[c])
+        c
+        for c in both
+        if c not in got_worse and c not in noise and not ok(old_cases[c]) and not ok(new_cases[c])
     )
-    still_passing = tuple(c for c in both if ok(old_cases[c]) and ok(new_cases[c]))
+    still_passing = tuple(
+        c for c in both if c not in noise and ok(old_cases[c]) and ok(new_cases[c])
+    )
     warnings = []
     if a["dataset_id"] != b["dataset_id"]:
         warnings.append(f"different datasets: {a['dataset_id']} vs {b['dataset_id']}")
@@ -273,4 +336,7 @@ def compare(
         tuple(warnings),
         slices,
         pending,
+        within_noise,
+        noise,
+        alpha,
     )

@@ -11,7 +11,7 @@ from evalcase.config import Config
 from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
-from evalcase.grade.run import GradedRun, grade_run, read_run
+from evalcase.grade.recorded_run import GradedRun, RunRecord, grade_run, read_run
 from evalcase.grade.tasks import load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
@@ -26,7 +26,7 @@ class Outcome:
 def context_from(
     config: Config, environ: Mapping[str, str], replayer: Replayer | None = None
 ) -> GradeContext:
-    """The grading context of one run; ``replayer`` (``evalcase.run.replay.replay_expected``,
+    """The grading context of one run; ``replayer`` (``evalcase.run.gold_replay.replay_expected``,
     given by the command: this layer does not import the runner) computes the gold end
     states of ``final_state_check.from_expected_calls``, once per case."""
     # [grade.judge] is the judge's home; [run.judge] (the runner's placeholder) is read too.
@@ -82,8 +82,27 @@ def grade_and_report(
     graded = grade_run(record, dataset, context_from(config, environ, replayer))
     if redact is None:
         redact = bool(config.grade.get("redact", False))
-    out = write_report(graded, reports_root(config), redact=redact, environ=environ)
+    out = write_report(
+        graded,
+        reports_root(config),
+        redact=redact,
+        environ=environ,
+        grade_section=config.grade,
+        audit=audit_of(config, record),
+    )
     return Outcome(graded, out)
+
+
+def audit_of(config: Config, record: RunRecord) -> dict[str, str]:
+    """Each run case's audit status from the audit store (evalcase.audit.store), by the
+    content digest the run recorded; {} when the dataset was never audited here."""
+    from evalcase.audit.store import report_statuses
+
+    cases = record.run.get("cases")
+    if not isinstance(cases, Mapping):
+        return {}
+    digests = {str(k): str(v.get("digest")) for k, v in cases.items() if isinstance(v, Mapping)}
+    return report_statuses(config.root, record.dataset_id, digests)
 
 
 def summary_lines(outcome: Outcome) -> list[str]:
@@ -190,7 +209,7 @@ def redact_outputs(run_dir: Path) -> None:
 
     from evalcase import pii, scrub
     from evalcase.contract import records as strict
-    from evalcase.grade.run import read_jsonl
+    from evalcase.grade.recorded_run import read_jsonl
 
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"

@@ -17,8 +17,9 @@ from typing import Any
 
 from evalcase import pii, scrub
 from evalcase.contract import records
-from evalcase.grade.run import GradedRun
+from evalcase.grade.recorded_run import GradedRun
 from evalcase.model import FatalError
+from evalcase.report import gradings
 from evalcase.report.build import build_report
 
 FILES = ("grades.jsonl", "report.json", "report.md", "report.html")
@@ -91,16 +92,55 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
     return out
 
 
+def grading_meta(
+    graded: GradedRun, report: Mapping[str, Any], grade_section: Any
+) -> dict[str, Any]:
+    """The grading.json of a new grading (evalcase.report.gradings)."""
+    judges = [
+        {"model": str(j["model"]), "prompt_version": str(j["prompt_version"])}
+        for j in report["provenance"]["judges"]
+    ]
+    judges = [dict(t) for t in sorted({tuple(sorted(j.items())) for j in judges})]
+    return {
+        "grading_id": gradings.new_grading_id(),
+        "run_id": graded.record.run_id,
+        "commit": graded.record.commit,
+        "graded_at": report["run"]["graded_at"],
+        "config_digest": gradings.config_digest(graded.grader_versions, judges, grade_section),
+        "graders": dict(graded.grader_versions),
+        "judges": judges,
+    }
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
 def write_report(
     graded: GradedRun,
     reports_root: Path,
     *,
     redact: bool = False,
     environ: Mapping[str, str] | None = None,
+    grade_section: Any = None,
+    audit: Mapping[str, str] | None = None,
 ) -> Path:
-    """Render and write the four files; returns the report directory."""
+    """Render and write the four files as a new grading beside the earlier ones, and as
+    the run's default report (evalcase.report.gradings); returns the report directory.
+    ``audit``: each case's audit status, when its dataset was audited (see build_report)."""
     scrubber = scrub.active(os.environ if environ is None else environ)
-    report = scrubber.data(build_report(graded, redacted=redact))
+    built = build_report(graded, redacted=redact, audit=audit)
+    target = reports_root / graded.record.commit / graded.record.run_id
+    meta = grading_meta(graded, built, grade_section)
+    earlier = gradings.list_gradings(target)
+    built["grading"] = {
+        "grading_id": meta["grading_id"],
+        "config_digest": meta["config_digest"],
+        "earlier": [g.grading_id for g in earlier],
+    }
+    report = scrubber.data(built)
     view = scrubber.data(details(graded, report))
     lines: list[Any] = scrubber.data(list(graded.lines))
     if redact:
@@ -112,15 +152,46 @@ def write_report(
         "report.md": env.get_template("report.md.j2").render(report=report, limit=MD_CASE_LIMIT),
         "report.html": env.get_template("report.html.j2").render(report=report, details=view),
     }
-    target = reports_root / graded.record.commit / graded.record.run_id
-    staging = target.with_name(target.name + ".writing")
+    texts[gradings.GRADING_FILE] = records.dumps(meta, indent=1) + "\n"
+    if target.is_dir() and not (target / gradings.GRADINGS_DIR).is_dir() and earlier:
+        _keep_unversioned(target)
+    # The grading's own folder first (staged, then renamed: never half written) ...
+    folder = target / gradings.GRADINGS_DIR / meta["grading_id"]
+    staging = folder.with_name(folder.name + ".writing")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     for name, text in texts.items():
         # The data was scrubbed; the rendered Markdown and HTML once more, as text.
-        text = text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
-        (staging / name).write_text(text, "utf-8")
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+        texts[name] = (
+            text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
+        )
+        (staging / name).write_text(texts[name], "utf-8")
+    staging.rename(folder)
+    # ... then the default copy at the run's report paths, each file replaced atomically.
+    for name, text in texts.items():
+        _replace(target / name, text)
     return target
+
+
+def _keep_unversioned(target: Path) -> None:
+    """A report written before gradings were versioned becomes the grading
+    ``unversioned``, so the new grading does not replace it."""
+    folder = target / gradings.GRADINGS_DIR / gradings.UNVERSIONED
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        if (target / name).is_file():
+            shutil.copy2(target / name, folder / name)
+    report = {}
+    try:
+        import json
+
+        report = json.loads((target / "report.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        pass
+    run = report.get("run") if isinstance(report, dict) else None
+    meta = {
+        "grading_id": gradings.UNVERSIONED,
+        "graded_at": (run or {}).get("graded_at", "") if isinstance(run, dict) else "",
+        "config_digest": "",
+    }
+    (folder / gradings.GRADING_FILE).write_text(records.dumps(meta, indent=1) + "\n", "utf-8")

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from evalcase.config import Config
 from evalcase.index.analysis import Analyzer, analyze_all, broken_paths
+from evalcase.index.digest import DatasetContent
+from evalcase.index.repo import RepoIndex
 from evalcase.model import FatalError, Finding, Severity
 from evalcase.versioning.revisions import open_repo
 from evalcase.versioning.tags import Releases, format_message, version_number
@@ -23,6 +25,9 @@ def tag_dataset(
     dataset_id: str,
     lint: Callable[[], Sequence[Finding]],
     analyzer: Analyzer | None = None,
+    *,
+    override_audit: str | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> str:
     """Release the manifest's current version of a dataset as an annotated tag on HEAD;
     returns the tag name. ``lint``: the findings of linting what is staged against HEAD
@@ -30,7 +35,11 @@ def tag_dataset(
     only, uncached).
 
     Refuses (FatalError) unless the working tree is clean, the repository lints clean
-    (errors; warnings are allowed) and the version has no tag yet.
+    (errors; warnings are allowed), the version has no tag yet and no counted case has
+    an unresolved stored audit finding (evalcase.audit.release; with ``[versioning]
+    require_audit``, no counted case unaudited either). ``override_audit``: the reason
+    a release goes out with audit problems anyway, recorded in the tag message.
+    ``warn``: told of unaudited cases when they do not refuse the release.
     """
     from evalcase.files import GitTree
     from evalcase.index.digest import dataset_contents
@@ -86,8 +95,47 @@ def tag_dataset(
             f"{dataset_id} is already released at {highest}; dataset_version "
             f"{content.version} would go back: set it above {highest}"
         )
-    repo.create_annotated_tag(name, format_message(content, governance, name), head)
+    message = format_message(content, governance, name)
+    message += _audit_lines(config, index, governance, content, override_audit, warn)
+    repo.create_annotated_tag(name, message, head)
     return name
+
+
+def _audit_lines(
+    config: Config,
+    index: RepoIndex,
+    governance: tuple[str, ...],
+    content: DatasetContent,
+    override: str | None,
+    warn: Callable[[str], None] | None,
+) -> str:
+    """The tag message's audit lines (only for an override), after refusing a release
+    with audit problems (FatalError) unless ``override`` gives a reason."""
+    from evalcase.audit import release as audit_release
+
+    gate = audit_release.check(
+        config.root, index, governance, content.dataset_dir, content.dataset_id
+    )
+    problems = gate.problems(config.require_audit)
+    if override is not None and not override.strip():
+        raise FatalError("--override-audit needs a reason, recorded in the tag message")
+    if problems and override is None:
+        shown = "\n".join(problems[:10])
+        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise FatalError(
+            f"{content.dataset_id} {content.version} has audit problems (`evalcase audit "
+            f"{content.dataset_id}` says why); fix the cases, declare a right behaviour "
+            "(audit: {may_pass: [...]}), or release anyway with --override-audit "
+            f'"REASON" (recorded in the tag):\n{shown}{more}'
+        )
+    if warn is not None and gate.unaudited and not config.require_audit:
+        warn(
+            f"{len(gate.unaudited)} counted case(s) of {content.dataset_id} have no audit "
+            f"at their current content (`evalcase audit {content.dataset_id}`)"
+        )
+    if override is None:
+        return ""
+    return "\n".join(audit_release.override_lines(override, gate)) + "\n"
 
 
 @dataclass(frozen=True)

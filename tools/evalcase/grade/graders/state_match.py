@@ -25,7 +25,7 @@ The gold end state can instead be computed from the case::
 
 The grader replays the case's ``expected_calls`` (each ``any_of`` plan gives a gold state;
 matching any passes) with the runner's environment, faults off and permission policies on
-(``evalcase.run.replay``), once per case per grading run, never reading a gold from the
+(``evalcase.run.gold_replay``), once per case per grading run, never reading a gold from the
 run's outputs. Passing: the attempt leaves ``reservations`` and ``users`` exactly as the
 expected calls do. Failing: the reason lists the differing paths, e.g. ``final state differs
 from the expected calls' at 2 path(s): reservations.HAT001.status is active, gold

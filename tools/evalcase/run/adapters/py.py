@@ -8,6 +8,10 @@ the attempt records ``timeout``.
 
 Passing: ``def agent(request): return {"role": "assistant", "content": "hi"}``.
 Failing: the function raises (recorded as ``agent_exit`` with the exception).
+
+A function with a second positional parameter (``def agent(request, options)``) also
+receives the agent's options (its ``[run.agents]`` table, as the runner was given them):
+one function serves several configurations, as ``evalcase audit``'s panel does.
 """
 
 from __future__ import annotations
@@ -41,11 +45,34 @@ def load(target: str, path: str | None) -> Callable[..., Any]:
     return func
 
 
+def takes_options(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` has a second positional parameter (for the agent's options)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
 class PySession:
-    def __init__(self, func: Callable[..., Any], limit: int) -> None:
-        self.func = func
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        limit: int,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.limit = limit
         self.is_async = inspect.iscoroutinefunction(func)
+        if options is not None and takes_options(func):
+            bound = dict(options)
+            self.func: Callable[..., Any] = lambda request: func(request, bound)
+        else:
+            self.func = func
 
     def reply(self, request: Mapping[str, Any], deadline: float) -> Reply:
         remaining = deadline - time.monotonic()
@@ -118,4 +145,4 @@ def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> PySession:
     path = options.get("path")
     func = load(target, None if path is None else str(path))
     cls = InlineSession if options.get("inline") else PySession
-    return cls(func, job.limits.max_reply_bytes)
+    return cls(func, job.limits.max_reply_bytes, options)

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from evalcase.lint.reporters import ReportContext
 from evalcase.model import Finding, Severity
-from evalcase.reporters import ReportContext
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

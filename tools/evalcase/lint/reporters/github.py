@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalcase.lint.reporters import ReportContext
 from evalcase.model import Finding, Severity
-from evalcase.reporters import ReportContext
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalcase.lint.reporters import ReportContext
 from evalcase.model import Finding, Severity
-from evalcase.reporters import ReportContext
 
 
 def _source_line(

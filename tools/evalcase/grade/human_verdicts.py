@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcase.grade.run import REVIEWS, RunRecord, read_jsonl
+from evalcase.grade.recorded_run import REVIEWS, RunRecord, read_jsonl
 from evalcase.model import FatalError
 
 

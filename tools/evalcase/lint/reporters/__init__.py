@@ -20,7 +20,7 @@ Render = Callable[[Sequence[Finding], ReportContext], str]
 
 
 def _registry() -> dict[str, Render]:
-    from evalcase.reporters import github, json_format, sarif, text
+    from evalcase.lint.reporters import github, json_format, sarif, text
 
     return {
         "text": text.render,

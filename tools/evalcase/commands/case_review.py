@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from evalcase.cli import _config, fatal_errors
+from evalcase.commands.common import config_for, fatal_errors, root_option
 
 
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
@@ -24,7 +24,7 @@ from evalcase.cli import _config, fatal_errors
 @click.option("--issue-type", default=None, help="What the review found (rejections).")
 @click.option("--fix", "required_fix", default=None, help="What must change (rejections).")
 @click.option("--date", "reviewed_at", default=None, help="Review date, YYYY-MM-DD (today).")
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None)
+@root_option
 @fatal_errors
 def _review(
     path: str,
@@ -38,10 +38,10 @@ def _review(
 ) -> None:
     """Append a review record to a case's metadata.review_records, with the case's
     current case_version (an approval holds for the version it judged only)."""
-    from evalcase.review import record_review
+    from evalcase.authoring.case_review import record_review
 
     written = record_review(
-        _config(root),
+        config_for(root),
         path,
         reviewer=reviewer,
         result=result,
@@ -56,7 +56,6 @@ def _review(
     )
 
 
-# Built here, not by decorator, so that its type is known to cli.py, which imports us.
 review_command: click.Command = click.command("review-case")(_review)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from evalcase.lint.reporters import ReportContext
 from evalcase.model import Finding
-from evalcase.reporters import ReportContext
 
 
 def render(findings: Sequence[Finding], ctx: ReportContext) -> str:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from jsonschema import Draft4Validator
 
+from evalcase.lint.reporters import ReportContext, get
+from evalcase.lint.reporters.github import escape_data, escape_property
 from evalcase.model import Finding, Severity
-from evalcase.reporters import ReportContext, get
-from evalcase.reporters.github import escape_data, escape_property
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 FINDINGS = [
     Finding("datasets/a/cases/x.yaml", 9, 13, "EC104", Severity.ERROR,

@@ -1,0 +1,87 @@
+"""Run references over real folders and a real git repository: run IDs first, latest~N,
+DATASET@vN, branches, tags and commits, narrowed by dataset and to graded runs, and a
+clear error for what matches nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcase.config import load_config
+from evalcase.model import FatalError
+from evalcase.report.gradings import UNVERSIONED, list_gradings
+from evalcase.results.refs import find
+from tests.helpers import commit_all, git, init_repo
+from tests.results.folders import write_grading, write_run
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> dict[str, str | Path]:
+    root = init_repo(tmp_path / "repo")
+    (root / "evalcase.toml").write_text("[lint]\n", "utf-8")
+    (root / "datasets").mkdir()
+    (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
+    first = commit_all(root, "one")
+    git(root, "tag", "v-one")
+    (root / "README").write_text("two\n", "utf-8")
+    second = commit_all(root, "two")
+    write_run(root, "r1", {"a": "p"}, commit=first, started_at="2026-12-01T10:00:00+00:00")
+    write_grading(root, "r1", "g1", {"a": "p"}, commit=first)
+    write_run(root, "r2", {"a": "f"}, commit=second, started_at="2026-12-01T11:00:00+00:00",
+              dataset="set_b")  # fmt: skip
+    write_grading(root, "r2", "g2", {"a": "f"}, commit=second)
+    write_run(root, "r3", {"a": "p"}, commit=second, started_at="2026-12-01T12:00:00+00:00",
+              version="v2")  # fmt: skip
+    return {"root": root, "first": first, "second": second}
+
+
+def ids(repo: dict[str, str | Path], ref: str, **kw: object) -> str:
+    return find(load_config(Path(repo["root"])), ref, **kw).run_id  # type: ignore[arg-type]
+
+
+def test_each_kind_of_reference(repo: dict[str, str | Path]) -> None:
+    assert ids(repo, "r2") == "r2"
+    assert ids(repo, "latest") == "r3"
+    assert ids(repo, "latest~0") == "r3"
+    assert ids(repo, "latest~2") == "r1"
+    assert ids(repo, "latest", graded=True) == "r2"  # r3 has no report
+    assert ids(repo, "latest", dataset="set_a", graded=True) == "r1"
+    assert ids(repo, "set_a") == "r3"
+    assert ids(repo, "set_a@v1") == "r1"
+    assert ids(repo, "set_a@v2") == "r3"
+    assert ids(repo, "main") == "r3"
+    assert ids(repo, "main", dataset="set_b") == "r2"
+    assert ids(repo, "HEAD~1") == "r1"
+    assert ids(repo, "v-one") == "r1"
+    assert ids(repo, str(repo["first"])[:8]) == "r1"
+    folder = next(Path(repo["root"]).glob("reports/*/r2/gradings/g2"))
+    found = find(load_config(Path(repo["root"])), str(folder), graded=True)
+    assert (found.run_id, found.report) == ("r2", folder / "report.json")
+
+
+@pytest.mark.parametrize(
+    ("ref", "kw", "message"),
+    [
+        ("latest~5", {}, "there are 3 run(s), so no run 5 before the newest"),
+        ("set_a@v9", {}, "no run of set_a at version v9"),
+        ("HEAD~1", {"dataset": "set_b"}, "which has no run of dataset set_b"),
+        ("nowhere", {}, "not a run ID, latest[~N], DATASET[@vN], branch, tag or commit"),
+        ("r3", {"graded": True}, "run r3 has no report (run `evalcase grade r3` first)"),
+    ],
+)
+def test_what_matches_nothing_is_a_clear_error(
+    repo: dict[str, str | Path], ref: str, kw: dict[str, object], message: str
+) -> None:
+    with pytest.raises(FatalError) as err:
+        ids(repo, ref, **kw)
+    assert message in str(err.value)
+
+
+def test_a_report_from_before_gradings_is_one_grading(tmp_path: Path) -> None:
+    folder = write_grading(tmp_path, "r1", "g1", {"a": "p"}).parent.parent
+    import shutil
+
+    shutil.rmtree(folder / "gradings")
+    (gradings,) = list_gradings(folder)
+    assert (gradings.grading_id, gradings.path) == (UNVERSIONED, folder)

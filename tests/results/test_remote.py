@@ -1,0 +1,295 @@
+"""Runs published to and pulled from a real S3-compatible server on 127.0.0.1 (moto's
+server mode, started by the tests), through the real `evalcase push` / `pull` processes:
+append-only, content-addressed, safe against concurrent publishers and hostile manifests,
+and no credential written anywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
+from tests.helpers import GIT_ENV, REPO_ROOT, run_cli
+
+moto_server = pytest.importorskip("moto.server")
+boto3 = pytest.importorskip("boto3")
+
+SECRET = "s3cr3t-key-never-written-9f2a"
+BUCKET = "team-evals"
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[dict[str, str]]:
+    """A real S3 server on a free loopback port, and the environment a user sets."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {
+        "AWS_ACCESS_KEY_ID": "team-access-key",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    client = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=SECRET,
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=BUCKET)
+    try:
+        yield env
+    finally:
+        server.stop()
+
+
+def _client(env: dict[str, str]) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=SECRET,
+        region_name="us-east-1",
+    )
+
+
+def _keys(env: dict[str, str], prefix: str) -> dict[str, bytes]:
+    client = _client(env)
+    out: dict[str, bytes] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
+        for item in page.get("Contents", []):
+            out[item["Key"]] = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+    return out
+
+
+def _repo_with_runs(tmp: Path, prefix: str, run_ids: list[str]) -> tuple[Path, str]:
+    repo, commit = refund_repo(tmp)
+    (repo / "evalcase.toml").write_text(f'[results]\nremote = "s3://{BUCKET}/{prefix}"\n', "utf-8")
+    for n, run_id in enumerate(run_ids):
+        write_run(repo, commit, run_id, [check_008(True, 1), duplicate_003(n % 2 == 0, 1)])
+        graded = run_cli("grade", run_id, cwd=repo)
+        assert graded.returncode in (0, 1), graded.stderr
+    return repo, commit
+
+
+def _clone(source: Path, target: Path, prefix: str) -> Path:
+    """Another machine's checkout of the same repository (same commits), with the remote
+    configured."""
+    git_env = {**_base_env(), **GIT_ENV}
+    subprocess.run(["git", "clone", "-q", str(source), str(target)], check=True, env=git_env)
+    (target / "evalcase.toml").write_text(f'[results]\nremote = "s3://{BUCKET}/{prefix}"\n')
+    return target
+
+
+def _files(root: Path, commit: str, run_id: str) -> dict[str, bytes]:
+    out = {}
+    for folder in ("outputs", "reports"):
+        base = root / folder / commit / run_id
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+@pytest.mark.slow
+def test_push_pull_round_trip(s3: dict[str, str], tmp_path: Path) -> None:
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "rt", ["run-a", "run-b"])
+    pushed = run_cli("push", "run-a", "run-b", cwd=laptop, env=s3)
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.stdout.count("published run-") == 2
+
+    # Publishing again sends nothing and adds nothing: the same content has the same name.
+    before = _keys(s3, "rt/")
+    again = run_cli("push", "--all", cwd=laptop, env=s3)
+    assert again.returncode == 0, again.stderr
+    assert "already published run-a: 0 new object(s)" in again.stdout
+    assert _keys(s3, "rt/") == before
+    objects = [k for k in before if k.startswith("rt/objects/")]
+    for key, body in before.items():
+        if key.startswith("rt/objects/"):
+            assert key.endswith(hashlib.sha256(body).hexdigest()), "content-addressed"
+    manifests = [k for k in before if k.startswith("rt/runs/")]
+    assert len(manifests) == 2 and len(objects) >= 8
+
+    # A second machine lists without downloading, then pulls byte-identical folders.
+    ci = _clone(laptop, tmp_path / "ci", "rt")
+    listed = run_cli("pull", "--list", "--format", "json", cwd=ci, env=s3)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["run_id"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"run-a", "run-b"}
+    assert rows["run-a"]["dataset"] == "refund_regression_set"
+    assert rows["run-a"]["report"]["attempts"] == 2
+    assert not (ci / "outputs").exists(), "--list downloads nothing"
+
+    pulled = run_cli("pull", cwd=ci, env=s3)
+    assert pulled.returncode == 0, pulled.stderr
+    for run_id in ("run-a", "run-b"):
+        assert _files(ci, commit, run_id) == _files(laptop, commit, run_id)
+    # The pulled runs are ordinary local runs: they grade.
+    assert run_cli("grade", "run-a", cwd=ci).returncode in (0, 1)
+    second = run_cli("pull", cwd=ci, env=s3)
+    assert "0 file(s) fetched" in second.stdout
+
+    # No credential was written anywhere: not in the repositories, not on the remote.
+    for root in (laptop, ci):
+        for path in root.rglob("*"):
+            if path.is_file() and ".git" not in path.parts:
+                assert SECRET.encode() not in path.read_bytes(), path
+    assert all(SECRET.encode() not in body for body in _keys(s3, "rt/").values())
+
+
+@pytest.mark.slow
+def test_concurrent_publishers_never_overwrite(s3: dict[str, str], tmp_path: Path) -> None:
+    """Four processes publish at once (two of the same run, as two CI retries would):
+    every publication lands, no object is written twice with different content."""
+    repo, commit = _repo_with_runs(tmp_path / "repo", "cc", ["run-1", "run-2", "run-3"])
+    env = {**s3, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "evalcase", "push", run_id],
+            cwd=repo,
+            env={**_base_env(), **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for run_id in ("run-1", "run-2", "run-3", "run-1")
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    keys = _keys(s3, "cc/")
+    assert len([k for k in keys if k.startswith("cc/runs/")]) == 3
+    for key, body in keys.items():
+        if key.startswith("cc/objects/"):
+            assert key.endswith(hashlib.sha256(body).hexdigest())
+    # A resumed run (one more attempt) and a new grading are new publications beside the
+    # first; pulling gives the newest, longest copy.
+    run_dir = repo / "outputs" / commit / "run-1"
+    extra = json.dumps({**check_008(True, 2), "case_version": "v1"}, ensure_ascii=False)
+    with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(extra + "\n")
+    assert run_cli("push", "run-1", cwd=repo, env=s3).returncode == 0
+    assert len([k for k in _keys(s3, "cc/runs/run-1/")]) == 2
+    other = _clone(repo, tmp_path / "other", "cc")
+    assert run_cli("pull", "run-1", cwd=other, env=s3).returncode == 0
+    pulled = (other / "outputs" / commit / "run-1" / "attempts.jsonl").read_bytes()
+    assert pulled == (run_dir / "attempts.jsonl").read_bytes()
+
+
+def _base_env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+@pytest.mark.slow
+def test_hostile_manifests_are_refused(s3: dict[str, str], tmp_path: Path) -> None:
+    """A manifest is data from anyone who can write the bucket: a path outside the run's
+    folders, or an object that does not match its digest, is refused, never written."""
+    client = _client(s3)
+    body = b'{"secret": "planted"}\n'
+    digest = hashlib.sha256(body).hexdigest()
+    client.put_object(Bucket=BUCKET, Key=f"hx/objects/{digest[:2]}/{digest}", Body=body)
+    wrong = hashlib.sha256(b"something else").hexdigest()
+    client.put_object(Bucket=BUCKET, Key=f"hx/objects/{wrong[:2]}/{wrong}", Body=body)
+
+    def manifest(run_id: str, path: str, sha: str) -> None:
+        data = {
+            "manifest_version": 1,
+            "run_id": run_id,
+            "commit": "c0ffee",
+            "published_at": "2026-12-01T00:00:00Z",
+            "publisher": "",
+            "summary": {},
+            "files": [{"path": path, "sha256": sha, "size": len(body)}],
+        }
+        client.put_object(
+            Bucket=BUCKET, Key=f"hx/runs/{run_id}/{'0' * 64}.json", Body=json.dumps(data)
+        )
+
+    manifest("escape", "outputs/c0ffee/escape/../../../evalcase.toml", digest)
+    manifest("elsewhere", "datasets/refund_regression_set/dataset.yaml", digest)
+    manifest("forged", "outputs/c0ffee/forged/attempts.jsonl", wrong)
+    repo, _ = _repo_with_runs(tmp_path / "repo", "hx", [])
+    config_before = (repo / "evalcase.toml").read_bytes()
+    manifest_before = (repo / "datasets/refund_regression_set/dataset.yaml").read_bytes()
+    pulled = run_cli("pull", cwd=repo, env=s3)
+    assert pulled.returncode == 1, pulled.stdout + pulled.stderr
+    assert "skipped runs/escape/" in pulled.stderr, pulled.stderr
+    assert "skipped runs/elsewhere/" in pulled.stderr
+    assert "does not match its digest" in pulled.stderr
+    assert "Traceback" not in pulled.stderr
+    assert (repo / "evalcase.toml").read_bytes() == config_before
+    assert (repo / "datasets/refund_regression_set/dataset.yaml").read_bytes() == manifest_before
+    assert not (repo / "outputs" / "c0ffee" / "forged" / "attempts.jsonl").exists()
+
+
+def test_no_remote_configured_is_a_clear_error(tmp_path: Path) -> None:
+    repo, _ = refund_repo(tmp_path)
+    proc = run_cli("push", "--all", cwd=repo)
+    assert proc.returncode == 2
+    assert "no results remote" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unreachable_remote_is_a_clear_error(tmp_path: Path) -> None:
+    repo, commit = refund_repo(tmp_path)
+    write_run(repo, commit, "run-x", [check_008(True, 1)])
+    env = {
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_REGION": "us-east-1",
+        # A port nothing listens on (port 9 is discard, closed on loopback).
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    proc = run_cli("push", "run-x", "--remote", "s3://nowhere/p", cwd=repo, env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "cannot write" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_file_remote_round_trip(tmp_path: Path) -> None:
+    """A shared folder works as a remote too (file:///...), with the same layout."""
+    repo, commit = refund_repo(tmp_path / "a")
+    write_run(repo, commit, "run-f", [check_008(True, 1)])
+    url = f"file://{tmp_path / 'shared'}"
+    assert run_cli("push", "run-f", "--remote", url, cwd=repo).returncode == 0
+    other, _ = refund_repo(tmp_path / "b")
+    proc = run_cli("pull", "--remote", url, cwd=other)
+    assert proc.returncode == 0, proc.stderr
+    assert _files(other, commit, "run-f") == _files(repo, commit, "run-f")
+
+
+@pytest.mark.slow
+def test_run_publish(s3: dict[str, str], tmp_path: Path) -> None:
+    """`evalcase run --publish`: the run and its grading land on the remote as one
+    publication; without a remote configured the run refuses before it starts."""
+    from tests.helpers import bundled_repo
+
+    repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", ".evalcase_cache/"))
+    args = ("run", "refund_regression_set", "--select", "tool_refund_check_008", "--publish")
+    refused = run_cli(*args, cwd=repo, env=s3)
+    assert refused.returncode == 2 and "no results remote" in refused.stderr
+    assert not (repo / "outputs").exists(), "nothing ran"
+    with (repo / "evalcase.toml").open("a", encoding="utf-8") as handle:
+        handle.write(f'\n[results]\nremote = "s3://{BUCKET}/pub"\n')
+    subprocess.run(
+        ["git", "commit", "-qam", "remote"], cwd=repo, check=True, env={**_base_env(), **GIT_ENV}
+    )
+    proc = run_cli(*args, cwd=repo, env=s3)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "published " in proc.stdout
+    keys = _keys(s3, "pub/runs/")
+    assert len(keys) == 1
+    manifest = json.loads(next(iter(keys.values())))
+    paths = {f["path"].rsplit("/", 1)[-1] for f in manifest["files"]}
+    assert {"run.json", "attempts.jsonl", "report.json", "grades.jsonl"} <= paths
+    assert manifest["summary"]["dataset"] == "refund_regression_set"

@@ -1,0 +1,223 @@
+"""`evalcase view` as a user meets it: the real command serving a real store of graded
+runs, driven in headless Chromium (Debian's, through Playwright): every page reachable
+by a link loads, no console error, and hostile content from data stays inert text."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
+from tests.helpers import GIT_ENV, REPO_ROOT, run_cli
+
+pytest.importorskip("duckdb")
+pytest.importorskip("starlette")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+# Each probe sets window.__pwned if it ever runs; some also try to leave the page.
+PROBES = (
+    "<script>window.__pwned = 1</script>",
+    '<img src=x onerror="window.__pwned = 2">',
+    '"><svg onload="window.__pwned = 3">',
+    "javascript:window.__pwned = 4",
+    "</pre></td></tr></table><script>window.__pwned = 5</script>",
+    "{{ 7 * 7 }} {% raw %}",
+)
+HOSTILE = " ".join(PROBES)
+
+
+def _hostile(attempt: dict[str, Any]) -> dict[str, Any]:
+    """An attempt whose answer, conversation and tool arguments carry the probes."""
+    attempt = json.loads(json.dumps(attempt))
+    attempt["output"] = HOSTILE
+    attempt["messages"] = [
+        {"role": "user", "content": HOSTILE},
+        {"role": "assistant", "content": HOSTILE},
+    ]
+    for call in attempt.get("calls") or []:
+        call["args"] = {"order_id": HOSTILE}
+    return attempt
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    repo, commit = refund_repo(tmp_path_factory.mktemp("view"))
+    # Three runs: a good one, a worse one whose agent writes the probes (and whose agent
+    # name is one), and one with two prompts for the prompt x case grid.
+    write_run(repo, commit, "run-1", [check_008(True, 1), duplicate_003(True, 1)])
+    write_run(
+        repo,
+        commit,
+        "run-2",
+        [_hostile(check_008(False, 1)), _hostile(duplicate_003(False, 1))],
+        agent={"spec": "cmd:x", "name": PROBES[1]},
+        started_at="2026-07-08T11:00:00Z",
+    )
+    # The same agent again, failing where run-1 passed: a flaky case.
+    # (The same cases, so the same graders' configuration.)
+    write_run(
+        repo,
+        commit,
+        "run-4",
+        [check_008(False, 1), duplicate_003(True, 1)],
+        started_at="2026-07-08T13:00:00Z",
+    )
+    prompted = []
+    # As the runner numbers them: a case's attempts count on across prompts.
+    for n, prompt in enumerate(("concise", "friendly"), start=1):
+        for a in (check_008(prompt == "concise", n), duplicate_003(True, n)):
+            prompted.append({**a, "prompt": prompt})
+    write_run(repo, commit, "run-3", prompted, started_at="2026-07-08T12:00:00Z")
+    for run_id in ("run-1", "run-2", "run-3", "run-4"):
+        graded = run_cli("grade", run_id, cwd=repo)
+        assert graded.returncode in (0, 1), graded.stderr
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalcase", "view", "--port", "0"],
+        cwd=repo,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+    assert match, line
+    try:
+        yield {"repo": repo, "commit": commit, "base": match.group(1), "proc": proc}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(), dict(exc.headers)
+
+
+def test_pages_answer_and_escape(site: dict[str, Any]) -> None:
+    base = site["base"]
+    status, html, headers = _get(base)
+    assert status == 200
+    assert "script-src" not in headers["content-security-policy"]  # default-src 'none'
+    assert "default-src 'none'" in headers["content-security-policy"]
+    assert all(f">{run}<" in html for run in ("run-1", "run-2", "run-3"))
+    status, html, _ = _get(base + "attempt?run=run-2&case=tool_refund_check_008&attempt=1")
+    assert status == 200
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert not re.search(r"<(script|img|svg)\b", html, re.IGNORECASE), "every probe is text"
+    assert "{{ 7 * 7 }}" in html  # data is never a template
+    status, html, _ = _get(base + "runs/run-2")
+    assert (status == 200 and 'id="gates"' not in html) or "gate" in html
+    cases = html.split('id="cases"', 1)[1]
+    assert "tool_refund_check_008" in cases and "agent_refund_duplicate_submit_003" in cases
+    assert 'class="fail">fail' in cases
+    status, html, _ = _get(base + "compare?base=run-1&new=run-2")
+    assert status == 200
+    first = html.index("regressed")
+    assert "tool_refund_check_008" in html[first:]
+    status, html, _ = _get(base + "grid?run=run-3")
+    assert status == 200 and "concise" in html and "friendly" in html
+    status, html, _ = _get(base + "flaky")
+    assert status == 200
+    flaky = html.split('id="flaky"', 1)[1]
+    assert "tool_refund_check_008" in flaky and "run-4" in flaky
+    assert "agent_refund_duplicate_submit_003" not in flaky
+    status, html, _ = _get(base + "case?id=tool_refund_check_008")
+    assert status == 200 and html.count("/runs/run-") >= 3
+    assert _get(base + "runs/no-such-run")[0] == 404
+    assert _get(base + "compare?base=nothing-like-this&new=latest")[0] == 400
+
+
+def test_foreign_host_header_is_refused(site: dict[str, Any]) -> None:
+    """A page on another site that resolves its name to 127.0.0.1 (DNS rebinding) sends
+    its own Host header: the viewer does not answer it."""
+    status, _, _ = _get(site["base"], {"Host": "attacker.example"})
+    assert status == 421
+
+
+def test_token_required_off_loopback(site: dict[str, Any]) -> None:
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view import make_app
+
+    app = make_app(load_config(site["repo"]), token="t0ken", host="0.0.0.0")
+    client = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)
+    assert client.get("/").status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer t0ken"}).status_code == 200
+    opened = client.get("/runs/run-1?token=t0ken")
+    assert opened.status_code == 303 and opened.headers["location"] == "/runs/run-1"
+    assert "httponly" in opened.headers["set-cookie"].lower()
+    assert client.get("/runs/run-1").status_code == 200  # the cookie
+    assert client.post("/").status_code == 405
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="needs Debian's chromium")
+def test_every_link_in_chromium(site: dict[str, Any], tmp_path: Path) -> None:
+    """Crawl every same-site link from the first page in real Chromium: each page loads,
+    logs no console error, and no probe ever runs."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    base = site["base"]
+    seen: set[str] = set()
+    queue = [base]
+    problems: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync",
+            ],
+        )  # fmt: skip
+        page = browser.new_page()
+        page.on(
+            "console",
+            lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+        )
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        while queue and len(seen) < 80:
+            target = queue.pop(0)
+            if target in seen:
+                continue
+            seen.add(target)
+            response = page.goto(target)
+            assert response is not None
+            if response.status != 200:
+                problems.append(f"{target}: HTTP {response.status}")
+                continue
+            if page.evaluate("() => window.__pwned") is not None:
+                problems.append(f"{target}: a probe ran")
+            for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+                if href.startswith(base) and href not in seen:
+                    queue.append(href)
+                elif not href.startswith(base):
+                    problems.append(f"{target}: a link leaves the viewer: {href}")
+        page.goto(base + "runs/run-3")
+        page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+        browser.close()
+    assert not problems, "\n".join(problems)
+    assert any("/attempt?" in url for url in seen) and any("/compare?" in url for url in seen)
+    assert any("/grid?" in url for url in seen) and any("/case?" in url for url in seen)
+    assert (tmp_path / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

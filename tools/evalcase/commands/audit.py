@@ -1,0 +1,150 @@
+"""``evalcase audit``: the thin CLI over :mod:`evalcase.audit` (docs/audit.md)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
+
+EXIT_FINDINGS = 1
+
+
+@click.command("audit")
+@click.argument("dataset")
+@click.option("--executor", default=None, help="Where attempts run: local or ray.")
+@click.option(
+    "--ray-address",
+    default=None,
+    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(1, 1024), default=None, help="Attempts running at once."
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per attempt.",
+)
+@click.option(
+    "--select",
+    "selects",
+    multiple=True,
+    help="ID glob or tag:/role:/risk:/type: VALUE (repeatable: union), as evalcase run.",
+)
+@click.option(
+    "--force", is_flag=True, help="Audit every case again, even those whose audit is stored."
+)
+@click.option(
+    "--keep-runs",
+    is_flag=True,
+    help="Keep the audit's runs under .evalcase/audit/work/ (default: removed once the "
+    "facts are stored).",
+)
+@click.option(
+    "--progress",
+    type=click.Choice(["auto", "bar", "plain", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress display.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text, or json (every case's stored audit).",
+)
+@root_option
+@fatal_errors
+def audit(
+    dataset: str,
+    executor: str | None,
+    ray_address: str | None,
+    concurrency: int | None,
+    timeout_s: float | None,
+    selects: tuple[str, ...],
+    force: bool,
+    keep_runs: bool,
+    progress: str,
+    output_format: str,
+    root: str | None,
+) -> None:
+    """Audit DATASET[@vN|@REV]: for every counted case, the gold oracle built from the
+    answer key must pass every hard grader that needs no judge, and no degenerate agent
+    (silent, refuse, handoff, echo, parrot, flail) may pass, unless the case declares it
+    (audit: {may_pass: [...]}); and which criteria rest on the judge alone.
+
+    Each agent is one run through the normal runner (local pool or --executor ray);
+    results are stored by case content digest under .evalcase/audit/, so an unchanged
+    case is not audited again and an interrupted audit resumes. Exit status: 0 when no
+    case has a finding, 1 otherwise, 2 on a usage or fatal error."""
+    gc.enable()  # runs build reference cycles (see evalcase run)
+    from evalcase.audit.runner import AuditOptions
+    from evalcase.audit.runner import audit as run_audit
+    from evalcase.commands.run import _progress
+
+    config = config_for(root)
+    rc = config.run
+    if ray_address and executor not in (None, "ray"):
+        raise click.UsageError("--ray-address goes with --executor ray")
+    options = AuditOptions(
+        executor="ray" if ray_address else (executor or rc.executor),
+        concurrency=concurrency or rc.concurrency,
+        timeout_s=timeout_s or rc.timeout_s,
+        ray_address=ray_address,
+        force=force,
+        keep_runs=keep_runs,
+        select=selects,
+    )
+    try:
+        result = run_audit(config, dataset, options, lambda label: _progress(label, progress))
+    except KeyboardInterrupt:
+        click.echo("evalcase: audit interrupted; run it again to resume", err=True)
+        sys.exit(130)
+    if output_format == "json":
+        click.echo(json.dumps(result.cases, ensure_ascii=False, indent=2, sort_keys=True))
+    else:
+        for line in text_lines(result.cases):
+            click.echo(line)
+        for path, why in sorted(result.unbuilt.items()):
+            click.echo(f"not audited: {path}: {why}")
+        click.echo(
+            f"{result.dataset_id}@{result.dataset_version}: {len(result.cases)} cases, "
+            f"{result.count('passed')} passed, {result.count('findings')} with findings, "
+            f"{result.count('unproven')} unproven; {len(result.audited)} audited now, "
+            f"{len(result.cases) - len(result.audited)} from the store"
+        )
+    if result.unbuilt:
+        sys.exit(EXIT_FATAL)
+    if not result.ok:
+        sys.exit(EXIT_FINDINGS)
+
+
+def text_lines(cases: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per case with findings or warnings, then one per finding and warning."""
+    from evalcase.audit.store import summary
+
+    out: list[str] = []
+    for case_id, facts in sorted(cases.items()):
+        findings = [f for f in facts.get("findings") or () if isinstance(f, Mapping)]
+        warnings = [str(w) for w in facts.get("warnings") or ()]
+        declared = facts.get("declared") or []
+        if not findings and not warnings:
+            continue
+        note = f" (may_pass: {', '.join(map(str, declared))})" if declared else ""
+        out.append(f"{case_id} {facts.get('case_version')}: {facts.get('status')}{note}")
+        out += [f"  finding  {summary(f)}" for f in findings]
+        out += [f"  warning  {w}" for w in warnings]
+    return out
+
+
+COMMANDS = (audit,)

@@ -1,0 +1,124 @@
+"""What every command shares: exit codes, the ``--root`` option, the configuration it
+names, and :func:`fatal_errors` (a fatal problem is one message and exit 2, never a
+traceback). Public on purpose: a command module imports these, never another command
+module's private helpers (``tests/test_layers.py`` checks)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Exit status: 0 no errors (warnings allowed), 1 at least one error (findings, a gate
+# that did not pass, an attempt in error), 2 usage or fatal error.
+EXIT_OK, EXIT_FINDINGS, EXIT_FATAL = 0, 1, 2
+
+
+def quiet_broken_pipe(status: int = EXIT_OK) -> None:
+    """The reader closed the pipe early (``evalcase rules | head -1``): normal use, so
+    leave without a message. Standard output is pointed at /dev/null so that the
+    interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(status)
+
+
+def fatal_errors(func: F) -> F:
+    """Turn FatalError into a message and exit 2; anything unexpected too, without a
+    traceback unless EVALCASE_DEBUG is set. A closed output pipe ends the command quietly."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except BrokenPipeError:
+            quiet_broken_pipe()
+        except FatalError as exc:
+            click.echo(f"evalcase: error: {exc}", err=True)
+            sys.exit(EXIT_FATAL)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except ModuleNotFoundError as exc:
+            click.echo(
+                f"evalcase: error: the module '{exc.name}' is not installed; install evalcase "
+                "with its dependencies (pip install evalcase, or pip install -e . here)",
+                err=True,
+            )
+            sys.exit(EXIT_FATAL)
+        except Exception as exc:
+            if os.environ.get("EVALCASE_DEBUG"):
+                raise
+            click.echo(
+                f"evalcase: internal error: {type(exc).__name__}: {exc}\n"
+                "Run again with EVALCASE_DEBUG=1 for details, and please report it.",
+                err=True,
+            )
+            sys.exit(EXIT_FATAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def given_root(root: str | None) -> str | None:
+    """``--root`` after the subcommand wins; otherwise the one given before it."""
+    if root:
+        return root
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if isinstance(ctx.obj, dict) and ctx.obj.get("root"):
+            return str(ctx.obj["root"])
+        ctx = ctx.parent
+    return None
+
+
+def root_dir(root: str | None) -> Path:
+    """The case repository: ``--root`` (before or after the command), else found from
+    the current folder."""
+    from evalcase.config import find_root
+
+    given = given_root(root)
+    return Path(given).resolve() if given else find_root(Path.cwd())
+
+
+def config_for(root: str | None) -> Config:
+    """The configuration of the case repository ``--root`` names (or the one found)."""
+    from evalcase.config import load_config
+
+    given = given_root(root)
+    if given:
+        return load_config(Path(given).resolve())
+    return load_config(root_dir(None))
+
+
+ROOT_HELP = (
+    "The case repository (the folder holding datasets/ and fixtures/), or a folder whose "
+    "evalcase.toml names it. Default: found from the current folder (see docs/configuration.md)."
+)
+
+root_option: Callable[[F], F] = click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    metavar="DIR",
+    help=ROOT_HELP,
+)
+
+
+def split_words(values: tuple[str, ...], upper: bool = False) -> tuple[str, ...]:
+    """Repeatable, comma-separated option values as one tuple (``--select A,B --select C``)."""
+    words = (w.strip() for v in values for w in v.split(","))
+    return tuple(w.upper() if upper else w for w in words if w)

@@ -1,0 +1,214 @@
+"""``evalcase store``, ``history``, ``flaky`` and ``trend``: questions across runs, thin
+wrappers over :mod:`evalcase.results`. They need the results store's extra
+(``pip install 'evalcase[results]'``); without it they exit 2 saying so. Exit status 0
+otherwise (``flaky --fail-on-flaky``: 1 when a case is flaky)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text"
+)
+dataset_option = click.option("--dataset", default=None, help="Only runs of this dataset.")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=1))
+
+
+@click.group("store")
+def store_group() -> None:
+    """The results store: an index of every run and grading (derived from outputs/ and
+    reports/, rebuilt at any time; .evalcase_cache/results.duckdb)."""
+
+
+@store_group.command("rebuild")
+@format_option
+@root_option
+@fatal_errors
+def store_rebuild(output_format: str, root: str | None) -> None:
+    """Delete the store and index every run and grading again."""
+    from evalcase.results.store import rebuild, store_path
+
+    config = config_for(root)
+    stats = rebuild(config)
+    if output_format == "json":
+        _echo_json({**stats.to_dict(), "path": str(store_path(config))})
+        return
+    click.echo(
+        f"indexed {stats.runs} runs ({stats.attempts} attempts), {stats.gradings} gradings "
+        f"({stats.verdicts} verdicts) in {stats.seconds:.2f}s -> {store_path(config)}"
+    )
+
+
+@store_group.command("status")
+@format_option
+@root_option
+@fatal_errors
+def store_status(output_format: str, root: str | None) -> None:
+    """Bring the store up to date and say what it holds."""
+    from evalcase.results.store import open_store, store_path
+
+    config = config_for(root)
+    with open_store(config, update=False) as store:
+        stats = store.update()
+        counts = store.counts()
+    path = store_path(config)
+    if output_format == "json":
+        _echo_json({"path": str(path), "updated": stats.to_dict(), **counts})
+        return
+    click.echo(
+        f"{path}: {counts['runs']} runs, {counts['attempts']} attempts, "
+        f"{counts['gradings']} gradings, {counts['verdicts']} verdicts "
+        f"({stats.runs} runs and {stats.gradings} gradings indexed just now)"
+    )
+
+
+@click.command("history")
+@click.argument("case_id")
+@dataset_option
+@click.option("--newest", is_flag=True, help="Only each run's newest (default) grading.")
+@format_option
+@root_option
+@fatal_errors
+def history_command(
+    case_id: str, dataset: str | None, newest: bool, output_format: str, root: str | None
+) -> None:
+    """CASE_ID's verdicts over commits, case versions, agents, prompts and gradings. A
+    change of the case's own content is marked `case changed`, never a regression."""
+    from evalcase.model import FatalError
+    from evalcase.results.queries import history
+    from evalcase.results.store import open_store
+
+    with open_store(config_for(root)) as store:
+        rows = history(store, case_id, dataset=dataset, newest_only=newest)
+    if output_format == "json":
+        _echo_json({"case_id": case_id, "history": [r.to_dict() for r in rows]})
+        return
+    if not rows:
+        raise FatalError(f"no graded attempt of case {case_id!r} (`evalcase runs` lists runs)")
+    click.echo(
+        f"{'STARTED':<17} {'RUN':<24} {'COMMIT':<10} {'VERSION':<8} {'AGENT':<24} "
+        f"{'PROMPT':<14} {'GRADING':<24} PASSES  VERDICTS"
+    )
+    for r in rows:
+        if r.case_changed:
+            click.echo(f"  -- case changed: content {r.digest[:12] or r.case_version} --")
+        agent = r.agent + (f" {r.agent_version}" if r.agent_version else "")
+        grading = r.grading_id + ("" if r.newest else " (older)")
+        click.echo(
+            f"{r.started_at[:16]:<17} {r.run_id:<24} {r.commit[:10]:<10} {r.case_version:<8} "
+            f"{agent[:24]:<24} {(r.prompt or '-')[:14]:<14} {grading[:24]:<24} "
+            f"{r.passes}/{len(r.verdicts):<5} {' '.join(r.verdicts)}"
+        )
+
+
+@click.command("flaky")
+@dataset_option
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Of the pass rate's interval (Wilson).",
+)
+@click.option("--fail-on-flaky", is_flag=True, help="Exit 1 when a case is flaky.")
+@format_option
+@root_option
+@fatal_errors
+def flaky_command(
+    dataset: str | None,
+    confidence: float,
+    fail_on_flaky: bool,
+    output_format: str,
+    root: str | None,
+) -> None:
+    """Cases whose verdict changes at the same case content, agent, prompt and
+    configuration, with each one's pass rate and an interval."""
+    from evalcase.results.queries import flaky
+    from evalcase.results.store import open_store
+
+    with open_store(config_for(root)) as store:
+        rows = flaky(store, dataset=dataset, confidence=confidence)
+    if output_format == "json":
+        _echo_json({"confidence": confidence, "flaky": [r.to_dict() for r in rows]})
+    elif not rows:
+        click.echo("no flaky case: every case's decided verdicts agree under the same content, "
+                   "agent, prompt and configuration")  # fmt: skip
+    else:
+        click.echo(
+            f"{'CASE':<40} {'AGENT':<24} {'PROMPT':<14} {'PASSES':>8} {'RATE':>7}  "
+            f"{int(confidence * 100)}% INTERVAL  RUNS"
+        )
+        for r in rows:
+            agent = r.agent + (f" {r.agent_version}" if r.agent_version else "")
+            low, high = r.interval
+            click.echo(
+                f"{r.case_id[:40]:<40} {agent[:24]:<24} {(r.prompt or '-')[:14]:<14} "
+                f"{f'{r.passes}/{r.attempts}':>8} {_pct(r.pass_rate):>7}  "
+                f"{_pct(low):>6}-{_pct(high):<7}  {r.runs}"
+            )
+    if fail_on_flaky and rows:
+        sys.exit(EXIT_FINDINGS)
+
+
+@click.command("trend")
+@click.argument("dataset")
+@click.option("--by", type=click.Choice(["commit", "agent"]), default="commit", show_default=True)
+@click.option(
+    "--slice",
+    "slice_key",
+    default=None,
+    help="Also each value's pass@1 of this slice: risk_level, case_type, ability_tag, "
+    "scenario, tool, dataset_role, failure_class, prompt.",
+)
+@format_option
+@root_option
+@fatal_errors
+def trend_command(
+    dataset: str, by: str, slice_key: str | None, output_format: str, root: str | None
+) -> None:
+    """DATASET's pass@1, pass^k, cost and latency per commit or agent (each run's newest
+    grading), optionally per slice."""
+    from evalcase.grade.aggregate import SLICE_KEYS
+    from evalcase.results.queries import trend
+    from evalcase.results.store import open_store
+
+    if slice_key is not None and slice_key not in SLICE_KEYS:
+        raise click.UsageError(f"--slice {slice_key!r}: one of {', '.join(SLICE_KEYS)}")
+    with open_store(config_for(root)) as store:
+        rows = trend(store, dataset, by=by, slice_key=slice_key)
+    if output_format == "json":
+        _echo_json({"dataset": dataset, "by": by, "trend": [r.to_dict() for r in rows]})
+        return
+    if not rows:
+        click.echo(f"no graded run of {dataset}")
+        return
+    click.echo(
+        f"{by.upper():<24} {'FIRST RUN':<17} {'RUNS':>5} {'ATTEMPTS':>9} {'PASS@1':>7} "
+        f"{'PASS^K':>7} {'COST':>10} {'P50 MS':>8}"
+    )
+    for r in rows:
+        key = r.key[:10] if by == "commit" else r.key[:24]
+        cost = "–" if r.cost is None else f"{r.cost:.4f}"
+        latency = "–" if r.latency_ms_p50 is None else f"{r.latency_ms_p50:.0f}"
+        click.echo(
+            f"{key:<24} {r.first_run[:16]:<17} {r.runs:>5} {r.attempts:>9} "
+            f"{_pct(r.pass_at_1):>7} {_pct(r.pass_hat_k):>7} {cost:>10} {latency:>8}"
+        )
+        for value, rate in r.slices.items():
+            click.echo(f"    {slice_key}={value}: pass@1 {_pct(rate)}")
+
+
+COMMANDS: tuple[click.Command, ...] = (store_group, history_command, flaky_command, trend_command)

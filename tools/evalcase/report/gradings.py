@@ -1,0 +1,142 @@
+"""Gradings are versioned, never overwritten.
+
+Each ``evalcase grade RUN`` (and the grading ``evalcase run`` and ``evalcase review`` do)
+adds one grading beside the earlier ones::
+
+    reports/<commit>/<run_id>/
+      gradings/<grading_id>/grading.json      who graded how: id, time, configuration digest,
+                                              grader versions, judge models and prompt versions
+      gradings/<grading_id>/grades.jsonl      the grading's files, as written that time
+      gradings/<grading_id>/report.json|md|html
+      grading.json, grades.jsonl, report.*    a copy of the newest grading: the default,
+                                              at the paths reports always had
+
+A grading ID sorts by time (``20261202T031500Z-1a2b3c``, as run IDs do), so the newest
+grading is the last one. A re-grade while the judge was down adds a grading full of
+``grader_error``; the good one before it stays in ``gradings/`` (and in the results
+store), and every report says which grading it shows (``grading`` in report.json, the
+header line of report.md and report.html).
+
+A report written before gradings were versioned has no ``gradings/`` folder: it is read as
+one grading with the ID ``unversioned``.
+
+The configuration digest (``config_digest``) covers what decides verdicts besides the
+attempts: each grader's version, the judges (model, prompt version) the grading asked, and
+the ``[grade]`` section of the configuration. Two gradings with the same digest of the same
+run should agree; verdicts that differ under different digests are the graders' doing, not
+the agent's (``evalcase flaky`` keeps them apart).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+GRADINGS_DIR = "gradings"
+GRADING_FILE = "grading.json"
+UNVERSIONED = "unversioned"
+
+
+@dataclass(frozen=True)
+class Grading:
+    """One grading of a run: where its files are and how it was made."""
+
+    grading_id: str
+    graded_at: str
+    config_digest: str
+    graders: Mapping[str, str]
+    judges: tuple[Mapping[str, str], ...]
+    path: Path  # the folder holding its report.json and grades.jsonl
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "grading_id": self.grading_id,
+            "graded_at": self.graded_at,
+            "config_digest": self.config_digest,
+            "graders": dict(self.graders),
+            "judges": [dict(j) for j in self.judges],
+        }
+
+
+def new_grading_id(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def config_digest(
+    graders: Mapping[str, str], judges: Sequence[Mapping[str, str]], grade_section: Any
+) -> str:
+    """What decides verdicts besides the attempts (see the module's documentation)."""
+    blob = json.dumps(
+        {
+            "graders": dict(sorted(graders.items())),
+            "judges": sorted((str(j.get("model")), str(j.get("prompt_version"))) for j in judges),
+            "grade": grade_section,
+        },
+        sort_keys=True,
+        default=str,
+    ).encode()
+    return hashlib.blake2b(blob, digest_size=8).hexdigest()
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _from_meta(meta: Mapping[str, Any], folder: Path) -> Grading:
+    judges = meta.get("judges")
+    graders = meta.get("graders")
+    return Grading(
+        str(meta.get("grading_id") or folder.name),
+        str(meta.get("graded_at") or ""),
+        str(meta.get("config_digest") or ""),
+        {str(k): str(v) for k, v in graders.items()} if isinstance(graders, dict) else {},
+        tuple(
+            {str(k): str(v) for k, v in j.items()}
+            for j in (judges if isinstance(judges, list) else ())
+            if isinstance(j, dict)
+        ),
+        folder,
+    )
+
+
+def list_gradings(report_dir: Path) -> list[Grading]:
+    """Every grading of one run's report folder, oldest first (the last is the default).
+    A folder from before gradings were versioned is one grading, ``unversioned``."""
+    out = []
+    root = report_dir / GRADINGS_DIR
+    if root.is_dir():
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and "." not in p.name):
+            meta = _read(folder / GRADING_FILE)
+            if meta is not None and (folder / "report.json").is_file():
+                out.append(_from_meta(meta, folder))
+    if not out and (report_dir / "report.json").is_file():
+        report = _read(report_dir / "report.json") or {}
+        run = report.get("run") if isinstance(report.get("run"), dict) else {}
+        prov = report.get("provenance") if isinstance(report.get("provenance"), dict) else {}
+        out.append(
+            Grading(
+                UNVERSIONED,
+                str((run or {}).get("graded_at") or ""),
+                "",
+                dict((prov or {}).get("graders") or {}),
+                tuple((prov or {}).get("judges") or ()),
+                report_dir,
+            )
+        )
+    return sorted(out, key=lambda g: (g.graded_at, g.grading_id))
+
+
+def find_grading(report_dir: Path, grading_id: str) -> Grading | None:
+    """One grading by its ID (or a unique prefix of it)."""
+    found = [g for g in list_gradings(report_dir) if g.grading_id.startswith(grading_id)]
+    return found[0] if len(found) == 1 else None

@@ -1,0 +1,481 @@
+"""Object storage for a team's runs: ``[results] remote = "s3://bucket/prefix"``.
+
+A run folder (``outputs/<commit>/<run_id>/``) and its reports
+(``reports/<commit>/<run_id>/``) are the facts; publishing copies them to any
+S3-compatible service so that CI jobs, Ray workers and laptops share one history. The
+remote is **append-only and content-addressed**: nothing is ever overwritten, so any
+number of publishers may write at the same time.
+
+```text
+<prefix>/objects/<aa>/<sha256>                     every file, stored once by its content
+<prefix>/runs/<run_id>/<manifest sha256>.json      one publication of a run: its summary and
+                                                   the path -> digest of every file it had
+```
+
+Every object is written with a conditional put (``If-None-Match: *``): a second writer of
+the same content finds it there and moves on; a publication of a resumed run (more
+attempts) or a new grading is a new manifest beside the earlier ones, never a replacement.
+Listing (``evalcase runs --remote``) reads only the manifests; ``pull`` fetches the files
+a local copy lacks, checks each against its digest, and refuses a path outside the run's
+two folders. What comes from the remote is data written by others: it never names a path
+outside ``outputs/`` and ``reports/``, and a file that does not match its digest is
+refused, not written.
+
+Credentials and the endpoint come from the environment only (``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP`` for a
+plain-HTTP test server), read by the client (obstore); evalcase never writes them
+anywhere. ``file:///path`` is accepted too (a shared folder, and the tests' second kind).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
+
+MANIFEST_VERSION = 1
+# A run's manifest is small (its summary and file list); a bigger one is refused on read.
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+# One file of a run folder; the runner's own bound on a record file is below this.
+MAX_OBJECT_BYTES = 1024 * 1024 * 1024
+FOLDERS = ("outputs", "reports")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a publication: where it goes under the root, and its content digest."""
+
+    path: str  # "outputs/<commit>/<run_id>/attempts.jsonl"
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One publication of a run (``runs/<run_id>/<digest>.json``)."""
+
+    run_id: str
+    commit: str
+    published_at: str
+    publisher: str
+    summary: Mapping[str, Any]
+    files: tuple[RemoteFile, ...]
+    key: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "manifest_version": MANIFEST_VERSION,
+            "run_id": self.run_id,
+            "commit": self.commit,
+            "published_at": self.published_at,
+            "publisher": self.publisher,
+            "summary": dict(self.summary),
+            "files": [{"path": f.path, "sha256": f.sha256, "size": f.size} for f in self.files],
+        }
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    run_id: str
+    manifest_key: str
+    uploaded: int  # objects written by this call
+    present: int  # objects another publication had already written
+    new_manifest: bool  # False: the very same publication was already there
+
+
+@dataclass(frozen=True)
+class PullResult:
+    run_id: str
+    written: tuple[str, ...]
+    present: tuple[str, ...]
+    refused: tuple[str, ...] = field(default_factory=tuple)  # "path: why"
+
+
+def _import_obstore() -> Any:
+    try:
+        import obstore
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise FatalError(
+            "a results remote needs the results extra: pip install 'evalcase[results]'"
+        ) from exc
+    return obstore
+
+
+class Remote:
+    """An S3-compatible bucket (or a ``file://`` folder) holding published runs."""
+
+    def __init__(self, url: str) -> None:
+        obstore = _import_obstore()
+        from obstore.store import from_url
+
+        if not url.startswith(("s3://", "file://")):
+            raise FatalError(
+                f"[results] remote = {url!r}: expected s3://bucket/prefix or file:///path"
+            )
+        if url.startswith("file://"):
+            folder = Path(url.removeprefix("file://"))
+            folder.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self._obstore = obstore
+        try:
+            self._store = from_url(url)
+        except Exception as exc:  # obstore's configuration errors carry no stable type
+            raise FatalError(f"[results] remote = {url!r}: {exc}") from exc
+
+    # The three operations everything else is built from ------------------------------
+    def put_new(self, key: str, data: bytes) -> bool:
+        """Write ``key`` unless it exists; True when this call wrote it."""
+        try:
+            self._obstore.put(self._store, key, data, mode="create")
+        except Exception as exc:
+            if _already_exists(exc):
+                return False
+            raise FatalError(f"{self.url}: cannot write {key}: {_short(exc)}") from exc
+        return True
+
+    def get(self, key: str, limit: int) -> bytes:
+        try:
+            result = self._obstore.get(self._store, key)
+            size = int(result.meta["size"])
+            if size > limit:
+                raise FatalError(f"{self.url}: {key} is {size} bytes, over the {limit} limit")
+            return bytes(result.bytes())
+        except FatalError:
+            raise
+        except Exception as exc:
+            raise FatalError(f"{self.url}: cannot read {key}: {_short(exc)}") from exc
+
+    def list(self, prefix: str) -> Iterator[str]:
+        try:
+            for chunk in self._obstore.list(self._store, prefix=prefix):
+                for meta in chunk:
+                    yield str(meta["path"])
+        except Exception as exc:
+            raise FatalError(f"{self.url}: cannot list {prefix}: {_short(exc)}") from exc
+
+
+def _already_exists(exc: Exception) -> bool:
+    return type(exc).__name__ == "AlreadyExistsError" or "already exists" in str(exc).lower()
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def object_key(digest: str) -> str:
+    return f"objects/{digest[:2]}/{digest}"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Folders:
+    """Where runs and reports live locally (``[run] outputs_dir``, ``[grade] reports_dir``);
+    on the remote they are always ``outputs/`` and ``reports/``."""
+
+    outputs: Path
+    reports: Path
+
+    def local(self, path: str) -> Path:
+        """The local file of a remote path (already checked by :func:`_inside_run`)."""
+        head, _, rest = path.partition("/")
+        return (self.outputs if head == "outputs" else self.reports) / rest
+
+
+def run_files(folders: Folders, commit: str, run_id: str) -> list[tuple[str, Path]]:
+    """Every regular file of a run's two folders, as (remote path, file); lock and
+    temporary files (dot files) and symbolic links left out."""
+    found: list[tuple[str, Path]] = []
+    for name, folder in (("outputs", folders.outputs), ("reports", folders.reports)):
+        base = folder / commit / run_id
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            if any(part.startswith(".") for part in path.relative_to(base).parts):
+                continue
+            found.append((f"{name}/{commit}/{run_id}/{path.relative_to(base).as_posix()}", path))
+    return found
+
+
+def publish(
+    remote: Remote,
+    folders: Folders,
+    commit: str,
+    run_id: str,
+    summary: Mapping[str, Any],
+    *,
+    publisher: str | None = None,
+    now: datetime | None = None,
+) -> PublishResult:
+    """Copy a run's files and one manifest naming them; objects already there are kept."""
+    files = run_files(folders, commit, run_id)
+    if not any(path.startswith("outputs/") for path, _ in files):
+        raise FatalError(f"run {run_id}: no {folders.outputs / commit / run_id} to publish")
+    listed: list[RemoteFile] = []
+    uploaded = present = 0
+    for path, file in files:
+        data = file.read_bytes()
+        digest = _sha256(data)
+        if remote.put_new(object_key(digest), data):
+            uploaded += 1
+        else:
+            present += 1
+        listed.append(RemoteFile(path, digest, len(data)))
+    manifest = Manifest(
+        run_id=run_id,
+        commit=commit,
+        published_at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        publisher=publisher or os.environ.get("EVALCASE_PUBLISHER", ""),
+        summary=summary,
+        files=tuple(listed),
+    )
+    # The manifest's name is its content minus the time: publishing the same files twice
+    # adds nothing, publishing more (a resumed run, a new grading) adds a manifest.
+    identity = json.dumps(
+        {**manifest.to_json(), "published_at": "", "publisher": ""}, sort_keys=True
+    ).encode()
+    key = f"runs/{run_id}/{_sha256(identity)}.json"
+    body = json.dumps(manifest.to_json(), sort_keys=True, indent=1).encode()
+    new = remote.put_new(key, body)
+    return PublishResult(run_id, key, uploaded, present, new)
+
+
+def _check_manifest(raw: Any, key: str) -> Manifest:
+    if not isinstance(raw, dict) or raw.get("manifest_version") != MANIFEST_VERSION:
+        raise ValueError("not a manifest of this version")
+    run_id, commit = raw.get("run_id"), raw.get("commit")
+    if not isinstance(run_id, str) or not isinstance(commit, str):
+        raise ValueError("run_id and commit must be strings")
+    for name in (run_id, commit):
+        if not name or "/" in name or name in (".", "..") or name.startswith("."):
+            raise ValueError(f"unsafe name {name!r}")
+    if key.split("/")[1] != run_id:
+        raise ValueError(f"listed under runs/{key.split('/')[1]}/ but names run {run_id}")
+    files: list[RemoteFile] = []
+    for item in raw.get("files") or []:
+        path, digest, size = item.get("path"), item.get("sha256"), item.get("size")
+        if not isinstance(path, str) or not _inside_run(path, commit, run_id):
+            raise ValueError(f"file {path!r} is outside the run's folders")
+        if not isinstance(digest, str) or len(digest) != 64 or not _is_hex(digest):
+            raise ValueError(f"file {path!r}: bad digest")
+        if not isinstance(size, int) or not 0 <= size <= MAX_OBJECT_BYTES:
+            raise ValueError(f"file {path!r}: bad size")
+        files.append(RemoteFile(path, digest, size))
+    summary = _dict(raw.get("summary"))
+    return Manifest(
+        run_id=run_id,
+        commit=commit,
+        published_at=str(raw.get("published_at", "")),
+        publisher=str(raw.get("publisher", "")),
+        summary=summary,
+        files=tuple(files),
+        key=key,
+    )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def _inside_run(path: str, commit: str, run_id: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return (
+        len(parts) >= 4
+        and parts[0] in FOLDERS
+        and parts[1] == commit
+        and parts[2] == run_id
+        and all(p not in ("", ".", "..") and "\\" not in p for p in parts)
+        and not path.startswith("/")
+    )
+
+
+@dataclass(frozen=True)
+class Listing:
+    manifests: tuple[Manifest, ...]
+    damaged: tuple[str, ...]  # "key: why", skipped
+
+    def runs(self) -> dict[str, list[Manifest]]:
+        by_run: dict[str, list[Manifest]] = {}
+        for manifest in self.manifests:
+            by_run.setdefault(manifest.run_id, []).append(manifest)
+        for items in by_run.values():
+            items.sort(key=lambda m: (m.published_at, m.key))
+        return by_run
+
+
+def list_manifests(remote: Remote, run_ids: Iterable[str] | None = None) -> Listing:
+    """Every publication on the remote (or of the given runs), read from manifests only."""
+    prefixes = [f"runs/{r}/" for r in run_ids] if run_ids is not None else ["runs/"]
+    manifests: list[Manifest] = []
+    damaged: list[str] = []
+    for prefix in prefixes:
+        for key in remote.list(prefix):
+            if not key.endswith(".json") or len(key.split("/")) != 3:
+                continue
+            try:
+                raw = json.loads(remote.get(key, MAX_MANIFEST_BYTES))
+                manifests.append(_check_manifest(raw, key))
+            except (ValueError, FatalError) as exc:
+                damaged.append(f"{key}: {exc}")
+    return Listing(tuple(manifests), tuple(damaged))
+
+
+def _merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
+    """A path's newest publication wins: a resumed run only appends, a new grading adds
+    files, so the newest is the most complete."""
+    files: dict[str, RemoteFile] = {}
+    for manifest in sorted(manifests, key=lambda m: (m.published_at, m.key)):
+        for item in manifest.files:
+            files[item.path] = item
+    return files
+
+
+def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> list[PullResult]:
+    """Fetch what the local copy lacks, run by run. A local file that differs from the
+    remote's is kept (the local folder is the facts) and reported as refused."""
+    by_run: dict[str, list[Manifest]] = {}
+    for manifest in manifests:
+        by_run.setdefault(manifest.run_id, []).append(manifest)
+    results: list[PullResult] = []
+    for run_id, items in sorted(by_run.items()):
+        written: list[str] = []
+        present: list[str] = []
+        refused: list[str] = []
+        for path, item in sorted(_merged_files(items).items()):
+            target = folders.local(path)
+            if target.is_file():
+                if _sha256(target.read_bytes()) == item.sha256:
+                    present.append(path)
+                elif path.endswith(".jsonl") and _is_prefix_of(target, remote, item):
+                    # A resumed run: the local file is an earlier, shorter copy.
+                    written.append(path)
+                else:
+                    refused.append(f"{path}: the local file differs (kept)")
+                continue
+            data = remote.get(object_key(item.sha256), MAX_OBJECT_BYTES)
+            if _sha256(data) != item.sha256:
+                refused.append(f"{path}: content does not match its digest (not written)")
+                continue
+            _write_new(target, data)
+            written.append(path)
+        results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
+    return results
+
+
+def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile) -> bool:
+    local = target.read_bytes()
+    if len(local) >= item.size:
+        return False
+    data = remote.get(object_key(item.sha256), MAX_OBJECT_BYTES)
+    if _sha256(data) != item.sha256 or not data.startswith(local):
+        return False
+    _write_new(target, data)
+    return True
+
+
+def _write_new(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.pull")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
+def summarize(folders: Folders, commit: str, run_id: str) -> dict[str, Any]:
+    """What ``runs --remote`` lists without fetching a run: a few fields of run.json and
+    the newest report's summary (absent while the run is ungraded)."""
+    summary: dict[str, Any] = {}
+    run_file = folders.outputs / commit / run_id / "run.json"
+    try:
+        run = json.loads(run_file.read_text("utf-8"))
+    except (OSError, ValueError):
+        run = {}
+    if isinstance(run, dict):
+        dataset, agent = _dict(run.get("dataset")), _dict(run.get("agent"))
+        summary.update(
+            dataset=dataset.get("id"),
+            dataset_version=dataset.get("version"),
+            dataset_digest=dataset.get("digest"),
+            agent=agent.get("name") or agent.get("spec"),
+            agent_version=agent.get("version"),
+            status=run.get("status"),
+            started_at=run.get("started_at"),
+            ended_at=run.get("ended_at"),
+            counts=run.get("counts"),
+        )
+    reports = sorted(
+        (folders.reports / commit / run_id).rglob("report.json"),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if reports:
+        try:
+            report = json.loads(reports[-1].read_text("utf-8"))
+        except (OSError, ValueError):
+            report = {}
+        if isinstance(report, dict) and isinstance(report.get("summary"), dict):
+            keep = ("cases", "attempts", "pass@1", "pass@k", "pass^k", "passed", "failed")
+            summary["report"] = {k: report["summary"].get(k) for k in keep}
+            summary["report"]["pending"] = report["summary"].get("pending")
+            summary["report"]["gates_passed"] = report["summary"].get("gates_passed")
+    return {k: v for k, v in summary.items() if v is not None}
+
+
+# --- what the commands (push, pull, run --publish) share ----------------------------------
+def remote_of(config: Config, url: str | None) -> Remote:
+    """The remote named by ``--remote`` or ``[results] remote``; a FatalError without one."""
+    url = url or str((config.raw.get("results") or {}).get("remote") or "")
+    if not url:
+        raise FatalError(
+            'no results remote: set [results] remote = "s3://bucket/prefix" in evalcase.toml '
+            "(credentials and endpoint from AWS_* environment variables) or pass --remote"
+        )
+    return Remote(url)
+
+
+def folders_of(config: Config) -> Folders:
+    from evalcase.results.refs import folders
+
+    return Folders(*folders(config))
+
+
+def local_runs(folders: Folders) -> dict[str, str]:
+    """run_id -> commit of every local run."""
+    return {
+        path.parent.name: path.parent.parent.name
+        for path in sorted(folders.outputs.glob("*/*/run.json"))
+    }
+
+
+def publish_runs(config: Config, remote: Remote, run_ids: list[str]) -> list[str]:
+    """Publish runs by ID; the lines to print (one per run)."""
+    folders = folders_of(config)
+    known = local_runs(folders)
+    lines = []
+    for run_id in run_ids:
+        if run_id not in known:
+            raise FatalError(f"no run '{run_id}' under {folders.outputs} (see `evalcase runs`)")
+        commit = known[run_id]
+        result = publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
+        state = "published" if result.new_manifest else "already published"
+        lines.append(
+            f"{state} {run_id}: {result.uploaded} new object(s), {result.present} already "
+            f"there -> {remote.url.rstrip('/')}/{result.manifest_key}"
+        )
+    return lines
