@@ -21,6 +21,8 @@ user runs it. Measured:
    with the child's peak memory (goal: within 25 % of ideal, under 300 MB).
 7. ``judge``: grading a run of 1,000 attempts whose cases have an ``llm_rubric``, the
    judge being the same 1 s server, ``[grade.judge] concurrency = 200`` (same goal).
+8. ``sandbox``: the ``cmd:`` agent of row 3 at concurrency 1, without and with the
+   bubblewrap sandbox `evalcase run` puts it in by default: the sandbox's cost per attempt.
 
 Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
 
@@ -28,6 +30,7 @@ Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
     python benchmarks/run_bench.py --quick    # smaller counts, no Inspect
     python benchmarks/run_bench.py --only openai judge   # just the concurrency rows
     python benchmarks/run_bench.py --only openai judge --repeat 5   # min/median/max
+    python benchmarks/run_bench.py --only sandbox --quick --repeat 3  # the sandbox's cost
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,8 +94,11 @@ def _task(i: int) -> BenchTask:
     return BenchTask(f"case_{i:05d}", "v1", view, env, digest=f"d{i}")
 
 
-def child_ours(n: int, agent: str, concurrency: int, out: str) -> dict[str, Any]:
-    """Run n attempts (n cases x 1) in this process; report what it cost."""
+def child_ours(
+    n: int, agent: str, concurrency: int, out: str, sandbox: bool = False
+) -> dict[str, Any]:
+    """Run n attempts (n cases x 1) in this process; report what it cost. ``sandbox``:
+    a cmd: agent under bubblewrap, as `evalcase run` starts it by default."""
     from evalcase.run import driver
     from evalcase.run.executors import get_executor
 
@@ -100,7 +107,13 @@ def child_ours(n: int, agent: str, concurrency: int, out: str) -> dict[str, Any]
     repeat = max(1, n // cases)
     options = driver.RunOptions(
         agent=agent,
-        agent_options={"inline": True, "path": str(BENCH), "cwd": str(REPO_ROOT)},
+        agent_options={
+            "inline": True,
+            "path": str(BENCH),
+            "cwd": str(REPO_ROOT),
+            "sandbox": sandbox,
+            "root": str(REPO_ROOT),
+        },
         repeat=repeat,
         concurrency=concurrency,
         timeout_s=60,
@@ -321,6 +334,29 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def sandbox_row(n: int, repeats: int) -> None:
+    """The sandbox's cost per attempt: the cmd: null agent without and with bubblewrap,
+    concurrency 1, alternated ``repeats`` times (the machine's load moves both alike)."""
+    from evalcase.run import isolation
+
+    problem = isolation.sandbox_problem()
+    if problem is not None:
+        print(f"sandbox             : not measured ({problem})")
+        return
+    cmd = f"cmd:{sys.executable} {BENCH / 'bench_agents.py'}"
+    off: list[float] = []
+    on: list[float] = []
+    for _ in range(max(1, repeats)):
+        off.append(spawn("ours", str(n), cmd, "1")["run_s"] / n)
+        on.append(spawn("ours_sandbox", str(n), cmd, "1")["run_s"] / n)
+    a, b = statistics.median(off), statistics.median(on)
+    print(
+        f"sandbox, cmd: agent : {n} attempts, concurrency 1, median of {len(off)}: "
+        f"{a * 1000:.1f} ms per attempt without, {b * 1000:.1f} ms with bubblewrap "
+        f"(+{(b - a) * 1000:.1f} ms, +{100 * (b / a - 1):.0f} %)"
+    )
+
+
 def spawn(*args: str) -> dict[str, Any]:
     """Run this script as a child; its wall time includes interpreter start and imports."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "tools"), str(BENCH)])}
@@ -351,7 +387,10 @@ def main() -> None:
     parser.add_argument("--child", nargs="+")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
-        "--only", nargs="+", choices=["null", "openai", "judge"], help="run only these rows"
+        "--only",
+        nargs="+",
+        choices=["null", "openai", "judge", "sandbox"],
+        help="run only these rows",
     )
     parser.add_argument(
         "--repeat", type=int, default=1, help="measure the openai and judge rows this often"
@@ -359,9 +398,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        if kind == "ours":
+        if kind in ("ours", "ours_sandbox"):
             n, agent, conc, out = rest
-            print(json.dumps(child_ours(int(n), agent, int(conc), out)))
+            print(json.dumps(child_ours(int(n), agent, int(conc), out, kind == "ours_sandbox")))
         elif kind in ("openai", "judge"):
             n, conc, port, out = rest
             child = child_openai if kind == "openai" else child_judge
@@ -373,7 +412,9 @@ def main() -> None:
 
     big = 200 if args.quick else 1000
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    only = set(args.only or ("null", "openai", "judge"))
+    only = set(args.only or ("null", "openai", "judge", "sandbox"))
+    if "sandbox" in only:
+        sandbox_row(big, args.repeat)
     if "null" not in only:
         concurrency_rows(big, 200, only, args.repeat)
         return

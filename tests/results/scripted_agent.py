@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """A scripted agent for the tests across runs, speaking evalcase's cmd: protocol.
 
-It answers as ``examples/english_agent`` does (loaded from the repository it runs in,
-beside this file), then, by its version (the first argument), changes some answers by the
-attempt number the request carries, the way a real agent's luck or a real regression
-would:
+It answers as ``examples/english_agent`` does (the file its second argument names: in
+the sandbox an agent sees the files its command line names, not their folders), then,
+by its version (the first argument), changes some answers by the attempt number the
+request carries, the way a real agent's luck or a real regression would:
 
 - ``v1``: a classification answered ``cancel_order`` is answered ``refund_request`` on
   attempt 4 (flaky: 3 of 4 attempts right).
@@ -20,12 +20,9 @@ from __future__ import annotations
 import json
 import runpy
 import sys
-from pathlib import Path
 from typing import Any
 
-ENGLISH = runpy.run_path(
-    str(Path(__file__).resolve().parents[1] / "examples" / "english_agent" / "agent.py")
-)
+ENGLISH = runpy.run_path(sys.argv[2])
 VERSION = sys.argv[1] if len(sys.argv) > 1 else "v1"
 WRONG = {
     "v1": {("cancel_order", 4)},

@@ -26,8 +26,8 @@ CANCEL = "llm_intent_cancel_order_003"
 COMPLAINT = "llm_intent_complaint_005"
 STATUS = "llm_intent_order_status_002"
 AGENTS = """
-scripted_v1 = { spec = "cmd:{python} agents/scripted_agent.py v1" }
-scripted_v2 = { spec = "cmd:{python} agents/scripted_agent.py v2" }
+scripted_v1 = { spec = "cmd:{python} agents/scripted_agent.py v1 examples/english_agent/agent.py" }
+scripted_v2 = { spec = "cmd:{python} agents/scripted_agent.py v2 examples/english_agent/agent.py" }
 """
 
 

@@ -67,7 +67,9 @@ class RunConfig:
     max_state_bytes: int = 32 * 1024 * 1024
     max_record_bytes: int = 64 * 1024 * 1024
     cel_memory_mb: int = 512
-    sandbox: bool = False
+    # None: sandboxed wherever bubblewrap works (evalcase.run.isolation.decide).
+    sandbox: bool | None = None
+    require_sandbox: bool = False
     outputs_dir: str = "outputs"
     executor: str = "local"
     judge: dict[str, Any] = field(default_factory=dict)
@@ -325,7 +327,8 @@ def load_config(root: Path) -> Config:
             max_state_bytes=run.get("max_state_bytes", 32 * 1024 * 1024),
             max_record_bytes=run.get("max_record_bytes", 64 * 1024 * 1024),
             cel_memory_mb=run.get("cel_memory_mb", 512),
-            sandbox=bool(run.get("sandbox", False)),
+            sandbox=None if run.get("sandbox") is None else bool(run["sandbox"]),
+            require_sandbox=bool(run.get("require_sandbox", False)),
             outputs_dir=run.get("outputs_dir", "outputs"),
             executor=run.get("executor", "local"),
             judge=dict(run.get("judge", {})),

@@ -27,7 +27,6 @@ read one scrubs with it; the variables' values are read when a file is written.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -177,8 +176,12 @@ def build(
     sources: Sources = Sources(),
     environ: Mapping[str, str] | None = None,
 ) -> Scrubber:
-    """A scrubber for ``sources`` and the variables of ``environ`` (default: os.environ)."""
-    environ = os.environ if environ is None else environ
+    """A scrubber for ``sources`` and the variables of ``environ`` (default: the
+    environment, with the keys a run holds: :func:`evalcase.keys.environ`)."""
+    if environ is None:
+        from evalcase import keys
+
+        environ = keys.environ()
     found: set[str] = {v for v in sources.values if len(v) >= MIN_CONFIGURED}
     named = set(sources.variables) | set(DEFAULT_KEY_VARIABLES)
     indirect = environ.get("EVALCASE_JUDGE_API_KEY_ENV")

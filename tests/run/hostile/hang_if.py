@@ -1,12 +1,16 @@
-"""Hangs (stops reading) while FLAG exists; otherwise a well-behaved echo agent."""
+"""Hangs (stops reading) while FLAG exists; otherwise a well-behaved echo agent.
 
+One file (no _reply import): `evalcase run` starts it in the sandbox, which shows the
+program file and FLAG (files named in its command line), not their folders."""
+
+import json
 import sys
 import time
 from pathlib import Path
 
-from _reply import requests, say
-
-for request in requests():
+for line in sys.stdin:
+    request = json.loads(line)
     if Path(sys.argv[1]).exists():
         time.sleep(1000)
-    say("echo: " + str(request["messages"][-1]["content"]))
+    content = "echo: " + str(request["messages"][-1]["content"])
+    print(json.dumps({"role": "assistant", "content": content}), flush=True)

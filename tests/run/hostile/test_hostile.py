@@ -120,7 +120,8 @@ def test_in_the_sandbox_a_whole_file_system_walk_finds_no_case_or_fixture(tmp_pa
     for tree in ("/usr", "/etc", "/lib", sys.prefix, sys.base_prefix):
         assert not str(root).startswith(tree.rstrip("/") + "/"), tree
     # The agent's program sits inside the repository, beside datasets/, as
-    # examples/refund_agent/ does: its own folder is shown, the repository is not.
+    # examples/refund_agent/ does. It imports a module beside it, so its folder is shown
+    # (sandbox_paths; a file named in argv is shown alone), the repository is not.
     (root / "agent").mkdir()
     shutil.copy(HERE / "snoop.py", root / "agent" / "snoop.py")
     shutil.copy(HERE / "_reply.py", root / "agent" / "_reply.py")
@@ -130,6 +131,7 @@ def test_in_the_sandbox_a_whole_file_system_walk_finds_no_case_or_fixture(tmp_pa
         cwd=str(root),
         root=str(root),
         sandbox=True,
+        sandbox_paths=[str(root / "agent")],
     )
     record = run_attempt(j)
     assert record["status"] == "completed", record["error"]
@@ -172,6 +174,49 @@ def test_the_sandbox_has_no_network_unless_allowed(tmp_path: Path) -> None:
         server.shutdown()
     assert closed["output"] == "closed", closed["error"]
     assert opened["output"] == "open", opened["error"]
+
+
+@pytest.mark.skipif(isolation.sandbox_problem() is not None, reason="needs bubblewrap")
+def test_a_file_named_in_argv_is_shown_alone_never_its_folder(tmp_path: Path) -> None:
+    # cmd:{python} agent.py /home/ci/agent.json must not show the agent all of /home/ci.
+    home = tmp_path / "home_ci"
+    home.mkdir()
+    (home / "agent.json").write_text('{"mode": "strict"}', "utf-8")
+    (home / ".netrc").write_text("machine api password sk-secret\n", "utf-8")
+    probe = tmp_path / "lister.py"
+    probe.write_text(
+        "import json, os, sys\n"
+        "for line in sys.stdin:\n"
+        "    seen = {'listing': sorted(os.listdir(os.path.dirname(sys.argv[1]))),\n"
+        "            'config': open(sys.argv[1]).read(),\n"
+        "            'here': sorted(os.listdir(os.path.dirname(__file__)))}\n"
+        "    print(json.dumps({'role': 'assistant', 'content': json.dumps(seen)}), flush=True)\n",
+        "utf-8",
+    )
+    (tmp_path / "neighbour.txt").write_text("beside the program", "utf-8")
+    base = job(view("x"), agent=f"cmd:{sys.executable} {probe} {home / 'agent.json'}")
+    boxed = run_attempt(with_options(base, sandbox=True))
+    assert boxed["status"] == "completed", boxed["error"]
+    assert json.loads(boxed["output"]) == {
+        "listing": ["agent.json"],
+        "config": '{"mode": "strict"}',
+        "here": ["home_ci", "lister.py"],  # the path to agent.json, not neighbour.txt
+    }
+    loose = run_attempt(with_options(base, sandbox=False))  # the check can fail
+    assert ".netrc" in json.loads(loose["output"])["listing"]
+
+
+@pytest.mark.skipif(isolation.sandbox_problem() is not None, reason="needs bubblewrap")
+def test_sandbox_paths_that_would_show_case_data_are_refused(tmp_path: Path) -> None:
+    root = _repo_with_answer_key(tmp_path, "x")
+    for shown in (tmp_path, root, root / "datasets" / "ds", root / "fixtures"):
+        decision = isolation.decide({"sandbox_paths": [str(shown)]}, None, False, root)
+        assert not decision.sandbox and decision.error and "sandbox_paths" in decision.error
+    fine = isolation.decide({"sandbox_paths": [str(root / "reports")]}, None, False, root)
+    assert fine.error is not None  # reports/ is case data too
+    (root / "agent").mkdir()
+    ok = isolation.decide({"sandbox_paths": [str(root / "agent")]}, None, False, root)
+    assert ok == isolation.Decision(True)
 
 
 @pytest.mark.parametrize("hang", [False, True])

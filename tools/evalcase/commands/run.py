@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import time
@@ -268,10 +269,22 @@ def run(
     request = RunRequest(**options)
     if (problem := request.problem()) is not None:
         raise click.UsageError(problem)
+    # The keys are read once and kept out of the environment until grading, so that no
+    # process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
+    # run keeps them there: its workers read them from their environment.
+    from evalcase import keys
+    from evalcase.run.launch import key_variables
+
+    held = contextlib.ExitStack()
+    click.get_current_context().with_resource(held)
+    if not request.ray_address and (request.executor or config.run.executor) == "local":
+        held.enter_context(keys.held(key_variables(config)))
     launch = prepare(config, request, _tell)
     if isinstance(launch, NoAgent):
         click.echo(f"evalcase: {launch.message}", err=True)
         return
+    if launch.executor != "local":  # a resumed Ray run
+        held.close()
     result = _interruptible(
         lambda: launch.execute(_progress(launch.label, progress)), launch.run_id
     )
@@ -285,6 +298,7 @@ def run(
         f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
         f"{result.errors} errors -> {shown}"
     )
+    held.close()  # the judge's key, where grading reads it
     if result.status != "completed":
         sys.exit(EXIT_FATAL)
     ok = not grade or _graded_ok(config, result.path, redact)

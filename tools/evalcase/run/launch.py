@@ -10,8 +10,9 @@ call to run it, so that the command draws the progress, turns a signal into an
 interrupted run and maps the result to an exit status (docs/running.md).
 
 The library never prints: what the user should hear before the run (a case left out by
-``--skip-invalid``, an agent without a sandbox) goes to the ``warn`` callback, in the
-order it happens, as the line the command shows after ``evalcase: ``.
+``--skip-invalid``, agents that are not isolated) goes to the ``warn`` callback, in the
+order it happens, as the line the command shows after ``evalcase: ``; a sandbox that
+``[run] require_sandbox`` wants and cannot have refuses the run (``FatalError``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class Launch:
     run_id: str
     label: str
     execute: Callable[[driver.Progress], driver.RunResult]
+    executor: str = "local"
 
 
 @dataclass(frozen=True)
@@ -92,16 +94,31 @@ def prepare(config: Config, request: RunRequest, warn: Warn) -> Launch | NoAgent
     return _prepare_new(config, request, warn)
 
 
+def key_variables(config: Config) -> list[str]:
+    """The variables holding the keys of the runner, the judge and the user simulator
+    (:func:`evalcase.run.isolation.key_variables`): never passed to an agent, and held
+    out of the environment while a local run lasts (:mod:`evalcase.keys`)."""
+    from evalcase.run import isolation
+
+    return isolation.key_variables(config.raw.get("run", {}), config.grade)
+
+
 def _isolated(
     config: Config, spec: str, agent_options: Mapping[str, Any], warn: Warn
 ) -> dict[str, Any]:
-    """The agent's options with what its isolation needs (evalcase.run.isolation)."""
+    """The agent's options with what its isolation needs (evalcase.run.isolation): the
+    sandbox decision, whose warning (agents not isolated) goes to ``warn`` and whose
+    error (``require_sandbox``) refuses the run."""
     from evalcase.run import isolation
 
-    secrets = isolation.key_variables(config.raw.get("run", {}), config.grade)
-    out = isolation.configure(spec, agent_options, config.root, config.run.sandbox, secrets)
-    if out.get("sandbox") and (problem := isolation.sandbox_problem()) is not None:
-        warn(f"warning: no sandbox for the agent: {problem}")
+    rc = config.run
+    out, decision = isolation.configure(
+        spec, agent_options, config.root, rc.sandbox, key_variables(config), rc.require_sandbox
+    )
+    if decision is not None and decision.error:
+        raise FatalError(decision.error)
+    if decision is not None and decision.warning:
+        warn(f"warning: {decision.warning}")
     return out
 
 
@@ -155,6 +172,7 @@ def _prepare_new(config: Config, request: RunRequest, warn: Warn) -> Launch | No
             run_id,
             prompts=loaded.dataset.prompts,
         ),
+        executor,
     )
 
 
@@ -250,6 +268,7 @@ def _prepare_resume(config: Config, request: RunRequest, run_id: str, warn: Warn
             loaded.dataset.prompts,
             rc.user_simulator,
         ),
+        executor,
     )
 
 

@@ -2,14 +2,14 @@
 
 One process per attempt, isolated (:mod:`evalcase.run.isolation`): a fresh temporary
 working directory, a minimal environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR``
-inside that directory, plus what ``[run.agents.NAME] env`` allows), optionally a
-bubblewrap sandbox (``sandbox = true``). The program runs under the reaper
-(:mod:`evalcase.run.reaper`), so that its whole process tree ends with the attempt and
-with the runner. The runner writes one request per line to the program's stdin and reads
-one reply line from its stdout, both bounded by the attempt's deadline; the last 64 KiB
-of its stderr (and the total byte count) are kept in the record's ``agent_stderr``. The
-attempt ends by closing stdin: the program should exit; whatever it leaves running is
-killed. The program may be written in any language.
+inside that directory, plus what ``[run.agents.NAME] env`` allows) and a bubblewrap
+sandbox (on by default wherever bubblewrap works; ``sandbox = false`` turns it off). The
+program runs under the reaper (:mod:`evalcase.run.reaper`), so that its whole process
+tree ends with the attempt and with the runner. The runner writes one request per line to
+the program's stdin and reads one reply line from its stdout, both bounded by the
+attempt's deadline; the last 64 KiB of its stderr (and the total byte count) are kept in
+the record's ``agent_stderr``. The attempt ends by closing stdin: the program should exit;
+whatever it leaves running is killed. The program may be written in any language.
 
 Passing: ``cmd:python examples/refund_agent/agent.py`` answering each line with
 ``{"role": "assistant", "content": "..."}``.
@@ -247,7 +247,10 @@ def preflight(target: str, options: Mapping[str, Any]) -> str | None:
     if not cwd.is_dir():
         return f"cmd:{target}: the working directory {cwd} does not exist ([run.agents.NAME] cwd)"
     program = argv[0]
-    env_path = dict(options.get("env") or {}).get("PATH") or os.environ.get("PATH", "")
+    # env is a table of fixed values or a list of names copied from this environment.
+    env = options.get("env")
+    fixed = env.get("PATH") if isinstance(env, Mapping) else None
+    env_path = str(fixed or os.environ.get("PATH", ""))
     if os.sep in program or (os.altsep and os.altsep in program):
         path = Path(program) if Path(program).is_absolute() else cwd / program
         if not path.is_file():
@@ -274,15 +277,22 @@ def open(target: str, options: Mapping[str, Any], job: AttemptJob) -> CmdSession
         env = isolation.agent_env(
             workdir, options.get("env"), [str(n) for n in options.get("secret_env") or ()]
         )
-        if options.get("sandbox") and isolation.sandbox_problem() is None:
-            root = options.get("root")
-            argv = isolation.sandbox_argv(
-                argv,
-                workdir,
-                None if root is None else Path(str(root)),
-                bool(options.get("network")),
-                [str(p) for p in options.get("sandbox_paths") or ()],
-            )
+        if options.get("sandbox"):
+            problem = isolation.sandbox_problem()
+            if problem is None:
+                root = options.get("root")
+                argv = isolation.sandbox_argv(
+                    argv,
+                    workdir,
+                    None if root is None else Path(str(root)),
+                    bool(options.get("network")),
+                    [str(p) for p in options.get("sandbox_paths") or ()],
+                )
+            elif options.get("require_sandbox"):
+                # A worker of another machine (Ray) where bubblewrap does not work.
+                raise AgentFault("adapter", f"the sandbox is required and cannot work: {problem}")
+        # Before the first agent starts: no agent can read this process's keys.
+        isolation.protect_runner()
         return CmdSession(argv, workdir, job.limits.max_reply_bytes, env)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)

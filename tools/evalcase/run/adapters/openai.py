@@ -47,7 +47,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalcase import __version__, transport
+from evalcase import __version__, keys, transport
 from evalcase.run import chat_view
 from evalcase.run.protocol import AgentFault, Reply, ToolCall, dumps_strict
 
@@ -73,7 +73,7 @@ class Settings:
         self.key_env_given = bool(options.get("api_key_env"))
         raw = options.get("base_url") or os.environ.get(BASE_URL_ENV)
         self.base_url = str(raw).rstrip("/") if raw else None
-        self.api_key = os.environ.get(self.key_env) or None
+        self.api_key = keys.get(self.key_env) or None
 
     @property
     def key_missing(self) -> bool:

@@ -1,0 +1,55 @@
+"""The sandbox decision (evalcase.run.isolation.decide) for every combination of the
+agent's setting, [run] sandbox, require_sandbox and whether bubblewrap works. The real
+conditions (a bwrap that fails its probe, a real run) are in tests/run/hostile/."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcase.run import isolation
+
+
+def works() -> None:
+    return None
+
+
+def broken() -> str:
+    return "bubblewrap cannot create its namespaces here: no user namespaces"
+
+
+@pytest.mark.parametrize("own", [None, True])
+@pytest.mark.parametrize("run_default", [None, True])
+def test_sandboxed_unless_switched_off_and_a_warning_where_it_cannot_work(
+    own: bool | None, run_default: bool | None
+) -> None:
+    options = {} if own is None else {"sandbox": own}
+    assert isolation.decide(options, run_default, False, problem=works) == isolation.Decision(True)
+    degraded = isolation.decide(options, run_default, False, problem=broken)
+    assert degraded.sandbox is False and degraded.error is None
+    assert degraded.warning and "agents are not isolated" in degraded.warning
+    assert "no user namespaces" in degraded.warning
+    refused = isolation.decide(options, run_default, True, problem=broken)
+    assert refused.sandbox is False and refused.error and "require_sandbox" in refused.error
+
+
+@pytest.mark.parametrize(("own", "run_default"), [(False, None), (False, True), (None, False)])
+def test_switched_off_is_a_choice_not_a_warning_unless_the_sandbox_is_required(
+    own: bool | None, run_default: bool | None
+) -> None:
+    options = {} if own is None else {"sandbox": own}
+    for problem in (works, broken):
+        off = isolation.decide(options, run_default, False, problem=problem)
+        assert off == isolation.Decision(False)
+    refused = isolation.decide(options, run_default, True, problem=works)
+    assert refused.error and "sandbox = false" in refused.error
+
+
+def test_the_agents_own_setting_wins_over_the_runs() -> None:
+    assert isolation.decide({"sandbox": True}, False, False, problem=works).sandbox is True
+    assert isolation.decide({"sandbox": False}, True, False, problem=works).sandbox is False
+
+
+def test_the_probe_is_cached_per_process() -> None:
+    first = isolation.sandbox_problem()
+    assert isolation.sandbox_problem() is first
+    assert isolation.sandbox_problem.cache_info().hits >= 1
