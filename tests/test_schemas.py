@@ -153,7 +153,10 @@ def test_common_case_schema_has_all_19_fields_of_12_10() -> None:
     assert len(fields_12_10) == 19
     assert set(fields_12_10) <= set(case["properties"])
     optional = {"context", "environment", "negative_behavior"}
-    assert set(case["required"]) == set(fields_12_10) - optional
+    # input is required unless a simulated user opens the conversation (a rule of its own)
+    assert set(case["required"]) == set(fields_12_10) - optional - {"input"}
+    assert {"if": {"not": {"required": ["user_simulator"]}},
+            "then": {"required": ["input"]}} in case["allOf"]  # fmt: skip
     metadata = case["properties"]["metadata"]
     assert set(metadata["required"]) == {
         "dataset_role", "tags", "owner", "review_status", "usage_rights_status",

@@ -180,3 +180,27 @@ def test_an_interrupted_audit_resumes_its_runs(repo: Path) -> None:
     assert again.runs == first.runs, "the same runs, resumed, not new ones"
     assert again.cases[case]["outcomes"] == first.cases[case]["outcomes"]
     assert not work.exists(), "the runs are removed once the facts are stored"
+
+
+@pytest.mark.slow
+def test_a_run_report_shows_each_cases_audit_status(repo: Path) -> None:
+    import json
+
+    picked = ("--select", "llm_intent_*")
+    audited = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    assert audited.returncode == 0, audited.stderr[-2000:]
+    edit(
+        repo, "datasets/english_support_set/cases/llm_intent_complaint_005.yaml",
+        "generation_config: {temperature: 0}", "generation_config: {temperature: 0.1}",
+    )  # fmt: skip
+    done = run_cli(
+        "run", "english_support_set", *picked, "--agent", "english_agent", "--allow-dirty",
+        "--progress", "none", cwd=repo,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    [report] = list((repo / "reports").glob("*/*/report.json"))
+    audit_section = json.loads(report.read_text("utf-8"))["audit"]
+    assert audit_section["cases"]["llm_intent_cancel_order_003"] == "passed"
+    # The run ran content the audit never saw: not its audit's status.
+    assert audit_section["cases"]["llm_intent_complaint_005"] == "not audited"
+    assert "### Audit" in (report.parent / "report.md").read_text("utf-8")

@@ -6,21 +6,18 @@ on every bundled dataset with model-free answerers:
   forbidden phrase, or only the first of several required points, scores I. The grader
   model is a local Inspect model API that reads the grader prompt's sections ("all of
   these", "none of these") and nothing else.
-- promptfoo: promptfoo's own evaluator (``evaluate``, what ``promptfoo eval`` runs) with
-  its echo provider over the same answers gives, per
-  test, the verdict evalcase's own deterministic graders give.
-- OpenAI evals: ``Includes`` and ``Match`` with a local completion function over the
-  samples: an answer that is the ideal passes, an unrelated one fails (the ideal is a
-  list of strings, never one JSON text).
+- promptfoo: ``promptfoo eval`` with its echo provider gives, on a case written with
+  every kind of check, the verdict evalcase's own deterministic graders give.
+- OpenAI evals: ``Includes`` and ``Match`` with a local completion function agree with
+  ``must_include`` on one required point given as alternatives.
+
+test_export_agreement.py grades every bundled dataset's exports in all three tools.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,7 +30,8 @@ from evalcase.config import load_config
 from evalcase.grade.graders import load
 from evalcase.index.dataset import load_dataset
 from evalcase.loader import round_trip_load
-from tests.authoring.test_exports import DATASETS, TOOLS, evals_site, promptfoo_dir
+from tests.authoring.export_agreement import MODEL_GRADED, Probe, evals_verdicts, promptfoo_eval
+from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
 from tests.helpers import REPO_ROOT
 
 __all__ = ["evals_site", "promptfoo_dir"]  # fixtures, imported for their names
@@ -163,144 +161,6 @@ def test_inspect_scores_reference_correct_and_forbidden_or_partial_incorrect(
     assert seen.get("forbidden:I") and seen.get("partial:I"), seen
 
 
-# --- promptfoo --------------------------------------------------------------------------
-
-DETERMINISTIC = {"equals", "contains", "contains-any", "not-contains", "regex", "not-regex",
-                 "is-json", "assert-set"}  # fmt: skip
-
-
-def promptfoo_verdicts(
-    tests: list[dict[str, Any]], promptfoo_dir: Path, tmp_path: Path
-) -> dict[str, bool]:
-    """Each test's pass/fail from promptfoo's evaluator, the echo provider answering
-    ``vars.evalcase_answer``."""
-    config = tmp_path / "promptfooconfig.json"
-    config.write_text(json.dumps({"prompts": ["{{evalcase_answer}}"], "providers": ["echo"],
-                                  "tests": tests}, ensure_ascii=False), "utf-8")  # fmt: skip
-    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"), "PROMPTFOO_CACHE_ENABLED": "false",
-           "NO_COLOR": "1"}  # fmt: skip
-    proc = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_eval.mjs"), str(config)],
-        cwd=promptfoo_dir, capture_output=True, text=True, check=False, env=env, timeout=900,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
-    assert len(results) == len(tests)
-    return {r["description"]: bool(r["success"]) for r in results}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_promptfoo_eval_gives_evalcase_verdicts_on_deterministic_asserts(
-    dataset: str, promptfoo_dir: Path, tmp_path: Path
-) -> None:
-    by_id = cases(dataset)
-    tests = []
-    expected = {}
-    for test in round_trip_load(exported(dataset, "promptfoo")):
-        case = by_id[test["description"]]
-        asserts = [a for a in test.get("assert", []) if a["type"] in DETERMINISTIC]
-        assert len(asserts) == len(test.get("assert", [])) - any(
-            a["type"] == "llm-rubric" for a in test.get("assert", [])
-        )
-        if not asserts:
-            continue
-        for kind in KINDS:
-            text = answer(case, kind)
-            if text is None:
-                continue
-            name = f"{case.case_id}|{kind}"
-            tests.append({**test, "description": name, "assert": asserts,
-                          "vars": {**test["vars"], "evalcase_answer": text}})  # fmt: skip
-            expected[name] = evalcase_text_verdict(case, text)
-    if dataset == "refund_regression_set":
-        assert len({n.split("|")[0] for n in expected}) >= 4
-    if not tests:
-        # No deterministic check in this dataset: every assert is the llm-rubric.
-        assert all(not c.text_graders for c in by_id.values())
-        return
-    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
-    assert got == expected
-    assert any(got.values()) and not all(got.values())
-
-
-# --- OpenAI evals -----------------------------------------------------------------------
-
-RUN_EVALS = """
-import json, sys
-from pathlib import Path
-import evals.record
-from evals.api import CompletionFn, CompletionResult
-from evals.base import RunSpec
-from evals.elsuite.basic.includes import Includes
-from evals.elsuite.basic.match import Match
-
-answers = json.loads(Path(sys.argv[2]).read_text("utf-8"))
-
-class Result(CompletionResult):
-    def __init__(self, text): self.text = text
-    def get_completions(self): return [self.text]
-
-class Local(CompletionFn):  # answers each sample with the answer the test chose for it
-    def __call__(self, prompt, **kwargs):
-        return Result(answers[json.dumps(prompt, ensure_ascii=False, sort_keys=True)])
-
-out = {}
-for name, cls in (("includes", Includes), ("match", Match)):
-    spec = RunSpec(completion_fns=["local"], eval_name=f"cases.{name}.v1", base_eval="cases",
-                   split="test", run_config={}, created_by="evalcase")
-    recorder = evals.record.LocalRecorder(str(Path(sys.argv[3]) / f"{name}.jsonl"), spec)
-    ev = cls(completion_fns=[Local()], samples_jsonl=sys.argv[1],
-             eval_registry_path=Path(sys.argv[3]), name=f"cases.{name}.v1")
-    with recorder.as_default_recorder("evalcase"):
-        ev.run(recorder)
-    events = recorder.get_events("match")
-    out[name] = [[e.data["sampled"], e.data["correct"]] for e in events]
-    out[name + "_count"] = len(events)
-print(json.dumps(out))
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("dataset", DATASETS)
-@pytest.mark.parametrize("kind", ["ideal", "unrelated"])
-def test_openai_evals_includes_and_match_read_ideal_as_answers(
-    dataset: str, kind: str, evals_site: Path, tmp_path: Path
-) -> None:
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text(exported(dataset, "openai-evals"), "utf-8")
-    lines = [json.loads(x) for x in samples.read_text("utf-8").splitlines()]
-    by_input: dict[str, list[str]] = {}
-    for line in lines:
-        assert isinstance(line["ideal"], list) and line["ideal"]
-        assert all(isinstance(i, str) and not i.startswith("[") for i in line["ideal"])
-        key = json.dumps(line["input"], ensure_ascii=False, sort_keys=True)
-        by_input.setdefault(key, []).extend(line["ideal"])
-    # Samples with the same input (other cases judge other things) get all their ideals.
-    answers = {
-        k: "\n".join(v) if kind == "ideal" else "与本题无关的回答" for k, v in by_input.items()
-    }
-    unique = {k for k in by_input if sum(json.dumps(x["input"], ensure_ascii=False,
-              sort_keys=True) == k for x in lines) == 1}  # fmt: skip
-    table = tmp_path / "answers.json"
-    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
-    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp_path)],
-        capture_output=True, text=True, check=False, env=env, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert result["includes_count"] == len(lines) and result["match_count"] == len(lines)
-    want = kind == "ideal"
-    # Includes: any ideal in the answer; Match: the answer starts with one.
-    key_of = {v: k for k, v in answers.items()}
-    assert all(c is want for _, c in result["includes"]), result
-    assert all(c is want for a, c in result["match"] if key_of[a] in unique or not want), result
-    assert unique
-
-
 # --- every kind of deterministic check, on a case written for it ------------------------
 
 
@@ -360,33 +220,24 @@ def test_promptfoo_agrees_with_evalcase_on_every_kind_of_check(
     promptfoo_dir: Path, tmp_path: Path
 ) -> None:
     by_id, text, _ = _checks_cases(_checks_repo(tmp_path))
+    # constraints.must_not_include is read by no configured grader: evalcase never checks
+    # it, so no export does.
     assert set(by_id["refund_eligibility_001"].text_graders) == {
-        "exact_match", "must_include", "must_not_include", "regex"}  # fmt: skip
+        "exact_match", "must_include", "regex"}  # fmt: skip
     assert by_id["refund_tool_submit_001"].text_graders == ("json_schema",)
-    tests, expected = [], {}
-    for test in round_trip_load(text):
+    tests, expected = [], []
+    for test in round_trip_load(text)["tests"]:
         case = by_id[test["description"]]
-        asserts = [a for a in test["assert"] if a["type"] in DETERMINISTIC]
-        for i, reply in enumerate(ANSWERS[case.case_id]):
-            name = f"{case.case_id}|{i}"
-            tests.append({**test, "description": name, "assert": asserts,
+        asserts = [a for a in test["assert"] if a["type"] not in MODEL_GRADED]
+        assert not any(a.get("value") == "保证" for a in asserts)
+        for reply in ANSWERS[case.case_id]:
+            tests.append({**test, "assert": asserts,
                           "vars": {**test["vars"], "evalcase_answer": reply}})  # fmt: skip
-            expected[name] = evalcase_text_verdict(case, reply)
-    got = promptfoo_verdicts(tests, promptfoo_dir, tmp_path)
+            expected.append(evalcase_text_verdict(case, reply))
+    config = {"prompts": ["{{evalcase_answer}}"], "providers": ["echo"], "tests": tests}
+    got = [bool(r["success"]) for r in promptfoo_eval(promptfoo_dir, config, tmp_path)]
     assert got == expected
-    assert any(got.values()) and not all(got.values())
-
-
-def run_evals(samples: Path, answers: dict[str, str], evals_site: Path, tmp: Path) -> Any:
-    table = tmp / "answers.json"
-    table.write_text(json.dumps(answers, ensure_ascii=False), "utf-8")
-    env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_EVALS, str(samples), str(table), str(tmp)],
-        capture_output=True, text=True, check=False, env=env, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    assert any(got) and not all(got)
 
 
 @pytest.mark.slow
@@ -415,16 +266,11 @@ def test_openai_evals_includes_agrees_with_must_include_on_one_required_point(
     )
     rendered = export(config, "sample_set", "openai-evals")[1]
     assert "must_include" in rendered.carried
-    samples = tmp_path / "samples.jsonl"
-    line = next(x for x in rendered.text.splitlines() if json.loads(x)["ideal"] == ["退货", "换货"])
-    samples.write_text(line + "\n", "utf-8")
-    key = json.dumps(json.loads(line)["input"], ensure_ascii=False, sort_keys=True)
-    verdicts = []
-    for i, reply in enumerate(["可以退货", "可以换货哦", "可以退", "不行"]):
-        tmp = tmp_path / str(i)
-        tmp.mkdir()
-        result = run_evals(samples, {key: reply}, evals_site, tmp)
-        [[_, includes]] = result["includes"]
-        assert includes is evalcase_text_verdict(case, reply), reply
-        verdicts.append(includes)
+    assert [json.loads(x)["ideal"] for x in rendered.text.splitlines()] == [["退货", "换货"]]
+    replies = ["可以退货", "可以换货哦", "可以退", "不行"]
+    probes_ = [Probe("sample_set", case.case_id, str(i), r, evalcase_text_verdict(case, r))
+               for i, r in enumerate(replies)]  # fmt: skip
+    got = evals_verdicts(probes_, {"sample_set": rendered}, evals_site, tmp_path)
+    verdicts = [got[p.key] for p in probes_]
+    assert verdicts == [p.want for p in probes_]
     assert verdicts == [True, True, False, False]

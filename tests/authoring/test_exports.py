@@ -36,7 +36,7 @@ from tests.peer_tools import cached_install
 
 DATASETS = BUNDLED_DATASETS
 EVALS_VERSION = "3.0.1.post1"
-PROMPTFOO_VERSION = "0.123.1"
+PROMPTFOO_VERSION = "0.121.20"  # the last whose CLI runs on Node 20 (engines ^20.20)
 TOOLS = Path(__file__).parent / "tools"
 
 
@@ -164,12 +164,21 @@ print(json.dumps({"loaded": len(loaded), "matches": len(recorder.get_events("mat
 """
 
 
+def _export_case_ids(dataset: str) -> tuple[str, ...]:
+    """The cases the openai-evals export wrote a sample for, in order."""
+    return export(load_config(REPO_ROOT), dataset, "openai-evals")[1].order
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_openai_evals_runs_its_includes_eval_over_the_samples(
     dataset: str, exported: Exported, evals_site: Path, tmp_path: Path
 ) -> None:
     samples = exported[(dataset, "openai-evals")]
+    count = len(samples.read_text("utf-8").splitlines())
+    if not count:  # no case with an answer Includes compares: nothing to run
+        assert not any(_export_case_ids(dataset)), dataset
+        return
     env = {**os.environ, "PYTHONPATH": str(evals_site), "OPENAI_API_KEY": "not-used-offline"}
     proc = subprocess.run(
         [sys.executable, "-c", RUN_EVALS, str(samples), str(tmp_path / "log.jsonl"),
@@ -178,8 +187,7 @@ def test_openai_evals_runs_its_includes_eval_over_the_samples(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    count = len(tasks(dataset))
-    assert count and report["loaded"] == count and report["matches"] == count
+    assert report["loaded"] == count and report["matches"] == count
     for line in samples.read_text("utf-8").splitlines():
         sample = json.loads(line)
         assert sample["input"][-1]["role"] == "user" and sample["ideal"]
@@ -221,6 +229,11 @@ def test_every_export_states_what_it_could_not_carry(tmp_path: Path) -> None:
         if fmt == "jsonl":
             assert proc.returncode == 0, proc.stderr
             assert summary == f"{fmt}: 13 cases exported; everything carried"
+            continue
+        if fmt == "openai-evals":  # every case is judged by its tool calls and state
+            assert summary.startswith(f"{fmt}: 0 cases exported; ")
+            left = f"the case (no answer Includes compares as evalcase does) ({built} cases)"
+            assert left in summary
             continue
         assert summary.startswith(f"{fmt}: {built} cases exported; ")
         assert "not carried: " in summary
@@ -279,37 +292,36 @@ def promptfoo_dir() -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_promptfoo_accepts_the_tests_file_with_its_own_schemas(
+def test_promptfoo_accepts_the_config_with_its_own_schemas(
     dataset: str, exported: Exported, promptfoo_dir: Path, tmp_path: Path
 ) -> None:
-    tests = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
-    tests_json = tmp_path / "tests.json"
-    tests_json.write_text(json.dumps(tests, ensure_ascii=False), "utf-8")
+    config = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
+    config_json = tmp_path / "config.json"
+    config_json.write_text(json.dumps(config, ensure_ascii=False), "utf-8")
     schema_path = tmp_path / "config-schema.json"
     proc = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_check.mjs"), str(tests_json), str(schema_path)],
+        ["node", str(TOOLS / "promptfoo_check.mjs"), str(config_json), str(schema_path)],
         cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["tests"] == len(tasks(dataset))
+    # "case", then one entry per prompt fixture of the revision.
+    assert report["prompts"] == 1 + len(load_dataset(REPO_ROOT, dataset).prompts)
     assert report["test_errors"] == [] and report["config_errors"] == []
     known = set(report["assertion_types"])
-    for test in tests:
+    for test in config["tests"]:
         for assertion in test.get("assert", []):
             kind = assertion["type"]
             assert kind in known or kind.removeprefix("not-") in known, kind
-        assert "input" in test["vars"]
+        assert "input" in test["vars"] and "messages" in test["vars"]
     schema = json.loads(schema_path.read_text("utf-8"))
-    config = {
-        "prompts": ["{{input}}"],
-        "providers": ["echo"],
-        "tests": json.loads(tests_json.read_text("utf-8")),
-    }
-    assert not list(jsonschema.Draft7Validator(schema).iter_errors(config))
+    assert not list(
+        jsonschema.Draft7Validator(schema).iter_errors({**config, "providers": ["echo"]})
+    )
     # The check can fail: a test whose vars are not a mapping is refused.
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"vars": "not a mapping"}]), "utf-8")
+    bad.write_text(json.dumps({"tests": [{"vars": "not a mapping"}]}), "utf-8")
     refused = subprocess.run(
         ["node", str(TOOLS / "promptfoo_check.mjs"), str(bad), str(tmp_path / "s.json")],
         cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
@@ -336,12 +348,13 @@ def _answer_key_repo(tmp_path: Path) -> Path:
 def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_path: Path) -> None:
     repo = _answer_key_repo(tmp_path)
     proc = run_cli("export", "sample_set", "--format", "promptfoo", cwd=repo)
-    tests = round_trip_load(proc.stdout)
+    tests = round_trip_load(proc.stdout)["tests"]
     test = next(t for t in tests if t["description"] == "refund_eligibility_001")
     asserts = [(a["type"], a.get("value")) for a in test["assert"]]
     assert ("contains", "质量问题") in asserts
     assert ("contains-any", ["售后", "退货"]) in asserts
-    assert ("equals", "可以退") in asserts
+    # exact_match compares as the grader does (surrounding whitespace ignored): Python.
+    assert ("python", "output.strip() in ['可以退']") in asserts
     rubric = next(v for k, v in asserts if k == "llm-rubric")
     assert "承诺今天到账。" in rubric and "识别为质量问题售后。" in rubric
     assert "llm-rubric" not in [k for k, _ in asserts[:-1]]  # exact_match is not a rubric
@@ -350,16 +363,27 @@ def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_pa
 @pytest.mark.slow
 def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) -> None:
     repo = _answer_key_repo(tmp_path)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(  # one required point (alternatives): what Includes compares
+        case.read_text("utf-8").replace(
+            "values: [质量问题, [售后, 退货]]", "values: [[售后, 退货]]"
+        ),
+        "utf-8",
+    )
     proc = run_cli("export", "sample_set", "--format", "openai-evals", "--strict", cwd=repo)
     assert proc.returncode == 1, proc.stderr
-    # ideal holds the reference; the two required points and the negative behaviour
-    # have no place in a registry sample: each is named with the case.
-    assert "not carried: must_include: refund_eligibility_001" in proc.stderr
+    # ideal holds the required point's alternatives; the exact answer (Includes does not
+    # compare for equality), the negative behaviour and the rubric have no place in a
+    # registry sample: each is named with the case.
+    assert "not carried: exact_match: refund_eligibility_001" in proc.stderr
     assert "not carried: negative behaviour: refund_eligibility_001" in proc.stderr
     assert "not carried: rubric: refund_eligibility_001" in proc.stderr
-    assert "carried: " in proc.stderr and "reference (1 case)" in proc.stderr
+    assert "carried: " in proc.stderr and "must_include (1 case)" in proc.stderr
+    # The other case has no answer to compare: left out, and said so.
+    left = "not carried: the case (no answer Includes compares as evalcase does): "
+    assert left + "refund_tool_submit_001" in proc.stderr
     samples = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert ["可以退"] in [s["ideal"] for s in samples]
+    assert [s["ideal"] for s in samples] == [["售后", "退货"]]
     # Without --strict the loss is reported, not an error; jsonl loses nothing.
     assert run_cli("export", "sample_set", "--format", "openai-evals", cwd=repo).returncode == 0
     whole = run_cli("export", "sample_set", "--format", "jsonl", "--strict", cwd=repo)
@@ -389,4 +413,32 @@ def test_must_include_options_no_peer_grades_alike_refuse_the_case(
     assert proc.returncode == 1, proc.stderr
     assert "NOT EXPORTED (1, fix them first): refund_eligibility_001" in proc.stderr
     assert "must_include uses scope: assistant_messages, ignore_punctuation" in proc.stderr
-    assert "refund_eligibility_001" not in proc.stdout and "refund_tool_submit_001" in proc.stdout
+    assert "refund_eligibility_001" not in proc.stdout
+    if fmt == "openai-evals":  # the other case has no answer Includes could compare
+        assert (
+            "the case (no answer Includes compares as evalcase does): "
+            "refund_tool_submit_001" in proc.stderr
+        )
+    else:
+        assert "refund_tool_submit_001" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["/dev/full", "missing/folder/out.jsonl"])
+def test_an_output_that_cannot_be_written_is_one_clear_line_and_exit_2(
+    tmp_path: Path, target: str
+) -> None:
+    """Issue 32: ``export -o /dev/full`` and into a missing folder."""
+    if target == "/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    output = target if target.startswith("/") else str(tmp_path / target)
+    proc = run_cli("export", "workout_plan_edit_set", "-o", output, cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("evalcase: ")]
+    assert len(errors) == 1, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert errors[0].startswith(f"evalcase: error: cannot write {output}: ")
+    if target == "/dev/full":
+        assert "No space left on device" in errors[0]
+    else:
+        assert f"its folder {tmp_path / 'missing' / 'folder'} does not exist" in errors[0]

@@ -178,3 +178,58 @@ def test_importing_an_export_of_the_same_repository_creates_no_duplicate(
                   "--allow-personal-data", cwd=REPO_ROOT)  # fmt: skip
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert f"0 imported, {count} duplicate(s) skipped" in dry.stdout + dry.stderr
+
+
+@pytest.mark.slow
+def test_bad_lines_are_one_clear_error_each_and_skip_invalid_goes_on(tmp_path: Path) -> None:
+    """Issue 32's inputs: deep JSON nesting, a JSON string holding U+2028, a 3 MB cell."""
+    repo = repo_copy(tmp_path)
+    before = cases(repo)
+    deep = "[" * 100_000 + "]" * 100_000
+    nested = (
+        '{"id": "prod_7001", "input": {"message": "x", "context": ' + deep + "}, "
+        '"expected": {}, "rubric": null, "tags": [], "risk_level": "low"}'
+    )
+    separator = {**GOOD[1], "id": "prod_7002", "input": "第一行\u2028第二行 refund?"}
+    huge = {**GOOD[1], "id": "prod_7003", "input": "退" * 1_000_000}  # 3 MB of UTF-8
+    source = write_jsonl(tmp_path / "bad.jsonl", [GOOD[0], nested, separator, huge])
+    assert "\u2028" in source.read_text("utf-8")  # json.dumps keeps it as it is
+
+    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert f"{source}:2: invalid: nested deeper than 64 levels" in proc.stderr
+    assert f"{source}:3:" not in proc.stderr  # U+2028 inside a string is JSON
+    assert f"{source}:4: invalid: the draft case would hold" in proc.stderr
+    assert "over lint's max_file_bytes (1,000,000)" in proc.stderr
+    assert cases(repo) == before
+
+    skipped = run_cli("import", str(source), "--dataset", "sample_set", "--skip-invalid",
+                      cwd=repo)  # fmt: skip
+    assert skipped.returncode == 0, skipped.stderr
+    new = sorted(cases(repo) - before)
+    assert len(new) == 2
+    assert "2 imported, 0 duplicate(s) skipped, 2 invalid line(s) skipped" in skipped.stderr
+    inputs = {load(n, (repo / CASES / n).read_bytes()).data["input"] for n in new}
+    assert "第一行\u2028第二行 refund?" in inputs
+
+
+@pytest.mark.slow
+def test_a_csv_cell_over_128_kib_is_its_lines_error(tmp_path: Path) -> None:
+    repo = repo_copy(tmp_path)
+    source = tmp_path / "bad.csv"
+    source.write_text(
+        "id,input,expected,rubric,tags,risk_level,source\n"
+        f"prod_8,{'x' * 200_000},,,,low,\n"
+        "prod_9,退款什么时候到账,should explain timeline,,refund,high,工单\n",
+        "utf-8",
+    )
+    before = cases(repo)
+    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert f"{source}:2: invalid: a cell longer than 131,072 bytes (128 KiB)" in proc.stderr
+    skipped = run_cli("import", str(source), "--dataset", "sample_set", "--skip-invalid",
+                      cwd=repo)  # fmt: skip
+    assert skipped.returncode == 0, skipped.stderr
+    assert len(cases(repo) - before) == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from ruamel.yaml import YAML
 
 from evalcase.authoring.init import SCHEMA_MAP, Hooks, init_repository
 from evalcase.loader import load
@@ -158,3 +159,41 @@ def test_init_then_pre_commit_run_all_files_then_lint(
     commit_all(target, "init")
     linted = run_cli("lint", cwd=target)
     assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_a_local_hooks_repository_is_named_and_ci_says_what_to_set(tmp_path: Path) -> None:
+    local = tmp_path / "evalcase-checkout"
+    proc = run_cli("init", str(tmp_path / "r"), "--hooks-repo", str(local),
+                   "--hooks-rev", "abc123", cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"the hooks repository {local} is a path on this machine" in proc.stderr
+    assert "EVALCASE_PIP_SPEC" in proc.stderr and "--hooks-repo URL" in proc.stderr
+    workflow = (tmp_path / "r" / ".github/workflows/evalcase.yml").read_text("utf-8")
+    # CI never installs from a path of the machine that ran init: it takes the
+    # repository variable and fails saying so while it is unset
+    assert "file://" not in workflow and str(local) not in workflow
+    assert "${{ vars.EVALCASE_PIP_SPEC || '' }}" in workflow
+    assert "::error::set the repository variable EVALCASE_PIP_SPEC" in workflow
+    # a shared repository: no warning, and CI installs from it unless the variable says
+    shared = run_cli("init", str(tmp_path / "s"), "--hooks-repo",
+                     "https://git.example.com/evalcase.git", "--hooks-rev", "abc123",
+                     cwd=tmp_path)  # fmt: skip
+    assert shared.returncode == 0 and "warning" not in shared.stderr, shared.stderr
+    text = (tmp_path / "s" / ".github/workflows/evalcase.yml").read_text("utf-8")
+    spec = "evalcase @ git+https://git.example.com/evalcase.git@abc123"
+    assert "${{ vars.EVALCASE_PIP_SPEC || '" + spec + "' }}" in text
+
+
+def test_the_install_step_fails_clearly_without_the_variable(tmp_path: Path) -> None:
+    """The workflow's install script, run by bash as CI runs it, with the variable unset."""
+    root = tmp_path / "r"
+    init_repository(root, hooks=Hooks(str(tmp_path / "local"), "abc123"))
+    text = (root / ".github/workflows/evalcase.yml").read_text("utf-8")
+    workflow = YAML(typ="safe").load(text)
+    (step,) = [s for s in workflow["jobs"]["lint"]["steps"] if s.get("name") == "Install evalcase"]
+    env = {"EVALCASE_PIP_SPEC": "", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        ["bash", "-c", step["run"]], env=env, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1
+    assert "::error::set the repository variable EVALCASE_PIP_SPEC" in proc.stdout

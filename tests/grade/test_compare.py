@@ -209,3 +209,41 @@ def test_a_pending_case_regresses_when_a_decided_grader_breaks() -> None:
     assert result.regressed == ("broke",)
     assert result.pending == ("flaky", "judged") and result.still_failing == ()
     assert compare_reports(base, new).regressed == ()  # without grades: pending stays pending
+
+
+def test_with_repeats_a_change_is_regressed_only_beyond_noise() -> None:
+    """Fisher's exact test per case: 4/4 -> 0/4 regressed (p = 1/70), 4/4 -> 3/4 and
+    3/4 -> 1/4 within noise, 1/4 -> 4/4 fixed only beyond noise too; single attempts keep
+    the plain rule (a flip is a regression); a changed case is never tested."""
+    from evalcase.report.compare import compare as compare_reports
+
+    def report(run: str, rows: dict[str, str], digest: str = "d1") -> dict[str, Any]:
+        word = {"p": "pass", "f": "fail"}
+        cases = []
+        for case, letters in rows.items():
+            verdicts = [word[x] for x in letters]
+            status = "pass" if set(letters) == {"p"} else ("flaky" if "p" in letters else "fail")
+            cases.append({"case_id": case, "case_version": "v1", "status": status,
+                          "verdicts": verdicts, "attempts": len(verdicts),
+                          "passed": letters.count("p"),
+                          "digest": digest if case == "changed" else "d1"})  # fmt: skip
+        return {"run": {"run_id": run, "commit": "c0"}, "summary": {}, "cases": cases}
+
+    base = report("a", {"broke": "pppp", "luck": "pppp", "drift": "pppf", "healed": "ffff",
+                        "single": "p", "changed": "pppp", "same": "ppfp"})  # fmt: skip
+    new = report("b", {"broke": "ffff", "luck": "pppf", "drift": "pfff", "healed": "pppp",
+                       "single": "f", "changed": "ffff", "same": "pfpp"}, digest="d2")  # fmt: skip
+    result = compare_reports(base, new)
+    assert result.regressed == ("broke", "single")
+    assert result.fixed == ("healed",)
+    assert result.within_noise == ("drift", "luck")
+    assert result.changed_cases == ("changed",)
+    assert result.still_failing == ("same",)  # 3 of 4 on both sides: no change to test
+    assert result.noise["broke"] == {"base": "4/4", "new": "0/4", "p": 0.014286,
+                                     "verdict": "regressed"}  # fmt: skip
+    assert result.noise["luck"]["p"] == 0.5
+    assert "single" not in result.noise and "changed" not in result.noise
+    # A stricter alpha leaves even 4/4 -> 0/4 within noise.
+    strict = compare_reports(base, new, alpha=0.01)
+    assert strict.regressed == ("single",)
+    assert strict.to_dict()["changed_within_noise"] == ["broke", "drift", "healed", "luck"]

@@ -259,3 +259,21 @@ def test_llm_rubric_and_human_on_real_attempts(example_run: dict[str, Any]) -> N
 def test_every_grader_is_exercised_on_real_attempts() -> None:
     covered = {g for g, *_ in REAL} | {"llm_rubric", "human"}
     assert covered == set(GRADERS)
+
+
+@pytest.mark.slow
+def test_a_selection_skips_the_gates_it_does_not_reach(example_run: dict[str, Any]) -> None:
+    """`run --select ONE`: gates outside the selection are skipped, not errors, and the
+    exit status follows what ran (here one tool case that passes without a judge)."""
+    repo = example_run["repo"]
+    proc = run_cli("run", "refund_regression_set", "--select", "tool_refund_check_008",
+                   "--progress", "none", cwd=repo)  # fmt: skip
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "\npass       1  tool_refund_check_008" in out
+    assert "gate p0_safety              SKIPPED  none of its" in out
+    assert "ERROR" not in out
+    report = json.loads(max(repo.glob("reports/*/*/report.json"), key=lambda p: p.stat().st_mtime)
+                        .read_text("utf-8"))  # fmt: skip
+    verdicts = {g["name"]: g["verdict"] for g in report["gates"]}
+    assert verdicts["p0_safety"] == "skipped" and verdicts["smoke_all_pass"] == "pass"

@@ -119,6 +119,21 @@ def test_cohens_kappa() -> None:
     assert kappa([]) == (None, None)
 
 
+def test_a_gate_whose_cases_the_selection_left_out_is_skipped() -> None:
+    p0 = {"risk_levels": ["P0"], "min_pass_rate": 1.0}
+    p1 = {"risk_levels": ["P1"], "min_pass_rate": 1.0}
+    ran = [case("a", "p", risk="P1")]
+    dataset = [case("a", "", risk="P1"), case("b", "", risk="P0"), case("c", "", risk="P0")]
+    skipped = evaluate(p0, ran, SUITES, dataset=dataset)
+    assert (skipped.verdict, skipped.cases) == ("skipped", 0)
+    assert "none of its 2 case(s) ran" in skipped.reason
+    assert evaluate(p1, ran, SUITES, dataset=dataset).verdict == "pass"
+    # a gate that selects no case of the whole dataset is still an error, never skipped
+    p2 = {"risk_levels": ["P2"], "min_pass_rate": 1.0}
+    assert evaluate(p2, ran, SUITES, dataset=dataset).verdict == "error"
+    assert evaluate(p0, ran, SUITES).verdict == "error"  # without the dataset: as before
+
+
 @pytest.mark.parametrize(
     ("gate", "cases", "verdict", "why"),
     [

@@ -217,3 +217,37 @@ def test_a_conversation_ended_without_final_text_is_judged_whole() -> None:
     )
     assert broken.verdict == "error" and "no output" in broken.reason
     assert len(script.requests) == 1  # the errored attempt never reached the judge
+
+
+def test_a_dimension_scored_twice_is_an_error_never_the_last_score(tmp_path: Path) -> None:
+    twice = json.dumps(
+        {
+            "dimensions": [
+                {"name": "policy_correctness", "score": 1, "reason": "wrong policy"},
+                {"name": "no_overpromise", "score": 5, "reason": "ok"},
+                {"name": "policy_correctness", "score": 5, "reason": "on second thought"},
+            ]
+        }
+    )
+    with judge_server(Script(default=(200, twice))) as url:
+        grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url, tmp_path))
+    assert grade.verdict == "error"
+    assert "scores dimension 'policy_correctness' twice" in grade.reason
+    assert not list(tmp_path.glob("*.json"))  # never cached
+
+
+def test_a_judge_answer_over_the_byte_limit_is_an_error_and_not_cached(tmp_path: Path) -> None:
+    # The 10 MB answer: valid scores with a reason padded to 10 MB.
+    huge = json.dumps(
+        {
+            "dimensions": [
+                {"name": "policy_correctness", "score": 5, "reason": "x" * 10_000_000},
+                {"name": "no_overpromise", "score": 5, "reason": "ok"},
+            ]
+        }
+    )
+    with judge_server(Script(default=(200, huge))) as url:
+        grade = llm_rubric.grade(SPEC, attempt("好的"), ctx(url, tmp_path))
+    assert grade.verdict == "error"
+    assert "exceeds 1,000,000 bytes" in grade.reason
+    assert not list(tmp_path.glob("*.json"))

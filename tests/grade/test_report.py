@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,10 @@ def test_every_figure_recomputed_from_grades(graded: tuple[Path, Path, Path]) ->
         assert got["name"] == gate["name"] and got["metric"] == metric
         assert got["cases"] == len(members)
         if not members:
-            assert got["verdict"] == "error"
+            # none of the gate's cases ran: skipped when the dataset has some (the
+            # run's selection left them out), an error when it has none
+            assert got["verdict"] in ("error", "skipped"), got
+            assert got["verdict"] == "error" or "none of its" in got["reason"]
             continue
         value = _rates(members)[metric]
         assert got["value"] == value
@@ -232,3 +236,39 @@ def test_verdicts_of_the_mixed_run(graded: tuple[Path, Path, Path]) -> None:
     p0 = next(g for g in report["gates"] if g["name"] == "p0_safety")
     assert p0["verdict"] == "fail"
     assert "agent_refund_duplicate_submit_003" in p0["failing"]
+
+
+HOSTILE = (
+    "gate | x <img src=x onerror=alert(1)> [click](javascript:alert(1)) ![t](http://t/p.png)\n# h"
+)
+
+
+def test_report_md_escapes_every_name_from_data(graded: tuple[Path, Path, Path]) -> None:
+    """Issue 32: gate names (and every other name from data) cannot break report.md's
+    tables or inject links, images or HTML where the report is pasted."""
+    from markdown_it import MarkdownIt
+
+    from evalcase.report.write import MD_CASE_LIMIT, environment
+
+    _, report_dir, _ = graded
+    report = json.loads((report_dir / "report.json").read_text("utf-8"))
+    assert report["gates"] and report["failing_cases"]
+    report["run"]["dataset_id"] = HOSTILE
+    for gate in report["gates"]:
+        gate["name"] = HOSTILE
+    for case in report["failing_cases"]:
+        case["case_id"] = "a`b|c" + HOSTILE
+        case["prompt"] = HOSTILE
+        case["risk_level"] = HOSTILE
+    report["slices"]["risk_level"] = {HOSTILE: next(iter(report["slices"]["risk_level"].values()))}
+    text = environment().get_template("report.md.j2").render(report=report, limit=MD_CASE_LIMIT)
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    for injected in ("<img", "<a ", "onerror=alert(1)>", "<h1"):
+        assert injected not in html, injected
+    tables = html.split("<table>")[1:]
+    assert tables
+    for table in tables:
+        head = len(re.findall(r"<th[ >]", table.split("</thead>")[0]))
+        for row in table.split("<tbody>")[1].split("</tr>")[:-1]:
+            assert len(re.findall(r"<td[ >]", row)) == head  # no cell split by a '|'
+    assert "gate | x &lt;img src=x onerror=alert(1)&gt;" in html  # shown, as text

@@ -122,3 +122,33 @@ def test_unrun_rule_checks_keep_the_soft_graders_message() -> None:
     ]
     assert any("pass_threshold" in r for r in reasons)
     assert any("no_refund_promise" in r for r in reasons)
+
+
+def implied_case(**evaluator: Any) -> Any:
+    """A case in the contract's own form: rule checks and a judge, no graders list."""
+    case = {"case_id": "sample_case_001", "case_version": "v1", "rubric": RUBRIC}
+    return judge_spec_from_case({**case, "evaluator_config": evaluator})
+
+
+def test_rule_checks_and_judge_imply_hard_graders_without_a_graders_list() -> None:
+    spec = implied_case(rule_checks=["no_refund_promise"], judge={"rubric": "r"})
+    result = grade_attempt(spec, attempt("放心，保证今天到账"), GradeContext())
+    assert [r.grader for r in result.results] == ["trace_rule", "llm_rubric"]
+    assert all(r.hard for r in result.results)
+    # the implied trace_rule runs the check: the promise fails the attempt (a hard fail
+    # decides although the judge, unconfigured here, is pending)
+    assert (result.verdict, result.failure_class) == ("fail", "safety_policy")
+    # without the promise the judge still has to judge: pending, never pass
+    assert verdict(spec, attempt("审核结果以短信通知为准")) == "pending"
+    # rule checks alone imply trace_rule alone, and it decides
+    only = implied_case(rule_checks=["no_refund_promise"])
+    assert verdict(only, attempt("审核结果以短信通知为准")) == "pass"
+    assert verdict(only, attempt("放心，保证今天到账")) == "fail"
+
+
+def test_a_written_graders_list_is_what_runs() -> None:
+    # an empty written list implies nothing: no grader decides, and the unrun checks say so
+    spec = implied_case(graders=[], rule_checks=["no_refund_promise"], judge={"rubric": "r"})
+    result = grade_attempt(spec, attempt("审核结果以短信通知为准"), GradeContext())
+    assert result.verdict == "error"
+    assert {r.grader for r in result.results} == {"(none)", "(rule_checks)"}

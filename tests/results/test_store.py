@@ -174,3 +174,35 @@ def test_runs_newest_first_narrowed_and_paged(root: Path) -> None:
         assert [r.run_id for r in runs(store, limit=1, offset=1)] == ["r1"]
         assert runs(store, commit="a" * 7, agent="x")[0].to_dict()["pass@1"] == 0.5
         assert runs(store, commit="b") == []
+
+
+def test_unreadable_files_cost_only_themselves(root: Path) -> None:
+    """outputs/ and reports/ are data anyone can write: a malformed report, a report of
+    the wrong shape, garbage attempt lines and a run.json that is not an object are left
+    out (and listed), the rest is indexed, and nothing is read again until it changes."""
+    config = load_config(root)
+    write_run(root, "r1", {"a": "pp"})
+    write_grading(root, "r1", "g1", {"a": "pp"})
+    write_run(root, "r2", {"a": "pp"})
+    bad = write_grading(root, "r2", "g2", {"a": "pp"})
+    (bad / "report.json").write_text("{not json", "utf-8")
+    run = write_run(root, "r3", {"a": "pp"})
+    (run / "attempts.jsonl").write_bytes(b"\xff\xfe garbage\n[1, 2]\n")
+    (run / "run.json").write_text("[]", "utf-8")
+    shape = write_grading(root, "r3", "g3", {"a": "pp"})
+    (shape / "report.json").write_text('{"attempts": "nope"}', "utf-8")
+    with open_store(config, update=False) as store:
+        stats = store.update()
+        assert {p for p, _ in stats.problems} == {
+            str(bad / "report.json"),
+            str(shape / "report.json"),
+        }
+        assert [(r.run_id, r.verdicts) for r in history(store, "a")] == [("r1", ("pass", "pass"))]
+        assert store.counts()["runs"] == 3
+        assert store.update().gradings == 0  # not retried until the file changes
+        assert len(store.problems()) == 2
+    (bad / "report.json").write_text((root / "reports").joinpath(
+        "a" * 40, "r1", "report.json").read_text("utf-8").replace("r1", "r2"), "utf-8")  # fmt: skip
+    with open_store(config) as store:
+        assert [p for p, _ in store.problems()] == [str(shape / "report.json")]
+        assert [r.run_id for r in history(store, "a")] == ["r1", "r2"]

@@ -158,7 +158,7 @@ def test_token_required_off_loopback(site: dict[str, Any]) -> None:
     from starlette.testclient import TestClient
 
     from evalcase.config import load_config
-    from evalcase.results.view import make_app
+    from evalcase.results.view_pages import make_app
 
     app = make_app(load_config(site["repo"]), token="t0ken", host="0.0.0.0")
     client = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)

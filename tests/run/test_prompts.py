@@ -178,3 +178,27 @@ def test_the_prompt_and_its_generation_settings_reach_every_openai_request(
         assert request["messages"][2]["content"].startswith("Message (app): ")
     meta = json.loads((_run_dir(proc.stdout, repo) / "run.json").read_text("utf-8"))
     assert meta["agent"]["rendering"] == chat_view.VERSION
+
+
+@pytest.mark.slow
+def test_a_prompt_by_case_run_counts_cases_and_gates_each_prompt(tmp_path: Path) -> None:
+    root = write_prompt_repo(tmp_path / "repo")
+    manifest = root / "datasets" / "intents" / "dataset.yaml"
+    manifest.write_text(
+        manifest.read_text("utf-8") + "gates:\n  - {name: all_pass, min_pass_rate: 1.0}\n",
+        "utf-8",
+    )
+    commit_all(root, "a gate")
+    proc = run_cli("run", "intents", "--prompt", "intent_full,intent_narrow", cwd=root)
+    run_dir = _run_dir(proc.stdout, root)
+    summary = _report(root, run_dir)["summary"]
+    # four cases, each run under two prompts: four cases, not eight
+    assert (summary["cases"], summary["prompts"], summary["case_runs"]) == (4, 2, 8)
+    assert "4 cases × 2 prompts: 8 case runs" in proc.stdout
+    gates = {g["name"]: g for g in _report(root, run_dir)["gates"]}
+    # the gate per prompt: the narrow prompt's miss is not averaged with the full one's
+    assert gates["all_pass [intent_full@v1]"]["verdict"] == "pass"
+    assert gates["all_pass [intent_full@v1]"]["cases"] == 4
+    assert gates["all_pass [intent_narrow@v1]"]["verdict"] == "fail"
+    assert gates["all_pass [intent_narrow@v1]"]["failing"] == ["intent_route_002"]
+    assert proc.returncode == 1  # a measured gate failed

@@ -119,7 +119,11 @@ def test_default_and_no_matching_response() -> None:
     v = view("x", tools=(bare,), context=script([("order_lookup", {"order_id": "ORDER_9"})]))
     assert run_attempt(job(v, (bare,)))["calls"][0]["error"]["code"] == "no_matching_response"
     v = view("x", tools=(LOOKUP,), context=script([("order_lookup", {"order_id": "ORDER_9"})]))
-    assert run_attempt(job(v, (LOOKUP,)))["calls"][0]["error"]["code"] == "not_found"
+    assert run_attempt(job(v, (LOOKUP,), state=STATE))["calls"][0]["error"]["code"] == "not_found"
+    # Without an ``orders`` key the when cannot be evaluated: the case's error, not a match.
+    record = run_attempt(job(v, (LOOKUP,)))
+    assert record["status"] == "error" and record["error"]["kind"] == "case_expression"
+    assert "args.order_id in orders" in record["error"]["message"]
 
 
 def test_jobs_pickle_and_the_local_executor_yields_one_record_per_job() -> None:

@@ -342,13 +342,14 @@ def test_the_linted_fixtures_run_as_documented() -> None:
     assert record["trace"][-1]["type"] == "conversation_end"
 
 
-def test_a_step_when_that_cannot_be_evaluated_skips_the_step() -> None:
+def test_a_step_when_that_cannot_be_evaluated_is_a_recorded_error() -> None:
     args = _book()
-    del args["insurance"]  # the step's when reads it
+    del args["insurance"]  # the step's when reads it without has(): never "false"
     record = attempt([[("book_reservation", args)]], (BOOK,), state=STATE)
-    (call,) = record["calls"]
-    assert call["error"] is None
-    assert records.final_state(record)["users"]["U1"]["spent"] == 0
+    assert record["status"] == "error"
+    assert record["error"]["kind"] == "case_expression"
+    assert 'args.insurance == "yes"' in record["error"]["message"]
+    assert record["state_diff"] == []  # the call's writes were undone
 
 
 def test_a_fail_step_inside_foreach_answers_its_error_and_undoes_the_call() -> None:

@@ -1,5 +1,6 @@
 """What a release freezes beyond case content, on real repositories with real tags:
-grouping (tags, roles, risk levels, suites, gates, coverage, agent), fixture versions
+grouping (tags, roles, risk levels, suites, gates, coverage; not the agent that runs it),
+fixture versions
 whatever the base, and case IDs across datasets."""
 
 from __future__ import annotations
@@ -72,6 +73,27 @@ def test_the_manifest_title_is_not_grouping(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
     replace_in(repo, MANIFEST, "title: 客服退款 Agent 回归评测集", "title: 客服退款 Agent 回归集")
     assert _history(lint(repo)) == set()
+
+
+@pytest.mark.slow
+def test_the_agent_that_runs_a_dataset_is_not_its_content(repo: Path) -> None:
+    tag_dataset(load_config(repo), REFUND)
+    replace_in(repo, MANIFEST, "agent: refund_agent\n", "agent: refund_agent_v2\n")
+    assert _history(lint(repo)) == set()
+    assert _history(lint(repo, base="HEAD")) == set()
+    assert not bump(load_config(repo), dry_run=True)
+
+
+def test_a_release_that_recorded_the_agent_is_not_regrouped_by_it() -> None:
+    from evalcase.versioning.history import compare_grouping
+
+    # Releases written before the agent left the grouping fields list it.
+    old = {"manifest:agent": "a1", "manifest:gates": "g1", "case:x_y_001": "c1"}
+    assert compare_grouping(old, {"manifest:gates": "g1", "case:x_y_001": "c1"}) == ((), ())
+    assert compare_grouping(old, {"manifest:gates": "g2", "case:x_y_001": "c1"}) == (
+        (),
+        ("gates",),
+    )
 
 
 def test_the_release_message_records_grouping(repo: Path) -> None:

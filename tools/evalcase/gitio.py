@@ -46,6 +46,9 @@ NULL_BLOB = "0" * 40
 
 # Object IDs per write to cat-file: 1,000 x 41 bytes stays under a pipe buffer (64 KiB).
 _CAT_FILE_BATCH = 1000
+# Bytes of requests written to cat-file before its answers are read: under a pipe's
+# buffer, so that writing never waits for git while git waits for us.
+_CAT_FILE_REQUEST_BYTES = 32_000
 # Objects one cat-file process serves before it is replaced (see Repo.read_blobs).
 _CAT_FILE_RECYCLE = 5000
 
@@ -383,6 +386,28 @@ class Repo:
             # a cold lint of 100,000 files from holding them all twice.
             self._stop_cat_file()
         return out
+
+    def staged_contents(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The staged (git index) contents of ``paths``, relative to the case repository,
+        through the same cat-file stream (``:<path>`` names the index's blob). Paths that
+        are not staged, or hold whitespace (cat-file's answer line could not be told from
+        its name), are left out."""
+        names = {p: f":{self._in([p])[0]}" for p in paths if p and not any(c.isspace() for c in p)}
+        # read_blobs writes a batch of requests before reading any answer, which is safe
+        # while a batch fits in the pipe's buffer (64 KB): 1,000 object IDs do, 1,000
+        # paths may not (git would stop reading to write its answers, and both wait).
+        blobs: dict[str, bytes] = {}
+        chunk: list[str] = []
+        size = 0
+        for name in names.values():
+            if chunk and size + len(name.encode("utf-8")) + 1 > _CAT_FILE_REQUEST_BYTES:
+                blobs.update(self.read_blobs(chunk))
+                chunk, size = [], 0
+            chunk.append(name)
+            size += len(name.encode("utf-8")) + 1
+        if chunk:
+            blobs.update(self.read_blobs(chunk))
+        return {p: blobs[n] for p, n in names.items() if n in blobs}
 
     def _cat_file(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:

@@ -1,6 +1,6 @@
-// Checks a promptfoo tests file with promptfoo's own schemas (the zod schemas the
-// package exports, from which promptfoo generates its published config-schema.json).
-// Usage: node promptfoo_check.mjs <tests.json> <schema-out.json>
+// Checks an exported promptfoo configuration with promptfoo's own schemas (the zod
+// schemas the package exports, from which promptfoo generates its published
+// config-schema.json). Usage: node promptfoo_check.mjs <config.json> <schema-out.json>
 // Prints {"tests": n, "test_errors": [...], "config_errors": [...], "assertion_types":
 // [promptfoo's built-in assertion type names]} and writes the JSON
 // Schema of UnifiedConfigSchema (draft-07, as promptfoo publishes it) to schema-out.
@@ -11,13 +11,14 @@ const require = createRequire(process.cwd() + "/");
 const promptfoo = await import(require.resolve("promptfoo"));
 const { z } = await import(require.resolve("zod"));
 
-const tests = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const exported = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const tests = exported.tests ?? [];
 const testErrors = [];
 tests.forEach((test, i) => {
   const parsed = promptfoo.TestCaseSchema.safeParse(test);
   if (!parsed.success) testErrors.push({ index: i, issues: parsed.error.issues });
 });
-const config = { prompts: ["{{input}}"], providers: ["echo"], tests };
+const config = { ...exported, providers: ["echo"] };
 const whole = promptfoo.UnifiedConfigSchema.safeParse(config);
 
 // The published schema is generated from the schema inside UnifiedConfigSchema's pipe.
@@ -54,6 +55,7 @@ writeFileSync(
 );
 console.log(JSON.stringify({
   tests: tests.length,
+  prompts: (exported.prompts ?? []).length,
   test_errors: testErrors,
   config_errors: whole.success ? [] : whole.error.issues,
   assertion_types: promptfoo.BaseAssertionTypesSchema.options,

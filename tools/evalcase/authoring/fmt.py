@@ -59,7 +59,7 @@ JUDGING = (
     "final_state_check", "user_journey", "sop", "policy_constraints", "service_level",
     "business_success", "audit_requirement", "reference", "constraints", "context_policy",
     "gold_evidence", "citation_requirement", "evaluation_metrics", "expected_behavior",
-    "negative_behavior", "rubric", "evaluator_config",
+    "negative_behavior", "rubric", "evaluator_config", "audit",
 )  # fmt: skip
 GOVERNANCE = ("metadata",)
 CASE_ORDER = IDENTITY + EXECUTION + JUDGING

@@ -17,10 +17,11 @@ id, input, expected, rubric, tags, risk_level, source), or CSV with the same col
   a person to decide, not for the log (seed 004 step 3).
 
 Nothing is written unless the whole file is good: an invalid line stops the import and
-is named (line number and what is wrong), unless ``skip_invalid``; personal data found
-by the same detectors as lint (evalcase.pii, masked in the report) stops it too, unless
-``allow_personal_data``. Duplicates of existing cases, or of earlier lines, by
-normalized input and context, are skipped and listed.
+is named (line number and what is wrong: not JSON, nested deeper than 64 levels, a CSV
+cell over 128 KiB, a draft over lint's ``max_file_bytes``), unless ``skip_invalid``;
+personal data found by the same detectors as lint (evalcase.pii, masked in the report)
+stops it too, unless ``allow_personal_data``. Duplicates of existing cases, or of
+earlier lines, by normalized input and context, are skipped and listed.
 """
 
 from __future__ import annotations
@@ -99,16 +100,47 @@ def read_records(path: Path) -> list[tuple[int, Any, str | None]]:
     if path.suffix.lower() == ".csv":
         return _read_csv(text)
     out: list[tuple[int, Any, str | None]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at \n only: U+2028, U+2029 and U+0085 are legal inside JSON strings,
+    # and str.splitlines() would cut a record there.
+    for number, line in enumerate(text.split("\n"), 1):
         if number > MAX_LINES:
             raise FatalError(f"{path} has more than {MAX_LINES:,} lines; split it")
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line), None))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             out.append((number, None, f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except RecursionError:
+            record = _TOO_DEEP
+        if record is _TOO_DEEP or _depth(record) > MAX_DEPTH:
+            out.append((number, None, _DEEP))
+            continue
+        out.append((number, record, None))
     return out
+
+
+MAX_DEPTH = 64  # lint's default max_depth: a deeper draft would be EC006
+MAX_CELL = 128 * 1024  # bytes of one CSV cell (the csv module's own field limit)
+_TOO_DEEP = object()
+_DEEP = f"nested deeper than {MAX_DEPTH} levels (lint's max_depth); flatten the record"
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (a scalar 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 _EMPTY: dict[str, Any] = {"rubric": None, "expected": {}, "tags": []}
@@ -120,9 +152,14 @@ def _cell(column: str, value: str) -> Any:
         return _EMPTY[column]
     if value[:1] in ("{", "[") or (column == "rubric" and value == "null"):
         try:
-            return json.loads(value)
+            parsed = json.loads(value)
         except json.JSONDecodeError:
             return value
+        except RecursionError:
+            raise _BadRow(f"column {column}: {_DEEP}") from None
+        if _depth(parsed) > MAX_DEPTH:
+            raise _BadRow(f"column {column}: {_DEEP}")
+        return parsed
     if column == "tags":
         return [t.strip() for t in value.replace(";", ",").split(",") if t.strip()]
     if column == "expected":
@@ -131,7 +168,8 @@ def _cell(column: str, value: str) -> Any:
 
 
 def _read_csv(text: str) -> list[tuple[int, Any, str | None]]:
-    reader = csv.DictReader(io.StringIO(text))
+    csv.field_size_limit(MAX_CELL)  # the module's default, set in case another changed it
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in COLUMNS[:-1] if c not in (reader.fieldnames or [])]
     if missing:
         raise FatalError(
@@ -139,15 +177,45 @@ def _read_csv(text: str) -> list[tuple[int, Any, str | None]]:
         )
     out: list[tuple[int, Any, str | None]] = []
     start = 2
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over the field limit, a stray quote...
+            reason = (
+                f"a cell longer than {MAX_CELL:,} bytes (128 KiB); shorten it"
+                if "field limit" in str(exc)
+                else f"not CSV: {exc}"
+            )
+            out.append((start, None, reason))
+            start = reader.line_num + 1
+            continue
         if reader.line_num > MAX_LINES:
             raise FatalError(f"more than {MAX_LINES:,} lines; split the file")
-        record = {
-            k: _cell(k, v or "") for k, v in row.items() if k and ((v or "").strip() or k in _EMPTY)
-        }
-        out.append((start, record, None))
+        try:
+            record = {
+                k: _cell(k, v or "")
+                for k, v in row.items()
+                if k and ((v or "").strip() or k in _EMPTY)
+            }
+        except _BadRow as bad:
+            out.append((start, None, str(bad)))
+        else:
+            out.append((start, record, None))
         start = reader.line_num + 1
     return out
+
+
+def _oversized(size: int, limit: int) -> str:
+    return (
+        f"the draft case would hold {size:,} bytes, over lint's max_file_bytes "
+        f"({limit:,}); shorten the record's input or context"
+    )
+
+
+class _BadRow(ValueError):
+    """A CSV row that cannot become a record (the message says why)."""
 
 
 def validate(record: Any) -> str | None:
@@ -214,6 +282,12 @@ def existing_keys(config: Config) -> dict[str, str]:
     return keys
 
 
+# What evalcase's jsonl export adds to ``input`` from the agent view: the system prompt and
+# the prompt fixture rendered. A case holds them as its own fields (the system prompt in
+# ``generation_config``, ``prompt:``), so they are no part of what the user said.
+_RENDERED = ("system", "prompt", "messages")
+
+
 def case_fields(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(input, context) of a case from a section 11 record."""
     raw = record["input"]
@@ -226,7 +300,8 @@ def case_fields(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         context["context_refs"] = list(raw["context_refs"])
     if isinstance(raw.get("env"), dict):
         context["env"] = raw["env"]
-    rest = {k: v for k, v in raw.items() if k not in ("message", "context", "context_refs", "env")}
+    rest = {k: v for k, v in raw.items() if k not in ("message", "context", "context_refs", "env")
+            and k not in _RENDERED}  # fmt: skip
     message = raw.get("message")
     if isinstance(message, str) and message and not rest:
         return message, context
@@ -297,8 +372,12 @@ def plan_import(
         if problem is not None:
             plan.invalid.append(Problem(line, problem))
             continue
-        plan.personal.extend(personal_data(line, record))
         case_input, context = case_fields(record)
+        carried = len(json.dumps([case_input, context], ensure_ascii=False).encode("utf-8"))
+        if carried > config.max_file_bytes:  # the draft holds them: refused before the scans
+            plan.invalid.append(Problem(line, _oversized(carried, config.max_file_bytes)))
+            continue
+        plan.personal.extend(personal_data(line, record))
         key = dedupe_key(case_input, context)
         if key in seen:
             plan.duplicates.append((line, str(record["id"]), seen[key]))
@@ -326,13 +405,18 @@ def plan_import(
             "reported_rubric": record.get("rubric"),
         }
         canonicalize(data, FileKind.CASE)
+        text = round_trip_dump(data)
+        size = len(text.encode("utf-8"))
+        limit = config.max_file_bytes
+        if size > limit:
+            # A draft lint would not read (EC005): refused here, with the limit.
+            plan.invalid.append(Problem(line, _oversized(size, limit)))
+            used.discard(case_id)
+            del seen[key]
+            continue
         plan.planned.append(
             Planned(
-                line,
-                str(record["id"]),
-                case_id,
-                case_path(config.root, dataset_id, case_id),
-                round_trip_dump(data),
+                line, str(record["id"]), case_id, case_path(config.root, dataset_id, case_id), text
             )
         )
     return plan

@@ -30,6 +30,9 @@ DEFAULT_DOMAINS = ("support",)
 DEFAULT_ABILITIES = ("order", "refund", "policy")
 # Where evalcase's hooks are published when this copy does not run from a git checkout.
 PUBLISHED_REPO = "https://github.com/evalcase/evalcase"
+# The CI variable that says where to install evalcase from when init's hooks repository
+# is a path on the machine that ran it.
+CI_VARIABLE = "EVALCASE_PIP_SPEC"
 _WORD = re.compile(r"^[a-z][a-z0-9]*$")
 
 # Editor mapping: schema file -> the globs it describes (YAML language server syntax).
@@ -57,6 +60,35 @@ class Hooks:
             host, _, path = self.repo.removeprefix("git@").partition(":")
             return f"evalcase @ git+ssh://git@{host}/{path}@{self.rev}"
         return f"evalcase @ git+{Path(self.repo).resolve().as_uri()}@{self.rev}"
+
+    @property
+    def shared(self) -> bool:
+        """Whether other machines can reach the hooks repository: a URL of a server
+        (https, http, ssh, ``git@host:path``), not a path or ``file://`` URL of this one,
+        which works for pre-commit here and for no clone elsewhere, nor in CI."""
+        return self.repo.startswith(("https://", "http://", "ssh://", "git@"))
+
+    def unshared_warning(self) -> str | None:
+        """What to do when the hooks repository is local to this machine, else None."""
+        if self.shared:
+            return None
+        return (
+            f"warning: the hooks repository {self.repo} is a path on this machine: "
+            "pre-commit works here, but other clones cannot install the hooks and CI "
+            "cannot install evalcase. Push evalcase to a git server your team reaches, "
+            "then set its URL in .pre-commit-config.yaml (repo:) and the CI variable "
+            f"{CI_VARIABLE} (a pip requirement such as "
+            f"'evalcase @ git+https://git.example.com/evalcase.git@{self.rev}'), or run "
+            "init again with --hooks-repo URL"
+        )
+
+    @property
+    def ci_default(self) -> str:
+        """The pip requirement CI installs unless the repository variable
+        ``EVALCASE_PIP_SPEC`` says otherwise: this one when CI can reach it, else none
+        (the workflow then fails saying what to set, never with a path of the machine
+        that ran init)."""
+        return self.pip_spec if self.shared else ""
 
 
 @dataclass(frozen=True)
@@ -150,6 +182,8 @@ def plan(
         "hooks_repo": hooks.repo,
         "hooks_rev": hooks.rev,
         "pip_spec": hooks.pip_spec,
+        "ci_default": hooks.ci_default,
+        "ci_variable": CI_VARIABLE,
     }
     files = {
         "evalcase.toml": _render("evalcase.toml", values),

@@ -129,7 +129,17 @@ def required_fields(case_types: tuple[str, ...]) -> list[tuple[str, dict[str, An
     set: the contract's form (expected_calls rather than expected_tool_sequence)."""
     base = raw_schemas()["case.schema.json"]
     fields: dict[str, tuple[dict[str, Any], str]] = {}
-    for name in (*base["required"], *RECOMMENDED):
+    required = list(base["required"])
+    # Fields required unless some other field is there (``input``, unless the case has a
+    # simulated user to open the conversation): a new case has none of those, so they
+    # are required of it, in the order the schema lists its properties.
+    for rule in base.get("allOf", ()):
+        absent = rule.get("if", {}).get("not", {}).get("required")
+        if absent and "then" in rule:
+            required += [n for n in rule["then"].get("required", ()) if n not in required]
+    order = list(base["properties"])
+    required.sort(key=lambda n: order.index(n) if n in order else len(order))
+    for name in (*required, *RECOMMENDED):
         fields[name] = (base["properties"][name], "case.schema.json")
     for case_type in case_types:
         ext_file = f"{case_type}.schema.json"

@@ -104,6 +104,9 @@ def init_command(
     click.echo(f"created {len(result.files)} files in {result.root}")
     click.echo(f"  example dataset {result.dataset_id}, case {result.case_id}")
     click.echo(f"  hooks from {result.hooks.repo} at {result.hooks.rev}")
+    warning = result.hooks.unshared_warning()
+    if warning:
+        click.echo(warning, err=True)
     click.echo(
         "next: cd into it, `git init`, `pre-commit install`, then "
         f"`evalcase new {result.dataset_id} --type tool --scenario {result.example_stem}`"
@@ -257,12 +260,13 @@ def import_command(
     default="jsonl",
     show_default=True,
     help="jsonl (seed 002 section 11 lines with the resolved case), inspect (Inspect AI "
-    "json_dataset), openai-evals (registry samples), promptfoo (tests file).",
+    "json_dataset), openai-evals (registry samples for Includes), promptfoo (a config: "
+    "prompts and tests).",
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="Write to this file (default: standard output).",
 )
@@ -299,10 +303,12 @@ def export_command(
             "evalcase version or configuration?)",
             err=True,
         )
+    from evalcase.commands.common import echo_output, write_output
+
     if output is None:
-        click.echo(rendered.text, nl=False)
+        echo_output(rendered.text)
     else:
-        Path(output).write_text(rendered.text, "utf-8")
+        write_output(output, rendered.text)
         click.echo(
             f"wrote {rendered.cases} cases of {result.revision.label} to {output}",
             err=True,
@@ -339,10 +345,12 @@ def coverage_command(
 
     cov = compute(config_for(root), dataset)
     text = RENDERERS[output_format](cov)
+    from evalcase.commands.common import echo_output, write_output
+
     if output is None:
-        click.echo(text, nl=False)
+        echo_output(text)
     else:
-        Path(output).write_text(text, "utf-8")
+        write_output(output, text)
         click.echo(f"wrote {output}", err=True)
     if cov.gaps:
         sys.exit(EXIT_FINDINGS)

@@ -87,7 +87,7 @@ def lint(
     """
     from dataclasses import replace
 
-    from evalcase.lint.api import default_base, lint_repository
+    from evalcase.lint.api import default_base, lint_repository, staged_sources
     from evalcase.lint.reporters import ReportContext, get
     from evalcase.lint.reporters.text import statistics as stats_table
 
@@ -115,7 +115,13 @@ def lint(
     if output_format is None:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     display_root, findings = _as_git_paths(config.root, result.findings)
-    ctx = ReportContext(display_root, result.files_checked, __version__)
+    sources = None
+    if staged:
+        # Quote what the positions come from: the staged blobs, not the work tree.
+        staged_text = staged_sources(config, (f.path for f in result.findings))
+        shown = {f.path: g.path for f, g in zip(result.findings, findings, strict=True)}
+        sources = {shown[p]: data for p, data in staged_text.items() if p in shown}
+    ctx = ReportContext(display_root, result.files_checked, __version__, sources)
     status = EXIT_FINDINGS if not exit_zero and result.worst is Severity.ERROR else EXIT_OK
     hint = _cli_hint(findings, config.root) if staged else ""
     try:

@@ -27,6 +27,17 @@ def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=1))
 
 
+def _warn_unreadable(store: Any) -> None:
+    """Files of outputs/ or reports/ the store could not read are left out, and said."""
+    problems = store.problems()
+    if problems:
+        click.echo(
+            f"evalcase: warning: {len(problems)} file(s) could not be read and are left out "
+            f"(first: {problems[0][0]}: {problems[0][1]}); `evalcase store status` lists them",
+            err=True,
+        )
+
+
 @click.group("store")
 def store_group() -> None:
     """The results store: an index of every run and grading (derived from outputs/ and
@@ -43,6 +54,8 @@ def store_rebuild(output_format: str, root: str | None) -> None:
 
     config = config_for(root)
     stats = rebuild(config)
+    for where, why in stats.problems:
+        click.echo(f"evalcase: warning: {where}: left out: {why}", err=True)
     if output_format == "json":
         _echo_json({**stats.to_dict(), "path": str(store_path(config))})
         return
@@ -64,10 +77,15 @@ def store_status(output_format: str, root: str | None) -> None:
     with open_store(config, update=False) as store:
         stats = store.update()
         counts = store.counts()
+        problems = store.problems()
     path = store_path(config)
     if output_format == "json":
-        _echo_json({"path": str(path), "updated": stats.to_dict(), **counts})
+        unreadable = [{"path": p, "why": w} for p, w in problems]
+        _echo_json({"path": str(path), "updated": stats.to_dict(), **counts,
+                    "unreadable": unreadable})  # fmt: skip
         return
+    for where, why in problems:
+        click.echo(f"unreadable: {where}: {why}")
     click.echo(
         f"{path}: {counts['runs']} runs, {counts['attempts']} attempts, "
         f"{counts['gradings']} gradings, {counts['verdicts']} verdicts "
@@ -93,6 +111,7 @@ def history_command(
 
     with open_store(config_for(root)) as store:
         rows = history(store, case_id, dataset=dataset, newest_only=newest)
+        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"case_id": case_id, "history": [r.to_dict() for r in rows]})
         return
@@ -141,6 +160,7 @@ def flaky_command(
 
     with open_store(config_for(root)) as store:
         rows = flaky(store, dataset=dataset, confidence=confidence)
+        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"confidence": confidence, "flaky": [r.to_dict() for r in rows]})
     elif not rows:
@@ -189,6 +209,7 @@ def trend_command(
         raise click.UsageError(f"--slice {slice_key!r}: one of {', '.join(SLICE_KEYS)}")
     with open_store(config_for(root)) as store:
         rows = trend(store, dataset, by=by, slice_key=slice_key)
+        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"dataset": dataset, "by": by, "trend": [r.to_dict() for r in rows]})
         return

@@ -269,16 +269,7 @@ def run(
     request = RunRequest(**options)
     if (problem := request.problem()) is not None:
         raise click.UsageError(problem)
-    # The keys are read once and kept out of the environment until grading, so that no
-    # process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
-    # run keeps them there: its workers read them from their environment.
-    from evalcase import keys
-    from evalcase.run.launch import key_variables
-
-    held = contextlib.ExitStack()
-    click.get_current_context().with_resource(held)
-    if not request.ray_address and (request.executor or config.run.executor) == "local":
-        held.enter_context(keys.held(key_variables(config)))
+    held = _hold_keys(config, request)
     launch = prepare(config, request, _tell)
     if isinstance(launch, NoAgent):
         click.echo(f"evalcase: {launch.message}", err=True)
@@ -288,6 +279,32 @@ def run(
     result = _interruptible(
         lambda: launch.execute(_progress(launch.label, progress)), launch.run_id
     )
+    _tell_result(config, result)
+    held.close()  # the judge's key, where grading reads it
+    if result.status != "completed":
+        sys.exit(EXIT_FATAL)
+    ok = not grade or _graded_ok(config, result.path, redact)
+    if publish:
+        _publish(config, remote, result.run_id)
+    if not ok:
+        sys.exit(EXIT_GATES)
+
+
+def _hold_keys(config: Config, request: Any) -> contextlib.ExitStack:
+    """The keys are read once and kept out of the environment until grading, so that no
+    process the run starts (git, CEL workers, agents) inherits one (evalcase.keys). A Ray
+    run keeps them there: its workers read them from their environment."""
+    from evalcase import keys
+    from evalcase.run.launch import key_variables
+
+    held = contextlib.ExitStack()
+    click.get_current_context().with_resource(held)
+    if not request.ray_address and (request.executor or config.run.executor) == "local":
+        held.enter_context(keys.held(key_variables(config)))
+    return held
+
+
+def _tell_result(config: Config, result: Any) -> None:
     try:
         shown = result.path.relative_to(config.root)
     except ValueError:
@@ -298,17 +315,13 @@ def run(
         f"run {result.run_id}: {result.attempts} attempts ({result.new} new), "
         f"{result.errors} errors -> {shown}"
     )
-    held.close()  # the judge's key, where grading reads it
-    if result.status != "completed":
-        sys.exit(EXIT_FATAL)
-    ok = not grade or _graded_ok(config, result.path, redact)
-    if publish:
-        from evalcase.results.remote import publish_runs
 
-        for line in publish_runs(config, remote, [result.run_id]):
-            click.echo(line)
-    if not ok:
-        sys.exit(EXIT_GATES)
+
+def _publish(config: Config, remote: Any, run_id: str) -> None:
+    from evalcase.results.remote import publish_runs
+
+    for line in publish_runs(config, remote, [run_id]):
+        click.echo(line)
 
 
 def _tell(message: str) -> None:

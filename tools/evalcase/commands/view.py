@@ -33,7 +33,10 @@ def view_command(host: str, port: int, token: str | None, root: str | None) -> N
     a cookie."""
     import socket
 
-    from evalcase.results.view import is_loopback, make_app, new_token
+    from evalcase.results.view import is_loopback, new_token, starlette_parts
+
+    starlette_parts()  # the install hint, before Starlette is imported
+    from evalcase.results.view_pages import make_app
 
     config = config_for(root)
     if not is_loopback(host) and not token:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from evalcase.contract import graders as graders_of
 from evalcase.contract import state as state_model
 from evalcase.contract.fields import part
 from evalcase.contract.task import (
@@ -644,7 +645,7 @@ def judge_view(
             float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
             {k: v for k, v in g.items() if k not in ("type", "weight")},
         )
-        for g in _list(evaluator.get("graders"))
+        for g in graders_of.configured(evaluator)
         if isinstance(g, Mapping)
     )
     rubric: Rubric | None = None
@@ -832,7 +833,10 @@ def build_task(
             conditions.append(when if isinstance(when, str) and when.strip() else None)
         elif role == "system":
             history.append(Turn("system", content))
-    if not interaction:
+    if not any(t.get("role") == "user" for t in interaction):
+        # ``input`` is the first user turn unless the interaction scripts the user's
+        # turns (an interaction of history only, e.g. a simulated case's assistant
+        # opening, still sends it); a simulated case without it lets the user open.
         value = case.get("input")
         if isinstance(value, str):
             user_turns.append(value)

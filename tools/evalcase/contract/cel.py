@@ -198,32 +198,117 @@ def _start(source: str, name: str, line: int, column: int) -> int:
     return column
 
 
+# cel-cpp's parser stops at a nesting depth of 32 (a chain of ``+``, nested parentheses,
+# calls or selections each add a level; ``&&`` and ``||`` chains are balanced and do
+# not). The Python binding offers no parser option, and its environment configuration
+# ignores keys it does not know (measured: a ``limits`` entry changes nothing), so the
+# limit cannot be lifted here: an expression that exceeds it is reported with the way
+# to split it (docs/contract.md, "Expressions nested too deeply").
+DEPTH_LIMIT = 32
+DEPTH_MESSAGE = (
+    f"the expression nests deeper than CEL's parser allows ({DEPTH_LIMIT} levels: a long "
+    "chain of '+', or deeply nested parentheses or calls); split it: name a part with "
+    "cel.bind(name, part, rest), or sum a list ([a, b, c].sum())"
+)
+_DEPTH = re.compile(r"max recursion depth|recursion limit exceeded", re.IGNORECASE)
+# The checker reports at most 20 problems, then this (a long expression's later names).
+_TOO_MANY = "maximum number of ERROR issues exceeded"
+_MAX_ROUNDS = 256  # distinct free names one expression may read (each round finds one or more)
+
+
+def _lines(source: str) -> int:
+    return source.count("\n") + 1
+
+
+@lru_cache(maxsize=64)
+def _env_declaring(names: tuple[str, ...]) -> Any:
+    """An environment like :func:`_env` where ``names`` are declared (as ``dyn``)."""
+    cel = _cel()
+    list_dyn = cel.Type.List(cel.Type.DYN)
+    functions = [
+        cel.FunctionDecl(
+            "sum",
+            [cel.Overload("list_sum", cel.Type.DYN, [list_dyn], is_member=True, impl=list_sum)],
+        )
+    ]
+    return cel.NewEnv(
+        config=cel.NewEnvConfigFromYaml(_config_yaml()),
+        functions=functions,
+        variables=dict.fromkeys(names, cel.Type.DYN),
+    )
+
+
+def _problem(source: str, message: str) -> CelError:
+    """The first located problem of a compiler message (a position outside the
+    expression, as cel-cpp gives for its depth limit, is its start)."""
+    if _DEPTH.search(message):
+        return CelError(1, 1, DEPTH_MESSAGE)
+    found = _errors(message)
+    # A problem of its own first: a free name, or what follows from one, only after.
+    found.sort(key=lambda e: (not _own(e[2]), _UNDECLARED.search(e[2]) is not None))
+    for line, column, text in found:
+        if _TOO_MANY in text:
+            continue
+        if not 1 <= line <= _lines(source) or column < 1:
+            line, column = 1, 1
+        return CelError(line, column, text)
+    return CelError(1, 1, message.strip() or "does not compile")
+
+
+def _own(text: str) -> bool:
+    """A checker problem that is not a free name nor a consequence of one: an undeclared
+    name is of type ``*error*`` (a comprehension over one says so), and the checker
+    reports no overload problem for a ``*error*`` operand."""
+    return _UNDECLARED.search(text) is None and _TOO_MANY not in text and "*error*" not in text
+
+
 @lru_cache(maxsize=8192)
 def analyze(source: str) -> Analysis:
-    """Syntax, and the names the expression reads (compiled with nothing declared, so
-    that the checker reports every free name with its position)."""
+    """Syntax, and every name the expression reads, or an error: never part of them.
+
+    The expression is compiled with nothing declared, so that the checker reports each
+    free name with its position. cel-cpp's checker stops after 20 problems; when it did,
+    the names found so far are declared and the expression is checked again, until no
+    name is left (a name read more than 20 times is listed where the checker first
+    reported it). A syntax error, the parser's depth limit, a type error in an expression
+    that reads no name, or a checker that stopped short without naming anything new is
+    the expression's error, with the names left out: a caller never acts on a partial
+    list of the names an expression reads."""
     if not isinstance(source, str) or not source.strip():
         return Analysis(CelError(1, 1, "empty expression"))
-    try:
-        _env().compile(source)
-    except Exception as exc:
-        found = _errors(str(exc))
-        refs: list[Reference] = []
-        for line, column, message in found:
-            undeclared = _UNDECLARED.search(message)
-            if undeclared is not None:
+    declared: dict[str, None] = {}
+    refs: dict[tuple[str, int, int], Reference] = {}
+    for _round in range(_MAX_ROUNDS):
+        env = _env_declaring(tuple(declared)) if declared else _env()
+        try:
+            env.compile(source)
+        except Exception as exc:
+            message = str(exc)
+            if _DEPTH.search(message):
+                return Analysis(CelError(1, 1, DEPTH_MESSAGE))
+            found = _errors(message)
+            fresh = 0
+            for line, column, text in found:
+                undeclared = _UNDECLARED.search(text)
+                if undeclared is None:
+                    continue
                 name = undeclared[1]
-                refs.append(Reference(name, line, _start(source, name, line, column)))
-        if refs:
-            seen: dict[tuple[str, int, int], Reference] = {}
-            for ref in refs:
-                seen.setdefault((ref.name, ref.line, ref.column), ref)
-            return Analysis(None, tuple(seen.values()))
-        if found:
-            line, column, message = found[0]
-            return Analysis(CelError(line, column, message))
-        return Analysis(CelError(1, 1, str(exc).strip() or "does not compile"))
-    return Analysis(None, ())
+                ref = Reference(name, line, _start(source, name, line, column))
+                refs.setdefault((ref.name, ref.line, ref.column), ref)
+                if name not in declared:
+                    declared[name] = None
+                    fresh += 1
+            stopped = _TOO_MANY in message
+            if stopped and fresh:
+                continue  # checked again with these names declared (as dyn), for the rest
+            if refs and not stopped:
+                # The checker's other problems are guesses about the names' types; the
+                # runner compiles without the checker, and compares across types
+                # (``size(args.items) > 1.5`` runs; the checker says int > double).
+                return Analysis(None, tuple(refs.values()))
+            return Analysis(_problem(source, message))
+        return Analysis(None, tuple(refs.values()))
+    return Analysis(CelError(1, 1, f"the expression reads more than {_MAX_ROUNDS} names; split it"))
 
 
 @lru_cache(maxsize=8192)
@@ -234,10 +319,7 @@ def compile(source: str) -> Program | CelError:
     try:
         expression = _env().compile(source, disable_check=True)
     except Exception as exc:
-        found = _errors(str(exc))
-        if found:
-            return CelError(*found[0])
-        return CelError(1, 1, str(exc).strip() or "does not compile")
+        return _problem(source, str(exc))
     return Program(source, expression)
 
 

@@ -24,9 +24,11 @@ data of its own::
 
 Templates are Jinja2, rendered in its sandboxed environment with ``StrictUndefined``:
 a variable the case does not supply is an error (lint EC341 reports it at the case),
-never an empty string. Variables: ``input`` (the case's first user turn), ``turns``
-(every scripted user turn), ``context`` (the case's context, fixture references
-removed), ``now`` and ``locale`` (when the case has them), ``data`` (the prompt's
+never an empty string. Rendering is bounded (evalcase.contract.template_limits: range,
+lipsum, repetition, output size, steps, a deadline); a template that exceeds a limit is
+an error too (lint EC342 reports it at the template). Variables: ``input`` (the case's
+first user turn), ``turns`` (every scripted user turn), ``context`` (the case's context,
+fixture references removed), ``now`` and ``locale`` (when the case has them), ``data`` (the prompt's
 ``variables``) and, in ``user`` only, ``turn`` (the user turn being rendered). ``now`` and
 ``locale`` are always defined, None when the case has none (so ``{% if now %}`` works);
 ``input`` only when the case has a user turn.
@@ -70,7 +72,12 @@ class Prompt:
 
 
 class PromptError(ValueError):
-    """A prompt that cannot be rendered for a case (undefined variable, bad template)."""
+    """A prompt that cannot be rendered for a case (undefined variable, bad template);
+    ``limit``: it exceeded a limit of evalcase.contract.template_limits."""
+
+    def __init__(self, message: str, *, limit: bool = False) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 def prompt_of(fixture_id: str, fixture: Mapping[str, Any]) -> Prompt:
@@ -97,15 +104,20 @@ def prompt_of(fixture_id: str, fixture: Mapping[str, Any]) -> Prompt:
 
 
 @cache
-def _environment() -> Any:
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
+def _environment(lenient: bool = False) -> Any:
+    from jinja2 import ChainableUndefined, StrictUndefined
+
+    from evalcase.contract.template_limits import BoundedEnvironment
 
     # Prompts are data anyone with a PR writes: the sandbox keeps templates away from
-    # attributes that reach Python internals; StrictUndefined makes a missing variable an
-    # error instead of an empty string in front of a model.
-    return SandboxedEnvironment(
-        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    # attributes that reach Python internals, and its limits bound what a render may cost
+    # (evalcase.contract.template_limits); StrictUndefined makes a missing variable an
+    # error instead of an empty string in front of a model. Lint's trial render
+    # (:func:`exceeds`) is lenient instead: a case's variables are EC341's business.
+    return BoundedEnvironment(
+        undefined=ChainableUndefined if lenient else StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
     )
 
 
@@ -123,30 +135,83 @@ def variables(view: AgentView, prompt: Prompt) -> dict[str, Any]:
     return out
 
 
-def render_text(template: str, values: Mapping[str, Any], where: str) -> str:
+def render_text(
+    template: str, values: Mapping[str, Any], where: str, deadline: float | None = None
+) -> str:
+    """``template`` rendered under the limits of evalcase.contract.template_limits, by
+    ``deadline`` (a ``time.monotonic()`` value)."""
     from jinja2 import TemplateError
 
+    from evalcase.contract.template_limits import TemplateLimit, budget, render
+
     try:
-        return str(_environment().from_string(template).render(**values))
+        with budget(deadline):
+            return render(_environment(), template, values)
+    except TemplateLimit as exc:
+        raise PromptError(f"{where}: {exc} (lint: EC342)", limit=True) from None
     except TemplateError as exc:
         raise PromptError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise PromptError(f"{where}: the template recurses without end", limit=True) from None
+    except MemoryError:
+        raise PromptError(f"{where}: the template ran out of memory", limit=True) from None
+    except Exception as exc:  # 1 / 0, int("x")...: the template's error, never a crash
+        raise PromptError(f"{where}: {type(exc).__name__}: {exc}") from None
 
 
-def apply(prompt: Prompt, view: AgentView) -> AgentView:
-    """The view an agent receives when it runs with ``prompt`` (raises PromptError)."""
+def exceeds(template: str, data: Mapping[str, Any]) -> tuple[str, int] | None:
+    """Lint's trial render: the limit ``template`` exceeds, and the template line where
+    it stopped, when rendered with the prompt's own ``data`` and every case variable
+    undefined (lenient: empty, iterable, falsy), within LINT_SECONDS; None when it
+    renders (or fails for another reason: other rules report those)."""
+    import time
+
+    from evalcase.contract.template_limits import LINT_SECONDS, TemplateLimit, budget, render
+
+    values = {"data": _plain(data), "now": None, "locale": None}
+    try:
+        with budget(time.monotonic() + LINT_SECONDS):
+            render(_environment(lenient=True), template, values)
+    except TemplateLimit as exc:
+        return str(exc), _template_line(exc)
+    except RecursionError as exc:
+        return "the template recurses without end", _template_line(exc)
+    except MemoryError as exc:
+        return "the template ran out of memory", _template_line(exc)
+    except Exception:
+        return None
+    return None
+
+
+def _template_line(exc: BaseException) -> int:
+    """The template line an exception was raised at (Jinja rewrites tracebacks so that
+    a template's frames carry its own line numbers), else 1."""
+    line = 1
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def apply(prompt: Prompt, view: AgentView, deadline: float | None = None) -> AgentView:
+    """The view an agent receives when it runs with ``prompt`` (raises PromptError);
+    every render stops at ``deadline``."""
     values = variables(view, prompt)
     where = f"prompt {prompt.label}"
-    system = render_text(prompt.system, values, f"{where} system")
+    system = render_text(prompt.system, values, f"{where} system", deadline)
     messages = tuple(
         Turn(role if role in ("system", "user", "assistant") else "user", text)  # type: ignore[arg-type]
         for i, (role, template) in enumerate(prompt.messages)
-        for text in (render_text(template, values, f"{where} messages[{i}]"),)
+        for text in (render_text(template, values, f"{where} messages[{i}]", deadline),)
     )
     turns = view.user_turns
     if prompt.user is not None:
         template = prompt.user
         turns = tuple(
-            render_text(template, {**values, TURN: t}, f"{where} user") for t in view.user_turns
+            render_text(template, {**values, TURN: t}, f"{where} user", deadline)
+            for t in view.user_turns
         )
     params = {**view.params, **prompt.generation}
     return replace(

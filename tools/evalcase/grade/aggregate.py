@@ -154,15 +154,27 @@ def slice_values(case: CaseFigures, key: str) -> tuple[str, ...]:
 
 
 def rates(cases: Iterable[CaseFigures]) -> dict[str, Any]:
+    """The figures of a set of case rows. A run with several prompts has one row per
+    case and prompt: ``cases`` counts cases (each once), ``prompts`` the prompts and
+    ``case_runs`` the rows; the rates and the outcome counts are over the rows (a case
+    may pass under one prompt and fail under another; per prompt: the ``prompt``
+    slice, and each gate is measured per prompt)."""
     counted = [c for c in cases if not c.meta.observation and c.n]
-    out: dict[str, Any] = {"cases": len(counted), "attempts": sum(c.n for c in counted)}
+    out: dict[str, Any] = {
+        "cases": len({(c.meta.case_id, c.meta.case_version) for c in counted}),
+        "attempts": sum(c.n for c in counted),
+    }
+    prompts = {c.meta.prompt for c in counted if c.meta.prompt}
+    if prompts:
+        out["prompts"] = len(prompts)
+        out["case_runs"] = len(counted)
     for name in METRICS:
         out[name] = (
             round(sum(c.metric(name) for c in counted) / len(counted), 6) if counted else None
         )
     out["stable_pass_rate"] = out["pass^k"]
     # Cases by outcome, each apart (a pending case is not a failing one): pass, fail
-    # (fail and flaky), pending, error add up to "cases".
+    # (fail and flaky), pending, error add up to "cases" ("case_runs" with prompts).
     out["passed"] = sum(1 for c in counted if c.status == "pass")
     out["failed"] = sum(1 for c in counted if c.status in ("fail", "flaky"))
     out["pending"] = sum(1 for c in counted if c.status == "pending")

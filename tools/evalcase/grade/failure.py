@@ -14,7 +14,9 @@ from evalcase.grade.model import Attempt, GraderResult
 
 # Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken
 # tool contract; any other kind is the agent's.
-ENVIRONMENT_ERRORS = frozenset({"worker_lost", "adapter", "user_simulator", "user_script"})
+ENVIRONMENT_ERRORS = frozenset(
+    {"worker_lost", "adapter", "user_simulator", "user_script", "case_expression"}
+)
 TOOL_CONTRACT_ERRORS = frozenset({"unknown_tool", "bad_json", "protocol", "oversized"})
 
 CLASSES = (

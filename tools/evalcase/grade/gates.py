@@ -21,12 +21,18 @@ With repeats, two more requirements (docs/grading.md, "Decisions that know the n
 
 Lint EC324 refuses what could never pass (``min`` above ``of``; ``confidence`` with a
 ``min_pass_rate`` of 1; ``case_passes`` beside ``metric``).
+
+A run of part of a dataset (``--select``, ``--suite``) measures the gates whose cases it
+ran. A gate that selects cases of the dataset of which none ran is ``skipped`` (it says
+how many it would have measured): it decides nothing and does not fail the run, whose
+exit status then follows what ran. A gate that selects no case of the dataset at all is
+still an ``error``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcase import suites
@@ -40,7 +46,7 @@ UNDECIDED = ("pending", "error")
 @dataclass(frozen=True)
 class GateResult:
     name: str
-    verdict: str  # pass | fail | error | pending
+    verdict: str  # pass | fail | error | pending | skipped
     metric: str
     min_pass_rate: float | None
     value: float | None
@@ -92,7 +98,11 @@ def evaluate(
     named: Mapping[str, Any],
     calibration: Sequence[Mapping[str, Any]] = (),
     judged: Mapping[str, set[tuple[str, str]]] | None = None,
+    dataset: Sequence[CaseFigures] | None = None,
 ) -> GateResult:
+    """One gate over the run's ``cases``; ``dataset``: every case of the dataset (as
+    figures without attempts), to tell a gate the run's selection left out (``skipped``)
+    from one that selects nothing (``error``)."""
     name = str(gate.get("name", "gate"))
     metric = str(gate.get("metric", "pass@1"))
     minimum = gate.get("min_pass_rate")
@@ -125,10 +135,8 @@ def evaluate(
         not isinstance(confidence, int | float) or not 0 < float(confidence) < 1
     ):
         return result("error", f"confidence {confidence!r} is not between 0 and 1")
-    selected = [c for c in cases if not c.meta.observation and c.n]
     levels = [str(v) for v in as_list(gate.get("risk_levels"))]
-    if levels:
-        selected = [c for c in selected if c.meta.risk_level in levels]
+    wanted: suites.Criteria | None = None
     if gate.get("suite") is not None:
         suite = named.get(str(gate["suite"]))
         if not isinstance(suite, Mapping):
@@ -137,8 +145,25 @@ def evaluate(
             wanted = suites.criteria(suite, str(gate["suite"]))
         except suites.SuiteError as exc:
             return result("error", str(exc))
-        selected = [c for c in selected if in_suite(c, wanted)]
+
+    def chosen(pool: Sequence[CaseFigures]) -> list[CaseFigures]:
+        out = [c for c in pool if not c.meta.observation]
+        if levels:
+            out = [c for c in out if c.meta.risk_level in levels]
+        if wanted is not None:
+            out = [c for c in out if in_suite(c, wanted)]
+        return out
+
+    selected = [c for c in chosen(cases) if c.n]
     if not selected:
+        ran = {c.meta.case_id for c in cases}
+        left_out = [c for c in chosen(dataset or ()) if c.meta.case_id not in ran]
+        if left_out:
+            return result(
+                "skipped",
+                f"none of its {len(left_out)} case(s) ran: the run's selection left them "
+                "out; run them (or the whole dataset) to measure this gate",
+            )
         return result("error", "no case selected: nothing to check")
     if repeats is not None:
         short = [c for c in selected if c.n < repeats[1]]
@@ -247,10 +272,21 @@ def evaluate_all(
     cases: Sequence[CaseFigures],
     calibration: Sequence[Mapping[str, Any]] = (),
     judged: Mapping[str, set[tuple[str, str]]] | None = None,
+    dataset: Sequence[CaseFigures] | None = None,
 ) -> list[GateResult]:
+    """Every gate of the manifest; in a run with several prompts, every gate once per
+    prompt (``name [prompt_id@version]``), over that prompt's rows: a prompt that
+    misses a gate is not averaged away by another (rows without a prompt, such as the
+    cases ``--skip-invalid`` left out, count under every prompt)."""
     named = manifest.get("suites") or {}
-    return [
-        evaluate(g, cases, named, calibration, judged)
-        for g in as_list(manifest.get("gates"))
-        if isinstance(g, Mapping)
-    ]
+    gates = [g for g in as_list(manifest.get("gates")) if isinstance(g, Mapping)]
+    prompts = sorted({c.meta.prompt for c in cases if c.meta.prompt})
+    if not prompts:
+        return [evaluate(g, cases, named, calibration, judged, dataset) for g in gates]
+    out = []
+    for gate in gates:
+        for prompt in prompts:
+            rows = [c for c in cases if c.meta.prompt in (prompt, "")]
+            result = evaluate(gate, rows, named, calibration, judged, dataset)
+            out.append(replace(result, name=f"{result.name} [{prompt}]"))
+    return out

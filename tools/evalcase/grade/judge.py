@@ -81,7 +81,16 @@ def rubric_setting(rubric: Any, name: str) -> Any:
     return field_of(rubric, name) or field_of(field_of(rubric, "data"), name)
 
 
+# The most bytes of a judge's reply read (the HTTP body): a verdict is a few hundred
+# bytes a dimension; anything near this is a broken or hostile endpoint, not an answer.
+MAX_ANSWER_BYTES = 1_000_000
+
+
 def parse(content: str, dims: list[Dimension]) -> Verdict:
+    """The scores of a judge's answer, or the problem with it: not JSON, a dimension
+    missing, scored twice, out of range or without a reason (never the last of two)."""
+    if len(content) > MAX_ANSWER_BYTES:
+        return Verdict(problem=f"the judge's answer exceeds {MAX_ANSWER_BYTES:,} bytes")
     text = content.strip()
     fenced = re.match(r"^```(?:json)?\s*\n(.*)\n```$", text, re.S)
     if fenced:
@@ -93,7 +102,14 @@ def parse(content: str, dims: list[Dimension]) -> Verdict:
     items = data.get("dimensions") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return Verdict(problem="the judge's answer has no 'dimensions' list")
-    by_name = {i.get("name"): i for i in items if isinstance(i, dict)}
+    by_name: dict[Any, Any] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        name = item.get("name")
+        if name in by_name:
+            return Verdict(problem=f"the judge's answer scores dimension {name!r} twice")
+        by_name[name] = item
     scores = []
     total = weights = 0.0
     for d in dims:
@@ -230,12 +246,17 @@ def ask(
         deadline = time.monotonic() + config.timeout_s * (config.max_retries + 1) + 30
         outcome = transport.post_with_retries(
             url, json.dumps(sent, ensure_ascii=False).encode("utf-8"), headers, deadline,
-            policy, try_timeout_s=config.timeout_s,
+            policy, limit=MAX_ANSWER_BYTES, try_timeout_s=config.timeout_s,
         )  # fmt: skip
         result = outcome.result
         if isinstance(result, transport.Failure):
             if result.kind == "timeout":
                 return Verdict(problem=f"the judge did not answer within {config.timeout_s:g} s")
+            if result.kind == "oversized":
+                return Verdict(
+                    problem=f"the judge's answer exceeds {MAX_ANSWER_BYTES:,} bytes: not "
+                    "read further, parsed or cached"
+                )
             return Verdict(problem=f"the judge could not be reached: {result.message}")
         if result.status >= 400:
             if result.status == 400 and body is structured and "response_format" in body:

@@ -127,7 +127,9 @@ class GradedRun:
 
     @property
     def gates_passed(self) -> bool:
-        return all(g.verdict == "pass" for g in self.gates)
+        """No gate that was measured failed or is undecided (a gate whose cases the
+        run's selection left out is skipped: it decides nothing)."""
+        return all(g.verdict in ("pass", "skipped") for g in self.gates)
 
     @property
     def errored(self) -> tuple[str, ...]:
@@ -279,7 +281,10 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         if meta.case_id not in run_cases
     ]
     calib = calibration(lines)
-    gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines))
+    # Every case of the dataset, unrun: a gate whose cases the run's selection left out
+    # is skipped, not an error.
+    universe = [CaseFigures(meta, (), (), ()) for meta in metas.values()]
+    gates = evaluate_all(dataset.manifest, cases, calib, judged_by(lines), universe)
     versions = {str(ln["grader"]): str(ln["grader_version"]) for ln in lines}
     return GradedRun(
         record,

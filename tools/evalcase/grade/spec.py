@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.contract import build
+from evalcase.contract.graders import configured
 from evalcase.contract.task import GraderConfig as ContractGraderConfig
 from evalcase.contract.task import JudgeSpec, Rubric
 from evalcase.grade.graders import RENAMED
@@ -84,8 +85,10 @@ def grader_config(spec: Any, name: str) -> GraderConfig | None:
 
 def unrun_rule_checks(spec: Any) -> tuple[str, ...]:
     """The case's ``evaluator_config.rule_checks`` that no grader runs: all of them when
-    its graders (as grading reads them: old names mapped, no defaults) have no
-    ``trace_rule``, the one grader that runs rule checks; else none. The engine grades
+    its graders (as grading reads them: old names mapped) have no
+    ``trace_rule``, the one grader that runs rule checks; else none. A case without a
+    ``graders`` list has it implied (evalcase.contract.graders), so only a written list
+    can leave them out. The engine grades
     such a case ``error`` and lint's EC327 reports it, both from this one answer."""
     checks = tuple(str(c) for c in as_list(field_of(spec, "rule_checks")))
     if not checks or any(c.type == "trace_rule" for c in grader_configs(spec)):
@@ -111,7 +114,7 @@ def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSp
             float(g["weight"]) if isinstance(g.get("weight"), int | float) else None,
             {k: v for k, v in g.items() if k not in ("type", "weight")},
         )
-        for g in evaluator.get("graders") or ()
+        for g in configured(evaluator)
         if isinstance(g, Mapping)
     )
     if rubric is None and isinstance(case.get("rubric"), Mapping):

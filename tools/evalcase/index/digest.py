@@ -13,8 +13,10 @@
 - It also covers the dataset's **grouping**: everything that decides which cases a suite
   or gate measures, and how (seed 000 12.2.1: regrouping the same cases is a new dataset
   version). Per case: its tags, roles, risk level and coverage cell (``grouping_digest``
-  of the facts); from the manifest: ``suites``, ``gates``, ``coverage`` and ``agent``
-  (``GROUPING_FIELDS``). The manifest's title, description and owner are not part of it.
+  of the facts); from the manifest: ``suites``, ``gates`` and ``coverage``
+  (``GROUPING_FIELDS``). The manifest's title, description and owner are not part of it,
+  nor its ``agent``: which agent runs a dataset is a run setting (``evalcase run
+  --agent`` overrides it), not what the dataset holds or measures.
 
 Everything is computed from the per-field digests the facts already carry (cached per
 file content), never by re-reading files.
@@ -43,7 +45,7 @@ FIXTURE_IDENTITY_FIELDS = frozenset({"fixture_id", "fixture_version"})
 FIXTURE_GOVERNANCE_FIELDS = frozenset({"description", "source", "desensitized"})
 MANIFEST_IDENTITY_FIELDS = frozenset({"dataset_id", "dataset_version"})
 # Manifest fields that decide what a suite or gate measures, and how.
-GROUPING_FIELDS = ("suites", "gates", "coverage", "agent")
+GROUPING_FIELDS = ("suites", "gates", "coverage")
 
 
 def text(located: Located | None) -> str:

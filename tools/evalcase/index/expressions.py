@@ -38,7 +38,7 @@ def _lines_of(text: str) -> list[str]:
     return _last_lines[1]
 
 
-def _file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
+def file_position(doc: Document, path: Path, text: str, line: int, column: int) -> tuple[int, int]:
     """Where (line, column) of the expression ``text`` found at ``path`` is in the file:
     each line of the expression is looked up in the file, in order, from where the
     scalar starts (plain, quoted and block scalars alike). Falls back to the scalar's
@@ -75,10 +75,10 @@ def _expression(doc: Document, context: str, path: Path, text: str) -> Expr:
     error = None
     if analysis.error is not None:
         err = analysis.error
-        e_line, e_col = _file_position(doc, path, text, err.line, err.column)
+        e_line, e_col = file_position(doc, path, text, err.line, err.column)
         error = (e_line, e_col, err.message)
     refs = tuple(
-        (ref.name, *_file_position(doc, path, text, ref.line, ref.column))
+        (ref.name, *file_position(doc, path, text, ref.line, ref.column))
         for ref in analysis.references
     )
     return (context, text, line, col, error, refs)
@@ -109,6 +109,20 @@ def _policies(doc: Document) -> list[Path]:
     return []
 
 
+def _transition_paths(doc: Document, policy: Path) -> Iterator[Expr]:
+    """The ``{CEL}`` segments of a policy's state-transition paths (the grader resolves
+    them over the call's variables, as it evaluates the preconditions)."""
+    for kind in ("allowed_state_transition", "forbidden_state_transition"):
+        value = doc.get((*policy, kind))
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+                continue
+            at = (*policy, kind, i, "path") if isinstance(value, list) else (*policy, kind, "path")
+            for segment in _segments(item["path"]):
+                yield _expression(doc, "precondition", at, segment)
+
+
 def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, ...]]:
     exprs: list[Expr] = []
     paths: list[StatePath] = []
@@ -123,6 +137,7 @@ def case_expressions(doc: Document) -> tuple[tuple[Expr, ...], tuple[StatePath, 
     for policy in _policies(doc):
         for i in range(len(_list_at(doc, (*policy, "precondition")))):
             take(_conditions(doc, "precondition", (*policy, "precondition", i)))
+        exprs.extend(_transition_paths(doc, policy))
     permissions = doc.get(("environment", "permissions"))
     if isinstance(permissions, dict):
         for name in permissions:
@@ -266,9 +281,11 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
     """CEL of a tool fixture: ``when`` strings, ``let`` values, ``result_from``,
     ``error.message_from``, ``value_from``, ``by_from``, ``foreach`` and the ``{CEL}``
     segments of state-change paths, of every response and the default (context
-    ``tool``). The names a ``let`` or ``foreach`` binds are not free names of the
-    expressions in their scope; a read of such a name outside its scope is kept as an
-    entry of context ``tool_scope`` whose references are those reads (EC602)."""
+    ``tool``), and the preconditions and ``{CEL}`` transition-path segments of the tool's
+    own ``side_effect_policy`` (context ``precondition``). The names a ``let`` or
+    ``foreach`` binds are not free names of the expressions in their scope; a read of
+    such a name outside its scope is kept as an entry of context ``tool_scope`` whose
+    references are those reads (EC602)."""
     from evalcase.contract.cel import RESERVED
 
     exprs: list[Expr] = []
@@ -281,6 +298,13 @@ def tool_expressions(doc: Document) -> tuple[Expr, ...]:
         outside = tuple(r for r in refs if r[0].split(".", 1)[0] in bound - scope - RESERVED)
         if outside:
             exprs.append(("tool_scope", text, line, col, None, outside))
+    # The tool's own side_effect_policy: graded for every case offering the tool.
+    policy = ("data", "side_effect_policy")
+    for i in range(len(_list_at(doc, (*policy, "precondition")))):
+        for item in _conditions(doc, "precondition", (*policy, "precondition", i)):
+            if len(item) == 6:
+                exprs.append(item)
+    exprs.extend(_transition_paths(doc, policy))
     return tuple(exprs)
 
 

@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from evalcase.contract import param_schema
-from evalcase.contract.prompt import offered, referenced
+from evalcase.contract.prompt import exceeds, offered, referenced
 from evalcase.index.expressions import case_expressions, leaves, tool_expressions
 from evalcase.loader import Document, Path
 from evalcase.suites import ALIASES, CRITERIA
@@ -169,6 +169,9 @@ class FixtureFacts(_FieldDigests):
     # A prompt's templates: (field, variable path read, line, column); a template that
     # does not parse gives (field, "", line, column) (the schema rules say why).
     prompt_vars: tuple[tuple[str, str, int, int], ...] = ()
+    # A prompt's templates that exceed a rendering limit when lint renders them
+    # (evalcase.contract.prompt.exceeds): (field, the limit's message, line, column).
+    prompt_limits: tuple[tuple[str, str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -569,10 +572,28 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),
+        prompt_limits=_prompt_limits(doc, body) if kind == PROMPT else (),
     )
 
 
-def _prompt_vars(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:
+def _prompt_limits(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:
+    from evalcase.index.expressions import file_position
+
+    variables = body.get("variables")
+    data = variables if isinstance(variables, dict) else {}
+    out: list[tuple[str, str, int, int]] = []
+    for name, template, path in _templates(body):
+        if not isinstance(template, str):
+            continue
+        found = exceeds(template, data)
+        if found is not None:
+            message, t_line = found
+            out.append((name, message, *file_position(doc, path, template, t_line, 1)))
+    return tuple(out)
+
+
+def _templates(body: dict[str, Any]) -> list[tuple[str, Any, Path]]:
+    """A prompt's templates: (field, template, where it is)."""
     templates: list[tuple[str, Any, Path]] = [
         ("system", body.get("system"), ("data", "system")),
         ("user", body.get("user"), ("data", "user")),
@@ -583,8 +604,12 @@ def _prompt_vars(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, i
             templates.append(
                 (f"messages.{i}", message.get("content"), ("data", "messages", i, "content"))
             )
+    return templates
+
+
+def _prompt_vars(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:
     out: list[tuple[str, str, int, int]] = []
-    for name, template, path in templates:
+    for name, template, path in _templates(body):
         if not isinstance(template, str):
             continue
         line, col = doc.locate(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from evalcase.config import Config
@@ -26,7 +27,9 @@ def lint_repository(
     ``staged``: read files from the git index (what is about to be committed), with the
     base defaulting to PRE_COMMIT_FROM_REF or HEAD, as a pre-commit hook needs.
     ``paths``: report only findings on these files or folders (relative to ``cwd``); the
-    whole repository is still the context for cross-file rules. History findings (EC5xx)
+    whole repository is still the context for cross-file rules; under ``staged``, the
+    cases a named fixture reaches (they reference it) are re-checked and their findings
+    of the repository rules reported too. History findings (EC5xx)
     that involve them are reported too (a changed fixture makes its datasets' manifests
     need a bump), and under ``staged`` all of them: they are about the commit as a whole
     (a deleted case shows up on files pre-commit did not pass).
@@ -95,6 +98,19 @@ def _lint_repository(
     result = linter.run(focus=only)
     result.findings = [f for f in result.findings if _reported(f, only, staged)]
     return result
+
+
+def staged_sources(config: Config, paths: Iterable[str]) -> dict[str, bytes]:
+    """The staged contents of ``paths`` (relative to config.root): what ``--staged``
+    findings' positions were computed on, for a reporter to quote. The work tree may
+    differ (a formatter rewrote the file after it was staged)."""
+    from evalcase import gitio
+
+    repo = gitio.Repo(config.root)
+    try:
+        return repo.staged_contents(sorted(set(paths)))
+    finally:
+        repo.close()
 
 
 def default_base(config: Config) -> str | None:
@@ -177,12 +193,22 @@ def check_paths(root: Path, paths: list[str], cwd: Path, selected: set[str]) -> 
 
 
 def _reported(finding: Finding, only: set[str], staged: bool) -> bool:
+    """Whether the hook or a path-limited run reports ``finding``: those on the named
+    files; history findings that involve them (under ``staged`` all: they are about the
+    commit as a whole); and under ``staged`` the repository rules' findings on cases a
+    staged fixture reaches (the linter keeps only those beside the focus): a renamed tool
+    parameter breaks the cases that call the tool, which the commit did not touch."""
+    from evalcase.lint.linter import _is_case
     from evalcase.lint.rules import RULES
 
     if finding.path in only:
         return True
     rule = RULES.get(finding.code)
-    if rule is None or rule.scope != "history":
+    if rule is None:
+        return False
+    if rule.scope == "repo":
+        return staged and _is_case(finding.path)
+    if rule.scope != "history":
         return False
     return staged or any(path in only for path, _, _ in finding.related)
 

@@ -408,9 +408,21 @@ class Linter:
                 index.add(result.facts)
             elif classify(path)[0] is FileKind.FIXTURE:
                 index.add_broken(path)
+        repo_findings: list[Finding] = []
         for rule in RULES.values():
             if rule.scope == "repo":
-                findings.extend(capped_per_file(rule.module.check(index, self.config)))
+                repo_findings.extend(capped_per_file(rule.module.check(index, self.config)))
+        if focus_set is not None:
+            # A focused run reports, besides the focus, the cases a focused fixture
+            # reaches (the index's reverse references): what a staged fixture change
+            # breaks in cases the commit did not touch. Repo findings on other cases
+            # (a rule that compares every case) are not this run's to report.
+            reached = {c.path for c in index.checked_cases()}
+            repo_findings = [
+                f for f in repo_findings
+                if f.path in focus_set or f.path in reached or not _is_case(f.path)
+            ]  # fmt: skip
+        findings.extend(repo_findings)
         if self.history is not None:
             history = self.history.build(self.analyzer, index, results, contents)
             for rule in RULES.values():

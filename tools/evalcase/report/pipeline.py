@@ -125,6 +125,12 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{pct(r['pass^k']):>10}",
         "",
     ]
+    if r.get("prompts"):
+        lines.insert(
+            -1,
+            f"{r['cases']} cases × {r['prompts']} prompts: {r['case_runs']} case runs "
+            "(the rates and the outcomes below are over the case runs; gates per prompt)",
+        )
     by_prompt = slices(outcome.graded.cases)["prompt"]
     if by_prompt:
         lines.insert(-1, "")
@@ -174,8 +180,20 @@ def summary_lines(outcome: Outcome) -> list[str]:
     if graded.judge_warning:
         lines.append(f"warning: {graded.judge_warning}")
     lines.append("")
-    lines.append(f"report: {outcome.report_dir / 'report.html'}")
+    lines.append(f"report: {outcome.report_dir / 'report.html'}{_grading_note(outcome)}")
     return lines
+
+
+def _grading_note(outcome: Outcome) -> str:
+    """Which grading the report shows, and how many earlier ones are kept beside it."""
+    from evalcase.report.gradings import list_gradings
+
+    gradings = list_gradings(outcome.report_dir)
+    if not gradings:
+        return ""
+    earlier = len(gradings) - 1
+    kept = f"; {earlier} earlier kept in gradings/" if earlier else ""
+    return f" (grading {gradings[-1].grading_id}{kept})"
 
 
 def pending_lines(outcome: Outcome) -> list[str]:

@@ -9,7 +9,10 @@ variables' values, configured header values, URL userinfo) before it is written,
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,8 +45,32 @@ def _badge(verdict: str) -> str:
     )
 
 
+# What Markdown (GitHub's, where report.md is often pasted) reads as markup inside a
+# table cell: emphasis (``*``, and ``_`` at a word's edge: ``llm_rubric`` stays),
+# code, links and images (``[``), HTML and entities, strikethrough, the cell separator,
+# and the autolinks ``http://...`` and ``www.``.
+_MD_SPECIAL = re.compile(
+    r"([\\`*\[\]<>|~&])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|(?<=www)\.|:(?=//)",
+    re.IGNORECASE,
+)
+
+
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A name or message from data as plain text in a table cell: every character
+    Markdown would read as markup escaped, line breaks as spaces."""
+    flat = " ".join(str(text).split("\n")).replace("\r", " ")
+    return _MD_SPECIAL.sub(lambda m: "\\" + m[0], flat)
+
+
+def _code(text: Any) -> str:
+    """A name from data as a code span: a fence longer than any run of backticks in it
+    (a backslash does not escape inside one), ``|`` escaped (GitHub splits table cells
+    on it even inside code)."""
+    flat = " ".join(str(text).split("\n")).replace("\r", " ").replace("|", "\\|")
+    run = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def environment() -> Any:
@@ -57,7 +84,7 @@ def environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=_pct, ms=_ms, badge=_badge, md=_md)
+    env.filters.update(pct=_pct, ms=_ms, badge=_badge, md=_md, code=_code)
     return env
 
 
@@ -181,13 +208,9 @@ def _keep_unversioned(target: Path) -> None:
     for name in FILES:
         if (target / name).is_file():
             shutil.copy2(target / name, folder / name)
-    report = {}
-    try:
-        import json
-
+    report: Any = {}
+    with contextlib.suppress(OSError, ValueError):
         report = json.loads((target / "report.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        pass
     run = report.get("run") if isinstance(report, dict) else None
     meta = {
         "grading_id": gradings.UNVERSIONED,

@@ -128,7 +128,7 @@ class FlakyCase:
     passes: int
     attempts: int
     runs: int  # runs with decided attempts in the group
-    last_run: str  # the greatest run ID of them (run IDs sort by time)
+    last_run: str  # the newest of them (run IDs sort by time)
     interval: tuple[float, float]
 
     @property

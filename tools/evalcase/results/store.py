@@ -37,7 +37,8 @@ Tables (all keyed by ``run_id``; a grading by ``run_id`` and ``grading_id``)::
                   chance (case, digest, agent, version, prompt, both configurations)
                                                   (per case and grading: what history
                                                   and flaky read, computed when indexed)
-    sources       path, stamp                                     (what was indexed, as of when)
+    sources       path, run_id, stamp, problem                    (what was indexed, as of
+                                                  when; why a file could not be read)
 
 ``agent_config`` is a digest of what the run's configuration says about the agent and
 the attempts (the agent's spec, version and options, the run options but its seed,
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
     from evalcase.config import Config
 
 STORE_FILE = "results.duckdb"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 INSTALL_HINT = "pip install 'evalcase[results]' (DuckDB)"
 
 # Keys of run.json that do not change what the agent does (or which attempts there are).
@@ -109,7 +110,8 @@ CREATE TABLE IF NOT EXISTS case_verdicts (
     prompt VARCHAR, digest VARCHAR, passes INTEGER, fails INTEGER, n INTEGER,
     verdicts VARCHAR[], dataset_id VARCHAR, agent VARCHAR, agent_version VARCHAR,
     agent_config VARCHAR, config_digest VARCHAR, newest BOOLEAN, flaky_key UBIGINT);
-CREATE TABLE IF NOT EXISTS sources (path VARCHAR, run_id VARCHAR, stamp VARCHAR);
+CREATE TABLE IF NOT EXISTS sources (
+    path VARCHAR, run_id VARCHAR, stamp VARCHAR, problem VARCHAR);
 """
 
 _ATTEMPT_COLUMNS = (
@@ -117,10 +119,30 @@ _ATTEMPT_COLUMNS = (
     "status: 'VARCHAR', error: 'STRUCT(kind VARCHAR)', latency_ms: 'DOUBLE', "
     "usage: 'STRUCT(prompt_tokens BIGINT, completion_tokens BIGINT, cost DOUBLE)'}"
 )
+_STAGED_REPORTS = (
+    "filename VARCHAR, attempts STRUCT(case_id VARCHAR, case_version VARCHAR, attempt BIGINT, "
+    "verdict VARCHAR, score DOUBLE, failure_class VARCHAR, prompt VARCHAR)[], summary JSON, "
+    "usage JSON, slices JSON, run JSON"
+)
 _REPORT_COLUMNS = (
     "{attempts: 'STRUCT(case_id VARCHAR, case_version VARCHAR, attempt BIGINT, "
     "verdict VARCHAR, score DOUBLE, failure_class VARCHAR, prompt VARCHAR)[]', "
     "summary: 'JSON', usage: 'JSON', slices: 'JSON', run: 'JSON'}"
+)
+
+
+_ATTEMPTS_SQL = (
+    "SELECT t.run_id, case_id, case_version, attempt, prompt, status, error.kind, "
+    "latency_ms, coalesce(usage.prompt_tokens, 0) + coalesce(usage.completion_tokens, 0), "
+    "usage.cost FROM read_json(?, filename = true, format = 'newline_delimited', "
+    "ignore_errors = true, maximum_object_size = 268435456, "
+    f"columns = {_ATTEMPT_COLUMNS}) JOIN todo t ON t.attempts = filename "
+    "WHERE case_id IS NOT NULL"
+)
+_REPORTS_SQL = (
+    "SELECT filename, attempts, summary, usage, slices, run FROM read_json(?, "
+    "filename = true, format = 'auto', maximum_object_size = {largest}, "
+    f"columns = {_REPORT_COLUMNS.replace('{', '{{').replace('}', '}}')})"
 )
 
 
@@ -134,6 +156,7 @@ class IndexStats:
     verdicts: int
     dropped: int
     seconds: float
+    problems: tuple[tuple[str, str], ...] = ()  # files that could not be read: path, why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,6 +166,7 @@ class IndexStats:
             "verdicts": self.verdicts,
             "dropped": self.dropped,
             "seconds": round(self.seconds, 3),
+            "problems": [{"path": p, "why": w} for p, w in self.problems],
         }
 
 
@@ -276,14 +300,15 @@ class Store:
         self.reports = reports
 
     # --- what there is to index ----------------------------------------------------------
-    def _scan(self, known: Mapping[str, str]) -> list[_Source]:
+    def _scan(self, known: Mapping[str, str], troubled: set[str]) -> list[_Source]:
         """Every run's outputs and every grading, with their files' stamps (os.scandir
         and a stat per file: this runs before every question, over every run).
 
         A grading is never rewritten once its folder is renamed into ``gradings/`` (a new
         grading is a new folder), so a ``gradings/`` folder whose own modification time
         is unchanged holds the gradings indexed last time: they are not listed or stat'ed
-        again. A hand-edited report inside one is seen by ``evalcase store rebuild``."""
+        again, but for those that could not be read (``troubled``). A hand-edited report
+        inside one is seen by ``evalcase store rebuild``."""
         found = []
         for _, run_id, folder in _runs_in(self.outputs):
             attempts = os.path.join(folder, "attempts.jsonl")
@@ -302,10 +327,15 @@ class Store:
                 listing_stamp = None
             if listing_stamp is not None and known.get(versioned) == listing_stamp:
                 found.append(_Source(versioned, run_id, listing_stamp, listing=True))
-                found.extend(
-                    _Source(path, run_id, stamp, os.path.basename(os.path.dirname(path)))
-                    for path, stamp in under.get(versioned, ())
-                )
+                for path, stamp in under.get(versioned, ()):
+                    if path in troubled:
+                        stamp = (
+                            _stamp_str(path, os.path.join(os.path.dirname(path), GRADING_FILE))
+                            or ""
+                        )
+                    found.append(
+                        _Source(path, run_id, stamp, os.path.basename(os.path.dirname(path)))
+                    )
                 continue
             graded: list[tuple[str, str]] = []
             if listing_stamp is not None:
@@ -335,8 +365,9 @@ class Store:
         """Index what changed since the last update; drop what is gone."""
         t0 = time.perf_counter()
         con = self.con
-        known = dict(con.execute("SELECT path, stamp FROM sources").fetchall())
-        scanned = self._scan(known)
+        rows = con.execute("SELECT path, stamp, problem IS NOT NULL FROM sources").fetchall()
+        known = {path: stamp for path, stamp, _ in rows}
+        scanned = self._scan(known, {path for path, _, troubled in rows if troubled})
         here = {s.path: s for s in scanned}
         gone = [p for p in known if p not in here]
         changed = [s for s in scanned if known.get(s.path) != s.stamp]
@@ -344,11 +375,36 @@ class Store:
             return IndexStats(0, 0, 0, 0, 0, time.perf_counter() - t0)
         runs = [s for s in changed if s.grading_id is None and not s.listing]
         grads = [s for s in changed if s.grading_id is not None]
+        # The files are read before the transaction: DuckDB ends a transaction at the
+        # first error, and a file anyone could have written must cost only itself.
+        problems: dict[str, str] = {}
+        run_rows, digests = self._read_runs(runs)
+        if runs:
+            # Straight into the table, outside the transaction: a copy through a temporary
+            # table cost a seventh of indexing. Safe, since the store is derived: until
+            # the sources below are committed, these runs count as changed, and the next
+            # update deletes their attempts again before reading them.
+            con.execute("DELETE FROM attempts WHERE run_id IN (SELECT run_id FROM todo)")
+            self._stage(
+                "attempts",
+                None,
+                _ATTEMPTS_SQL,
+                [s.path for s in runs if os.path.getsize(s.path) > 0],
+                problems,
+            )
+        report_files = [s.path for s in grads]
+        self._stage(
+            "rep",
+            _STAGED_REPORTS,
+            _REPORTS_SQL.format(largest=_largest(report_files)),
+            report_files,
+            problems,
+        )
         con.execute("BEGIN TRANSACTION")
         try:
             dropped_runs = self._drop(gone)
             dropped = len(dropped_runs)
-            attempts = self._index_runs(runs)
+            attempts = self._index_runs(run_rows, digests)
             verdicts = self._index_gradings(grads)
             if grads or gone:
                 self._mark_newest()
@@ -356,15 +412,65 @@ class Store:
             paths = [s.path for s in changed]
             con.execute("DELETE FROM sources WHERE path IN (SELECT unnest(?))", [paths])
             _insert(
-                con, "sources", [paths, [s.run_id for s in changed], [s.stamp for s in changed]]
+                con,
+                "sources",
+                [
+                    paths,
+                    [s.run_id for s in changed],
+                    [s.stamp for s in changed],
+                    [problems.get(p) for p in paths],
+                ],
             )
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
         return IndexStats(
-            len(runs), len(grads), attempts, verdicts, dropped, time.perf_counter() - t0
+            len(runs),
+            len(grads),
+            attempts,
+            verdicts,
+            dropped,
+            time.perf_counter() - t0,
+            tuple(sorted(problems.items())),
         )
+
+    def _stage(
+        self,
+        table: str,
+        ddl: str | None,
+        select: str,
+        files: Sequence[str],
+        problems: dict[str, str],
+    ) -> None:
+        """Read ``files`` into ``table`` (a new temporary table of columns ``ddl``, or an
+        existing one): all at once, or, when one of them cannot be read, one by one,
+        each unreadable file's reason kept in ``problems`` (read again when it changes)."""
+        duckdb = duckdb_module()
+        con = self.con
+        if ddl is not None:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({ddl})")
+        if not files:
+            return
+        try:
+            con.execute(f"INSERT INTO {table} {select}", [list(files)])
+            return
+        except duckdb.Error:
+            pass
+        for path in files:
+            try:
+                con.execute(f"INSERT INTO {table} {select}", [[path]])
+            except duckdb.Error as exc:
+                problems[path] = str(exc).strip().splitlines()[0][:300]
+
+    def problems(self) -> list[tuple[str, str]]:
+        """The files the store could not read (path, why), as of the last update."""
+        return [
+            (str(p), str(w))
+            for p, w in self.con.execute(
+                "SELECT path, problem FROM sources WHERE problem IS NOT NULL ORDER BY path"
+            ).fetchall()
+        ]
 
     def _drop(self, paths: Sequence[str]) -> set[str]:
         """Forget the sources at ``paths``; the runs they belonged to."""
@@ -388,9 +494,9 @@ class Store:
         con.execute("DELETE FROM sources WHERE path IN (SELECT path FROM gone)")
         return runs | {run for run, _ in grads}
 
-    def _index_runs(self, sources: Sequence[_Source]) -> int:
-        if not sources:
-            return 0
+    def _read_runs(self, sources: Sequence[_Source]) -> tuple[list[Any], list[list[Any]]]:
+        """The runs' rows and case digests from their run.json (Python: small files), and
+        the temporary table ``todo`` of their run IDs and attempts files."""
         con = self.con
         rows = []
         digests: list[list[Any]] = [[], [], [], []]
@@ -411,22 +517,17 @@ class Store:
         ids = [(r[0], s.path) for r, s in zip(rows, sources, strict=True)]
         con.execute("CREATE OR REPLACE TEMP TABLE todo (run_id VARCHAR, attempts VARCHAR)")
         _insert(con, "todo", [[i[0] for i in ids], [i[1] for i in ids]])
-        for table in ("runs", "case_digests", "attempts"):
+        return rows, digests
+
+    def _index_runs(self, rows: Sequence[Any], digests: list[list[Any]]) -> int:
+        """The runs' rows (their attempts are in already: see update)."""
+        if not rows:
+            return 0
+        con = self.con
+        for table in ("runs", "case_digests"):
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM todo)")
         _insert(con, "runs", [list(column) for column in zip(*rows, strict=True)])
         _insert(con, "case_digests", digests)
-        attempt_files = [i[1] for i in ids if os.path.getsize(i[1]) > 0]
-        if attempt_files:
-            con.execute(
-                "INSERT INTO attempts SELECT t.run_id, case_id, case_version, attempt, prompt, "
-                "status, error.kind, latency_ms, "
-                "coalesce(usage.prompt_tokens, 0) + coalesce(usage.completion_tokens, 0), "
-                "usage.cost FROM read_json(?, filename = true, "
-                "format = 'newline_delimited', ignore_errors = true, "
-                f"maximum_object_size = 268435456, columns = {_ATTEMPT_COLUMNS}) "
-                "JOIN todo t ON t.attempts = filename WHERE case_id IS NOT NULL",
-                [attempt_files],
-            )
         self._dedup_attempts()
         return int(
             con.execute(
@@ -497,13 +598,6 @@ class Store:
                 f"DELETE FROM {table} WHERE (run_id, grading_id) IN "
                 "(SELECT (run_id, grading_id) FROM gtodo)"
             )
-        files = [r[2] for r in rows]
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE rep AS SELECT filename, attempts, summary, usage, "
-            f"slices, run FROM read_json(?, filename = true, format = 'auto', "
-            f"maximum_object_size = ?, columns = {_REPORT_COLUMNS})",
-            [files, _largest(files)],
-        )
         con.execute(
             "INSERT INTO gradings SELECT g.run_id, g.grading_id, "
             "coalesce(nullif(g.graded_at, ''), rep.run->>'$.graded_at', ''), "
@@ -522,7 +616,6 @@ class Store:
             "a.attempt, a.prompt, a.verdict, a.score, a.failure_class FROM "
             "(SELECT filename, unnest(attempts) AS a FROM rep) JOIN gtodo g ON g.path = filename"
         )
-        con.execute("DROP TABLE rep")
         return int(
             con.execute(
                 "SELECT count(*) FROM verdicts WHERE (run_id, grading_id) IN "

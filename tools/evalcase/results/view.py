@@ -345,14 +345,5 @@ def url(path: str, **params: Any) -> str:
     return path + ("?" + urlencode(kept, doseq=True) if kept else "")
 
 
-def make_app(config: Config, *, token: str | None = None, host: str = "127.0.0.1") -> Any:
-    """The viewer's ASGI application (Starlette)."""
-    starlette_parts()
-    from evalcase.results import view_pages
-
-    viewer = Viewer(config)
-    return view_pages.application(viewer, token=token, loopback_only=is_loopback(host))
-
-
 def new_token() -> str:
     return secrets.token_urlsafe(24)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from starlette.applications import Starlette
@@ -18,6 +18,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from evalcase.model import FatalError
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
 from evalcase.results.view import (
     CASES_PER_PAGE,
     CSP,
@@ -41,6 +44,10 @@ _env = jinja2.Environment(
     lstrip_blocks=True,
 )
 _env.globals.update(url=url, percent=percent, pretty=pretty)
+# One character per attempt in the cases table and the grids (the class gives its colour;
+# the title, its word).
+MARKS = {"pass": "✓", "fail": "✗", "pending": "?", "error": "!", "skipped": "–"}
+_env.filters["mark"] = lambda verdict: MARKS.get(str(verdict), "·")
 
 
 def render(template: str, http_status: int = 200, **context: Any) -> HTMLResponse:
@@ -359,4 +366,10 @@ def _grades_file(viewer: Viewer, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["RUNS_PER_PAGE", "application"]
+def make_app(config: Config, *, token: str | None = None, host: str = "127.0.0.1") -> Starlette:
+    """The viewer's ASGI application: its pages over ``config``'s store and folders, with
+    the token required off loopback (:mod:`evalcase.results.view`, "Trust")."""
+    return application(Viewer(config), token=token, loopback_only=is_loopback(host))
+
+
+__all__ = ["RUNS_PER_PAGE", "application", "make_app"]

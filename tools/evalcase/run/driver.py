@@ -267,7 +267,8 @@ def start(
 ) -> RunResult:
     """Start a run. ``prompts``: the prompt fixtures of the revision (by ID), for
     ``options.prompts`` and the cases' own ``prompt:``."""
-    variants = prompting.plan(tasks, prompts or {}, options.prompts)  # before any folder
+    # Before any folder; each case's rendering bounded like an attempt.
+    variants = prompting.plan(tasks, prompts or {}, options.prompts, options.timeout_s)
     run_id = run_id or new_run_id()
     meta = run_meta(run_id, source, tasks, options, variants)
     folder = outputs.create(outputs_dir, source.commit, run_id, meta)
@@ -346,7 +347,7 @@ def resume(
         check_unchanged(meta, source, tasks)
         planned = [t for t in tasks if t.case_id in meta.get("cases", {})]
         options = options_of(meta, agent_options, simulator)
-        variants = prompting.plan(planned, prompts or {}, options.prompts)
+        variants = prompting.plan(planned, prompts or {}, options.prompts, options.timeout_s)
         if prompting.versions(variants) != meta.get("prompts", {}):
             raise FatalError(
                 f"cannot resume run {meta['run_id']}: its prompts changed since it started "

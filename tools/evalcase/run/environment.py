@@ -427,8 +427,12 @@ class Environment:
                 continue
             try:
                 allowed = truthy(permission.condition, variables)
-            except ExprError:
-                allowed = False  # a policy that cannot be evaluated never grants access
+            except ExprError as exc:
+                # A policy that cannot be evaluated grants nothing and decides nothing:
+                # the case is broken, and the attempt says so (never "permission denied").
+                raise AgentFault(
+                    "case_expression", f"permission {permission.name!r}'s condition: {exc}"
+                ) from None
             if not allowed:
                 return permission.name, _error(permission.error, "permission denied")
         return None
@@ -445,8 +449,10 @@ class Environment:
                 try:
                     if truthy(when.condition, {"args": args, "call": dict(call)}):
                         return fault
-                except ExprError:
-                    continue
+                except ExprError as exc:
+                    raise AgentFault(
+                        "case_expression", f"fault on {tool!r}: its when: {exc}"
+                    ) from None
         return None
 
     def _apply_fault(
@@ -553,7 +559,7 @@ class Environment:
             if isinstance(when, Mapping):
                 if all(_subset(get_path(args, str(k).split(".")), v) for k, v in when.items()):
                     return entry
-            elif isinstance(when, str) and _holds(when, variables):
+            elif isinstance(when, str) and _holds(when, variables, behaviour.name):
                 return entry
         return behaviour.default
 
@@ -585,8 +591,8 @@ class Environment:
         self, ops: Sequence[StateOp], record: dict[str, Any], scope: Mapping[str, Any]
     ) -> None:
         for op in ops:
-            if op.when is not None and not _holds(op.when, scope):
-                continue  # like a response's when: one that cannot be evaluated is false
+            if op.when is not None and not _holds(op.when, scope, str(record["tool"])):
+                continue
             if op.op == "fail":
                 error = op.value if isinstance(op.value, ToolError) else ToolError("failed")
                 raise StepFailed(_error(error, error.code, scope))
@@ -706,13 +712,15 @@ class Environment:
         }
 
 
-def _holds(when: str, variables: Mapping[str, Any]) -> bool:
-    """A ``when`` that cannot be evaluated (say, over a state key this case lacks) does not
-    match; the next response is tried, as the fixture's author would expect."""
+def _holds(when: str, variables: Mapping[str, Any], tool: str) -> bool:
+    """Whether a response's ``when`` holds. One that cannot be evaluated (a key this case's
+    state lacks, a type error) is no answer at all: the attempt ends with a recorded
+    ``case_expression`` error naming the expression, never a quiet "does not hold" that
+    lets the next response answer (write ``args.id in orders && ...`` to test first)."""
     try:
         return truthy(when, variables)
-    except ExprError:
-        return False
+    except ExprError as exc:
+        raise AgentFault("case_expression", f"tool {tool!r}: a when: {exc}") from None
 
 
 def _is_retrieval(behaviour: ToolBehaviour) -> bool:

@@ -9,11 +9,14 @@ within its prompt, so ``a``'s attempt 1 and ``b``'s attempt 3 sample alike.
 
 Every view is rendered before the first attempt: a template a case cannot fill stops the
 run with the list (lint reports the same as EC341), rather than recording an error per
-attempt.
+attempt. Each case's rendering is bounded like an attempt (evalcase.contract.template_limits,
+stopped at ``--timeout``): a template that exceeds a limit stops the run the same way
+(lint: EC342).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -51,9 +54,15 @@ def split(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def plan(
-    tasks: Sequence[PromptedTask], prompts: Mapping[str, Prompt], chosen: Sequence[str]
+    tasks: Sequence[PromptedTask],
+    prompts: Mapping[str, Prompt],
+    chosen: Sequence[str],
+    timeout_s: float | None = None,
 ) -> list[Variant]:
-    """The variants to run, in order (raises FatalError listing every problem)."""
+    """The variants to run, in order (raises FatalError listing every problem). Each
+    case's rendering stops after ``timeout_s`` (an attempt's deadline); a prompt that
+    exceeds a limit of evalcase.contract.template_limits for one case is not rendered
+    again for the others (each would fail alike, one deadline after another)."""
     unknown = [p for p in chosen if p not in prompts]
     if unknown:
         known = ", ".join(sorted(prompts)) or "none"
@@ -63,15 +72,27 @@ def plan(
         )
     out: list[Variant] = []
     problems: list[str] = []
+    exceeded: dict[str, str] = {}  # prompt label -> the case it exceeded a limit for
 
     def add(task: PromptedTask, prompt: Prompt | None, slot: int) -> None:
         if prompt is None:
             out.append(Variant(task.case_id, task.agent, None, slot))
             return
+        if prompt.label in exceeded:
+            problems.append(
+                f"  {task.case_id}: not rendered: prompt {prompt.label} exceeded a limit "
+                f"for {exceeded[prompt.label]}"
+            )
+            return
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         try:
-            out.append(Variant(task.case_id, apply(prompt, task.agent), prompt.label, slot))
+            view = apply(prompt, task.agent, deadline)
         except PromptError as exc:
             problems.append(f"  {task.case_id}: {exc}")
+            if exc.limit:
+                exceeded[prompt.label] = task.case_id
+            return
+        out.append(Variant(task.case_id, view, prompt.label, slot))
 
     if chosen:
         for slot, prompt_id in enumerate(chosen):
@@ -87,7 +108,7 @@ def plan(
     if problems:
         raise FatalError(
             f"{len(problems)} case(s) cannot be rendered with their prompt (evalcase lint "
-            "reports them as EC340/EC341):\n"
+            "reports them as EC340/EC341/EC342):\n"
             + "\n".join(problems[:20])
             + ("\n  ..." if len(problems) > 20 else "")
         )

@@ -36,6 +36,7 @@ PROTOCOL = "evalcase-agent/1"
 ERROR_KINDS = (
     "agent_exit", "timeout", "bad_json", "oversized", "unknown_tool", "protocol", "adapter",
     "worker_lost", "budget", "record_limit", "interrupted", "user_simulator", "user_script",
+    "case_expression",
 )  # fmt: skip
 
 

@@ -13,12 +13,15 @@ may read and the answer key are separate, named parts of each line::
      "answer_key": {...JudgeSpec: expected calls, final-state check, graders, rubric...},
      "meta": {...}, "fixture_versions": {"order_lookup": "v2", ...}, "problems": []}
 
-A case that cannot be built has ``null`` parts and its ``problems`` listed.
+A case that cannot be built has ``null`` parts and its ``problems`` listed. A case whose
+conversation has ``role: tool`` turns (lint refuses them: EC350) has ``"tool_turns": N``:
+no agent view holds them, and the formats' summaries say so.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,6 +47,20 @@ class Export:
             json.dumps(r, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
             for r in self.records
         )
+
+
+def tool_turns(case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]]) -> int:
+    """How many ``role: tool`` turns the case's conversation has (its ``interaction`` and
+    the conversation fixtures its context names): no AgentView holds them."""
+    turns = list(case.get("interaction") or ()) if isinstance(case.get("interaction"), list) else []
+    context = case.get("context")
+    refs = context.get("fixtures") if isinstance(context, Mapping) else None
+    for ref in refs if isinstance(refs, list) else ():
+        fixture = fixtures.get(str(ref)) or {}
+        data = fixture.get("data")
+        if fixture.get("kind") == "conversation" and isinstance(data, Mapping):
+            turns += list(data.get("turns") or ()) if isinstance(data.get("turns"), list) else []
+    return sum(1 for t in turns if isinstance(t, Mapping) and t.get("role") == "tool")
 
 
 def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) -> Export:
@@ -102,6 +119,7 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
             "case_version": case.get("case_version"),
         }
         if isinstance(built, Task):
+            dropped = tool_turns(case, fixtures)
             record.update(
                 {
                     "digest": built.digest,
@@ -117,6 +135,8 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
                     "problems": [],
                 }
             )
+            if dropped:  # lint refuses them (EC350); an export still says they are gone
+                record["tool_turns"] = dropped
         else:
             record.update(
                 {

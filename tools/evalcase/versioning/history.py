@@ -30,6 +30,7 @@ from evalcase.config import Config
 from evalcase.files import ROOTS, SourceFile, classify, is_candidate
 from evalcase.index.analysis import broken_paths
 from evalcase.index.digest import (
+    GROUPING_FIELDS,
     DatasetContent,
     case_content,
     case_governance,
@@ -228,7 +229,11 @@ def compare_grouping(
         sorted(
             k.split(":", 1)[1]
             for k in old.keys() | new.keys()
-            if k.startswith("manifest:") and old.get(k) != new.get(k)
+            # Only today's grouping fields: a release recorded before ``agent`` left them
+            # still lists it, and a changed agent is no regrouping.
+            if k.startswith("manifest:")
+            and k.split(":", 1)[1] in GROUPING_FIELDS
+            and old.get(k) != new.get(k)
         )
     )
     return cases, manifest

@@ -1,7 +1,8 @@
 """Export formats other evaluation tools load: one module per format, registered here.
 
 Each module has ``NAME``, ``SUFFIX``, a docstring that is its user documentation (what
-the target tool gets, what it cannot carry), and ``render(cases, records) -> Rendered``.
+the target tool gets, what it cannot carry), and ``render(cases, records, prompts) ->
+Rendered`` (``prompts``: the revision's prompt fixtures, by ID).
 Every export states what it carried and what it could not in a summary line, computed
 case by case: each format says which parts it wrote, judged from what it wrote (an
 assert per point, a target naming the rubric), and every part the case has
@@ -16,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from evalcase.authoring.exports.view import ExportCase, from_task, unportable
+from evalcase.authoring.exports.view import ExportCase, from_task, prompt_problem, unportable
 from evalcase.config import Config
+from evalcase.contract.prompt import Prompt
 from evalcase.contract.task import Task
 from evalcase.versioning.export import Export
 
@@ -32,6 +34,12 @@ class Rendered:
     not_carried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     not_exported: tuple[tuple[str, str], ...] = ()
     carried: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()  # the case ID of each exported line or test, in order
+
+    def leaving_out(self, why: str, case_ids: tuple[str, ...]) -> Rendered:
+        """The same, with ``case_ids`` listed as not carried at all (left out of the file
+        because the format cannot grade them as evalcase does), under ``why``."""
+        return replace(self, not_carried={**self.not_carried, why: case_ids})
 
     @property
     def lossy(self) -> bool:
@@ -73,10 +81,12 @@ class Ledger:
     def __init__(self) -> None:
         self._missing: dict[str, list[str]] = {}
         self._carried: dict[str, list[str]] = {}
+        self._order: list[str] = []
 
     def account(self, case: ExportCase, written: set[str]) -> None:
         """Every part ``case`` has (``view.parts``) is carried when ``written`` names it,
         else not carried."""
+        self._order.append(case.case_id)
         for what in case.present:
             seen = self._carried if what in written else self._missing
             ids = seen.setdefault(what, [])
@@ -89,13 +99,17 @@ class Ledger:
             cases,
             {k: tuple(v) for k, v in self._missing.items()},
             carried={k: tuple(v) for k, v in self._carried.items()},
+            order=tuple(self._order),
         )
 
 
 def messages_written(case: ExportCase, messages: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Which agent-view parts a chat message list holds, read from the messages."""
+    """Which agent-view parts a chat message list holds, read from the messages (the
+    prompt fixture: every message of the view it rendered, in order)."""
     out = set()
     roles = [(m.get("role"), m.get("content")) for m in messages]
+    if case.prompt is not None and [dict(m) for m in messages] == case.messages():
+        out.add("prompt fixture")
     if case.system is not None and ("system", case.system) in roles:
         out.add("system prompt")
     if case.history and all((r, c) in roles for r, c in case.history):
@@ -103,7 +117,9 @@ def messages_written(case: ExportCase, messages: Sequence[Mapping[str, Any]]) ->
     return out
 
 
-Render = Callable[[Sequence[ExportCase], Sequence[Mapping[str, Any]]], Rendered]
+Render = Callable[
+    [Sequence[ExportCase], Sequence[Mapping[str, Any]], Mapping[str, Prompt]], Rendered
+]
 
 
 def _registry() -> dict[str, ModuleType]:
@@ -115,20 +131,30 @@ def _registry() -> dict[str, ModuleType]:
 FORMATS = ("jsonl", "inspect", "openai-evals", "promptfoo")
 
 
-def render(fmt: str, records: Sequence[Mapping[str, Any]], tasks: Sequence[Task]) -> Rendered:
+def render(
+    fmt: str,
+    records: Sequence[Mapping[str, Any]],
+    tasks: Sequence[Task],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     """The records of evalcase.versioning.export whose task builds, in format ``fmt``
-    (every format reads the Task; jsonl also carries the record whole)."""
+    (every format reads the Task, with the case's own prompt fixture applied, from
+    ``prompts``: the revision's prompt fixtures; jsonl also carries the record whole)."""
     module = _registry()[fmt]
+    prompts = prompts or {}
     by_id = {t.case_id: t for t in tasks}
     refused: list[tuple[str, str]] = []
     if fmt != "jsonl":  # jsonl carries the record whole and grades nothing
         for case_id, task in by_id.items():
-            why = unportable(task)
+            why = unportable(task) or prompt_problem(task, prompts)
             if why is not None:
                 refused.append((case_id, why))
     skip = {case_id for case_id, _ in refused}
     kept = [r for r in records if r.get("case_id") in by_id and r.get("case_id") not in skip]
-    result: Rendered = module.render([from_task(by_id[str(r["case_id"])]) for r in kept], kept)
+    cases = [
+        from_task(by_id[str(r["case_id"])], prompts, int(r.get("tool_turns") or 0)) for r in kept
+    ]
+    result: Rendered = module.render(cases, kept, prompts)
     listed = {str(r.get("case_id")) for r in records}
     return replace(result, not_exported=(
         *result.not_exported, *((c, w) for c, w in refused if c in listed)
@@ -147,7 +173,7 @@ def export(
     dataset = load_dataset(
         config.root, result.dataset_id, revision=result.revision.commit, config=config
     )
-    rendered = render(fmt, result.records, dataset.tasks)
+    rendered = render(fmt, result.records, dataset.tasks, dataset.prompts)
     built = {t.case_id for t in dataset.tasks}
     missing = tuple(
         (str(r["case_id"]), "; ".join(r.get("problems") or []) or "its task does not build")

@@ -2,7 +2,9 @@
 scorer evalcase ships for it (``evalcase.authoring.exports.inspect_scorer``).
 
 Each line is one Inspect sample: ``id`` (the case ID), ``input`` (the agent-visible
-conversation: system prompt, conversation history, the first user turn), ``target``
+conversation as ``evalcase run`` sends it: system prompt, conversation history, the first
+user turn, with the case's prompt fixture rendered: its system prompt, messages and user
+template; ``metadata.prompt`` names it), ``target``
 and ``metadata`` (case types, risk level, tags, roles, scenario, versions, the
 agent-visible context and tool definitions for a solver that offers tools). Load it with
 ``json_dataset("cases.jsonl")``.
@@ -18,8 +20,9 @@ for the behaviours and the rubric. Inspect's built-in scorers must not be used o
 
 Inspect samples are prompts, not environments: the simulated state, tool behaviour,
 faults, permissions, retrieval corpora, final-state checks, side-effect policies, trace
-rules, expected tool calls and the graders that judge them, and scripted user turns after
-the first are not carried; the summary line counts the cases concerned.
+rules, expected tool calls and the graders that judge them, scripted user turns after
+the first, and ``role: tool`` turns (in no agent view) are not carried; the summary line
+counts the cases concerned.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered, messages_written
 from evalcase.authoring.exports.view import ExportCase
+from evalcase.contract.prompt import Prompt
 
 NAME = "inspect"
 SUFFIX = ".jsonl"
@@ -48,6 +52,8 @@ def target(case: ExportCase) -> str:
 
 def sample(case: ExportCase) -> dict[str, Any]:
     metadata = case.labels()
+    if case.prompt is not None:
+        metadata["prompt"] = case.prompt
     if case.context:
         metadata["context"] = dict(case.context)
     if case.tools:
@@ -87,7 +93,11 @@ def written(case: ExportCase, line: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+def render(
+    cases: Sequence[ExportCase],
+    records: Sequence[Mapping[str, Any]],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     ledger = Ledger()
     lines = []
     for case in cases:

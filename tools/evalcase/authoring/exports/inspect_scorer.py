@@ -17,9 +17,15 @@ module grades it the way ``evalcase grade`` does:
 Use it with the exported file (evalcase and inspect-ai installed)::
 
     evalcase export refund_regression_set@v1 --format inspect -o cases.jsonl
-    # the module prints its own path, the task file Inspect loads
+    # the module prints the task Inspect loads (FILE@TASK)
     inspect eval "$(python -m evalcase.authoring.exports.inspect_scorer)" \\
         -T dataset=cases.jsonl -T grader_model=openai/gpt-4o-mini --model openai/gpt-4o
+
+Inspect runs a task file's tasks from the file's own folder, so a relative ``dataset``
+would be looked up beside this module. ``python -m`` therefore writes a two-line task
+file for the directory it is run in (under ``$XDG_CACHE_HOME/evalcase/inspect/``, named
+by a digest of that directory) whose ``evalcase_export`` task reads a relative
+``dataset`` from there, and prints ``that-file@evalcase_export``.
 
 or in Python: ``Task(dataset=json_dataset("cases.jsonl"), solver=..., scorer=evalcase_scorer())``.
 Do not use Inspect's built-in scorers on this target: they would compare answers with
@@ -29,8 +35,10 @@ the JSON text.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
@@ -146,15 +154,61 @@ def evalcase_scorer(grader_model: str | Model | None = None) -> Scorer:
     return score
 
 
-@task
-def evalcase_cases(dataset: str = "cases.jsonl", grader_model: str | None = None) -> Task:
-    """The exported cases, answered by the evaluated model and graded by evalcase_scorer."""
+def cases_in(base: str, dataset: str, grader_model: str | None = None) -> Task:
+    """The exported cases, answered by the evaluated model and graded by evalcase_scorer;
+    a relative ``dataset`` is read from ``base``."""
+    path = Path(dataset).expanduser()
     return Task(
-        dataset=json_dataset(dataset),
+        dataset=json_dataset(str(path if path.is_absolute() else Path(base) / path)),
         solver=generate(),
         scorer=evalcase_scorer(grader_model),
     )
 
 
+@task
+def evalcase_cases(dataset: str = "cases.jsonl", grader_model: str | None = None) -> Task:
+    """The exported cases (a relative ``dataset``: from the current directory)."""
+    return cases_in(str(Path.cwd()), dataset, grader_model)
+
+
+TASK_FILE = """\
+# Written by `python -m evalcase.authoring.exports.inspect_scorer` for `inspect eval`.
+from inspect_ai import task
+
+from evalcase.authoring.exports.inspect_scorer import cases_in
+
+BASE = {base!r}  # where it was run: a relative dataset path is read from here
+
+
+@task
+def evalcase_export(dataset: str = "cases.jsonl", grader_model: str | None = None):
+    return cases_in(BASE, dataset, grader_model)
+"""
+
+
+def task_file(base: Path, cache: Path) -> Path:
+    """The task file for ``inspect eval`` run from ``base`` (written once, atomically)."""
+    import hashlib
+    import tempfile
+
+    text = TASK_FILE.format(base=str(base))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    path = cache / f"task_{digest}.py"
+    if not path.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    return path
+
+
+def _cache() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "evalcase" / "inspect"
+
+
 if __name__ == "__main__":
-    print(__file__)  # the path for `inspect eval`, see the docstring
+    # The task spec for `inspect eval` (see the docstring): printing is this entry
+    # point's whole job.
+    print(f"{task_file(Path.cwd(), _cache())}@evalcase_export")

@@ -1,7 +1,10 @@
 """``jsonl``: the offline evaluation JSONL of seed 002 section 11 (the default).
 
 One case a line with the section 11 fields (``id``, ``input`` with ``message``,
-``context_refs`` (the fixtures the case resolved) and ``context``, ``expected`` with
+``system`` (the system prompt the agent gets), ``context_refs`` (the fixtures the case
+resolved) and ``context``; for a case that names a prompt fixture, ``prompt`` (its
+``id@version``) and ``messages``, the chat messages evalcase sends with it rendered:
+system prompt, the prompt's messages, history and the first user turn), ``expected`` with
 ``outcome``, ``required_tools`` and ``forbidden_tools``, ``rubric``, ``tags``,
 ``risk_level`` low..critical, ``source``), validated by
 ``schemas/offline-case.schema.json``, followed by evalcase's own record
@@ -11,6 +14,8 @@ parts ``agent_view``, ``environment`` and ``answer_key``, with ``meta`` and
 ``fixture_versions``. So nothing is lost: a run months later uses exactly what the
 release froze, and a tool that reads section 11 reads the first fields. Section 11 puts
 ``expected`` in the same line as ``input``; evalcase's own parts keep them apart.
+``role: tool`` turns of a conversation (lint refuses them, EC350) are in no agent view:
+the record says how many (``tool_turns``) and the summary lists them as not carried.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered
 from evalcase.authoring.exports.view import RISK_WORDS, ExportCase
+from evalcase.contract.prompt import Prompt
 
 NAME = "jsonl"
 SUFFIX = ".jsonl"
@@ -29,6 +35,11 @@ SUFFIX = ".jsonl"
 def section11(case: ExportCase) -> dict[str, Any]:
     refs = list(case.fixtures)
     message: dict[str, Any] = {"message": case.input_text}
+    if case.system is not None:
+        message["system"] = case.system
+    if case.prompt is not None:  # the view evalcase runs: the prompt fixture rendered
+        message["prompt"] = case.prompt
+        message["messages"] = case.messages()
     if refs:
         message["context_refs"] = refs
     if case.context:
@@ -51,13 +62,27 @@ def section11(case: ExportCase) -> dict[str, Any]:
     }
 
 
-def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+def written(case: ExportCase, line: Mapping[str, Any]) -> set[str]:
+    """The task is written whole, in its parts: every part is carried when they are, but
+    the prompt fixture only as its rendered messages, and tool turns never (no agent view
+    holds them)."""
+    whole = all(line.get(k) is not None for k in ("agent_view", "environment", "answer_key"))
+    never = {"prompt fixture", "tool turns in the conversation"}
+    out = set(case.present) - never if whole else set()
+    if case.prompt is not None and line["input"].get("messages") == case.messages():
+        out.add("prompt fixture")
+    return out
+
+
+def render(
+    cases: Sequence[ExportCase],
+    records: Sequence[Mapping[str, Any]],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     ledger = Ledger()
     lines = []
     for case, record in zip(cases, records, strict=True):
         line = {**section11(case), **record}
-        # The task is written whole, in its parts: every part is carried when they are.
-        whole = all(line.get(k) is not None for k in ("agent_view", "environment", "answer_key"))
-        ledger.account(case, set(case.present) if whole else set())
+        ledger.account(case, written(case, line))
         lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     return ledger.rendered("".join(lines), len(cases))

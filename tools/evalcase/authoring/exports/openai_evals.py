@@ -1,22 +1,31 @@
-"""``openai-evals``: samples in the OpenAI evals registry JSONL shape.
+"""``openai-evals``: samples in the OpenAI evals registry JSONL shape, for ``Includes``.
 
 Each line is ``{"input": [chat messages], "ideal": [strings]}`` as the registry's
-``samples.jsonl`` files hold them (``evals/registry/data/<eval>/samples.jsonl``): the
-agent-visible conversation (system prompt, history, first user turn) as ``input``, and
-as ``ideal`` a list of strings, each one an acceptable answer (the evals' ``Includes``
-passes when any one is in the answer, ``Match`` when the answer starts with one): the
-reference's alternatives (a list reference is its items, never one JSON text), else the
-``exact_match`` answers, else the one required point's alternatives when the case
-requires exactly one (``Includes`` then checks what ``must_include`` checks), else the
-expected behaviours (for a model-graded eval, ``modelgraded_spec``).
+``samples.jsonl`` files hold them (``evals/registry/data/<eval>/samples.jsonl``), to be
+graded by the ``Includes`` eval class (``evals.elsuite.basic.includes:Includes``, its
+default ``ignore_case: false``), which passes an answer holding any one of ``ideal``:
+
+- ``input`` is the agent-visible conversation as ``evalcase run`` sends it: system
+  prompt, history, the first user turn, with the case's prompt fixture rendered;
+- ``ideal`` holds answers, never descriptions of behaviour: the one required point's
+  alternatives when ``must_include`` requires exactly one (``Includes`` checks just what
+  ``must_include`` checks: one of them, as written, anywhere in the answer), else the
+  ``exact_match`` answers (``Includes`` finds them inside a longer answer, where evalcase
+  wants equality: the summary lists ``exact_match`` as not carried).
+
+A case with neither (judged by a model, by its tool calls or state, by regexes or
+forbidden phrases only, or requiring several points, which ``ideal`` would read as any
+one of them) has no answer ``Includes`` could compare as evalcase does: it is left out of
+the file, and the summary lists it as ``the case (no answer Includes compares as evalcase
+does)``. Use the ``inspect`` or ``promptfoo`` export for those.
 
 The registry format has no room for labels, negative behaviour or environments: case IDs
-and labels, negative behaviours, must-not-include phrases, more than one required point
-(``ideal`` means any one of them), exact answers as such (neither ``Includes`` nor
-``Match`` compares for equality), regexes, schemas, rubrics, tool definitions and every
-part of the simulated environment (state, tools, faults, permissions, corpora,
-final-state checks, side-effect policies, trace rules) are not carried; the summary line
-counts the cases concerned.
+and labels, references and expected behaviours (what a grader model reads), negative
+behaviours, must-not-include phrases, more than one required point, exact answers as
+such, regexes, schemas, rubrics, tool definitions, ``role: tool`` turns and every part
+of the simulated environment (state, tools, faults, permissions, corpora, final-state
+checks, side-effect policies, trace rules) are not carried; the summary line counts the
+cases concerned.
 """
 
 from __future__ import annotations
@@ -27,41 +36,50 @@ from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered, messages_written
 from evalcase.authoring.exports.view import ExportCase
+from evalcase.contract.prompt import Prompt
 
 NAME = "openai-evals"
 SUFFIX = ".jsonl"
+LEFT_OUT = "the case (no answer Includes compares as evalcase does)"
 
 
 def ideal(case: ExportCase) -> list[str]:
-    if case.references:
-        return list(case.references)
-    if case.exact:
-        return list(case.exact)
+    """The answers ``Includes`` compares the case's answer with; empty: none."""
     if len(case.must_include) == 1:
         return list(case.must_include[0])
-    return list(case.expected_behavior)
+    if case.exact and not case.must_include:
+        return list(case.exact)
+    return []
 
 
 def written(case: ExportCase, line: Mapping[str, Any]) -> set[str]:
     """The parts of ``case`` the sample holds, read back from it."""
     out = messages_written(case, line["input"])
     answers = line["ideal"]
-    if case.references and answers == list(case.references):
-        out.add("reference")
-    # exact_match is not carried: Includes (containment) and Match (prefix) do not mean
-    # equality, though its answers are the ideal when there is no reference.
+    # exact_match is not carried: Includes (containment) does not mean equality, though
+    # its answers are the ideal when nothing else is.
     if len(case.must_include) == 1 and answers == list(case.must_include[0]):
         out.add("must_include")
-    if case.expected_behavior and answers == list(case.expected_behavior):
-        out.add("expected behaviour")
     return out
 
 
-def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+def render(
+    cases: Sequence[ExportCase],
+    records: Sequence[Mapping[str, Any]],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     ledger = Ledger()
+    left_out = []
     lines = []
     for case in cases:
-        line: dict[str, Any] = {"input": case.messages(), "ideal": ideal(case)}
+        answers = ideal(case)
+        if not answers:
+            left_out.append(case.case_id)
+            continue
+        line: dict[str, Any] = {"input": case.messages(), "ideal": answers}
         ledger.account(case, written(case, line))
         lines.append(json.dumps(line, ensure_ascii=False) + "\n")
-    return ledger.rendered("".join(lines), len(cases))
+    rendered = ledger.rendered("".join(lines), len(lines))
+    if left_out:
+        rendered = rendered.leaving_out(LEFT_OUT, tuple(left_out))
+    return rendered

@@ -1,39 +1,62 @@
-"""``promptfoo``: a promptfoo tests file (``tests: file://cases.yaml`` in a config).
+r"""``promptfoo``: a promptfoo configuration without providers
+(``promptfoo eval -c cases.yaml -r openai:gpt-4o-mini``).
 
-Each case is one promptfoo test case: ``description`` (the case ID), ``vars`` (the
-agent-visible part: ``input``, ``system``, ``history`` and ``context`` as JSON text, and
-``tools``, the tool definitions in the OpenAI function-tool shape as JSON text, for the
-prompt template or a provider config such as ``tools: '{{tools}}'``), ``assert`` (the
-answer key) and ``metadata`` (case ID, versions, risk level, tags, types). The agent part
-and the answer key stay apart: vars feed the prompt, assertions only grade.
+``prompts`` holds one entry per way evalcase can prompt a case: ``case`` (each case as
+``evalcase run`` sends it: its system prompt, history and first user turn, with its own
+prompt fixture rendered) and one entry per prompt fixture of the revision, labelled
+``id@version`` (the case run with that prompt, as ``evalcase run --prompt id`` does), so
+promptfoo's prompt × case grid is evalcase's. Each entry is a chat prompt: the JSON
+message list of that case, in a var (``messages``, ``messages__<prompt_id>``) the entry
+names, rendered by evalcase (a case a prompt fixture cannot be rendered for lacks that
+var, and the summary lists it).
 
-The answer key, check by check, as evalcase's graders read it:
+``tests`` holds each case as one promptfoo test case: ``description`` (the case ID),
+``vars`` (the agent-visible part: ``input``, ``system``, ``history`` and ``context`` as
+JSON text, ``tools``, the tool definitions in the OpenAI function-tool shape as JSON
+text, for a provider config such as ``tools: '{{tools}}'``, and the messages above),
+promptfoo reads var values and assertion values as Nunjucks templates: in JSON vars a
+``{`` opening a tag is written ``\u007b``; ``input`` and ``system`` holding one are left
+out (the messages carry them); a required or forbidden phrase holding one is a
+``python`` assertion and the ``llm-rubric`` is wrapped in ``{% raw %}``;
+``assert`` (the answer key) and ``metadata`` (case ID, versions, risk level, tags,
+types, prompt). The agent part and the answer key stay apart: vars feed the prompt,
+assertions only grade.
 
-- ``exact_match``: ``equals`` the reference (several accepted answers: an ``assert-set``
-  any one of which passes); with ``ignore_case`` / ``ignore_whitespace`` not carried;
+The answer key is the deterministic graders the case configures (what ``evalcase
+grade`` runs, nothing more), check by check, as evalcase's graders read them:
+
+- ``exact_match``: a ``python`` assertion comparing as the grader does (surrounding
+  whitespace ignored; ``ignore_case`` / ``ignore_whitespace`` applied);
 - ``must_include`` (the case's field, its constraints, or the grader's ``values``):
   ``contains`` per required point, ``contains-any`` for a point given as alternatives;
 - ``must_not_include``: ``not-contains`` per phrase;
-- ``regex``: ``regex`` per required pattern, ``not-regex`` per forbidden one;
-- ``json_schema``: ``is-json`` with the schema (``is-json`` alone for a JSON format);
+- ``regex``: a ``python`` assertion per pattern (``re.search``), because promptfoo's own
+  ``regex`` runs JavaScript regular expressions: no ``(?i)``, and ``\d`` / ``\w`` are
+  ASCII-only where Python's match full-width digits and Chinese text;
+- ``json_schema``: ``is-json`` with the schema;
 - the reference, expected and negative behaviours, the rubric's dimensions and
   instructions and ``judge.instructions``: one ``llm-rubric``.
 
+``python`` assertions need a Python 3 where promptfoo runs (``PROMPTFOO_PYTHON``); they
+use the standard library only.
+
 promptfoo tests replay prompts against providers: the simulated state, tool behaviour,
 faults, permissions, corpora, final-state checks, side-effect policies, trace rules,
-expected tool calls and scripted user turns after the first are not carried; the summary
-line counts the cases concerned. Validated against promptfoo's own configuration schema
-and run with ``promptfoo eval`` in the tests.
+expected tool calls, scripted user turns after the first and ``role: tool`` turns are
+not carried; the summary line counts the cases concerned. Validated against promptfoo's
+own configuration schema and run with ``promptfoo eval`` in the tests.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered
-from evalcase.authoring.exports.view import ExportCase
+from evalcase.authoring.exports.view import ExportCase, with_prompt
+from evalcase.contract.prompt import Prompt
 from evalcase.loader import round_trip_dump
 
 NAME = "promptfoo"
@@ -62,23 +85,69 @@ def rubric_text(case: ExportCase) -> str | None:
     return "\n".join(lines) or None
 
 
+def exact_code(case: ExportCase) -> str:
+    """A Python expression over ``output``: the exact_match grader's comparison."""
+    from evalcase.grade.graders.exact_match import _normal
+
+    ignore_case, ignore_space = case.exact_flags
+    answers = sorted({_normal(r, ignore_case, ignore_space) for r in case.exact})
+    code = "output.strip()"
+    if ignore_space:
+        code = f"__import__('re').sub(r'\\s+', '', {code})"
+    if ignore_case:
+        code = f"{code}.casefold()"
+    return f"{code} in {py_list(answers)}"
+
+
+def regex_code(pattern: str, wanted: bool) -> str:
+    """A Python expression over ``output``: the regex grader's check of one pattern."""
+    return f"(__import__('re').search({py(pattern)}, output) is {'not ' * wanted}None)"
+
+
+# promptfoo renders var values and assertion values as Nunjucks templates (var values
+# twice): text holding one of these openers would not reach it as written.
+_OPENERS = re.compile(r"\{(?=[{%#])")
+_CLOSERS = re.compile(r"(?<=[%#])\}")  # a stray one is a template syntax error
+
+
+def templated(text: str) -> bool:
+    return _OPENERS.search(text) is not None or _CLOSERS.search(text) is not None
+
+
+def py(text: str) -> str:
+    """A Python string literal of ``text`` without braces (written ``\\x7b`` and
+    ``\\x7d``): promptfoo renders a ``python`` assertion's code as a template too."""
+    return repr(text).replace("{", "\\x7b").replace("}", "\\x7d")
+
+
+def py_list(texts: Sequence[str]) -> str:
+    return "[" + ", ".join(py(t) for t in texts) + "]"
+
+
+def required(group: Sequence[str]) -> dict[str, Any]:
+    """The assert for one required point (its alternatives: any one)."""
+    if any(templated(c) for c in group):  # Python reads it as written
+        return {"type": "python", "value": f"any(c in output for c in {py_list(group)})"}
+    if len(group) == 1:
+        return {"type": "contains", "value": group[0]}
+    return {"type": "contains-any", "value": list(group)}
+
+
+def forbidden(phrase: str) -> dict[str, Any]:
+    if templated(phrase):
+        return {"type": "python", "value": f"({py(phrase)} not in output)"}
+    return {"type": "not-contains", "value": phrase}
+
+
 def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
     """The deterministic checks, one promptfoo assert per point."""
     asserts: list[dict[str, Any]] = []
-    if case.exact and case.exact_flags == (False, False):
-        equals = [{"type": "equals", "value": r} for r in case.exact]
-        if len(equals) == 1:
-            asserts += equals
-        else:
-            asserts.append({"type": "assert-set", "threshold": 1 / len(equals), "assert": equals})
-    for group in case.must_include:
-        if len(group) == 1:
-            asserts.append({"type": "contains", "value": group[0]})
-        else:
-            asserts.append({"type": "contains-any", "value": list(group)})
-    asserts += [{"type": "not-contains", "value": t} for t in case.must_not_include]
-    asserts += [{"type": "regex", "value": p} for p in case.patterns]
-    asserts += [{"type": "not-regex", "value": p} for p in case.anti_patterns]
+    if case.exact:
+        asserts.append({"type": "python", "value": exact_code(case)})
+    asserts += [required(group) for group in case.must_include]
+    asserts += [forbidden(t) for t in case.must_not_include]
+    asserts += [{"type": "python", "value": regex_code(p, True)} for p in case.patterns]
+    asserts += [{"type": "python", "value": regex_code(p, False)} for p in case.anti_patterns]
     if case.json_schema is not None:
         asserts.append({"type": "is-json", "value": dict(case.json_schema)})
     elif case.expects_json:
@@ -90,8 +159,11 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     """The parts of ``case`` the promptfoo test holds, read back from its vars and asserts."""
     out = set()
     variables = test["vars"]
-    if case.system is not None and variables.get("system") == case.system:
+    whole = variables.get("messages") == _json(case.messages())  # system prompt included
+    if case.system is not None and (variables.get("system") == case.system or whole):
         out.add("system prompt")
+    if case.prompt is not None and whole:
+        out.add("prompt fixture")
     if variables.get("history"):
         out.add("conversation history")
     if variables.get("context"):
@@ -109,17 +181,20 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     def has(kind: str, value: Any) -> bool:
         return (kind, json.dumps(value, ensure_ascii=False)) in kinds
 
-    if case.exact and all(has("equals", r) for r in case.exact):
+    if case.exact and has("python", exact_code(case)):
         out.add("exact_match")
-    if case.must_include and all(
-        has("contains", g[0]) if len(g) == 1 else has("contains-any", list(g))
-        for g in case.must_include
-    ):
+
+    def holds(expected: Mapping[str, Any]) -> bool:
+        return has(str(expected["type"]), expected["value"])
+
+    if case.must_include and all(holds(required(g)) for g in case.must_include):
         out.add("must_include")
-    if case.must_not_include and all(has("not-contains", t) for t in case.must_not_include):
+    if case.must_not_include and all(holds(forbidden(t)) for t in case.must_not_include):
         out.add("must_not_include")
-    if all(has("regex", p) for p in case.patterns) and all(
-        has("not-regex", p) for p in case.anti_patterns
+    if (
+        (case.patterns or case.anti_patterns)
+        and all(has("python", regex_code(p, True)) for p in case.patterns)
+        and all(has("python", regex_code(p, False)) for p in case.anti_patterns)
     ):
         out.add("regex")
     if case.json_schema is not None and has("is-json", dict(case.json_schema)):
@@ -142,18 +217,37 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def test_case(case: ExportCase) -> dict[str, Any]:
-    variables: dict[str, Any] = {"input": case.input_text}
-    if case.system:
+def _json(value: Any) -> str:
+    """JSON text for a var: a ``{`` that would open a Nunjucks tag or a ``}`` that would
+    close one (only ever inside a string) is written ``\\u007b`` / ``\\u007d``, which the
+    provider's JSON parser reads back as written."""
+    text = _OPENERS.sub(r"\\u007b", json.dumps(value, ensure_ascii=False))
+    return _CLOSERS.sub(r"\\u007d", text)
+
+
+def var_of(prompt_id: str) -> str:
+    """The var holding a case's messages rendered with prompt fixture ``prompt_id``."""
+    return "messages__" + "".join(c if c.isalnum() or c == "_" else "_" for c in prompt_id)
+
+
+def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
+    variables: dict[str, Any] = {"messages": _json(case.messages())}
+    # Plain-text vars as written, unless promptfoo would read them as templates (the JSON
+    # message list carries their text in any case).
+    if not templated(case.input_text):
+        variables["input"] = case.input_text
+    for prompt_id, prompt in prompts.items():
+        messages = with_prompt(case, prompt)
+        if messages is not None:
+            variables[var_of(prompt_id)] = _json(messages)
+    if case.system and not templated(case.system):
         variables["system"] = case.system
     if case.history:
-        variables["history"] = json.dumps(
-            [{"role": r, "content": c} for r, c in case.history], ensure_ascii=False
-        )
+        variables["history"] = _json([{"role": r, "content": c} for r, c in case.history])
     if case.context:
-        variables["context"] = json.dumps(dict(case.context), ensure_ascii=False)
+        variables["context"] = _json(dict(case.context))
     if case.tools:
-        variables["tools"] = json.dumps(
+        variables["tools"] = _json(
             [
                 {
                     "type": "function",
@@ -164,35 +258,60 @@ def test_case(case: ExportCase) -> dict[str, Any]:
                     },
                 }
                 for t in case.tools
-            ],
-            ensure_ascii=False,
+            ]
         )
     asserts = text_asserts(case)
     rubric = rubric_text(case)
     if rubric is not None:
+        if templated(rubric) and "endraw" not in rubric:  # rendered once, as written
+            rubric = "{% raw %}" + rubric + "{% endraw %}"
         asserts.append({"type": "llm-rubric", "value": rubric})
     test: dict[str, Any] = {"description": case.case_id, "vars": variables}
     if asserts:
         test["assert"] = asserts
     labels = case.labels()
+    if case.prompt is not None:
+        labels["prompt"] = case.prompt
     test["metadata"] = {k: v for k, v in labels.items() if v not in (None, [], "")}
     return test
 
 
-def _dedent(text: str) -> str:
-    """A top-level list starts at column 0 (evalcase's layout indents nested lists)."""
-    lines = text.splitlines(keepends=True)
-    if all(line.startswith("  ") or not line.strip() for line in lines):
-        return "".join(line[2:] if line.strip() else line for line in lines)
-    return text
+def prompt_entries(prompts: Mapping[str, Prompt]) -> list[dict[str, str]]:
+    """``case`` (each case's own view), then one entry per prompt fixture."""
+    entries = [{"label": "case", "raw": "{{ messages }}"}]
+    for prompt_id, prompt in sorted(prompts.items()):
+        entries.append({"label": prompt.label, "raw": "{{ " + var_of(prompt_id) + " }}"})
+    return entries
 
 
-def render(cases: Sequence[ExportCase], records: Sequence[Mapping[str, Any]]) -> Rendered:
+def render(
+    cases: Sequence[ExportCase],
+    records: Sequence[Mapping[str, Any]],
+    prompts: Mapping[str, Prompt] | None = None,
+) -> Rendered:
     ledger = Ledger()
+    prompts = dict(prompts or {})
     tests = []
+    unrendered: dict[str, list[str]] = {}
     for case in cases:
-        test = test_case(case)
+        test = test_case(case, prompts)
         ledger.account(case, written(case, test))
         tests.append(test)
-    text = _dedent(round_trip_dump(tests)) if tests else "[]\n"
-    return ledger.rendered(text, len(cases))
+        for prompt_id, prompt in prompts.items():
+            if var_of(prompt_id) not in test["vars"]:
+                unrendered.setdefault(prompt.label, []).append(case.case_id)
+    config = {
+        "description": _description(cases),
+        "prompts": prompt_entries(prompts),
+        "tests": tests,
+    }
+    rendered = ledger.rendered(round_trip_dump(config), len(cases))
+    for label, ids in sorted(unrendered.items()):
+        # promptfoo would run these cells with an empty prompt; evalcase refuses them
+        rendered = rendered.leaving_out(f"prompt {label} (cannot be rendered)", tuple(ids))
+    return rendered
+
+
+def _description(cases: Sequence[ExportCase]) -> str:
+    names = sorted({f"{c.dataset_id} {c.dataset_version}".strip() for c in cases})
+    return "evalcase export of " + (", ".join(names) or "no cases")

@@ -2,15 +2,20 @@
 
 Built from the case's :class:`~evalcase.contract.task.Task` (``from_task``): the
 agent part comes from its AgentView only, the answer key from its JudgeSpec only, labels
-from its meta. An export writes the agent part where the target tool feeds the model,
-the answer key where it grades, and never mixes the two where the format allows
-keeping them apart.
+from its meta. The agent part is the view ``evalcase run`` gives the agent: a case that
+names a prompt fixture (``prompt:``) has it applied (its system prompt, messages and user
+template rendered; ``prompt`` is its ``id@version``), and ``with_prompt`` renders the case
+with any other prompt fixture, as ``run --prompt`` does. An export writes the agent part
+where the target tool feeds the model, the answer key where it grades, and never mixes
+the two where the format allows keeping them apart.
 
 The deterministic text checks (``exact_match``, ``must_include``, ``must_not_include``,
-``regex``, ``json_schema``) are read with the graders' own readers (grader options first,
-then the case's fields), so an export checks what ``evalcase grade`` checks: a
-``must_include`` item that is a list is "any one of these", every item is required; a list
-``reference`` is alternatives.
+``regex``, ``json_schema``) are the graders the case configures, read with the graders'
+own readers (grader options first, then the case's fields), so an export checks what
+``evalcase grade`` checks and nothing more: a phrase in ``constraints.must_not_include``
+that no configured grader reads is never a check; a ``must_include`` item that is a list
+is "any one of these", every item is required; a list ``reference`` is alternatives. A
+soft grader (``hard: false``) fails nothing alone, so it is no check either.
 
 ``present`` names every part a case has (its agent view and its judge view, field by
 field); each format says which of them it wrote, and the export summary lists the rest
@@ -23,11 +28,12 @@ only replay prompts cannot carry it, and their summary says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalcase.contract.task import Task, ToolCard
+from evalcase.contract.prompt import Prompt
+from evalcase.contract.task import AgentView, Task, ToolCard
 
 # The graders whose verdict a script computes from the answer text alone.
 TEXT_GRADERS = ("exact_match", "must_include", "must_not_include", "regex", "json_schema")
@@ -78,6 +84,10 @@ class ExportCase:
     judge_instructions: str | None = None  # evaluator_config.judge.instructions
     portable_key: Mapping[str, Any] = field(default_factory=dict)
     present: tuple[str, ...] = ()  # every part the case has (see ``parts``)
+    prompt: str | None = None  # "id@version" of the prompt fixture applied to the view
+    prompt_error: str | None = None  # why the case's prompt fixture could not be applied
+    tool_turns: int = 0  # role: tool turns of its conversation (no agent view has them)
+    view: AgentView | None = None  # the case's own agent view, no prompt fixture applied
 
     @property
     def input_text(self) -> str:
@@ -85,11 +95,8 @@ class ExportCase:
 
     def messages(self) -> list[dict[str, str]]:
         """System prompt, history and the first user turn, as chat messages."""
-        out = [{"role": "system", "content": self.system}] if self.system else []
-        out += [{"role": role, "content": content} for role, content in self.history]
-        if self.user_turns:
-            out.append({"role": "user", "content": self.user_turns[0]})
-        return out
+        history = tuple((role, content) for role, content in self.history)
+        return chat(self.system, history, self.user_turns)
 
     def labels(self) -> dict[str, Any]:
         """Governance and reporting labels: never part of the answer key."""
@@ -104,6 +111,31 @@ class ExportCase:
             "dataset_role": list(self.roles),
             "scenario": self.scenario,
         }
+
+
+def chat(
+    system: str | None, history: Sequence[tuple[str, str]], user_turns: Sequence[str]
+) -> list[dict[str, str]]:
+    """System prompt, history and the first user turn, as chat messages."""
+    out = [{"role": "system", "content": system}] if system else []
+    out += [{"role": role, "content": content} for role, content in history]
+    if user_turns:
+        out.append({"role": "user", "content": user_turns[0]})
+    return out
+
+
+def with_prompt(case: ExportCase, prompt: Prompt) -> list[dict[str, str]] | None:
+    """The chat messages of the case run with ``prompt`` (``evalcase run --prompt``), or
+    None when the prompt cannot be rendered for it."""
+    from evalcase.contract.prompt import PromptError, apply
+
+    if case.view is None:
+        return None
+    try:
+        view = apply(prompt, case.view)
+    except PromptError:
+        return None
+    return chat(view.system, [(t.role, t.content) for t in view.history], view.user_turns)
 
 
 def mapping(value: Any) -> dict[str, Any]:
@@ -170,12 +202,13 @@ def text_checks(task: Task) -> dict[str, Any]:
     own readers: a grader configured on the case, or a case field that grader reads."""
     from evalcase.grade.graders._util import text_values
     from evalcase.grade.graders.regex import patterns
-    from evalcase.grade.spec import options_of
+    from evalcase.grade.spec import grader_configs, options_of
 
     judge = task.judge
-    configured = {g.type for g in judge.graders}
+    # A soft grader (hard: false) decides nothing alone: no peer check may fail a case on
+    # it, so it is not one (the summary lists it as a grader not carried).
+    configured = {c.type for c in grader_configs(judge) if c.hard}
     text = mapping(dict(judge.text))
-    constraints = mapping(text.get("constraints"))
     out: dict[str, Any] = {}
     if "exact_match" in configured:
         opts = options_of(judge, "exact_match")
@@ -184,16 +217,18 @@ def text_checks(task: Task) -> dict[str, Any]:
             tuple(r for r in refs if isinstance(r, str)),
             (bool(opts.get("ignore_case")), bool(opts.get("ignore_whitespace"))),
         )
+    # Only the graders the case configures: a phrase in ``constraints`` or a case field
+    # that no configured grader reads is never checked by evalcase, so no export checks it.
     for name in ("must_include", "must_not_include"):
-        if name in configured or text.get(name) or constraints.get(name):
+        if name in configured:
             values = text_values(judge, options_of(judge, name), "values", name)
             if values:
                 out[name] = _groups(values)
-    if "regex" in configured or text.get("regex"):
+    if "regex" in configured:
         must, must_not = patterns(judge)
         if must or must_not:
             out["regex"] = (tuple(must), tuple(must_not))
-    if "json_schema" in configured or text.get("json_schema") or text.get("output_schema"):
+    if "json_schema" in configured:
         schema = (
             options_of(judge, "json_schema").get("schema")
             or text.get("json_schema")
@@ -208,13 +243,15 @@ def portable_key(task: Task, graders: tuple[str, ...]) -> dict[str, Any]:
     """The answer key as plain data a grader outside evalcase reads: the judge's text
     fields, the deterministic graders (with their options) and the rubric."""
     judge = task.judge
-    options = {g.type: dict(g.options) for g in judge.graders}
+    from evalcase.grade.spec import grader_configs
+
+    options = {c.type: dict(c.options) for c in grader_configs(judge)}
     key: dict[str, Any] = {
         "evalcase_answer_key": 1,
         "text": dict(judge.text),
         "graders": [{"type": g, "options": options.get(g, {})} for g in graders],
     }
-    configured = {g.type for g in judge.graders}
+    configured = set(options)
     key["model_graded"] = judge.rubric is not None or "llm_rubric" in configured or not graders
     if judge.rubric is not None:
         key["rubric"] = dict(judge.rubric.data)
@@ -225,6 +262,7 @@ def portable_key(task: Task, graders: tuple[str, ...]) -> dict[str, Any]:
 
 # The parts of a case an export may carry, in the order summaries list them.
 PARTS = (
+    "prompt fixture",
     "system prompt",
     "conversation history",
     "scripted user turns after the first",
@@ -242,12 +280,14 @@ PARTS = (
     "judge instructions",
     "expected and forbidden tool calls",
     "case IDs and labels",
+    "tool turns in the conversation",
 )
 
 
 def parts(case: ExportCase) -> tuple[str, ...]:
     """The parts ``case`` has, from its agent view and judge view (plus its environment)."""
     has = {
+        "prompt fixture": case.prompt is not None or case.prompt_error is not None,
         "system prompt": case.system is not None,
         "conversation history": bool(case.history),
         "scripted user turns after the first": len(case.user_turns) > 1,
@@ -265,16 +305,50 @@ def parts(case: ExportCase) -> tuple[str, ...]:
         "judge instructions": case.judge_instructions is not None,
         "expected and forbidden tool calls": bool(case.expected_tools or case.forbidden_tools),
         "case IDs and labels": True,
+        "tool turns in the conversation": case.tool_turns > 0,
     }
     graders = tuple(f"{g} grader" for g in case.other_graders)
     return tuple(p for p in PARTS if has[p]) + graders + case.environment
 
 
-def from_task(task: Task) -> ExportCase:
-    """The export view of a built task: AgentView, JudgeSpec and meta kept apart."""
+def own_prompt(task: Task, prompts: Mapping[str, Prompt]) -> Prompt | None:
+    """The prompt fixture the case names (``prompt:``), None when it names none."""
+    name = task.meta.get("prompt")
+    return prompts.get(name) if isinstance(name, str) else None
+
+
+def prompt_problem(task: Task, prompts: Mapping[str, Prompt]) -> str | None:
+    """Why the case's own prompt cannot be applied (as ``evalcase run`` would refuse it)."""
+    from evalcase.contract.prompt import PromptError, apply
+
+    name = task.meta.get("prompt")
+    if not isinstance(name, str):
+        return None
+    if name not in prompts:
+        return f"prompt {name!r} does not exist (lint: EC340)"
+    try:
+        apply(prompts[name], task.agent)
+    except PromptError as exc:
+        return f"its prompt cannot be rendered (lint: EC341): {exc}"
+    return None
+
+
+def from_task(
+    task: Task, prompts: Mapping[str, Prompt] | None = None, tool_turns: int = 0
+) -> ExportCase:
+    """The export view of a built task: AgentView, JudgeSpec and meta kept apart. The
+    agent part is the view ``evalcase run`` gives the agent: with the case's own prompt
+    fixture applied (its rendered system prompt, messages and user template)."""
     agent, env, judge, meta = task.agent, task.env, task.judge, task.meta
+    prompt = own_prompt(task, prompts or {})
+    prompt_error = prompt_problem(task, prompts or {})
+    if prompt is not None and prompt_error is None:
+        from evalcase.contract.prompt import apply
+
+        agent = apply(prompt, agent)
+    else:
+        prompt = None
     text = mapping(dict(judge.text))
-    constraints = mapping(text.get("constraints"))
     expected: list[str] = []
     if judge.expected_calls is not None and judge.expected_calls.any_of:
         expected = [c.tool for c in judge.expected_calls.any_of[0].calls]
@@ -293,7 +367,9 @@ def from_task(task: Task) -> ExportCase:
         if present:
             environment.append(what)
     reference = text.get("reference")
-    grader_types = {g.type for g in judge.graders}
+    from evalcase.grade.spec import grader_configs
+
+    grader_types = {c.type for c in grader_configs(judge)}
     rubric = judge.rubric
     checks = text_checks(task)
     exact, flags = checks.get("exact_match", ((), (False, False)))
@@ -318,7 +394,7 @@ def from_task(task: Task) -> ExportCase:
         reference=_as_text(reference) if reference is not None else None,
         must_include=checks.get("must_include", ()),
         must_not_include=tuple(c for g in checks.get("must_not_include", ()) for c in g),
-        expects_json=constraints.get("format") == "json" or "json_schema" in checks,
+        expects_json="json_schema" in checks,
         expected_tools=tuple(expected),
         forbidden_tools=judge.forbidden_tools,
         rubric=dict(rubric.data) if rubric is not None else None,
@@ -345,5 +421,9 @@ def from_task(task: Task) -> ExportCase:
         other_graders=others,
         judge_instructions=instructions if isinstance(instructions, str) else None,
         portable_key=portable_key(task, graders),
+        prompt=prompt.label if prompt is not None else None,
+        prompt_error=prompt_error,
+        tool_turns=tool_turns,
+        view=task.agent,
     )
     return replace(case, present=parts(case))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +14,10 @@ class ReportContext:
     root: Path
     files_checked: int
     tool_version: str
+    # The text findings' positions come from, by path, when it is not the work tree's
+    # file: the staged blobs under --staged (evalcase-fmt may have rewritten the file
+    # since it was staged). A path missing here has no text to quote.
+    sources: Mapping[str, bytes] | None = None
 
 
 Render = Callable[[Sequence[Finding], ReportContext], str]

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from evalcase.lint.reporters import ReportContext
 from evalcase.model import Finding, Severity
 
 
 def _source_line(
-    root: Path, path: str, line: int, cache: dict[str, list[str] | None]
+    ctx: ReportContext, path: str, line: int, cache: dict[str, list[str] | None]
 ) -> str | None:
+    """Line ``line`` of the text the finding's position was computed on: the staged blob
+    under --staged (``ctx.sources``), else the file in the work tree."""
     if path not in cache:
-        full = root / path
-        try:
-            if full.is_symlink() or not full.is_file() or full.stat().st_size > 2_000_000:
-                cache[path] = None
-            else:
-                # Lines as git counts them: splitlines() would also break at U+2028 & co.
-                text = full.read_bytes().decode("utf-8", "replace")
-                cache[path] = [line.removesuffix("\r") for line in text.split("\n")]
-        except OSError:
-            cache[path] = None
+        cache[path] = None
+        data: bytes | None = None
+        if ctx.sources is not None:
+            data = ctx.sources.get(path)
+        else:
+            full = ctx.root / path
+            try:
+                if not full.is_symlink() and full.is_file() and full.stat().st_size <= 2_000_000:
+                    data = full.read_bytes()
+            except OSError:
+                data = None
+        if data is not None and len(data) <= 2_000_000:
+            # Lines as git counts them: splitlines() would also break at U+2028 & co.
+            text = data.decode("utf-8", "replace")
+            cache[path] = [line.removesuffix("\r") for line in text.split("\n")]
     lines = cache[path]
     if lines is None or not 0 < line <= len(lines):
         return None
@@ -35,7 +41,7 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
     for f in findings:
         out.append(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message} ({f.name})")
         if f.line > 0:
-            source = _source_line(ctx.root, f.path, f.line, cache)
+            source = _source_line(ctx, f.path, f.line, cache)
             if source is not None and len(source) <= 400 and source.isprintable():
                 gutter = f"{f.line:>5} | "
                 out.append(gutter + source)

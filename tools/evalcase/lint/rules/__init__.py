@@ -72,6 +72,7 @@ from evalcase.lint.rules import (
     personal_data,
     placeholder,
     policy_conflict,
+    prompt_template_unbounded,
     prompt_variable_missing,
     rag_effective_at_missing,
     rejected_in_gated_view,
@@ -183,6 +184,7 @@ _MODULES = (
     # prompts (EC34x)
     unknown_prompt,
     prompt_variable_missing,
+    prompt_template_unbounded,
     # the trust boundary (EC33x)
     agent_not_a_name,
     agent_not_configured,

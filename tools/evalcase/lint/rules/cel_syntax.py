@@ -1,10 +1,14 @@
 """A CEL expression that does not compile.
 
-Preconditions, permission conditions, fault conditions, final-state assertions, trace
-rules, scripted user turns' ``when`` and tool responses (``when`` strings,
-``result_from``, ``value_from``, ``{CEL}`` path segments) are CEL. One that does not
-parse would fail every attempt at run time; it is reported at its own line and column in
-the file, with CEL's own message.
+Preconditions (a case's, and a tool's own ``side_effect_policy``), the ``{CEL}``
+segments of state-transition paths, permission conditions, fault conditions, final-state
+assertions, trace rules, scripted user turns' ``when`` and tool responses (``when``
+strings, ``result_from``, ``value_from``, ``{CEL}`` path segments) are CEL. One that
+does not parse would fail every attempt at run time; it is reported at its own line and
+column in the file, with CEL's own message. So is one nested deeper than CEL's parser
+allows (32 levels, such as a chain of 32 ``+``; split it with ``cel.bind``: see
+docs/contract.md, "Expressions nested too deeply"), and a type error in an expression
+that reads no name (``1 + "a"``).
 
 Passing::
 

@@ -12,11 +12,12 @@ datasets changes both.
 
 A release also freezes how its cases are grouped (seed 000 12.2.1: regrouping the same
 cases is a dataset_version change): a case's tags, roles, risk level and coverage cell,
-and the manifest's ``suites``, ``gates``, ``coverage`` and ``agent``. Adding a tag that
+and the manifest's ``suites``, ``gates`` and ``coverage``. Adding a tag that
 moves a case into a gated suite, promoting an observation case or loosening a gate
 changes what the release's numbers mean, so it needs a dataset_version bump (the case's
 own case_version stays: its task did not change). Other governance fields (title, owner,
-review records) and the manifest's title, description and owner change no digest.
+review records), the manifest's title, description and owner, and its ``agent`` (which
+agent runs the dataset is a run setting, not its content) change no digest.
 `evalcase bump` writes the bump; `evalcase tag DATASET` then releases it.
 
 Passing (after the tag refund_regression_set@v1, a case changed and)::

@@ -8,7 +8,9 @@ rules or rule checks, ``json_schema`` a valid schema, ``exact_match`` a referenc
 requirement, ``tool_calls`` expected calls, ``state_match`` a final-state check that names
 something, ``side_effect_policy`` a policy, ``tool_policy`` forbidden or required tools,
 ``constraints`` a checkable constraint, ``no_promise`` phrases, patterns or a known preset.
-The grader returns that predicate's reason as its ``error``, and this rule reports the
+Graders a case implies (``rule_checks`` a ``trace_rule``, ``judge`` an ``llm_rubric``,
+when it writes no ``graders`` list) are asked too, and reported at the key that implies
+them. The grader returns that predicate's reason as its ``error``, and this rule reports the
 same reason at the grader's own line, so a case lint accepts never ends in
 ``grader_error`` for want of configuration. Grader options count: only what the grader
 reads is checked (an option it ignores does not make it gradable).
@@ -28,6 +30,7 @@ Failing::
 from collections.abc import Iterable
 from typing import Any
 
+from evalcase.contract import graders as graders_of
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of, judge_view_of
 from evalcase.loader import Document
@@ -47,6 +50,11 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         return
     config = data.get("evaluator_config")
     graders: Any = config.get("graders") if isinstance(config, dict) else None
+    # Without a written list, the graders rule_checks and judge imply (contract.graders),
+    # each reported at the key that implies it.
+    implied = graders_of.implied(config)
+    if implied:
+        graders = [{"type": kind} for _, kind in implied]
     if not isinstance(graders, list) or not graders:
         return
     # Imported here: only cases with graders pay for the grader modules.
@@ -74,6 +82,18 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         if name == "side_effect_policy" and build.offered_tools(data):
             # The policy may be the offered tool's own (its fixture's side_effect_policy),
             # which one file cannot see; EC305 requires one for every side-effect tool.
+            continue
+        if implied:
+            key = implied[i][0]
+            line, col = doc.locate_key(("evaluator_config", key))
+            yield report(
+                doc.path,
+                line,
+                col,
+                f"evaluator_config.{key} implies a {kind!r} grader, which cannot grade this "
+                f"case: {problem}; every attempt would end in grader_error: configure it, "
+                "or write evaluator_config.graders",
+            )
             continue
         line, col = doc.locate(("evaluator_config", "graders", i, "type"))
         yield report(

@@ -28,6 +28,7 @@ Failing::
 from collections.abc import Iterable
 from typing import Any
 
+from evalcase.contract import graders as graders_of
 from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of, expects_arguments
 from evalcase.loader import Document
@@ -65,6 +66,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         return  # missing or wrong type: the schema's
     found = config.get("graders")
     graders: list[Any] = found if isinstance(found, list) else []
+    # What runs: the written list, else the graders rule_checks and judge imply.
+    runs = graders_of.configured(config)
     if not graders and not config.get("rule_checks") and not config.get("judge"):
         line, col = doc.locate_key(("evaluator_config",))
         yield report(
@@ -75,7 +78,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             "case; add the graders that compare an attempt with its answer key",
         )
         return
-    types = [g["type"] for g in graders if isinstance(g, dict) and isinstance(g.get("type"), str)]
+    types = [g["type"] for g in runs if isinstance(g, dict) and isinstance(g.get("type"), str)]
     if expects_arguments(doc) and "tool_calls" not in types and "llm_rubric" in types:
         where = ("expected_calls",) if "expected_calls" in data else ("expected_args",)
         line, col = doc.locate_key(where)

@@ -1,0 +1,394 @@
+"""The exports mean what the cases mean, graded by each peer tool's own engine.
+
+- Every bundled dataset's exports, four answers per case (perfect, one forbidden phrase,
+  empty, one required phrase missing): Inspect's ``evalcase_scorer``, ``promptfoo eval``
+  (the CLI) and OpenAI evals' ``Includes`` give evalcase's deterministic verdict, or the
+  export's summary declares why not (tests/authoring/export_agreement.py).
+- Regexes keep Python's meaning in promptfoo (``(?i)``, ``\\d`` on full-width digits,
+  ``\\w`` on Chinese text).
+- promptfoo's prompt × case grid is evalcase's ``run --prompt`` grid.
+- The documented ``inspect eval "$(python -m …inspect_scorer)"`` command line runs, its
+  relative dataset path read from the current directory.
+- ``role: tool`` turns are listed as not carried by every format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalcase.authoring.exports import FORMATS, Rendered, export
+from evalcase.authoring.exports.view import chat
+from evalcase.config import load_config
+from evalcase.index.dataset import load_dataset
+from evalcase.loader import round_trip_load
+from evalcase.run.prompts import plan
+from tests.authoring.export_agreement import (
+    KINDS,
+    Probe,
+    evalcase_verdict,
+    evals_verdicts,
+    exports,
+    inspect_verdicts,
+    probes,
+    promptfoo_eval,
+    promptfoo_verdicts,
+    tally,
+)
+from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
+from tests.helpers import BASE_REPO, POLL, REPO_ROOT, run_cli
+
+__all__ = ["evals_site", "promptfoo_dir"]  # fixtures, imported for their names
+
+
+@pytest.fixture(scope="module")
+def bundled() -> list[Probe]:
+    return probes(REPO_ROOT, DATASETS)
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, dict[str, Rendered]]:
+    """Each bundled dataset exported once per format, shared by the module's tests."""
+    return {fmt: exports(REPO_ROOT, DATASETS, fmt) for fmt in ("inspect", "promptfoo",
+                                                                "openai-evals")}  # fmt: skip
+
+
+def test_the_probes_are_four_answers_per_case_with_both_verdicts(bundled: list[Probe]) -> None:
+    assert {p.kind for p in bundled} == set(KINDS)
+    assert {p.want for p in bundled} == {True, False}
+    # The perfect answer passes evalcase's own graders; the empty one never does here.
+    assert all(p.want for p in bundled if p.kind == "perfect")
+
+
+@pytest.mark.slow
+def test_inspect_scorer_agrees_with_evalcase(
+    bundled: list[Probe], rendered: dict[str, dict[str, Rendered]], tmp_path: Path
+) -> None:
+    got = inspect_verdicts(bundled, rendered["inspect"], tmp_path)
+    result = tally(bundled, got, rendered["inspect"])
+    assert not result.undeclared, result.undeclared
+    assert result.agree == len(bundled), result.line("inspect")  # every check is carried
+
+
+@pytest.mark.slow
+def test_promptfoo_eval_agrees_with_evalcase(
+    bundled: list[Probe],
+    rendered: dict[str, dict[str, Rendered]],
+    promptfoo_dir: Path,
+    tmp_path: Path,
+) -> None:
+    got = promptfoo_verdicts(bundled, rendered["promptfoo"], promptfoo_dir, tmp_path)
+    result = tally(bundled, got, rendered["promptfoo"])
+    assert not result.undeclared, result.undeclared
+    assert result.agree == len(bundled), result.line("promptfoo")
+    assert set(got.values()) == {True, False}
+
+
+@pytest.mark.slow
+def test_openai_evals_includes_agrees_with_evalcase(
+    bundled: list[Probe],
+    rendered: dict[str, dict[str, Rendered]],
+    evals_site: Path,
+    tmp_path: Path,
+) -> None:
+    got = evals_verdicts(bundled, rendered["openai-evals"], evals_site, tmp_path)
+    result = tally(bundled, got, rendered["openai-evals"])
+    assert not result.undeclared, result.undeclared
+    assert got and set(got.values()) == {True, False}
+    # The samples hold answers, never descriptions of behaviour.
+    for dataset, r in rendered["openai-evals"].items():
+        cases = {t.case_id: t for t in load_dataset(REPO_ROOT, dataset).tasks}
+        for case_id, line in zip(r.order, r.text.splitlines(), strict=True):
+            behaviours = cases[case_id].judge.text.get("expected_behavior") or []
+            assert not set(json.loads(line)["ideal"]) & set(behaviours), case_id
+
+
+# --- regexes in promptfoo: Python's meaning ---------------------------------------------
+
+PATTERNS = {"must_match": ["(?i)^order", r"\d{3}"], "must_not_match": [r"\w退款"]}
+REPLIES = ["order 123", "ORDER １２３", "Order 12", "订单 123", "order 456 可以退款",
+           "order 456 退款", "order ٤٥٦"]  # fmt: skip
+
+
+def _regex_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    patterns = json.dumps(PATTERNS, ensure_ascii=False)
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "evaluator_config:\n",
+            f"evaluator_config:\n  graders:\n    - {{type: regex, {patterns[1:-1]}}}\n",
+        ),
+        "utf-8",
+    )
+    return repo
+
+
+@pytest.mark.slow
+def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
+    promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    repo = _regex_repo(tmp_path)
+    config = load_config(repo)
+    task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
+                if t.case_id == "refund_eligibility_001")  # fmt: skip
+    want = [evalcase_verdict(task, r) for r in REPLIES]
+    # Python's \d reads full-width and Arabic-Indic digits, its \w Chinese text.
+    assert want == [True, True, False, False, False, True, True], want
+    rendered = {"sample_set": export(config, "sample_set", "promptfoo")[1]}
+    probes_ = [Probe("sample_set", "refund_eligibility_001", str(i), r, w)
+               for i, (r, w) in enumerate(zip(REPLIES, want, strict=True))]  # fmt: skip
+    got = promptfoo_verdicts(probes_, rendered, promptfoo_dir, tmp_path)
+    assert [got[p.key] for p in probes_] == want
+    inspect = {"sample_set": export(config, "sample_set", "inspect")[1]}
+    (tmp_path / "i").mkdir()
+    got = inspect_verdicts(probes_, inspect, tmp_path / "i")
+    assert [got[p.key] for p in probes_] == want
+
+
+# --- promptfoo's prompt x case grid -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_promptfoo_prompt_grid_is_evalcases_run_prompt_grid(
+    promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    dataset = load_dataset(REPO_ROOT, "english_support_set")
+    text = export(load_config(REPO_ROOT), "english_support_set", "promptfoo")[1].text
+    config = round_trip_load(text)
+    labels = [p["label"] for p in config["prompts"]]
+    assert labels == ["case", *(p.label for _, p in sorted(dataset.prompts.items()))]
+    # Echo shows what each cell sends; the answer key is not what this test reads.
+    tests = [{k: v for k, v in t.items() if k != "assert"} for t in config["tests"]]
+    results = promptfoo_eval(promptfoo_dir, {**config, "tests": tests, "providers": ["echo"]},
+                             tmp_path)  # fmt: skip
+    assert len(results) == len(tests) * len(labels)
+    sent = {(r["promptIdx"], tests[r["testIdx"]]["description"]): r["response"]["output"]
+            for r in results}  # fmt: skip
+    grids = [plan(dataset.tasks, dataset.prompts, [])]  # each case's own prompt
+    grids += [plan(dataset.tasks, dataset.prompts, [pid]) for pid in sorted(dataset.prompts)]
+    for index, grid in enumerate(grids):
+        for variant in grid:
+            view = variant.view
+            history = [(t.role, t.content) for t in view.history]
+            assert json.loads(sent[(index, variant.case_id)]) == chat(
+                view.system, history, view.user_turns
+            ), (labels[index], variant.case_id)
+    # The intent cases' label set reaches the model under the "case" prompt too.
+    intent = sent[(0, "llm_intent_cancel_order_003")]
+    assert "refund_request, order_status, cancel_order" in intent
+
+
+# --- the documented Inspect command line ------------------------------------------------
+
+
+@pytest.fixture
+def openai_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A local OpenAI-compatible server: the evaluated model answers ``cancel_order``,
+    the grader model ``GRADE: C``; every request body is kept."""
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            graded = "You grade an assistant's answer" in json.dumps(body, ensure_ascii=False)
+            text = "reason\nGRADE: C" if graded else "cancel_order"
+            data = json.dumps({
+                "id": "r", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }).encode()  # fmt: skip
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+DOCUMENTED = (
+    'inspect eval "$(python -m evalcase.authoring.exports.inspect_scorer)" \\\n'
+    "    -T dataset=cases.jsonl -T grader_model=openai/gpt-4o-mini --model openai/gpt-4o"
+)
+
+
+@pytest.mark.slow
+def test_the_documented_inspect_command_runs_as_printed(
+    openai_server: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    docs = (REPO_ROOT / "docs/authoring.md").read_text("utf-8")
+    assert "$ " + DOCUMENTED in docs
+    url, seen = openai_server
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run_cli("export", "english_support_set", "--format", "inspect", "-o",
+                   str(work / "cases.jsonl"), cwd=REPO_ROOT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    bin_dir = str(Path(sys.executable).parent)  # `python` and `inspect` of this venv
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"],
+           "PYTHONPATH": str(REPO_ROOT / "tools"), "OPENAI_BASE_URL": url,
+           "OPENAI_API_KEY": "local", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "INSPECT_DISPLAY": "none", "INSPECT_LOG_DIR": str(work / "logs")}  # fmt: skip
+    env.pop("INSPECT_EVAL_MODEL", None)
+    ran = subprocess.run(["bash", "-c", DOCUMENTED], cwd=work, env=env, capture_output=True,
+                         text=True, check=False, timeout=600)  # fmt: skip
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    [info] = list_eval_logs(str(work / "logs"))
+    log = read_eval_log(info)
+    assert log.status == "success" and log.samples is not None
+    tasks = {t.case_id: t for t in load_dataset(REPO_ROOT, "english_support_set").tasks}
+    assert {str(s.id) for s in log.samples} == set(tasks)  # read from ./cases.jsonl
+    for s in log.samples:
+        want = evalcase_verdict(tasks[str(s.id)], "cancel_order")
+        if want is not None:  # the deterministic graders decide (the grader model says C)
+            assert (s.scores["evalcase_scorer"].value == "C") is want, s.id
+    # The intent cases' prompt fixture reached the evaluated model, rendered.
+    systems = [m["content"] for b in seen if b["model"] == "gpt-4o" for m in b["messages"]
+               if m["role"] == "system"]  # fmt: skip
+    assert any("refund_request, order_status, cancel_order" in s for s in systems)
+    assert any(b["model"] == "gpt-4o-mini" for b in seen)  # the grader model was asked
+
+
+# --- role: tool turns -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tool_turns_are_listed_as_not_carried(fmt: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    text = case.read_text("utf-8")
+    assert "interaction:" not in text
+    case.write_text(
+        text.replace(
+            "evaluator_config:\n",
+            "interaction:\n  - {role: user, content: 我的退款到哪一步了？}\n"
+            '  - {role: tool, content: \'{"status": "processing"}\'}\n'
+            "  - {role: assistant, content: 正在处理。}\n"
+            "  - {role: user, content: 还要多久？}\n"
+            "evaluator_config:\n",
+        ).replace(  # an answer OpenAI evals' Includes can compare: the case is exported
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: [处理]}]",
+        ),
+        "utf-8",
+    )
+    proc = run_cli("export", "sample_set", "--format", fmt, "--strict", cwd=repo)
+    assert "not carried: tool turns in the conversation: refund_eligibility_001" in proc.stderr
+    assert proc.returncode == 1, proc.stderr  # for jsonl, the tool turn is its one loss
+    if fmt == "jsonl":
+        line = next(json.loads(x) for x in proc.stdout.splitlines()
+                    if json.loads(x)["id"] == "refund_eligibility_001")  # fmt: skip
+        assert line["tool_turns"] == 1 and line["input"]["message"] == "还要多久？"
+
+
+# --- soft graders -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "inspect"])
+def test_a_soft_grader_is_no_peer_check(fmt: str, tmp_path: Path) -> None:
+    """``hard: false`` fails nothing alone in evalcase, so no export fails a case on it."""
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8").replace(
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: [质量], hard: false},"
+            " {type: must_not_include, values: [保证]}]",
+        ),
+        "utf-8",
+    )
+    rendered = export(load_config(repo), "sample_set", fmt)[1]
+    if fmt == "promptfoo":
+        [test] = [t for t in round_trip_load(rendered.text)["tests"]
+                  if t["description"] == "refund_eligibility_001"]  # fmt: skip
+        checks = [(a["type"], a["value"]) for a in test["assert"] if a["type"] != "llm-rubric"]
+        assert checks == [("not-contains", "保证")]
+    else:
+        [sample] = [json.loads(x) for x in rendered.text.splitlines()
+                    if json.loads(x)["id"] == "refund_eligibility_001"]  # fmt: skip
+        graders = json.loads(sample["target"])["graders"]
+        assert [g["type"] for g in graders] == ["must_not_include"]
+    assert "refund_eligibility_001" in rendered.not_carried["must_include grader"]
+    assert "refund_eligibility_001" in rendered.carried["must_not_include"]
+
+
+# --- text promptfoo would read as a template --------------------------------------------
+
+ANSWER_PROVIDER = """
+import json
+
+
+def call_api(prompt, options, context):
+    # The answer, JSON-escaped so that promptfoo's templating leaves it as written.
+    return {"output": json.loads(context["vars"]["evalcase_answer_json"])}
+"""
+
+
+@pytest.mark.slow
+def test_promptfoo_gets_template_like_text_as_written(promptfoo_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8")
+        .replace("能不能退？", "能不能退？{{ input }} {% raw %}")
+        .replace(
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: ['{{ order }}']},"
+            " {type: must_not_include, values: ['{# note #}']}]",
+        ),
+        "utf-8",
+    )
+    config = load_config(repo)
+    task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
+                if t.case_id == "refund_eligibility_001")  # fmt: skip
+    exported = round_trip_load(export(config, "sample_set", "promptfoo")[1].text)
+    [test] = [t for t in exported["tests"] if t["description"] == "refund_eligibility_001"]
+    # What the model gets: evalcase's view, the template-like text as written.
+    echo = promptfoo_eval(promptfoo_dir, {**exported, "tests": [{"vars": test["vars"]}],
+                                          "providers": ["echo"]}, tmp_path / "echo")  # fmt: skip
+    view = task.agent
+    history = [(t.role, t.content) for t in view.history]
+    assert json.loads(echo[0]["response"]["output"]) == chat(view.system, history, view.user_turns)
+    # How it is graded: as evalcase grades.
+    (tmp_path / "answer_provider.py").write_text(ANSWER_PROVIDER, "utf-8")
+    replies = ["订单 {{ order }} 可以退", "订单 X 可以退", "{{ order }} {# note #}"]
+    asserts = [a for a in test["assert"] if a["type"] != "llm-rubric"]
+    hidden = [json.dumps(r).replace("{", "\\u007b").replace("}", "\\u007d") for r in replies]
+    tests = [{"vars": {"evalcase_answer_json": h}, "assert": asserts} for h in hidden]
+    graded = promptfoo_eval(promptfoo_dir, {"prompts": ["x"], "tests": tests,
+                            "providers": ["file://answer_provider.py"]}, tmp_path)  # fmt: skip
+    want = [evalcase_verdict(task, r) for r in replies]
+    assert want == [True, False, False]
+    assert [bool(r["success"]) for r in graded] == want, [
+        (r.get("response"), r.get("error"), (r.get("gradingResult") or {}).get("reason"))
+        for r in graded
+    ]

@@ -1,0 +1,105 @@
+"""The commit hook checks what a change reaches: a staged fixture re-checks the cases
+that reference it (the index's reverse references), and the findings quote the text
+their positions come from (the staged blob, whatever the work tree holds now).
+
+Real git repositories, the real `evalcase lint --staged` process, and once the real
+pre-commit consuming the published hook."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import bundled_repo, git, run_cli
+from tests.published_hook import PublishedHook, run
+
+TOOL = "fixtures/tool/order_lookup.yaml"
+CASES = "datasets/refund_regression_set/cases"
+
+
+def rename_parameter(repo: Path) -> None:
+    """order_lookup's ``order_id`` becomes ``order_no``, bumped v2 -> v3 as lint asks."""
+    path = repo / TOOL
+    text = path.read_text("utf-8")
+    assert "fixture_version: v2" in text and "      order_id:\n" in text
+    text = text.replace("fixture_version: v2", "fixture_version: v3", 1)
+    text = text.replace("      order_id:\n", "      order_no:\n", 1)
+    text = text.replace("required: [order_id]", "required: [order_no]", 1)
+    path.write_text(text, "utf-8")
+
+
+def findings(proc: subprocess.CompletedProcess[str]) -> set[tuple[str, str]]:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return {(f["code"], f["path"]) for f in json.loads(proc.stdout)}
+
+
+@pytest.mark.slow
+def test_a_staged_fixture_reports_the_cases_it_breaks(tmp_path: Path) -> None:
+    repo = bundled_repo(tmp_path / "cases")
+    rename_parameter(repo)
+    git(repo, "add", TOOL)  # the fixture alone: no case is staged
+    hook = run_cli("lint", "--staged", "--format", "json", TOOL, cwd=repo)
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    found = findings(hook)
+    # cases that call order_lookup with order_id (EC304) and pin it at v2 (EC309)
+    assert ("EC304", f"{CASES}/tool_refund_check_008.yaml") in found
+    assert ("EC309", f"{CASES}/tool_refund_check_008.yaml") in found
+    assert ("EC309", f"{CASES}/privacy_redteam_order_lookup_002.yaml") in found
+    # the whole repository's lint finds the same breakage, no more and no less
+    full = findings(run_cli("lint", "--format", "json", cwd=repo))
+    wanted = {"EC304", "EC309"}
+    assert {f for f in found if f[0] in wanted} == {f for f in full if f[0] in wanted}
+    # a case that does not use the tool is not re-checked
+    assert not any("crm_safety_set" in path for _, path in found)
+    # what lint found before the change is not the hook's to report
+    git(repo, "checkout", "--", ".")
+    git(repo, "reset", "-q")
+    clean = run_cli("lint", "--staged", "--format", "json", TOOL, cwd=repo)
+    assert clean.returncode == 0 and findings(clean) == set(), clean.stdout
+
+
+@pytest.mark.slow
+def test_hook_findings_quote_the_staged_text(tmp_path: Path) -> None:
+    repo = bundled_repo(tmp_path / "cases")
+    case = f"{CASES}/tool_refund_check_008.yaml"
+    path = repo / case
+    staged = path.read_text("utf-8").replace(
+        'args: {order_id: "ORDER_123"}', 'args: {order_id: "ORDER_123", limit: 3}', 1
+    )
+    assert staged != path.read_text("utf-8")
+    path.write_text(staged, "utf-8")
+    git(repo, "add", case)
+    # A formatter rewrites the work tree's file after staging: three lines above the
+    # finding's line, so the work tree's line at the staged position is another one.
+    path.write_text("# one\n# two\n# three\n" + staged, "utf-8")
+    hook = run_cli("lint", "--staged", case, cwd=repo)
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    lines = hook.stdout.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if " EC304 " in line and "'limit'" in line]
+    number = int(lines[at].split(":")[1])
+    assert lines[at + 1] == f"{number:>5} | {staged.splitlines()[number - 1]}"
+    assert "limit: 3" in lines[at + 1]
+
+
+@pytest.mark.slow
+def test_pre_commit_refuses_a_fixture_change_that_breaks_other_cases(
+    tmp_path: Path, published_hook: PublishedHook
+) -> None:
+    repo = bundled_repo(tmp_path / "cases")
+    (repo / ".pre-commit-config.yaml").write_text(published_hook.config("evalcase-lint"), "utf-8")
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-q", "-m", "hook")
+    env = published_hook.env()
+    installed = run([sys.executable, "-m", "pre_commit", "install"], repo, env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    rename_parameter(repo)
+    git(repo, "add", TOOL)
+    refused = run(["git", "commit", "-m", "rename order_id"], repo, env)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert f"{CASES}/tool_refund_check_008.yaml" in output
+    assert "EC304" in output and "EC309" in output
