@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "examples" / "tau2_airline"))
+sys.path.insert(0, str(REPO_ROOT / "examples" / "tau2_common"))
 from stop_user import stop_user  # noqa: E402  (the ports' oracle user)
 
 USER_KEY = "AUDIT_BENCH_USER_KEY"

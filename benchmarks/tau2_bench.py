@@ -392,7 +392,7 @@ def _git(repo: Path, *args: str) -> None:
 # -- measuring -------------------------------------------------------------------------------
 
 
-sys.path.insert(0, str(REPO_ROOT / "examples" / "tau2_airline"))
+sys.path.insert(0, str(REPO_ROOT / "examples" / "tau2_common"))
 from stop_user import stop_user  # noqa: E402  (the port's oracle user, as check.py uses it)
 
 TOOLS = [REPO_ROOT / "tools"]  # the evalcase source measured (--evalcase-tools)

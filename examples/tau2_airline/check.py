@@ -29,264 +29,43 @@ about a sixth of the work): for every tool tau2's expected actions call, a task 
 it; tasks with and without communicate_info; tasks with and without a state change; a task
 with no expected action; taken greedily in task order, so the same tasks every time.
 
-Prints one line per check and a summary; exit 0 when every check holds.
+Prints one line per check and a summary; exit 0 when every check holds. The checks are
+the shared ones (``examples/tau2_common/tau2_oracle.py``, which the retail port uses too).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tau2_common"))
 
-from stop_user import stop_user  # noqa: E402  (the oracle user, shared with the benchmark)
+import tau2_oracle  # noqa: E402  (the shared checks)
 
-KEY_ENV = "TAU2_ORACLE_USER_KEY"
-
-
-def evalcase_cmd() -> list[str]:
-    exe = Path(sys.executable).with_name("evalcase")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "evalcase"]
-
-
-def run(repo: Path, agent: str, select: list[str] | None) -> tuple[Path, dict[str, Any]]:
-    """One run of the dataset; its run folder and the case verdicts of its report."""
-    outputs = repo / "outputs"
-    before = set(outputs.glob("*/*")) if outputs.exists() else set()
-    cmd = [*evalcase_cmd(), "run", "tau2_airline", "--agent", agent, "--progress", "none"]
-    for pattern in select or []:
-        cmd += ["--select", pattern]
-    env = {**os.environ, "PYTHONPATH": str(repo), KEY_ENV: "unused"}
-    done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-    new = sorted(set(outputs.glob("*/*")) - before)
-    if not new:
-        raise SystemExit(
-            f"evalcase run wrote no run (exit {done.returncode}):\n{done.stderr[-3000:]}"
-        )
-    folder = new[-1]
-    verdicts: dict[str, Any] = {}
-    for report in (repo / "reports").glob(f"*/{folder.name}/report.json"):
-        for row in json.loads(report.read_text()).get("cases", []):
-            verdicts[row["case_id"]] = row.get("status")
-    return folder, verdicts
-
-
-def attempts(folder: Path) -> dict[str, dict[str, Any]]:
-    out = {}
-    for line in (folder / "attempts.jsonl").read_text().splitlines():
-        if line.strip():
-            record = json.loads(line)
-            out[record["case_id"]] = record
-    return out
+PORT = tau2_oracle.Port(name="airline", build=HERE / "build.py", db_model="FlightDB")
 
 
 def initial_state(repo: Path) -> dict[str, Any]:
-    """The cases' initial state: the database fixture build.py wrote (one JSON object),
-    since records (version 3) carry only its digest."""
-    fixture = json.loads((repo / "fixtures/state/tau2_airline_db.yaml").read_text())
-    state: dict[str, Any] = fixture["data"]
-    return state
-
-
-def task_of(case_id: str) -> str:
-    return str(int(case_id.rsplit("_", 1)[1]))
-
-
-def features(task: Any, writes: frozenset[str]) -> frozenset[str]:
-    """What a task exercises, for --cover: the tools its expected actions call, whether it
-    has communicate_info, whether it changes the database (calls one of ``writes``),
-    whether it expects no action."""
-    criteria = task.evaluation_criteria
-    tools = {action.name for action in criteria.actions or []}
-    out = {f"tool:{name}" for name in tools}
-    out.add(f"communicate:{bool(criteria.communicate_info)}")
-    out.add(f"writes:{bool(tools & writes)}")
-    out.add(f"no_action:{not tools}")
-    return frozenset(out)
-
-
-def cover(tasks: list[Any]) -> list[str]:
-    """Task ids covering every feature of :func:`features` (greedy: the task adding the
-    most features not yet covered, the first such in task order)."""
-    from tau2.domains.airline.environment import get_environment  # type: ignore[import-not-found]
-    from tau2.environment.toolkit import ToolType  # type: ignore[import-not-found]
-
-    toolkit = get_environment().tools
-    writes = frozenset(
-        name for name in toolkit.get_tools() if toolkit.tool_type(name) == ToolType.WRITE
-    )
-    of = {str(t.id): features(t, writes) for t in tasks}
-    wanted = frozenset().union(*of.values())
-    chosen: list[str] = []
-    covered: frozenset[str] = frozenset()
-    while covered != wanted:
-        best = max(of, key=lambda tid: len(of[tid] - covered))
-        chosen.append(best)
-        covered |= of[best]
-    return sorted(chosen, key=int)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
-    parser.add_argument(
-        "--repo", type=Path, help="build into this folder (default: a temporary one)"
-    )
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--select", help="only these cases (an evalcase --select value)")
-    group.add_argument(
-        "--cover", action="store_true", help="only a covering subset of the tasks (see above)"
-    )
-    parser.add_argument("--json", type=Path, help="write the results here")
-    ns = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tau2_") as tmp, stop_user() as url:
-        repo = (ns.repo or Path(tmp) / "repo").resolve()
-        built = subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "build.py"),
-                str(repo),
-                "--cache",
-                str(ns.cache),
-                "--user-simulator",
-                f"{url},stop-user,{KEY_ENV}",
-                "--no-lint",
-            ],
-            capture_output=True,
-            text=True,
-        )
-        print(built.stdout.strip())
-        if built.returncode != 0:
-            print(built.stderr[-4000:])
-            print("FAIL build")
-            return 1
-        linted = subprocess.run([*evalcase_cmd(), "lint"], cwd=repo, capture_output=True, text=True)
-        print(f"lint: exit {linted.returncode}: {linted.stdout.strip().splitlines()[-1:]}")
-        sys.path.insert(0, str(ns.cache / "unzipped"))
-        select = [ns.select] if ns.select else None
-        tau2 = tau2_tasks()
-        if ns.cover:
-            select = [f"airline_agent_tau2_{int(tid):03d}" for tid in cover(tau2)]
-            print(f"cover: tasks {', '.join(str(int(s.rsplit('_', 1)[1])) for s in select)}")
-        results = check(repo, select, tau2)
-        if ns.cover:
-            results["summary"]["cover"] = [int(c.rsplit("_", 1)[1]) for c in select or []]
-        results["summary"]["lint_clean"] = linted.returncode == 0
-        results["summary"]["ok"] = results["summary"]["ok"] and linted.returncode == 0
-    print(json.dumps(results["summary"], indent=1))
-    if ns.json:
-        ns.json.write_text(json.dumps(results, indent=1) + "\n")
-    return 0 if results["summary"]["ok"] else 1
+    """The cases' initial state (the database fixture build.py wrote)."""
+    return tau2_oracle.initial_state(repo, PORT.name)
 
 
 def tau2_tasks() -> list[Any]:
     """tau2's airline tasks (the unzipped wheel must be on sys.path)."""
-    from tau2.domains.airline.environment import get_tasks  # type: ignore[import-not-found]
+    return tau2_oracle.tau2_tasks(PORT)
 
-    return list(get_tasks(None))
+
+def cover(tasks: list[Any], rejected: frozenset[str] = frozenset()) -> list[str]:
+    """The covering subset of the tasks (``--cover``); ``rejected``: the tasks whose case
+    declares expected actions tau2's tools reject (``tau2_oracle.rejected_tasks``)."""
+    return tau2_oracle.cover(PORT, tasks, rejected)
 
 
 def check(repo: Path, select: list[str] | None, tau2: list[Any] | None = None) -> dict[str, Any]:
-    from tau2.data_model.message import AssistantMessage, UserMessage  # type: ignore[import-not-found]
-    from tau2.data_model.tasks import RewardType, Task  # type: ignore[import-not-found]
-    from tau2.domains.airline.data_model import FlightDB  # type: ignore[import-not-found]
-    from tau2.domains.airline.environment import get_environment  # type: ignore[import-not-found]
-    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator  # type: ignore[import-not-found]
-    from tau2.evaluator.evaluator_env import EnvironmentEvaluator  # type: ignore[import-not-found]
-
-    from evalcase.contract.records import final_state
-
-    try:
-        from loguru import logger  # tau2 logs every tool call at INFO
-
-        logger.remove()
-    except ImportError:
-        pass
-    tasks: dict[str, Any] = {t.id: t for t in (tau2 if tau2 is not None else tau2_tasks())}
-    oracle = json.loads((repo / "oracle/expected_actions.json").read_text())
-    opener = {entry["task"]: first for first, entry in oracle.items()}
-    out: dict[str, Any] = {"replay": {}, "final_state": {}, "null": {}}
-    initial = initial_state(repo)
-
-    folder, verdicts = run(repo, "tau2_replay", select)
-    records = attempts(folder)
-    out["replay_run"] = str(folder)
-    for case_id, record in sorted(records.items()):
-        tid = task_of(case_id)
-        out["replay"][tid] = verdicts.get(case_id)
-        env = get_environment()
-        for action in tasks[tid].evaluation_criteria.actions or []:
-            # tau2's gold replay goes on after an error too
-            with contextlib.suppress(Exception):
-                env.make_tool_call(
-                    tool_name=action.name, requestor=action.requestor, **action.arguments
-                )
-        ours = final_state(record, initial)
-        if ours is None:
-            out["final_state"][tid] = {"equal": False, "why": "no final state in the record"}
-            continue
-        theirs = env.tools.db
-        hashed = FlightDB.model_validate(ours).get_hash() == theirs.get_hash()
-        plain = json.loads(json.dumps(ours)) == theirs.model_dump(mode="json", exclude_none=True)
-        out["final_state"][tid] = {"equal": hashed and plain, "hash": hashed, "plain": plain}
-
-    folder, verdicts = run(repo, "tau2_null", select)
-    out["null_run"] = str(folder)
-    for case_id, record in sorted(attempts(folder).items()):
-        tid = task_of(case_id)
-        task: Task = tasks[tid]
-        answers = [
-            e.get("content") for e in record.get("trace", []) if e.get("type") == "assistant"
-        ]
-        trajectory = [UserMessage(role="user", content=opener[tid])]
-        trajectory += [AssistantMessage(role="assistant", content=a or "") for a in answers]
-        basis = set(task.evaluation_criteria.reward_basis)
-        reward = 1.0
-        if basis & {RewardType.DB, RewardType.ENV_ASSERTION}:
-            reward *= EnvironmentEvaluator.calculate_reward(
-                environment_constructor=get_environment, task=task, full_trajectory=trajectory
-            ).reward
-        if RewardType.COMMUNICATE in basis:
-            reward *= CommunicateEvaluator.calculate_reward(
-                task=task, full_trajectory=trajectory
-            ).reward
-        ours_v = verdicts.get(case_id)
-        out["null"][tid] = {
-            "evalcase": ours_v,
-            "tau2_reward": reward,
-            "agree": (ours_v == "pass") == (reward == 1.0),
-        }
-
-    n = len(out["replay"])
-    summary = {
-        "tasks": n,
-        "replay_pass": sum(1 for v in out["replay"].values() if v == "pass"),
-        "final_state_equal": sum(1 for v in out["final_state"].values() if v["equal"]),
-        "null_agree": sum(1 for v in out["null"].values() if v["agree"]),
-        "null_pass": sum(1 for v in out["null"].values() if v["evalcase"] == "pass"),
-        "tau2_null_reward_1": sum(1 for v in out["null"].values() if v["tau2_reward"] == 1.0),
-    }
-    summary["ok"] = (
-        n > 0
-        and summary["replay_pass"] == summary["final_state_equal"] == summary["null_agree"] == n
-    )
-    out["summary"] = summary
-    for tid, v in out["final_state"].items():
-        if not v["equal"] or out["replay"][tid] != "pass":
-            print(f"task {tid}: replay {out['replay'][tid]}, final state {v}")
-    for tid, v in out["null"].items():
-        if not v["agree"]:
-            print(f"task {tid}: null agent {v}")
-    return out
+    return tau2_oracle.check(PORT, repo, select, tau2)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tau2_oracle.main(PORT, __doc__.split("\n\n")[0]))

@@ -2,12 +2,14 @@
 
 The port's cases have a simulated user; for the oracle checks (check.py) and the
 benchmark (benchmarks/tau2_bench.py) it ends the conversation after the opening turn, so
-that no model is needed. ``with stop_user() as base_url: ...``.
+that no model is needed. ``with stop_user() as base_url: ...``; as a script it prints
+its base URL and serves until interrupted (the audit of docs/tau2-audit.md).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,3 +56,12 @@ def stop_user() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+if __name__ == "__main__":
+    with stop_user() as url:
+        print(url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            sys.exit(0)
