@@ -235,7 +235,6 @@ FLOORS: dict[str, int] = {
     "transport": 0,
     "chat_completions": 0,
     "plugins": 0,
-    "audit.__init__": 0,  # AUDIT_VERSION: what the audit facts' keys are made with
     # the readers: git, YAML, trust, secrets
     "gitio": 1,
     "loader": 1,
@@ -250,8 +249,7 @@ FLOORS: dict[str, int] = {
     "attempt_check": 4,
     "index": 5,
     # the audit's facts (.evalcase/audit/), read by lint, tag and reports
-    "audit.store": 6,
-    "audit.release": 7,  # what a release records of the audit (evalcase tag)
+    "audit_facts": 6,
     "versioning": 8,
     "grade": 7,
     "run": 9,
@@ -270,8 +268,8 @@ FLOORS: dict[str, int] = {
 
 def room_of(module: str, floors: dict[str, int] | None = None) -> str:
     """The room of ``module``: its top-level module or package, or the most precise part
-    of a package that ``floors`` gives a floor of its own (``audit.store``; a package's
-    own ``__init__`` as ``audit.__init__``)."""
+    of a package that ``floors`` gives a floor of its own (``package.module``; a package's
+    own ``__init__`` as ``package.__init__``)."""
     parts = module.split(".")[1:] or module.split(".")
     if floors is not None:
         for i in range(len(parts), 0, -1):

@@ -179,7 +179,7 @@ def test_a_declared_agent_is_not_a_finding_and_an_unneeded_declaration_is_a_warn
 @pytest.mark.slow
 def test_lint_and_the_store_never_import_the_audit_runner() -> None:
     code = (
-        "import sys, evalcase.lint.rules, evalcase.audit.store, evalcase.audit.release;"
+        "import sys, evalcase.lint.rules, evalcase.audit_facts.store, evalcase.audit_facts.release;"
         "bad = [m for m in sys.modules if m.startswith(('evalcase.audit.runner', "
         "'evalcase.audit.agents', 'evalcase.audit.verdicts', 'evalcase.audit.keys', "
         "'evalcase.run', 'evalcase.grade.engine'))];"

@@ -13,22 +13,23 @@ environment and the case's own graders:
 
 and says, per case, which criteria a deterministic grader covers and which rest on the
 judge alone. The results are facts keyed by the case's content digest and
-:data:`AUDIT_VERSION` (:mod:`evalcase.audit.store`); ``evalcase tag`` reads them.
+:data:`AUDIT_VERSION` (:mod:`evalcase.audit_facts.store`); ``evalcase tag`` reads them.
 
 Rooms: :mod:`~evalcase.audit.agents` (the agents, ``py:`` functions),
 :mod:`~evalcase.audit.keys` (answer keys for the gold and parrot, built from the
 ``JudgeSpec`` by this trusted code), :mod:`~evalcase.audit.schema_values` (arguments valid
 for a tool's schema), :mod:`~evalcase.audit.coverage` (criteria coverage),
-:mod:`~evalcase.audit.verdicts` (graded attempts to findings), :mod:`~evalcase.audit.store`
-(the file store; light, what lint and tag import), :mod:`~evalcase.audit.runner` (runs and
-resumes the audit).
+:mod:`~evalcase.audit.verdicts` (graded attempts to findings),
+:mod:`~evalcase.audit.runner` (runs and resumes the audit). The file store is a room below,
+:mod:`evalcase.audit_facts`: what lint, tag and reports import.
 """
 
 from __future__ import annotations
 
-# Bump when the panel, the oracle or the analysis changes what a finding means: every
-# stored audit then reads as stale (lint EC420) and `evalcase audit` runs again.
-AUDIT_VERSION = "1"
+# What the stored facts' keys are made with (bump it there: evalcase.audit_facts).
+from evalcase.audit_facts import AUDIT_VERSION
+
+__all__ = ["AGENTS", "AUDIT_VERSION", "GOLD", "JUDGED_GRADERS", "PANEL"]
 
 GOLD = "gold"
 PANEL: tuple[str, ...] = ("silent", "refuse", "handoff", "echo", "parrot", "flail")

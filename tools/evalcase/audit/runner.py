@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import __version__
-from evalcase.audit import AGENTS, AUDIT_VERSION, GOLD, store
+from evalcase.audit import AGENTS, AUDIT_VERSION, GOLD
 from evalcase.audit.agents import SPECS
 from evalcase.audit.keys import keys_for
 from evalcase.audit.verdicts import case_audit
+from evalcase.audit_facts import store
 from evalcase.config import Config
 from evalcase.contract.task import Task
 from evalcase.model import FatalError

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalcase.audit import GOLD, JUDGED_GRADERS, PANEL
 from evalcase.audit.coverage import criteria, warnings
-from evalcase.audit.store import FINDINGS, PASSED, UNPROVEN
+from evalcase.audit_facts.store import FINDINGS, PASSED, UNPROVEN
 from evalcase.contract.task import Task
 from evalcase.grade.engine import AttemptResult, decides
 from evalcase.grade.model import GraderResult

@@ -133,7 +133,7 @@ def audit(
 
 def text_lines(cases: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """One line per case with findings or warnings, then one per finding and warning."""
-    from evalcase.audit.store import summary
+    from evalcase.audit_facts.store import summary
 
     out: list[str] = []
     for case_id, facts in sorted(cases.items()):

@@ -455,7 +455,7 @@ class Linter:
         # Some repo findings depend on the date (EC405: a retention period that has ended).
         h.update(_today().encode())
         # EC420 reads the audit store: an audit since the last run changes its findings.
-        from evalcase.audit.store import stamp
+        from evalcase.audit_facts.store import stamp
 
         h.update(stamp(self.config.root).encode())
         if self.history is not None:

@@ -23,7 +23,7 @@ def risk_rank(level: str) -> int:
 def build_report(
     graded: GradedRun, *, redacted: bool = False, audit: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """``audit``: case ID -> its audit status (evalcase.audit.store.report_statuses), when
+    """``audit``: case ID -> its audit status (evalcase.audit_facts.store.report_statuses), when
     the dataset was audited; the report then has an ``audit`` section."""
     record = graded.record
     run = record.run

@@ -94,9 +94,9 @@ def grade_and_report(
 
 
 def audit_of(config: Config, record: RunRecord) -> dict[str, str]:
-    """Each run case's audit status from the audit store (evalcase.audit.store), by the
+    """Each run case's audit status from the audit store (evalcase.audit_facts.store), by the
     content digest the run recorded; {} when the dataset was never audited here."""
-    from evalcase.audit.store import report_statuses
+    from evalcase.audit_facts.store import report_statuses
 
     cases = record.run.get("cases")
     if not isinstance(cases, Mapping):

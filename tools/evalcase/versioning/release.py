@@ -36,7 +36,7 @@ def tag_dataset(
 
     Refuses (FatalError) unless the working tree is clean, the repository lints clean
     (errors; warnings are allowed), the version has no tag yet and no counted case has
-    an unresolved stored audit finding (evalcase.audit.release; with ``[versioning]
+    an unresolved stored audit finding (evalcase.audit_facts.release; with ``[versioning]
     require_audit``, no counted case unaudited either). ``override_audit``: the reason
     a release goes out with audit problems anyway, recorded in the tag message.
     ``warn``: told of unaudited cases when they do not refuse the release.
@@ -111,7 +111,7 @@ def _audit_lines(
 ) -> str:
     """The tag message's audit lines (only for an override), after refusing a release
     with audit problems (FatalError) unless ``override`` gives a reason."""
-    from evalcase.audit import release as audit_release
+    from evalcase.audit_facts import release as audit_release
 
     gate = audit_release.check(
         config.root, index, governance, content.dataset_dir, content.dataset_id

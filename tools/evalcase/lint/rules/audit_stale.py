@@ -30,7 +30,7 @@ Failing (the case changed after its audit)::
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalcase.audit import store
+from evalcase.audit_facts import store
 from evalcase.config import Config
 from evalcase.index.digest import case_id_of, dataset_id_of
 from evalcase.lint.base import RepoIndex, reporter

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalcase.audit import AUDIT_VERSION
+from evalcase.audit_facts import AUDIT_VERSION
 
 if TYPE_CHECKING:
     from evalcase.index.facts import CaseFacts

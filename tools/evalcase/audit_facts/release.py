@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalcase.audit import AUDIT_VERSION, store
+from evalcase.audit_facts import AUDIT_VERSION, store
 
 if TYPE_CHECKING:
     from evalcase.index.repo import RepoIndex

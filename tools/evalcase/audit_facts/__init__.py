@@ -1,0 +1,17 @@
+"""The audit's facts on disk (``.evalcase/audit/``): what lint (EC420), ``evalcase tag``
+and reports read of `evalcase audit`'s results, without the audit itself.
+
+A room of its own, below the versioning, lint and report rooms that read it, so that
+reading an audit never imports the runner, the agents or the graders the audit runs
+(:mod:`evalcase.audit`, which writes these facts, stands above them all).
+
+- :mod:`~evalcase.audit_facts.store`: one JSON file per case content and audit version,
+  the keys, the statuses;
+- :mod:`~evalcase.audit_facts.release`: what a release records of the audit.
+"""
+
+from __future__ import annotations
+
+# Bump when the panel, the oracle or the analysis changes what a finding means: every
+# stored audit then reads as stale (lint EC420) and `evalcase audit` runs again.
+AUDIT_VERSION = "1"
