@@ -11,6 +11,10 @@ from them and can be rebuilt at any time.
 - :mod:`evalcase.results.store`: the results store, an embedded DuckDB file indexed from
   the folders (``pip install 'evalcase[results]'``), and its incremental update.
 - :mod:`evalcase.results.queries`: ``history``, ``flaky`` and ``trend`` over the store.
+- :mod:`evalcase.results.remote`: runs to and from S3-compatible object storage
+  (``push``, ``pull``, ``run --publish``; ``pip install 'evalcase[remote]'``).
+- :mod:`evalcase.results.view` and :mod:`evalcase.results.view_pages`: ``evalcase view``,
+  the read-only web viewer over the store (``pip install 'evalcase[view]'``).
 
 Nothing in this package is imported by ``evalcase lint`` (the commit hook).
 """
