@@ -98,15 +98,25 @@ def test_the_workflow_pins_a_commit_and_its_steps_pass_in_a_fresh_repository(
         return [s["run"] for s in workflow["jobs"][job]["steps"] if "run" in s]
 
     for job in ("lint", "smoke"):
-        for command in steps(job):
-            if command.startswith("pip install"):
-                (spec,) = shlex.split(command)[2:]
-                req = Requirement(spec)
-                # A commit of evalcase's git repository, never a name on a package index.
-                assert req.name == "evalcase" and req.url and not str(req.specifier), spec
+        for step in workflow["jobs"][job]["steps"]:
+            if "run" not in step:
+                continue
+            command = step["run"]
+            if "pip install" in command:
+                # The requirement comes from the repository variable, else the default init
+                # wrote: none here, since this hooks repository is a path of this machine.
+                ((variable, value),) = step["env"].items()
+                default = re.search(r"\|\| '([^']*)'", value)
+                assert default is not None and default.group(1) == "", value
+                unset = _shell(command, root, tmp_path)
+                assert unset.returncode == 1, (unset.stdout, unset.stderr)
+                assert f"set the repository variable {variable}" in unset.stdout
+                # What the team sets: a commit of evalcase's git repository, never a name on
+                # a package index; pip's first step for such a URL: the commit is there.
+                req = Requirement(f"evalcase @ git+{src.as_uri()}@{rev}")
+                assert req.name == "evalcase" and req.url and not str(req.specifier)
                 url, _, pinned = req.url.removeprefix("git+").rpartition("@")
-                assert pinned == rev and re.fullmatch(r"[0-9a-f]{40}", pinned), spec
-                # pip's first step for such a URL: the commit is there to fetch.
+                assert pinned == rev and re.fullmatch(r"[0-9a-f]{40}", pinned)
                 fetch = subprocess.run(
                     ["git", "fetch", "-q", url, pinned],
                     cwd=src,
