@@ -345,7 +345,11 @@ def test_an_audit_gives_the_same_facts_on_ray_as_on_the_local_pool(
     assert "audit gold:" in on_ray.stderr and "audit flail:" in on_ray.stderr  # progress
 
     def facts(text: str) -> dict[str, Any]:
-        cases = json.loads(text)
+        # Ray's driver prints what its raylet reports ("(raylet) The node ... marked dead"
+        # on a loaded machine) to standard output, before the JSON document: skip to it.
+        start = text.find("{\n")
+        assert start >= 0, text[-3000:]
+        cases = json.loads(text[start:])
         return {
             case_id: (c["status"], c["outcomes"], c["findings"], c["agents"])
             for case_id, c in cases.items()
