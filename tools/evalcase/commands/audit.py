@@ -10,29 +10,26 @@ from typing import Any
 
 import click
 
-from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
+from evalcase.commands.common import (
+    EXIT_FATAL,
+    concurrency_option,
+    config_for,
+    executor_option,
+    fatal_errors,
+    ray_address_option,
+    root_option,
+    timeout_option,
+)
 
 EXIT_FINDINGS = 1
 
 
 @click.command("audit")
 @click.argument("dataset")
-@click.option("--executor", default=None, help="Where attempts run: local or ray.")
-@click.option(
-    "--ray-address",
-    default=None,
-    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
-)
-@click.option(
-    "--concurrency", type=click.IntRange(1, 1024), default=None, help="Attempts running at once."
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds per attempt.",
-)
+@executor_option
+@ray_address_option
+@concurrency_option
+@timeout_option
 @click.option(
     "--select",
     "selects",

@@ -154,3 +154,22 @@ def _reason(exc: OSError, path: Path | None) -> str:
     if exc.errno == errno.ENOENT and path is not None and not path.parent.is_dir():
         return f"its folder {path.parent} does not exist; create it first"
     return exc.strerror or str(exc)
+
+
+# --- options the commands that run agents share (run, audit) ---------------------------
+executor_option = click.option("--executor", default=None, help="Where attempts run: local or ray.")
+ray_address_option = click.option(
+    "--ray-address",
+    default=None,
+    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
+)
+concurrency_option = click.option(
+    "--concurrency", type=click.IntRange(1, 1024), default=None, help="Attempts running at once."
+)
+timeout_option = click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds per attempt.",
+)

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcase.commands.common import EXIT_FATAL, config_for, fatal_errors, root_option
+from evalcase.commands.common import (
+    EXIT_FATAL,
+    concurrency_option,
+    config_for,
+    executor_option,
+    fatal_errors,
+    ray_address_option,
+    root_option,
+    timeout_option,
+)
 from evalcase.commands.progress import progress_display
 
 if TYPE_CHECKING:
@@ -43,16 +52,8 @@ EXIT_GATES = 1
     default=None,
     help="Independent attempts per case (pass@k).",
 )
-@click.option(
-    "--concurrency", type=click.IntRange(1, 1024), default=None, help="Attempts running at once."
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds per attempt.",
-)
+@concurrency_option
+@timeout_option
 @click.option(
     "--suite", "suites", multiple=True, help="A suite of the manifest (repeatable: union)."
 )
@@ -84,12 +85,8 @@ EXIT_GATES = 1
     default=None,
     help="Finish the run RUN_ID without redoing its finished attempts.",
 )
-@click.option("--executor", default=None, help="Where attempts run: local or ray.")
-@click.option(
-    "--ray-address",
-    default=None,
-    help="With --executor ray: the cluster's HOST:PORT (else RAY_ADDRESS, [run.ray] address).",
-)
+@executor_option
+@ray_address_option
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Base of the per-attempt seeds."
 )
