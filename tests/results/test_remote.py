@@ -293,3 +293,76 @@ def test_run_publish(s3: dict[str, str], tmp_path: Path) -> None:
     paths = {f["path"].rsplit("/", 1)[-1] for f in manifest["files"]}
     assert {"run.json", "attempts.jsonl", "report.json", "grades.jsonl"} <= paths
     assert manifest["summary"]["dataset"] == "refund_regression_set"
+
+
+@pytest.mark.slow
+def test_questions_across_runs_read_the_remote_index_only(
+    s3: dict[str, str], tmp_path: Path
+) -> None:
+    """`history`, `flaky` and `trend --from-remote` on a machine with no local run answer
+    exactly as the publisher's local store does, from run.json, grading.json and
+    report.json only: no attempt record is fetched. A second question reads nothing
+    again; a new grading published later is seen; a forged index file is left out."""
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "ix", [])
+    for n, run_id in enumerate(["run-a", "run-b", "run-c"]):
+        write_run(laptop, commit, run_id, [check_008(n != 1, 1), duplicate_003(False, 1)])
+        assert run_cli("grade", run_id, cwd=laptop).returncode in (0, 1)
+    assert run_cli("push", "--all", cwd=laptop, env=s3).returncode == 0
+    ci = _clone(laptop, tmp_path / "ci", "ix")
+    questions = (
+        ["history", "tool_refund_check_008"],
+        ["flaky"],
+        ["trend", "refund_regression_set"],
+    )
+    answers = {}
+    for question in questions:
+        local = run_cli(*question, "--format", "json", cwd=laptop)
+        remote = run_cli(*question, "--format", "json", "--from-remote", cwd=ci, env=s3)
+        assert local.returncode == 0 and remote.returncode == 0, local.stderr + remote.stderr
+        answers[question[0]] = json.loads(remote.stdout)
+        assert answers[question[0]] == json.loads(local.stdout), question
+        assert "3 published run(s)" in remote.stderr
+    # The answers are not empty: the check case passed in run-a and run-c, failed in b.
+    verdicts = [row["verdicts"] for row in answers["history"]["history"]]
+    assert sorted(verdicts) == [["fail"], ["pass"], ["pass"]]
+    assert [f["case_id"] for f in answers["flaky"]["flaky"]] == ["tool_refund_check_008"]
+    assert not (ci / "outputs").exists() and not (ci / "reports").exists()
+    mirror = next((ci / ".evalcase_cache" / "remote").iterdir())
+    fetched = {p.name for p in (mirror / "outputs").rglob("*") if p.is_file()}
+    fetched |= {p.name for p in (mirror / "reports").rglob("*") if p.is_file()}
+    assert fetched == {"run.json", "grading.json", "report.json"}, fetched
+
+    again = run_cli("history", "tool_refund_check_008", "--from-remote", cwd=ci, env=s3)
+    assert again.returncode == 0, again.stderr
+    assert "fetched 0 manifest(s) and 0 index file(s)" in again.stderr
+    assert again.stdout.count("run-") == 3
+
+    # A new grading of run-a published later is a new manifest: two new index files.
+    assert run_cli("grade", "run-a", cwd=laptop).returncode in (0, 1)
+    assert run_cli("push", "run-a", cwd=laptop, env=s3).returncode == 0
+    later = run_cli(
+        "history", "tool_refund_check_008", "--format", "json", "--from-remote",
+        cwd=ci, env=s3,
+    )  # fmt: skip
+    assert "fetched 1 manifest(s) and 2 index file(s)" in later.stderr, later.stderr
+    assert len(json.loads(later.stdout)["history"]) == 4
+
+    # A forged run: its run.json does not match the digest its manifest names.
+    client = _client(s3)
+    body = json.dumps({"run_id": "run-forged", "dataset": {"id": "refund_regression_set"}})
+    wrong = hashlib.sha256(b"not this").hexdigest()
+    client.put_object(Bucket=BUCKET, Key=f"ix/objects/{wrong[:2]}/{wrong}", Body=body)
+    forged = {
+        "manifest_version": 1, "run_id": "run-forged", "commit": commit,
+        "published_at": "2026-12-02T00:00:00Z", "publisher": "", "summary": {},
+        "files": [{"path": f"outputs/{commit}/run-forged/run.json", "sha256": wrong,
+                   "size": len(body)}],
+    }  # fmt: skip
+    client.put_object(
+        Bucket=BUCKET, Key=f"ix/runs/run-forged/{'1' * 64}.json", Body=json.dumps(forged)
+    )
+    flagged = run_cli("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
+    assert flagged.returncode == 0, flagged.stderr
+    assert "left out outputs/" in flagged.stderr and "does not match its digest" in flagged.stderr
+    assert not (mirror / "outputs" / commit / "run-forged").exists()
+    assert "Traceback" not in flagged.stderr

@@ -173,3 +173,13 @@ timeout_option = click.option(
     default=None,
     help="Seconds per attempt.",
 )
+
+
+# --- the team's object storage (push, pull, and the questions across runs) ------------
+remote_option = click.option(
+    "--remote",
+    "url",
+    default=None,
+    metavar="URL",
+    help="s3://bucket/prefix or file:///folder (default: [results] remote).",
+)

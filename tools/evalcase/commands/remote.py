@@ -11,16 +11,14 @@ from typing import Any
 
 import click
 
-from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
-from evalcase.model import FatalError
-
-remote_option = click.option(
-    "--remote",
-    "url",
-    default=None,
-    metavar="URL",
-    help="s3://bucket/prefix or file:///folder (default: [results] remote).",
+from evalcase.commands.common import (
+    EXIT_FINDINGS,
+    config_for,
+    fatal_errors,
+    remote_option,
+    root_option,
 )
+from evalcase.model import FatalError
 
 
 @click.command("push")

@@ -7,16 +7,60 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from evalcase.commands.common import EXIT_FINDINGS, config_for, fatal_errors, root_option
+from evalcase.commands.common import (
+    EXIT_FINDINGS,
+    config_for,
+    fatal_errors,
+    remote_option,
+    root_option,
+)
 
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text"
 )
 dataset_option = click.option("--dataset", default=None, help="Only runs of this dataset.")
+from_remote_option = click.option(
+    "--from-remote",
+    is_flag=True,
+    help="Ask the runs published to the team's remote ([results] remote, or --remote URL) "
+    "instead of local ones; only their index files are fetched, never attempt records.",
+)
+
+
+@contextmanager
+def _store(root: str | None, from_remote: bool, url: str | None) -> Iterator[Any]:
+    """The local store, or (``--from-remote``, ``--remote URL``) the store over the
+    remote's index (evalcase.results.remote_index); what the remote sync did goes to
+    stderr."""
+    config = config_for(root)
+    if not from_remote and url is None:
+        from evalcase.results.store import open_store
+
+        with open_store(config) as store:
+            yield store
+            _warn_unreadable(store)
+        return
+    from evalcase.results.remote import remote_of
+    from evalcase.results.remote_index import open_remote_store
+
+    with open_remote_store(config, remote_of(config, url)) as (store, stats):
+        for problem in stats.problems:
+            click.echo(f"evalcase: warning: {stats.url}: left out {problem}", err=True)
+        click.echo(
+            f"evalcase: {stats.url}: {stats.runs} published run(s); fetched "
+            f"{stats.manifests_read} manifest(s) and {stats.files_fetched} index file(s) "
+            f"({stats.bytes_fetched:,} bytes); {stats.bytes_skipped:,} bytes of attempts "
+            "and reports left on the remote",
+            err=True,
+        )
+        yield store
+        _warn_unreadable(store)
 
 
 def _pct(value: float | None) -> str:
@@ -97,21 +141,27 @@ def store_status(output_format: str, root: str | None) -> None:
 @click.argument("case_id")
 @dataset_option
 @click.option("--newest", is_flag=True, help="Only each run's newest (default) grading.")
+@from_remote_option
+@remote_option
 @format_option
 @root_option
 @fatal_errors
 def history_command(
-    case_id: str, dataset: str | None, newest: bool, output_format: str, root: str | None
+    case_id: str,
+    dataset: str | None,
+    newest: bool,
+    from_remote: bool,
+    url: str | None,
+    output_format: str,
+    root: str | None,
 ) -> None:
     """CASE_ID's verdicts over commits, case versions, agents, prompts and gradings. A
     change of the case's own content is marked `case changed`, never a regression."""
     from evalcase.model import FatalError
     from evalcase.results.queries import history
-    from evalcase.results.store import open_store
 
-    with open_store(config_for(root)) as store:
+    with _store(root, from_remote, url) as store:
         rows = history(store, case_id, dataset=dataset, newest_only=newest)
-        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"case_id": case_id, "history": [r.to_dict() for r in rows]})
         return
@@ -143,6 +193,8 @@ def history_command(
     help="Of the pass rate's interval (Wilson).",
 )
 @click.option("--fail-on-flaky", is_flag=True, help="Exit 1 when a case is flaky.")
+@from_remote_option
+@remote_option
 @format_option
 @root_option
 @fatal_errors
@@ -150,17 +202,17 @@ def flaky_command(
     dataset: str | None,
     confidence: float,
     fail_on_flaky: bool,
+    from_remote: bool,
+    url: str | None,
     output_format: str,
     root: str | None,
 ) -> None:
     """Cases whose verdict changes at the same case content, agent, prompt and
     configuration, with each one's pass rate and an interval."""
     from evalcase.results.queries import flaky
-    from evalcase.results.store import open_store
 
-    with open_store(config_for(root)) as store:
+    with _store(root, from_remote, url) as store:
         rows = flaky(store, dataset=dataset, confidence=confidence)
-        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"confidence": confidence, "flaky": [r.to_dict() for r in rows]})
     elif not rows:
@@ -193,23 +245,29 @@ def flaky_command(
     help="Also each value's pass@1 of this slice: risk_level, case_type, ability_tag, "
     "scenario, tool, dataset_role, failure_class, prompt.",
 )
+@from_remote_option
+@remote_option
 @format_option
 @root_option
 @fatal_errors
 def trend_command(
-    dataset: str, by: str, slice_key: str | None, output_format: str, root: str | None
+    dataset: str,
+    by: str,
+    slice_key: str | None,
+    from_remote: bool,
+    url: str | None,
+    output_format: str,
+    root: str | None,
 ) -> None:
     """DATASET's pass@1, pass^k, cost and latency per commit or agent (each run's newest
     grading), optionally per slice."""
     from evalcase.grade.aggregate import SLICE_KEYS
     from evalcase.results.queries import trend
-    from evalcase.results.store import open_store
 
     if slice_key is not None and slice_key not in SLICE_KEYS:
         raise click.UsageError(f"--slice {slice_key!r}: one of {', '.join(SLICE_KEYS)}")
-    with open_store(config_for(root)) as store:
+    with _store(root, from_remote, url) as store:
         rows = trend(store, dataset, by=by, slice_key=slice_key)
-        _warn_unreadable(store)
     if output_format == "json":
         _echo_json({"dataset": dataset, "by": by, "trend": [r.to_dict() for r in rows]})
         return

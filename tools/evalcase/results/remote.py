@@ -254,7 +254,7 @@ def publish(
     return PublishResult(run_id, key, uploaded, present, new)
 
 
-def _check_manifest(raw: Any, key: str) -> Manifest:
+def check_manifest(raw: Any, key: str) -> Manifest:
     if not isinstance(raw, dict) or raw.get("manifest_version") != MANIFEST_VERSION:
         raise ValueError("not a manifest of this version")
     run_id, commit = raw.get("run_id"), raw.get("commit")
@@ -332,13 +332,13 @@ def list_manifests(remote: Remote, run_ids: Iterable[str] | None = None) -> List
                 continue
             try:
                 raw = json.loads(remote.get(key, MAX_MANIFEST_BYTES))
-                manifests.append(_check_manifest(raw, key))
+                manifests.append(check_manifest(raw, key))
             except (ValueError, FatalError) as exc:
                 damaged.append(f"{key}: {exc}")
     return Listing(tuple(manifests), tuple(damaged))
 
 
-def _merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
+def merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
     """A path's newest publication wins: a resumed run only appends, a new grading adds
     files, so the newest is the most complete."""
     files: dict[str, RemoteFile] = {}
@@ -359,7 +359,7 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
         written: list[str] = []
         present: list[str] = []
         refused: list[str] = []
-        for path, item in sorted(_merged_files(items).items()):
+        for path, item in sorted(merged_files(items).items()):
             target = folders.local(path)
             if target.is_file():
                 if _sha256(target.read_bytes()) == item.sha256:

@@ -311,8 +311,12 @@ class Store:
         inside one is seen by ``evalcase store rebuild``."""
         found = []
         for _, run_id, folder in _runs_in(self.outputs):
+            # The source is named by the attempts file, which may be absent: a run that
+            # has not finished an attempt, or a remote's index that fetched only run.json
+            # (evalcase.results.remote_index).
             attempts = os.path.join(folder, "attempts.jsonl")
-            stamp = _stamp_str(attempts, os.path.join(folder, "run.json"))
+            meta = os.path.join(folder, "run.json")
+            stamp = _stamp_str(attempts, meta) or _stamp_str(meta, attempts)
             if stamp is not None:
                 found.append(_Source(attempts, run_id, stamp))
         under: dict[str, list[tuple[str, str]]] = {}
@@ -389,7 +393,7 @@ class Store:
                 "attempts",
                 None,
                 _ATTEMPTS_SQL,
-                [s.path for s in runs if os.path.getsize(s.path) > 0],
+                [s.path for s in runs if _nonempty(s.path)],
                 problems,
             )
         report_files = [s.path for s in grads]
@@ -678,6 +682,13 @@ def _insert(con: Any, table: str, columns: Sequence[Sequence[Any]]) -> None:
     con.execute(f"INSERT INTO {table} SELECT {picks}", [list(c) for c in columns])
 
 
+def _nonempty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
 def _largest(files: Sequence[str]) -> int:
     """DuckDB's limit on one JSON document: the largest file's size, and some room."""
     return max((os.path.getsize(f) for f in files), default=0) + (1 << 20)
@@ -715,10 +726,19 @@ def _connect(path: Path) -> Any:
 def open_store(config: Config, *, update: bool = True) -> Iterator[Store]:
     """The repository's store, brought up to date with its folders first (``update``)."""
     outputs, reports = folders(config)
-    path = store_path(config)
+    with open_store_at(store_path(config), config.root, outputs, reports, update=update) as s:
+        yield s
+
+
+@contextmanager
+def open_store_at(
+    path: Path, root: Path, outputs: Path, reports: Path, *, update: bool = True
+) -> Iterator[Store]:
+    """A store file at ``path`` over any ``outputs``/``reports`` pair (a remote's index
+    uses its own: evalcase.results.remote_index)."""
     con = _connect(path)
     try:
-        store = Store(con, config.root, outputs, reports)
+        store = Store(con, root, outputs, reports)
         if update:
             store.update()
         yield store
