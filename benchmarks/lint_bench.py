@@ -247,24 +247,30 @@ def hook_commits(
     return samples
 
 
+def make_repo(repo: Path, n: int) -> list[str]:
+    """Generate, commit and pack a repository of ``n`` cases at ``repo``; its case paths."""
+    paths = generate(repo, n, "refund_regression_set")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    # Pack the objects, as in any repository people lint: a clone or fetch brings a
+    # pack, and git's automatic gc packs once there are more than 6,700 loose objects.
+    # Reading 100,000 freshly written loose objects would measure the file system.
+    # (No automatic gc in the background of the commit: it would hold gc's lock.)
+    git(repo, "-c", "gc.auto=0", "commit", "-q", "-m", "generated")
+    git(repo, "gc", "--quiet")
+    # Write the generated files and objects out now: the kernel flushing a gigabyte
+    # of new files during the first measurement would be the generator's cost.
+    os.sync()
+    return paths
+
+
 def bench_size(
     n: int, runs: int, commits: int, cjs_max: int, hook_only: bool = False
 ) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix=f"evalcase-bench-{n}-"))
     try:
         repo = work / "repo"
-        paths = generate(repo, n, "refund_regression_set")
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        # Pack the objects, as in any repository people lint: a clone or fetch brings a
-        # pack, and git's automatic gc packs once there are more than 6,700 loose objects.
-        # Reading 100,000 freshly written loose objects would measure the file system.
-        # (No automatic gc in the background of the commit: it would hold gc's lock.)
-        git(repo, "-c", "gc.auto=0", "commit", "-q", "-m", "generated")
-        git(repo, "gc", "--quiet")
-        # Write the generated files and objects out now: the kernel flushing a gigabyte
-        # of new files during the first measurement would be the generator's cost.
-        os.sync()
+        paths = make_repo(repo, n)
         cache = repo / ".evalcase_cache"
         row: dict[str, float] = {"n": n}
 
@@ -414,7 +420,19 @@ def main() -> None:
         action="store_true",
         help="stop after the commit hook (steps 1-3: the cold run warms its store)",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="only generate a repository of the first size at DIR (kept, for profiling "
+        "and repeated measurements: `evalcase lint --no-cache --jobs 1` in it is cold)",
+    )
     args = parser.parse_args()
+    if args.keep:
+        if args.keep.exists():
+            raise SystemExit(f"{args.keep} exists: give a new folder")
+        print(f"{len(make_repo(args.keep, args.sizes[0])):,} cases in {args.keep}")
+        return
     rows = []
     for n in args.sizes:
         print(f"benchmarking {n:,} cases ...", file=sys.stderr, flush=True)

@@ -37,7 +37,9 @@ from evalcase.index.facts import (
     FixtureFacts,
     Located,
     ManifestFacts,
+    digest,
     digests_of,
+    memo_digest,
 )
 from evalcase.index.repo import RepoIndex
 
@@ -363,12 +365,18 @@ def _squeezed(value: object) -> object:
 def copy_digest(data: Mapping[str, object], governance: Collection[str]) -> str:
     """The content digest of a case up to punctuation, spacing, letter case and Unicode
     width: what EC417 compares, so a copy with a changed comma is still a copy."""
-    from evalcase.index.facts import digest
-
     return fields_digest(
         {
-            str(k): digest(_squeezed(v))
+            str(k): memo_digest(v, _COPY_DIGESTS, _squeezed_digest)
             for k, v in data.items()
             if k not in IDENTITY_FIELDS and k not in governance
         }
     )
+
+
+def _squeezed_digest(value: object) -> str:
+    return digest(_squeezed(value))
+
+
+# Squeezed digests of field values by marshal bytes (evalcase.index.facts.memo_digest).
+_COPY_DIGESTS: dict[bytes, str] = {}

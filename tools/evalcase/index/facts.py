@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -57,6 +58,7 @@ def _located(doc: Document, path: Path) -> Located | None:
 
 
 _MISSING: Any = object()
+_dumps = marshal.dumps
 
 
 class _FieldDigests:
@@ -238,7 +240,38 @@ def field_digests(doc: Document) -> dict[str, str]:
 
 def digests_of(data: Mapping[str, Any]) -> dict[str, str]:
     """Field -> digest of its value, for parsed data (field_digests, once per file)."""
-    return {str(k): digest(v) for k, v in data.items()}
+    return {str(k): memo_digest(v, _DIGESTS, digest) for k, v in data.items()}
+
+
+def memo_digest(value: Any, memo: dict[bytes, str], compute: Any) -> str:
+    """``compute(value)``, remembered in ``memo`` by the value's marshal bytes.
+
+    Most fields of a case (its graders, environment, expected behaviour, tools) repeat
+    from case to case in a dataset, and a cold lint digests every field of every case
+    (twice: as written, and squeezed for EC417). marshal keeps every type apart (True
+    from 1, 1 from 1.0, "1" from 1, a key's type), so equal bytes are an equal value
+    and the digest is the one ``compute`` gives; two equal values marshalled apart
+    (different sharing) only miss. Bounded: a file of unique values costs one marshal per field."""
+    try:
+        key = _dumps(value)
+    except (ValueError, TypeError, RecursionError):
+        return str(compute(value))
+    found = memo.get(key)
+    if found is None:
+        found = str(compute(value))
+        if len(key) <= _MEMO_KEY_MAX:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            memo[key] = found
+    return found
+
+
+# Field digests by marshal bytes (memo_digest); evalcase.index.digest keeps another for
+# the squeezed (copy) digests.
+_DIGESTS: dict[bytes, str] = {}
+# At most 4,096 values of up to 4 KB each (16 MB): long values are rarely repeated.
+_MEMO_MAX = 4096
+_MEMO_KEY_MAX = 4096
 
 
 def _field_digests(doc: Document) -> str:

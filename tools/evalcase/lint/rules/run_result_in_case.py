@@ -26,7 +26,7 @@ Failing::
       index_version: idx_20260708               # what one run resolved
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from evalcase.contract.run_fields import NESTED_RUN_FIELDS, RUN_FIELD_PLACES, RUN_FIELDS
@@ -43,8 +43,16 @@ SCOPE = "file"
 report = reporter(CODE, NAME, SEVERITY)
 
 
-def _nested(value: Any, path: tuple[Any, ...], depth: int = 0) -> Iterator[tuple[Any, ...]]:
+def _nested(value: Any, path: tuple[Any, ...], depth: int = 0) -> list[tuple[Any, ...]]:
     """Paths of NESTED_RUN_FIELDS keys below the top level and metadata (x- notes skipped)."""
+    found: list[tuple[Any, ...]] = []
+    _walk(value, path, depth, found)
+    return found
+
+
+def _walk(value: Any, path: tuple[Any, ...], depth: int, found: list[tuple[Any, ...]]) -> None:
+    # A cold lint walks every value of every case here: only containers are visited (a
+    # scalar child costs a type test, not a call), in the order of the data.
     if depth > 64:
         return
     if isinstance(value, dict):
@@ -52,11 +60,13 @@ def _nested(value: Any, path: tuple[Any, ...], depth: int = 0) -> Iterator[tuple
             if not isinstance(key, str) or key.startswith("x-"):
                 continue
             if key in NESTED_RUN_FIELDS and path not in RUN_FIELD_PLACES:
-                yield (*path, key)
-            yield from _nested(inner, (*path, key), depth + 1)
+                found.append((*path, key))
+            if isinstance(inner, dict | list) and depth < 64:
+                _walk(inner, (*path, key), depth + 1, found)
     elif isinstance(value, list):
         for i, inner in enumerate(value):
-            yield from _nested(inner, (*path, i), depth + 1)
+            if isinstance(inner, dict | list) and depth < 64:
+                _walk(inner, (*path, i), depth + 1, found)
 
 
 def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
