@@ -26,6 +26,7 @@ from evalcase.index.facts import (
     CaseFacts,
     Facts,
     case_facts,
+    field_digests,
     fixture_facts,
     from_raw,
     manifest_facts,
@@ -141,6 +142,9 @@ def analyze(
                 findings += schemas.validate(doc, kind.value)
                 if kind is FileKind.CASE:
                     facts = case_facts(doc, source.group)
+                    # The digests its field_digest_text was made from (a cached_property:
+                    # case_digest would decode that text again).
+                    facts.__dict__["field_digests"] = field_digests(doc)
                     facts = _replaced(
                         facts,
                         content_governance=governance_key(config.governance_fields),

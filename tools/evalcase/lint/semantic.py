@@ -229,7 +229,17 @@ def facets(case: CaseFacts) -> suites.Facets:
 def in_suite(case: CaseFacts, selectors: dict[str, Any]) -> bool:
     """Whether a case is in a suite: evalcase.suites' selection, the one the runner and
     the gates make, over the suite's located criteria."""
-    wanted = {k: tuple(str(v[0]) for v in values) for k, values in selectors.items()}
+    return suites.in_suite(facets(case), criteria(selectors))
+
+
+def criteria(selectors: dict[str, Any]) -> suites.Criteria:
+    """A suite's located criteria as evalcase.suites reads them: made once per suite by
+    rules that test every case of a dataset against it (in_suite_of)."""
+    return {k: tuple(str(v[0]) for v in values) for k, values in selectors.items()}
+
+
+def in_suite_of(case: CaseFacts, wanted: suites.Criteria) -> bool:
+    """in_suite with the suite's ``criteria`` already made."""
     return suites.in_suite(facets(case), wanted)
 
 
@@ -250,7 +260,8 @@ def gate_members(
         found = next((s for s in manifest.suites if s[0] == suite), None)
         if found is None:
             return None
-        members = [c for c in members if in_suite(c, found[3])]
+        wanted = criteria(found[3])  # once, not once per case: a gate reads every case
+        members = [c for c in members if in_suite_of(c, wanted)]
     if levels is not None:
         members = [c for c in members if c.risk_level in levels]
     return members

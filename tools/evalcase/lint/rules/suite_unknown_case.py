@@ -30,7 +30,7 @@ from evalcase.config import Config
 from evalcase.index.digest import case_id_of
 from evalcase.index.facts import ManifestFacts
 from evalcase.lint.base import RepoIndex, reporter
-from evalcase.lint.semantic import dataset_cases, did_you_mean, in_suite
+from evalcase.lint.semantic import criteria, dataset_cases, did_you_mean, in_suite_of
 from evalcase.loader import capped
 from evalcase.model import Finding, Severity
 
@@ -62,7 +62,10 @@ def _empty(index: RepoIndex, manifest: ManifestFacts, reported: set[str]) -> Ite
     if not cases:  # a dataset just created (`evalcase new-dataset`): no suite can select yet
         return
     for name, line, col, selectors in manifest.suites:
-        if name in reported or any(in_suite(c, selectors) for c in cases):
+        if name in reported:
+            continue
+        wanted = criteria(selectors)
+        if any(in_suite_of(c, wanted) for c in cases):
             continue
         yield report(
             manifest.path,
