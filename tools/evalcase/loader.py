@@ -163,6 +163,20 @@ class Document:
             cached = self._strings = (self.data, found)
         return cached[1]
 
+    def mapping_keys(self) -> frozenset[Any] | None:
+        """Every key of every mapping of the file, at any depth (a superset: keys the
+        loader dropped are in it too); None when not known (a file read as JSON has no
+        tables). A rule that looks for a key anywhere asks this first and skips its
+        walk of the data when none of its keys is there."""
+        if self._root_mark is None:
+            return None
+        found: frozenset[Any] | None = self.memo.get("mapping_keys")
+        if found is None:
+            found = self.memo["mapping_keys"] = frozenset().union(
+                *(keys for _marks, keys in self._tables.values() if keys is not None)
+            )
+        return found
+
     def locate(self, path: Path) -> Position:
         """Where the value at ``path`` starts; the nearest located ancestor otherwise."""
         path = tuple(path)

@@ -78,7 +78,9 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         block = doc.get(place) if place else data
         if isinstance(block, dict):
             found += [(*place, key) for key in block if isinstance(key, str) and key in RUN_FIELDS]
-    found += _nested(data, ())
+    keys = doc.mapping_keys()
+    if keys is None or not keys.isdisjoint(NESTED_RUN_FIELDS):  # none anywhere: no walk
+        found += _nested(data, ())
     for path in sorted(found, key=lambda p: doc.locate_key(p)):
         where = RUN_FIELDS[path[-1]]
         line, col = doc.locate_key(path)
