@@ -47,6 +47,8 @@ def digest(value: Any) -> str:
 # per call, and a case has a digest per field.
 _NORMAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+# json.dumps(value, sort_keys=True, ensure_ascii=False), for normalize_text.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
 
 def _located(doc: Document, path: Path) -> Located | None:
@@ -300,7 +302,7 @@ _FOLD = re.compile(r"[\W_]+", re.UNICODE)
 
 def normalize_text(value: Any) -> str:
     """Case-folded, whitespace and punctuation folded form of any value, for near-duplicates."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = _SORTED_JSON.encode(value)
     text = unicodedata.normalize("NFKC", text).casefold()
     return _FOLD.sub("", text)
 
