@@ -124,6 +124,12 @@ def normalise(text: str) -> tuple[str, list[int]]:
         unicodedata.is_normalized("NFKC", text) and _OTHER_DIGIT.search(text) is None
     ):
         return text, list(range(len(text) + 1))
+    # Each character's piece depends on the character alone: one C-level translate with
+    # the pieces remembered. No piece is empty, so when the lengths agree every piece is
+    # one character, at its character's index; otherwise the loop below says where.
+    joined = text.translate(_PIECES)
+    if len(joined) == len(text) and not _PIECES.empty:
+        return joined, list(range(len(text) + 1))
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
@@ -135,6 +141,29 @@ def normalise(text: str) -> tuple[str, list[int]]:
         where.extend([i] * len(piece))
     where.append(len(text))
     return "".join(out), where
+
+
+class _Pieces(dict[int, str]):
+    """str.translate's table for normalise: a character -> what normalise makes of it
+    (filled as characters are met; bounded, a hostile text may hold every character)."""
+
+    empty = False  # a piece was empty: lengths no longer tell (never seen; a safeguard)
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        if ch.isdecimal() and not ch.isascii():
+            piece = str(unicodedata.decimal(ch))
+        else:
+            piece = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+        if not piece:
+            _Pieces.empty = True
+        if len(self) >= 1 << 16:
+            self.clear()
+        self[code] = piece
+        return piece
+
+
+_PIECES = _Pieces()
 
 
 def resident_id_valid(value: str) -> bool:
