@@ -153,3 +153,11 @@ def test_the_resolver_table_is_ruamel_yamls() -> None:
 
     theirs = shape(VersionedResolver(version=(1, 2)).versioned_resolver)
     assert shape(_resolver_table()) == theirs  # type: ignore[arg-type]
+
+
+def test_mapping_keys_are_every_key_at_any_depth() -> None:
+    """Document.mapping_keys: the keys of every mapping (what EC106 asks before walking a
+    case); None for a file read as JSON, which keeps no tables."""
+    doc = load("x.yaml", b"a: 1\nb:\n  - c: {d: 2}\n  - [e]\nf: {g: x}\n")
+    assert doc.mapping_keys() == {"a", "b", "c", "d", "f", "g"}
+    assert load("x.yaml", b'{"a": {"b": 1}}').mapping_keys() is None

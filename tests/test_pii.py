@@ -131,6 +131,24 @@ def test_normalise_takes_its_shortcuts_only_where_nothing_changes(text: str) -> 
     assert normalise(text) == _normalised_per_character(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "（第 3 号变体）１３８",  # full-width: one character each (the translate path)
+        "ﬁle ① ½ Ⅻ",  # ligature and compatibility forms: several characters each
+        "e\u0301 가 ｶﾞ",  # combining marks stay where they are, one character at a time
+        "٣٤ 电话１３９",  # other scripts' digits
+    ],
+)
+def test_normalise_with_its_table_is_the_walk(text: str) -> None:
+    """normalise remembers each character's piece and translates a text at once; twice,
+    so the second pass reads only remembered pieces."""
+    from evalcase.pii import normalise
+
+    assert normalise(text) == _normalised_per_character(text)
+    assert normalise(text) == _normalised_per_character(text)
+
+
 def test_a_date_is_no_reason_to_ask_libphonenumber() -> None:
     """Every review record has a date; libphonenumber costs the commit hook 40 ms to
     import. A date alone is no hint, a number beside one still is."""

@@ -29,3 +29,17 @@ def test_copies_that_differ_in_punctuation_spacing_width_and_case_have_one_diges
     c = {"input": "请帮我退款，订单 ORDER_2。", "expected_behavior": ["说明政策"]}
     assert copy_digest(a, ()) == copy_digest(b, ())
     assert copy_digest(a, ()) != copy_digest(c, ())
+
+
+def test_remembered_digests_keep_every_type_apart() -> None:
+    """memo_digest remembers a digest by the value's marshal bytes: values that JSON
+    writes alike (True and 1 and 1.0, 1 and "1" as keys) are remembered apart, and a
+    value asked for again gets what computing it gives."""
+    from evalcase.index.facts import memo_digest
+
+    memo: dict[bytes, str] = {}
+    values = [1, True, 1.0, "1", [1], (1,), {1: 2}, {"1": 2}, {True: 2}, None, [None, "a"]]
+    for _ in range(2):
+        for value in values:
+            assert memo_digest(value, memo, repr) == repr(value)
+    assert len(memo) == len(values)  # each remembered apart, once

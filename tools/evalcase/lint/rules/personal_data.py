@@ -96,4 +96,3 @@ _SEEN: dict[str, tuple[str, str] | None] = {}
 _UNSEEN: Any = object()
 _SEEN_MAX = 4096
 _SEEN_TEXT_MAX = 2000
-
