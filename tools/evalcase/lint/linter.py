@@ -47,6 +47,9 @@ class HistoryCheck(Protocol):
     """Compares the repository with git history (a base revision, release tags); the
     history rules (scope ``history``) then read the :class:`History` it builds."""
 
+    # The commit compared with (None: none, only the release tags).
+    base: str | None
+
     def key(self) -> str:
         """Identifies everything the history findings depend on besides the files; ""
         disables the whole-run cache."""

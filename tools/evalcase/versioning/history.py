@@ -412,7 +412,9 @@ class History:
         ) -> dict[str, CaseFacts | FixtureFacts | ManifestFacts]:
             if not paths:
                 return {}
-            found = (*index.cases, *index.fixtures, *index.manifests)
+            found: list[CaseFacts | FixtureFacts | ManifestFacts] = [
+                *index.cases, *index.fixtures, *index.manifests
+            ]  # fmt: skip
             return {f.path: f for f in found if f.path in paths}
 
         old = by_path(self.base_index, self._touched_old)
