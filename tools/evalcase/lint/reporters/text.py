@@ -14,6 +14,9 @@ def _source_line(
     """Line ``line`` of the text the finding's position was computed on: the staged blob
     under --staged (``ctx.sources``), else the file in the work tree."""
     if path not in cache:
+        # One file's lines at a time (findings come sorted by path): a hook reporting on
+        # 30,000 cases must not hold every one of them split into lines.
+        cache.clear()
         cache[path] = None
         data: bytes | None = None
         if ctx.sources is not None:
