@@ -16,6 +16,8 @@ ten runs, some flaky cases. Then it measures, each in a fresh process state:
 - ``history CASE`` and ``flaky`` warm (the store open and up to date: the incremental
   check of every folder's stamps is included), the median of 5, in process and as a
   whole ``evalcase`` command;
+- with ``--remote-runs N``: N runs published to a real S3 server on 127.0.0.1 (moto),
+  and ``history`` asked over the remote's index on an empty clone (first and next);
 - with ``--compare``: the same tables in SQLite (Python's json reading the same files,
   rows through executemany, indexes on the queried columns) and as Parquet files (one
   per run, written by DuckDB from the JSON, queried by DuckDB over the glob).
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import shutil
@@ -367,11 +370,75 @@ def bench_parquet(root: Path, total: int, size: int) -> dict[str, Any]:
     }
 
 
+def bench_remote(root: Path, runs: int) -> dict[str, Any]:
+    """``history --from-remote`` over ``runs`` runs published to a real S3 server (moto's
+    server mode on 127.0.0.1): the first question (every manifest and index file
+    fetched) and the next (nothing new), in process, and the bytes fetched against what
+    pulling every run would fetch."""
+    from moto.server import ThreadedMotoServer
+
+    from evalcase.config import load_config
+    from evalcase.results.queries import history
+    from evalcase.results.remote import Folders, Remote, publish, summarize
+    from evalcase.results.remote_index import open_remote_store
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
+                      AWS_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://{host}:{port}",
+                      AWS_ALLOW_HTTP="true")  # fmt: skip
+    try:
+        import boto3
+
+        boto3.client("s3", endpoint_url=f"http://{host}:{port}").create_bucket(Bucket="bench")
+        remote = Remote("s3://bench/team")
+        folders = Folders(root / "outputs", root / "reports")
+        published = sorted(root.glob("outputs/*/*/run.json"))[:runs]
+        t0 = time.perf_counter()
+        for run_json in published:
+            commit, run_id = run_json.parent.parent.name, run_json.parent.name
+            publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
+        publish_s = time.perf_counter() - t0
+        clone = root / "clone"
+        clone.mkdir(exist_ok=True)
+        (clone / "evalcase.toml").write_text('[results]\nremote = "s3://bench/team"\n', "utf-8")
+        config = load_config(clone)
+
+        def ask() -> Any:
+            with open_remote_store(config, remote) as (store, stats):
+                history(store, "case_0007")
+            return stats
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        first = ask()
+        first_s, first_cpu = time.perf_counter() - t0, time.process_time() - c0
+        return {
+            "store": "remote (moto S3 on 127.0.0.1)",
+            "runs_published": len(published),
+            "publish_s": round(publish_s, 1),
+            "history_first_s_cpu_s": (round(first_s, 3), round(first_cpu, 3)),
+            "fetched_mb": round(first.bytes_fetched / 1e6, 2),
+            "files_fetched": first.files_fetched,
+            "left_on_remote_mb": round(first.bytes_skipped / 1e6, 1),
+            "history_next_s_cpu_s": median_time(ask),
+        }
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--attempts", type=int, default=1000, help="per run")
     parser.add_argument("--compare", action="store_true", help="SQLite and Parquet too")
+    parser.add_argument(
+        "--remote-runs",
+        type=int,
+        default=0,
+        help="also publish this many runs to a local S3 server and ask history --from-remote",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="write the history here")
     parser.add_argument(
         "--reuse", type=Path, default=None, help="measure a history --keep wrote before"
@@ -392,6 +459,8 @@ def main() -> None:
         if args.compare:
             print(json.dumps(bench_sqlite(where, total, size)), flush=True)
             print(json.dumps(bench_parquet(where, total, size)), flush=True)
+        if args.remote_runs:
+            print(json.dumps(bench_remote(where, args.remote_runs)), flush=True)
     finally:
         if args.keep is None and args.reuse is None:
             shutil.rmtree(where, ignore_errors=True)

@@ -272,3 +272,39 @@ def test_report_md_escapes_every_name_from_data(graded: tuple[Path, Path, Path])
         for row in table.split("<tbody>")[1].split("</tr>")[:-1]:
             assert len(re.findall(r"<td[ >]", row)) == head  # no cell split by a '|'
     assert "gate | x &lt;img src=x onerror=alert(1)&gt;" in html  # shown, as text
+
+
+@pytest.mark.slow
+def test_concurrent_gradings_leave_one_whole_default_copy(tmp_path: Path) -> None:
+    """Four `evalcase grade RUN` of one run at once: four gradings, and the default copy
+    at the run's report paths is exactly the newest grading's files, never a mix."""
+    import os
+    import subprocess
+    import sys
+
+    from evalcase.report.gradings import list_gradings
+
+    repo, commit = refund_repo(tmp_path)
+    write_run(repo, commit, "run-x", [check_008(True, 1), duplicate_003(False, 1)])
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "evalcase", "grade", "run-x"],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode in (0, 1) for p in procs), outs
+    folder = repo / "reports" / commit / "run-x"
+    gradings = list_gradings(folder)
+    assert len(gradings) == 4
+    newest = gradings[-1].path
+    names = ["report.json", "report.md", "report.html", "grades.jsonl", "grading.json"]
+    for name in names:
+        assert (folder / name).read_bytes() == (newest / name).read_bytes(), name
+    assert not any(p.name.endswith(".writing") for p in (folder / "gradings").iterdir())

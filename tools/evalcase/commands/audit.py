@@ -16,6 +16,7 @@ from evalcase.commands.common import (
     config_for,
     executor_option,
     fatal_errors,
+    progress_option,
     ray_address_option,
     root_option,
     timeout_option,
@@ -45,13 +46,7 @@ EXIT_FINDINGS = 1
     help="Keep the audit's runs under .evalcase/audit/work/ (default: removed once the "
     "facts are stored).",
 )
-@click.option(
-    "--progress",
-    type=click.Choice(["auto", "bar", "plain", "none"]),
-    default="auto",
-    show_default=True,
-    help="Progress display.",
-)
+@progress_option
 @click.option(
     "--format",
     "output_format",

@@ -166,6 +166,13 @@ ray_address_option = click.option(
 concurrency_option = click.option(
     "--concurrency", type=click.IntRange(1, 1024), default=None, help="Attempts running at once."
 )
+progress_option = click.option(
+    "--progress",
+    type=click.Choice(["auto", "bar", "plain", "none"]),
+    default="auto",
+    show_default=True,
+    help="Progress display.",
+)
 timeout_option = click.option(
     "--timeout",
     "timeout_s",

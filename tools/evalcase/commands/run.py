@@ -17,6 +17,7 @@ from evalcase.commands.common import (
     config_for,
     executor_option,
     fatal_errors,
+    progress_option,
     ray_address_option,
     root_option,
     timeout_option,
@@ -97,13 +98,7 @@ EXIT_GATES = 1
     default=None,
     help="Folder of runs (default [run] outputs_dir, outputs).",
 )
-@click.option(
-    "--progress",
-    type=click.Choice(["auto", "bar", "plain", "none"]),
-    default="auto",
-    show_default=True,
-    help="Progress display.",
-)
+@progress_option
 @click.option(
     "--grade/--no-grade",
     "grade",

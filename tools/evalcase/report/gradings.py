@@ -17,6 +17,11 @@ grading is the last one. A re-grade while the judge was down adds a grading full
 store), and every report says which grading it shows (``grading`` in report.json, the
 header line of report.md and report.html).
 
+Two gradings of one run at once (two CI jobs, a `grade` beside a `review`) each add their
+folder; the default copy is written under a lock on the run's report folder
+(``.default.lock``) and only by the newest grading, so it is always one grading's files
+whole, the newest's.
+
 A report written before gradings were versioned has no ``gradings/`` folder: it is read as
 one grading with the ID ``unversioned``.
 

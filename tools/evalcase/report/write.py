@@ -14,7 +14,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -194,10 +194,29 @@ def write_report(
         )
         (staging / name).write_text(texts[name], "utf-8")
     staging.rename(folder)
-    # ... then the default copy at the run's report paths, each file replaced atomically.
-    for name, text in texts.items():
-        _replace(target / name, text)
+    # ... then the default copy at the run's report paths, each file replaced atomically,
+    # under a lock and only while this grading is the newest: two `grade` of one run at
+    # once must not leave one's report.json beside the other's report.html, nor the older
+    # grading as the default because it finished last.
+    with _default_copy_lock(target):
+        newest = gradings.list_gradings(target)
+        if not newest or newest[-1].grading_id == meta["grading_id"]:
+            for name, text in texts.items():
+                _replace(target / name, text)
     return target
+
+
+@contextlib.contextmanager
+def _default_copy_lock(target: Path) -> Iterator[None]:
+    """An exclusive lock on the run's report folder (a dot file: never published)."""
+    import fcntl
+
+    with (target / ".default.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _keep_unversioned(target: Path) -> None:

@@ -13,6 +13,8 @@ from them and can be rebuilt at any time.
 - :mod:`evalcase.results.queries`: ``history``, ``flaky`` and ``trend`` over the store.
 - :mod:`evalcase.results.remote`: runs to and from S3-compatible object storage
   (``push``, ``pull``, ``run --publish``; ``pip install 'evalcase[remote]'``).
+- :mod:`evalcase.results.remote_index`: ``history``, ``flaky`` and ``trend`` over the
+  runs a remote holds, from their index files only (``--from-remote``).
 - :mod:`evalcase.results.view` and :mod:`evalcase.results.view_pages`: ``evalcase view``,
   the read-only web viewer over the store (``pip install 'evalcase[view]'``).
 

@@ -15,11 +15,12 @@ number of publishers may write at the same time.
 Every object is written with a conditional put (``If-None-Match: *``): a second writer of
 the same content finds it there and moves on; a publication of a resumed run (more
 attempts) or a new grading is a new manifest beside the earlier ones, never a replacement.
-Listing (``evalcase runs --remote``) reads only the manifests; ``pull`` fetches the files
-a local copy lacks, checks each against its digest, and refuses a path outside the run's
-two folders. What comes from the remote is data written by others: it never names a path
-outside ``outputs/`` and ``reports/``, and a file that does not match its digest is
-refused, not written.
+Listing (``evalcase pull --list``) reads only the manifests, and ``history``, ``flaky``
+and ``trend --from-remote`` only the index files (:mod:`evalcase.results.remote_index`);
+``pull`` fetches the files a local copy lacks, checks each against its digest, and
+refuses a path outside the run's two folders. What comes from the remote is data written
+by others: it never names a path outside ``outputs/`` and ``reports/``, and a file that
+does not match its digest is refused, not written.
 
 Credentials and the endpoint come from the environment only (``AWS_ACCESS_KEY_ID``,
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP`` for a
@@ -399,7 +400,7 @@ def _write_new(target: Path, data: bytes) -> None:
 
 
 def summarize(folders: Folders, commit: str, run_id: str) -> dict[str, Any]:
-    """What ``runs --remote`` lists without fetching a run: a few fields of run.json and
+    """What ``pull --list`` lists without fetching a run: a few fields of run.json and
     the newest report's summary (absent while the run is ungraded)."""
     summary: dict[str, Any] = {}
     run_file = folders.outputs / commit / run_id / "run.json"

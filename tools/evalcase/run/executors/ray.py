@@ -30,6 +30,7 @@ import contextlib
 import logging
 import os
 import socket
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,14 +282,19 @@ class RayExecutor:
                 "run them with --executor local"
             )
         options = task_options(self.settings, first.adapter_options)
-        self._connect(ray)
-        try:
-            if self.settings.check_resources:
-                _check_resources(ray, options)
-            self._probe(ray, options)
-            yield from self._schedule(ray, first, source, max(1, concurrency), options)
-        finally:
-            ray.shutdown()
+        # Ray's driver prints its raylet's error messages ("(raylet) The node ... marked
+        # dead") to sys.stdout from a thread of its own, even with log_to_driver off
+        # (ray._private.worker.listen_error_messages). evalcase's standard output is the
+        # command's document (`--format json`): while connected, Python's stdout is stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            self._connect(ray)
+            try:
+                if self.settings.check_resources:
+                    _check_resources(ray, options)
+                self._probe(ray, options)
+                yield from self._schedule(ray, first, source, max(1, concurrency), options)
+            finally:
+                ray.shutdown()
 
     def _schedule(
         self,
