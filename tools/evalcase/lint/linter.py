@@ -24,7 +24,8 @@ from evalcase.index.analysis import (
     limits_of,
 )
 from evalcase.index.analysis import analyze as _analyze
-from evalcase.index.repo import RepoIndex, quiet_fixtures
+from evalcase.index.reach import quiet_fixtures
+from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
 from evalcase.loader import MAX_FINDINGS_PER_RULE, not_shown
@@ -421,11 +422,10 @@ class Linter:
         results: dict[str, FileResult],
         old: dict[str, FileResult],
     ) -> frozenset[str]:
-        """What _check will find quiet (evalcase.index.repo.quiet_fixtures), told before
+        """What _check will find quiet (evalcase.index.reach.quiet_fixtures), told before
         loading: from the store's tree, which is the base when the hook compares with
         HEAD; nothing otherwise (the users are loaded)."""
         from evalcase.index.facts import FixtureFacts
-        from evalcase.index.repo import quiet_fixtures
 
         history = self.history
         if not state.staged or history is None or history.base != state.commit:
