@@ -9,6 +9,13 @@ packs it (``git gc``, as a clone is), then measures whole processes and prints, 
 3. the commit hook, per commit: change one case's title, ``git add`` it, run
    ``evalcase lint --staged FILE`` (what pre-commit runs), commit; repeated for
    ``--commits`` commits (median; peak memory), each run on an index it has never seen;
+3b. the commit hook on a staged fixture, per commit: change the description of a tool
+   fixture that a third of the cases use (``order_lookup``: a description is no content,
+   so lint asks for no bump and no case breaks), ``git add`` the fixture alone, run
+   ``evalcase lint --staged FIXTURE``, commit; median of ``--commits``; every case that
+   references the fixture is re-checked. Then, once, the breaking change: its parameter
+   renamed and its version bumped (as lint asks), staged alone; the hook reports every
+   dependent case (EC304, EC309), quoting each finding's line; not committed;
 4. ``evalcase lint --base REF`` where REF differs from the working tree in 1,000 case
    files (store warm from a run at REF, as on a developer machine or a CI cache);
 5. the commit hook again once the dataset is released (``evalcase tag``): every run
@@ -20,6 +27,12 @@ Usage (from the repository root, with evalcase and check-jsonschema installed)::
 
     python benchmarks/lint_bench.py                       # N = 1,000 and 10,000
     python benchmarks/lint_bench.py --sizes 1000 10000 100000 --runs 1
+    python benchmarks/lint_bench.py --sizes 100000 --hook-only --keep /var/tmp/bench
+
+``--keep DIR`` generates each size's repository in ``DIR/N`` and keeps it; a later run
+with the same ``--keep`` resets that repository to its generated commit (no tags, no
+later commits) instead of generating it again (minutes at 100,000 cases). The cold run
+still starts without a store.
 """
 
 from __future__ import annotations
@@ -247,8 +260,90 @@ def hook_commits(
     return samples
 
 
-def make_repo(repo: Path, n: int) -> list[str]:
-    """Generate, commit and pack a repository of ``n`` cases at ``repo``; its case paths."""
+# The tool fixture the fixture hook changes: referenced by a third of the generated cases.
+FIXTURE = "fixtures/tool/order_lookup.yaml"
+
+
+def describe_fixture(path: Path, k: int) -> None:
+    """A new description for the fixture: not its content, so no version bump is due
+    (EC504 compares every field but ID, version, description, source, desensitized) and
+    no case's pin goes stale."""
+    text = path.read_text("utf-8")
+    new = re.sub(r"^description: (.*)$", lambda m: f"description: {m.group(1)}（修订 {k}）",
+                 text, count=1, flags=re.M)  # fmt: skip
+    if new == text:
+        raise SystemExit(f"{path} has no description to change")
+    path.write_text(new, "utf-8")
+
+
+def rename_parameter(path: Path) -> None:
+    """order_lookup's ``order_id`` becomes ``order_no``, its version bumped v2 -> v3 as
+    lint asks: every case calling it with ``order_id`` (EC304) or pinning v2 (EC309)
+    breaks."""
+    text = path.read_text("utf-8")
+    new = (
+        text.replace("fixture_version: v2", "fixture_version: v3", 1)
+        .replace("      order_id:\n", "      order_no:\n", 1)
+        .replace("required: [order_id]", "required: [order_no]", 1)
+    )
+    if new.count("order_no") != 2 or "fixture_version: v3" not in new:
+        raise SystemExit(f"{path} is not the order_lookup fixture this benchmark renames")
+    path.write_text(new, "utf-8")
+
+
+def fixture_commits(repo: Path, commits: int) -> list[Sample]:
+    """``commits`` commits, each changing the fixture's description, staging the fixture
+    alone and running the hook on it (what pre-commit runs), then committing."""
+    samples = []
+    for k in range(commits):
+        describe_fixture(repo / FIXTURE, k)
+        git(repo, "add", FIXTURE)
+        sample = measure([*EVALCASE, "lint", "--staged", FIXTURE], repo, track_memory=True)
+        # Nothing breaks: a finding here would be a hook reporting what it should not.
+        check(sample, "staged lint of a fixture")
+        samples.append(sample)
+        git(repo, "commit", "-q", "-m", f"describe {FIXTURE} ({k})")
+    return samples
+
+
+_SUMMARY = re.compile(r"^Found (\d+) errors? and (\d+) warnings? in (\d+) files?", re.M)
+
+
+def breaking_fixture(repo: Path) -> tuple[Sample, int, int]:
+    """The hook on a staged breaking fixture change, once: the sample, the findings it
+    reports and the files they are in. The change is then undone (never committed)."""
+    rename_parameter(repo / FIXTURE)
+    git(repo, "add", FIXTURE)
+    try:
+        sample = measure([*EVALCASE, "lint", "--staged", FIXTURE], repo, track_memory=True)
+    finally:
+        git(repo, "reset", "-q", "--", FIXTURE)
+        git(repo, "checkout", "-q", "--", FIXTURE)
+    check(sample, "staged lint of a breaking fixture change", (1,))
+    m = _SUMMARY.search(sample.output)
+    if m is None:
+        raise SystemExit(f"no summary in the hook's output:\n{sample.output[-3000:]}")
+    return sample, int(m.group(1)) + int(m.group(2)), int(m.group(3))
+
+
+def prepare(repo: Path, n: int) -> list[str]:
+    """A repository of ``n`` generated cases, committed and packed; one kept by an earlier
+    run (``--keep``) is reset to its generated commit instead. Returns case paths."""
+    if (repo / ".git").is_dir():
+        root = git(repo, "rev-list", "--max-parents=0", "HEAD").split()
+        if len(root) != 1 or git(repo, "log", "-1", "--format=%s", root[0]).strip() != (
+            "generated"
+        ):
+            raise SystemExit(f"{repo} is not a repository this benchmark generated")
+        git(repo, "reset", "-q", "--hard", root[0])
+        tags = git(repo, "tag", "--list").split()
+        if tags:
+            git(repo, "tag", "-d", *tags)
+        paths = sorted(p for p in git(repo, "ls-files", "datasets").splitlines() if "/cases/" in p)
+        if len(paths) != n:
+            raise SystemExit(f"{repo} holds {len(paths)} cases, not {n}")
+        return paths
+    shutil.rmtree(repo, ignore_errors=True)  # a generation that did not finish
     paths = generate(repo, n, "refund_regression_set")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
@@ -258,19 +353,20 @@ def make_repo(repo: Path, n: int) -> list[str]:
     # (No automatic gc in the background of the commit: it would hold gc's lock.)
     git(repo, "-c", "gc.auto=0", "commit", "-q", "-m", "generated")
     git(repo, "gc", "--quiet")
-    # Write the generated files and objects out now: the kernel flushing a gigabyte
-    # of new files during the first measurement would be the generator's cost.
-    os.sync()
     return paths
 
 
 def bench_size(
-    n: int, runs: int, commits: int, cjs_max: int, hook_only: bool = False
-) -> dict[str, float]:
-    work = Path(tempfile.mkdtemp(prefix=f"evalcase-bench-{n}-"))
+    n: int, runs: int, commits: int, cjs_max: int, hook_only: bool = False,
+    keep: Path | None = None,
+) -> dict[str, float]:  # fmt: skip
+    work = keep / str(n) if keep else Path(tempfile.mkdtemp(prefix=f"evalcase-bench-{n}-"))
     try:
         repo = work / "repo"
-        paths = make_repo(repo, n)
+        paths = prepare(repo, n)
+        # Write the generated files and objects out now: the kernel flushing a gigabyte
+        # of new files during the first measurement would be the generator's cost.
+        os.sync()
         cache = repo / ".evalcase_cache"
         row: dict[str, float] = {"n": n}
 
@@ -298,6 +394,19 @@ def bench_size(
         row["hook_cpu"] = median_cpu(hook)
         row["hook_max"] = max(s.seconds for s in hook)
         row["hook_mb"] = max(s.peak_mb for s in hook)
+
+        # 3b. the hook on a staged fixture: harmless per commit, then breaking once.
+        fixture = fixture_commits(repo, commits)
+        row["fix"] = median(fixture)
+        row["fix_cpu"] = median_cpu(fixture)
+        row["fix_max"] = max(s.seconds for s in fixture)
+        row["fix_mb"] = max(s.peak_mb for s in fixture)
+        broken, found, files = breaking_fixture(repo)
+        row["brk"] = broken.seconds
+        row["brk_cpu"] = broken.cpu
+        row["brk_mb"] = broken.peak_mb
+        row["brk_findings"] = found
+        row["brk_files"] = files
         if hook_only:
             return row
 
@@ -340,7 +449,8 @@ def bench_size(
             row["cjs"] = sample.seconds
         return row
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def machine() -> str:
@@ -364,10 +474,13 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
         "brackets: on a shared machine the wall clock grows with the load, the CPU time "
         "much less.",
         "",
-        "| cases | hook per commit [CPU] (slowest) | hook memory | warm full lint [CPU] "
+        "| cases | hook per commit [CPU] (slowest) | hook memory "
+        "| hook on a staged fixture [CPU] (slowest) (memory) "
+        "| breaking fixture: findings in files, hook [CPU] (memory) "
+        "| warm full lint [CPU] "
         "| cold full lint [CPU] | cold peak memory | --base, 1,000 changed "
         "| hook once released [CPU] (memory) | check-jsonschema |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cjs = f"{r['cjs']:.1f} s" if "cjs" in r else "skipped"
@@ -377,10 +490,17 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
             if "rel" in r
             else "skipped"
         )
+        fix = (
+            f"{r['fix']:.2f} s [{r['fix_cpu']:.2f} s] ({r['fix_max']:.2f} s) ({r['fix_mb']:.0f} MB)"
+        )
+        brk = (
+            f"{int(r['brk_findings']):,} in {int(r['brk_files']):,}, "
+            f"{r['brk']:.2f} s [{r['brk_cpu']:.2f} s] ({r['brk_mb']:.0f} MB)"
+        )
         lines.append(
             f"| {int(r['n']):,} | {r['hook']:.2f} s [{r['hook_cpu']:.2f} s] "
             f"({r['hook_max']:.2f} s) "
-            f"| {r['hook_mb']:.0f} MB | {r['warm']:.2f} s [{r['warm_cpu']:.2f} s] "
+            f"| {r['hook_mb']:.0f} MB | {fix} | {brk} | {r['warm']:.2f} s [{r['warm_cpu']:.2f} s] "
             f"| {r['cold']:.1f} s [{r['cold_cpu']:.0f} s] "
             f"| {r['cold_mb']:.0f} MB | {base} | {rel} | {cjs} |"
         )
@@ -392,6 +512,12 @@ def table(rows: list[dict[str, float]], runs: int, commits: int) -> str:
             found = [
                 ("hook per commit < 1 s", f"{r['hook']:.3f} s", r["hook"] < 1.0),
                 ("hook memory < 200 MB", f"{r['hook_mb']:.0f} MB", r["hook_mb"] < 200),
+                ("hook on a staged fixture < 1 s", f"{r['fix']:.3f} s", r["fix"] < 1.0),
+                (
+                    "hook memory on a breaking fixture < 200 MB",
+                    f"{r['brk_mb']:.0f} MB ({int(r['brk_findings']):,} findings)",
+                    r["brk_mb"] < 200,
+                ),
                 ("warm full lint < 2 s", f"{r['warm']:.3f} s", r["warm"] < 2.0),
                 ("cold full lint < 150 s", f"{r['cold']:.1f} s", r["cold"] < 150),
                 ("cold peak memory < 1 GB", f"{r['cold_mb']:.0f} MB", r["cold_mb"] < 1024),
@@ -418,25 +544,19 @@ def main() -> None:
     parser.add_argument(
         "--hook-only",
         action="store_true",
-        help="stop after the commit hook (steps 1-3: the cold run warms its store)",
+        help="stop after the commit hooks (steps 1-3b: the cold run warms its store)",
     )
     parser.add_argument(
         "--keep",
         type=Path,
         metavar="DIR",
-        help="only generate a repository of the first size at DIR (kept, for profiling "
-        "and repeated measurements: `evalcase lint --no-cache --jobs 1` in it is cold)",
+        help="generate into DIR/N and keep it; reuse (reset to its generated commit) if there",
     )
     args = parser.parse_args()
-    if args.keep:
-        if args.keep.exists():
-            raise SystemExit(f"{args.keep} exists: give a new folder")
-        print(f"{len(make_repo(args.keep, args.sizes[0])):,} cases in {args.keep}")
-        return
     rows = []
     for n in args.sizes:
         print(f"benchmarking {n:,} cases ...", file=sys.stderr, flush=True)
-        rows.append(bench_size(n, args.runs, args.commits, args.cjs_max, args.hook_only))
+        rows.append(bench_size(n, args.runs, args.commits, args.cjs_max, args.hook_only, args.keep))
         print(table(rows, args.runs, args.commits), file=sys.stderr, flush=True)
     print(table(rows, args.runs, args.commits))
 

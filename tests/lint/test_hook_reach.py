@@ -103,3 +103,79 @@ def test_pre_commit_refuses_a_fixture_change_that_breaks_other_cases(
     assert refused.returncode != 0, output
     assert f"{CASES}/tool_refund_check_008.yaml" in output
     assert "EC304" in output and "EC309" in output
+
+
+def staged_lint(repo: Path, path: str, *, cache: bool) -> tuple[set[tuple[str, str]], int | None]:
+    """The hook in this process, with or without the store: (code, path) of its findings
+    and how many files the partial run loaded (None: it loaded every file)."""
+    from evalcase.config import load_config
+    from evalcase.lint import linter as linter_module
+    from evalcase.lint.api import lint_repository
+
+    loaded: list[int] = []
+    original = linter_module.Linter._partial
+
+    def spy(self: linter_module.Linter, state: object, focus: set[str]) -> object:
+        sources, results, contents = original(self, state, focus)  # type: ignore[arg-type]
+        loaded.append(len(results))
+        return sources, results, contents
+
+    linter_module.Linter._partial = spy  # type: ignore[assignment,method-assign]
+    try:
+        result = lint_repository(
+            load_config(repo), paths=[path], cwd=repo, staged=True, use_cache=cache, jobs=1
+        )
+    finally:
+        linter_module.Linter._partial = original  # type: ignore[method-assign]
+    return {(f.code, f.path) for f in result.findings}, (loaded[0] if loaded else None)
+
+
+@pytest.mark.slow
+def test_a_fixture_change_no_case_check_reads_reaches_no_case(example_repo: Path) -> None:
+    """A new description re-checks no case (as a retitled case re-checks no other case),
+    and the hook loads every fixture and manifest but no case; a change a check reads
+    (a moved line, a renamed parameter) re-checks the cases that use the fixture, and
+    loads those only. The store changes nothing the hook reports."""
+    from tests.helpers import commit_all, init_repo
+
+    init_repo(example_repo)
+    broken = f"{CASES}/tool_refund_check_008.yaml"
+    path = example_repo / broken
+    path.write_text(
+        path.read_text("utf-8").replace(
+            'args: {order_id: "ORDER_123"}', 'args: {order_id: "ORDER_123", limit: 3}', 1
+        ),
+        "utf-8",
+    )
+    # Committed without the hook: HEAD already holds an EC304 on a case using the tool.
+    commit_all(example_repo, "examples, one case broken")
+    assert ("EC304", broken) in staged_lint(example_repo, broken, cache=True)[0]
+    cases = len(list(example_repo.glob("datasets/*/cases/*.yaml")))
+    others = len(list(example_repo.glob("fixtures/*/*.yaml"))) + len(
+        list(example_repo.glob("datasets/*/dataset.yaml"))
+    )
+    tool = example_repo / TOOL
+    text = tool.read_text("utf-8")
+    assert text.count("\ndescription: ") == 1
+    # 1. The description: nothing a check of a case reads.
+    tool.write_text(text.replace("\ndescription: ", "\ndescription: （新说明）", 1), "utf-8")
+    git(example_repo, "add", TOOL)
+    found, loaded = staged_lint(example_repo, TOOL, cache=True)
+    assert found == set() == staged_lint(example_repo, TOOL, cache=False)[0]
+    assert loaded == others  # every fixture and manifest, no case
+    # 2. The description grows a line: every later position moves, the cases are checked.
+    tool.write_text(text.replace("\ndescription: ", "\ndescription: |-\n  新说明\n  ", 1), "utf-8")
+    git(example_repo, "add", TOOL)
+    found, loaded = staged_lint(example_repo, TOOL, cache=True)
+    assert ("EC304", broken) in found
+    assert found == staged_lint(example_repo, TOOL, cache=False)[0]
+    assert loaded is not None and others < loaded < cases + others
+    # 3. A renamed parameter: every case calling the tool breaks; the store agrees.
+    tool.write_text(text, "utf-8")
+    rename_parameter(example_repo)
+    git(example_repo, "add", TOOL)
+    found, loaded = staged_lint(example_repo, TOOL, cache=True)
+    assert {("EC304", broken), ("EC309", broken)} <= found
+    assert not any("crm_safety_set" in p for _, p in found)
+    assert found == staged_lint(example_repo, TOOL, cache=False)[0]
+    assert loaded is not None and others < loaded < cases + others

@@ -23,6 +23,9 @@ class RepoIndex:
     manifests_by_dir: dict[str, ManifestFacts] = field(default_factory=dict)
     # Paths whose findings will be reported (pre-commit passes a few); None for all.
     focus: frozenset[str] | None = None
+    # Fixtures in focus whose cases need no check through them: nothing a check reads
+    # changed in them (see evalcase.index.reach).
+    quiet: frozenset[str] = frozenset()
     # Fixture files that could not be read (syntax errors...): their file names (the IDs
     # they would hold) and kind folders. A reference to one is not reported again: the
     # broken file has its own finding, not every case that uses it.
@@ -88,7 +91,7 @@ class RepoIndex:
         # parameter schema is found while checking expected_args).
         targets: set[tuple[str, str]] = set()
         for fixture in self.fixtures:
-            if fixture.path in focus:
+            if fixture.path in focus and fixture.path not in self.quiet:
                 targets.update(provided(fixture))
         self._checked = [
             case

@@ -351,6 +351,32 @@ class Store:
             )
         return out
 
+    def tree_result_paths(self, column: str, values: Iterable[str]) -> set[str]:
+        """Paths of the tree files whose ``column`` is one of ``values``, none decoded:
+        a lookup whose answers are mostly already loaded."""
+        return self._paths_in(
+            "SELECT r.path FROM tree t JOIN results r ON r.path = t.path AND r.blob = t.blob"
+            f" WHERE r.{column} IN ({{marks}})",
+            values,
+        )
+
+    def tree_user_paths(self, keys: Iterable[str]) -> set[str]:
+        """Paths of the tree cases that reference any of ``keys``, none decoded."""
+        return self._paths_in(
+            "SELECT DISTINCT u.path FROM refs u JOIN tree t ON t.path = u.path"
+            " AND t.blob = u.blob WHERE u.key IN ({marks})",
+            keys,
+        )
+
+    def _paths_in(self, sql: str, values: Iterable[str]) -> set[str]:
+        wanted = sorted(set(values))
+        out: set[str] = set()
+        for i in range(0, len(wanted), _BATCH):
+            part = wanted[i : i + _BATCH]
+            rows = self._all(sql.format(marks=",".join("?" * len(part))), part)
+            out.update(str(row[0]) for row in rows)
+        return out
+
     def tree_dataset_entries(self) -> Iterator[list[TreeEntry]]:
         """Every tree file under datasets/ with its entry, in batches (see
         :data:`TreeEntry`; decode the reference keys with :meth:`reference_keys`)."""

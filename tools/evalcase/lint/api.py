@@ -96,7 +96,8 @@ def _lint_repository(
         # and a typo must not be reported as "All checks passed".
         check_paths(root, paths, cwd, only)
     result = linter.run(focus=only)
-    result.findings = [f for f in result.findings if _reported(f, only, staged)]
+    cases: dict[str, bool] = {}  # path -> is a case: asked once per path, not per finding
+    result.findings = [f for f in result.findings if _reported(f, only, staged, cases)]
     return result
 
 
@@ -192,7 +193,7 @@ def check_paths(root: Path, paths: list[str], cwd: Path, selected: set[str]) -> 
             )
 
 
-def _reported(finding: Finding, only: set[str], staged: bool) -> bool:
+def _reported(finding: Finding, only: set[str], staged: bool, cases: dict[str, bool]) -> bool:
     """Whether the hook or a path-limited run reports ``finding``: those on the named
     files; history findings that involve them (under ``staged`` all: they are about the
     commit as a whole); and under ``staged`` the repository rules' findings on cases a
@@ -207,7 +208,12 @@ def _reported(finding: Finding, only: set[str], staged: bool) -> bool:
     if rule is None:
         return False
     if rule.scope == "repo":
-        return staged and is_case(finding.path)
+        if not staged:
+            return False
+        found = cases.get(finding.path)
+        if found is None:
+            found = cases[finding.path] = is_case(finding.path)
+        return found
     if rule.scope != "history":
         return False
     return staged or any(path in only for path, _, _ in finding.related)

@@ -24,6 +24,7 @@ from evalcase.index.analysis import (
     limits_of,
 )
 from evalcase.index.analysis import analyze as _analyze
+from evalcase.index.reach import quiet_fixtures
 from evalcase.index.repo import RepoIndex
 from evalcase.lint.base import Rule
 from evalcase.lint.rules import RULES
@@ -46,6 +47,9 @@ _INVALID = "EC901"
 class HistoryCheck(Protocol):
     """Compares the repository with git history (a base revision, release tags); the
     history rules (scope ``history``) then read the :class:`History` it builds."""
+
+    # The commit compared with (None: none, only the release tags).
+    base: str | None
 
     def key(self) -> str:
         """Identifies everything the history findings depend on besides the files; ""
@@ -301,14 +305,22 @@ class Linter:
     def _partial_ok(self, state: TreeState) -> bool:
         """Whether findings on the focus can come from the changed and focused files plus
         what the repo rules look up: every repo rule says which other cases it reads;
-        only cases changed (a fixture or manifest changes what the base's datasets
-        hold); and every release tag is evalcase's, recorded with the configured
-        governance fields, so that datasets' contents can be compared with it from the
-        store's entries (evalcase.index.contents)."""
+        only cases changed, or (staged) fixtures that the tree holds too (a manifest
+        changes what the base's datasets hold; a fixture added or deleted what the
+        cases' references resolve to); and every release tag is evalcase's, recorded
+        with the configured governance fields, so that datasets' contents can be
+        compared with it from the store's entries (evalcase.index.contents)."""
         for rule in RULES.values():
             if rule.scope == "repo" and getattr(rule.module, "CASE_LOOKUPS", None) is None:
                 return False
-        if any(not is_case(path) for path in state.changed):
+        others = [path for path in state.changed if not is_case(path)]
+        if others and not (
+            state.staged
+            and all(
+                state.changed[p] is not None and classify(p)[0] is FileKind.FIXTURE for p in others
+            )
+            and len(state.store.tree_paths_in(others)) == len(others)
+        ):
             return False
         if self.history is None:
             return True
@@ -336,32 +348,53 @@ class Linter:
             "path", state.changed)}  # fmt: skip
         lookups = {c for r in RULES.values() if r.scope == "repo"
                    for c in getattr(r.module, "CASE_LOOKUPS", ())}  # fmt: skip
+        # Focused fixtures whose users _check will not check again: not loaded.
+        quiet = self._quiet_partial(state, focus, results, old)
         ids: set[str] = set()
         fingerprints: set[str] = set()
         keys: set[str] = set()
         datasets: set[str] = set()
+
+        def look_up(facts: CaseFacts) -> None:
+            if facts.case_id is not None and isinstance(facts.case_id[0], str):
+                ids.add(facts.case_id[0])
+            if facts.similarity is not None and "similarity" in lookups:
+                fingerprints.add(facts.similarity[0])
+            if (facts.copy_digest or facts.content_digest) and "content" in lookups:
+                keys.add(ref_key(CONTENT_KEY, facts.copy_digest or facts.content_digest))
+
+        users: set[str] = set()
         for result in (*results.values(), *old.values()):
             facts = result.facts
             if isinstance(facts, CaseFacts):
-                if facts.case_id is not None and isinstance(facts.case_id[0], str):
-                    ids.add(facts.case_id[0])
-                if facts.similarity is not None and "similarity" in lookups:
-                    fingerprints.add(facts.similarity[0])
-                if (facts.copy_digest or facts.content_digest) and "content" in lookups:
-                    keys.add(ref_key(CONTENT_KEY, facts.copy_digest or facts.content_digest))
-            elif isinstance(facts, FixtureFacts):
-                keys.update(ref_key(k, v) for k, v in provided(facts))
+                look_up(facts)
+            elif isinstance(facts, FixtureFacts) and facts.path not in quiet:
+                users.update(ref_key(k, v) for k, v in provided(facts))
             elif isinstance(facts, ManifestFacts) and "dataset" in lookups:
                 # A checked manifest's suites, gates and coverage read its dataset's cases;
                 # a suite may name a case of another dataset (said so in EC310's message).
                 datasets.add(facts.dataset_dir)
                 ids.update(str(v[0]) for s in facts.suites for v in s[3].get("case_ids", ()))
         store = state.store
+        if users:
+            # The cases a changed fixture reaches are checked as if changed: with the
+            # cases that share their ID, fingerprint or content (lookups as above).
+            for path, _blob, raw in store.tree_users(users):
+                if path not in state.changed and path not in results:
+                    results[path] = result = FileResult.from_raw(raw)
+                    if isinstance(result.facts, CaseFacts):
+                        look_up(result.facts)
+        # Paths first: the cases that share an ID, fingerprint or content with a loaded
+        # one are mostly those already loaded (each shares its own).
+        more = (
+            store.tree_result_paths("case_id", ids)
+            | store.tree_result_paths("similarity", fingerprints)
+            | store.tree_user_paths(keys)
+        )
+        more.difference_update(results, state.changed)
         rows = [
             *store.tree_results("WHERE r.kind != 'case'"),
-            *store.tree_results_in("case_id", ids),
-            *store.tree_results_in("similarity", fingerprints),
-            *store.tree_users(keys),
+            *store.tree_results_in("path", more),
         ]
         for dataset in sorted(datasets):
             # Every path under datasets/<id>/ ("0" sorts right after "/").
@@ -381,6 +414,35 @@ class Linter:
             if path not in state.changed:
                 results[path] = FileResult.from_raw(raw)
         return sources, results, contents
+
+    def _quiet_partial(
+        self,
+        state: TreeState,
+        focus: set[str],
+        results: dict[str, FileResult],
+        old: dict[str, FileResult],
+    ) -> frozenset[str]:
+        """What _check will find quiet (evalcase.index.reach.quiet_fixtures), told before
+        loading: from the store's tree, which is the base when the hook compares with
+        HEAD; nothing otherwise (the users are loaded)."""
+        from evalcase.index.facts import FixtureFacts
+
+        history = self.history
+        if not state.staged or history is None or history.base != state.commit:
+            return frozenset()
+        focused = [
+            r.facts for p, r in results.items() if p in focus and isinstance(r.facts, FixtureFacts)
+        ]
+        if not focused:
+            return frozenset()
+        touched = [
+            (
+                old[p].facts if p in old else None,
+                results[p].facts if source is not None and p in results else None,
+            )
+            for p, source in state.changed.items()
+        ]
+        return quiet_fixtures(focused, touched)
 
     def _check(
         self,
@@ -408,6 +470,13 @@ class Linter:
                 index.add(result.facts)
             elif classify(path)[0] is FileKind.FIXTURE:
                 index.add_broken(path)
+        history = None
+        if self.history is not None:
+            history = self.history.build(self.analyzer, index, results, contents)
+            if self.staged and focus_set is not None and history.base is not None:
+                focused = [f for f in index.fixtures if f.path in focus_set]
+                if focused:
+                    index.quiet = quiet_fixtures(focused, history.touched_files())
         repo_findings: list[Finding] = []
         for rule in RULES.values():
             if rule.scope == "repo":
@@ -423,8 +492,7 @@ class Linter:
                 if f.path in focus_set or f.path in reached or not is_case(f.path)
             ]  # fmt: skip
         findings.extend(repo_findings)
-        if self.history is not None:
-            history = self.history.build(self.analyzer, index, results, contents)
+        if history is not None:
             for rule in RULES.values():
                 if rule.scope == "history":
                     findings.extend(capped_per_file(rule.module.check(history)))

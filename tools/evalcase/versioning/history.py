@@ -398,6 +398,29 @@ class History:
         previous = self.base_index.manifests if self.base_index is not None else []
         return self._pairs(self.index.manifests, previous)
 
+    def touched_files(
+        self,
+    ) -> list[tuple[CaseFacts | FixtureFacts | ManifestFacts | None,
+                    CaseFacts | FixtureFacts | ManifestFacts | None]]:  # fmt: skip
+        """(at the base, now) facts of every file changed since the base, by path (None:
+        absent on that side, or unreadable); nothing without a base."""
+        if self.base_index is None:
+            return []
+
+        def by_path(
+            index: RepoIndex, paths: frozenset[str]
+        ) -> dict[str, CaseFacts | FixtureFacts | ManifestFacts]:
+            if not paths:
+                return {}
+            found: list[CaseFacts | FixtureFacts | ManifestFacts] = [
+                *index.cases, *index.fixtures, *index.manifests
+            ]  # fmt: skip
+            return {f.path: f for f in found if f.path in paths}
+
+        old = by_path(self.base_index, self._touched_old)
+        new = by_path(self.index, self._touched_new)
+        return [(old.get(p), new.get(p)) for p in sorted(self._touched_old | self._touched_new)]
+
     # --- releases ----------------------------------------------------------------------
     def versioned_pairs(self) -> Iterator[tuple[bool, Pair[Any]]]:
         """(is a manifest, pair) for every case, fixture and manifest present on both sides

@@ -14,6 +14,9 @@ def _source_line(
     """Line ``line`` of the text the finding's position was computed on: the staged blob
     under --staged (``ctx.sources``), else the file in the work tree."""
     if path not in cache:
+        # One file's lines at a time (findings come sorted by path): a hook reporting on
+        # 30,000 cases must not hold every one of them split into lines.
+        cache.clear()
         cache[path] = None
         data: bytes | None = None
         if ctx.sources is not None:
@@ -28,11 +31,12 @@ def _source_line(
         if data is not None and len(data) <= 2_000_000:
             # Lines as git counts them: splitlines() would also break at U+2028 & co.
             text = data.decode("utf-8", "replace")
-            cache[path] = [line.removesuffix("\r") for line in text.split("\n")]
+            # (A line's "\r" is dropped when it is shown, not from every line of the file.)
+            cache[path] = text.split("\n")
     lines = cache[path]
     if lines is None or not 0 < line <= len(lines):
         return None
-    return lines[line - 1]
+    return lines[line - 1].removesuffix("\r")
 
 
 def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
@@ -45,7 +49,12 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
             if source is not None and len(source) <= 400 and source.isprintable():
                 gutter = f"{f.line:>5} | "
                 out.append(gutter + source)
-                width = sum(2 if ord(ch) > 0x2E7F else 1 for ch in source[: f.column - 1])
+                before = source[: f.column - 1]
+                width = (
+                    len(before)
+                    if before.isascii()
+                    else sum(2 if ord(ch) > 0x2E7F else 1 for ch in before)
+                )
                 out.append(" " * (len(gutter) - 2) + "| " + " " * width + "^")
     out.append(summary(findings, ctx))
     return "\n".join(out) + "\n"
