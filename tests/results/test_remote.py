@@ -366,3 +366,23 @@ def test_questions_across_runs_read_the_remote_index_only(
     assert "left out outputs/" in flagged.stderr and "does not match its digest" in flagged.stderr
     assert not (mirror / "outputs" / commit / "run-forged").exists()
     assert "Traceback" not in flagged.stderr
+
+
+def test_publications_in_the_same_instant_order_by_what_they_hold() -> None:
+    """A run published, resumed and published again within one clock tick: the later
+    publication (more bytes: a resumed run only appends; more files: a new grading) wins,
+    whatever the manifests' names."""
+    from evalcase.results.remote import Manifest, RemoteFile, merged_files
+
+    def manifest(key: str, size: int, extra: int = 0) -> Manifest:
+        files = [RemoteFile("outputs/c/r/attempts.jsonl", key[0] * 64, size)]
+        files += [RemoteFile(f"reports/c/r/gradings/g{i}/report.json", "e" * 64, 9)
+                  for i in range(extra)]  # fmt: skip
+        return Manifest("r", "c", "2026-12-02T07:10:35Z", "", {}, tuple(files), key)
+
+    for first, later in ((manifest("a", 100), manifest("b", 180)),
+                         (manifest("f", 100), manifest("0", 180)),
+                         (manifest("f", 180), manifest("0", 180, extra=1))):  # fmt: skip
+        for order in ((first, later), (later, first)):
+            merged = merged_files(order)
+            assert merged["outputs/c/r/attempts.jsonl"] == later.files[0]

@@ -96,8 +96,10 @@ def merge(parts: Sequence[tuple[str, Any]], inline: Mapping[str, Any] | None = N
     if hit is not None and all(a is b for a, (_, b) in zip(hit[0], parts, strict=True)):
         return hit[1]
     merged = _merge(parts, inline)
-    if len(_MERGED) > 256:
-        _MERGED.clear()
+    while len(_MERGED) >= 256:
+        # The oldest goes first, never all at once: a load of one dataset (run's work tree,
+        # then grading's commit) keeps sharing what it merged even in a long process.
+        del _MERGED[next(iter(_MERGED))]
     _MERGED[key] = (tuple(data for _, data in parts), merged)
     return merged
 

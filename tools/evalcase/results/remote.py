@@ -239,7 +239,7 @@ def publish(
     manifest = Manifest(
         run_id=run_id,
         commit=commit,
-        published_at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        published_at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         publisher=publisher or os.environ.get("EVALCASE_PUBLISHER", ""),
         summary=summary,
         files=tuple(listed),
@@ -318,7 +318,7 @@ class Listing:
         for manifest in self.manifests:
             by_run.setdefault(manifest.run_id, []).append(manifest)
         for items in by_run.values():
-            items.sort(key=lambda m: (m.published_at, m.key))
+            items.sort(key=publication_order)
         return by_run
 
 
@@ -339,11 +339,24 @@ def list_manifests(remote: Remote, run_ids: Iterable[str] | None = None) -> List
     return Listing(tuple(manifests), tuple(damaged))
 
 
+def publication_order(manifest: Manifest) -> tuple[str, int, int, str]:
+    """Oldest first. Two publications of one run in the same instant (a run published,
+    resumed and published again within a second, or by publishers with a coarse clock):
+    the one with more files, then more bytes, is the later: a resumed run only appends and
+    a new grading only adds files."""
+    return (
+        manifest.published_at,
+        len(manifest.files),
+        sum(f.size for f in manifest.files),
+        manifest.key,
+    )
+
+
 def merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
     """A path's newest publication wins: a resumed run only appends, a new grading adds
     files, so the newest is the most complete."""
     files: dict[str, RemoteFile] = {}
-    for manifest in sorted(manifests, key=lambda m: (m.published_at, m.key)):
+    for manifest in sorted(manifests, key=publication_order):
         for item in manifest.files:
             files[item.path] = item
     return files
