@@ -107,7 +107,7 @@ def _import_obstore() -> Any:
         import obstore
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise FatalError(
-            "a results remote needs the results extra: pip install 'evalcase[results]'"
+            "a results remote needs the remote extra: pip install 'evalcase[remote]'"
         ) from exc
     return obstore
 
