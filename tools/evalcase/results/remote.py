@@ -312,6 +312,7 @@ def _inside_run(path: str, commit: str, run_id: str) -> bool:
 class Listing:
     manifests: tuple[Manifest, ...]
     damaged: tuple[str, ...]  # "key: why", skipped
+    read: int = 0  # manifests fetched from the remote (the others came from the cache)
 
     def runs(self) -> dict[str, list[Manifest]]:
         by_run: dict[str, list[Manifest]] = {}
@@ -322,21 +323,40 @@ class Listing:
         return by_run
 
 
-def list_manifests(remote: Remote, run_ids: Iterable[str] | None = None) -> Listing:
-    """Every publication on the remote (or of the given runs), read from manifests only."""
+def list_manifests(
+    remote: Remote, run_ids: Iterable[str] | None = None, *, cache: Path | None = None
+) -> Listing:
+    """Every publication on the remote (or of the given runs), read from manifests only.
+
+    ``cache``: a folder keeping each manifest read (evalcase.results.remote_index): a
+    manifest's key names its content and the remote is append-only, so a key's content
+    never changes and a cached manifest is not fetched again. The local name is a digest
+    of the key: no part of a remote's listing ever becomes a path."""
     prefixes = [f"runs/{r}/" for r in run_ids] if run_ids is not None else ["runs/"]
     manifests: list[Manifest] = []
     damaged: list[str] = []
+    read = 0
     for prefix in prefixes:
         for key in remote.list(prefix):
             if not key.endswith(".json") or len(key.split("/")) != 3:
                 continue
+            local = None
+            if cache is not None:
+                name = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+                local = cache / f"{name}.json"
             try:
-                raw = json.loads(remote.get(key, MAX_MANIFEST_BYTES))
-                manifests.append(check_manifest(raw, key))
+                if local is not None and local.is_file():
+                    body = local.read_bytes()
+                else:
+                    body = remote.get(key, MAX_MANIFEST_BYTES)
+                    read += 1
+                manifests.append(check_manifest(json.loads(body), key))
             except (ValueError, FatalError) as exc:
                 damaged.append(f"{key}: {exc}")
-    return Listing(tuple(manifests), tuple(damaged))
+                continue
+            if local is not None and not local.is_file():
+                write_new(local, body)
+    return Listing(tuple(manifests), tuple(damaged), read)
 
 
 def publication_order(manifest: Manifest) -> tuple[str, int, int, str]:
@@ -384,11 +404,11 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
                 else:
                     refused.append(f"{path}: the local file differs (kept)")
                 continue
-            data = remote.get(object_key(item.sha256), MAX_OBJECT_BYTES)
-            if _sha256(data) != item.sha256:
-                refused.append(f"{path}: content does not match its digest (not written)")
+            data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
+            if data is None:
+                refused.append(f"{path}: {NOT_ITS_DIGEST}")
                 continue
-            _write_new(target, data)
+            write_new(target, data)
             written.append(path)
         results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
     return results
@@ -398,16 +418,26 @@ def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile) -> bool:
     local = target.read_bytes()
     if len(local) >= item.size:
         return False
-    data = remote.get(object_key(item.sha256), MAX_OBJECT_BYTES)
-    if _sha256(data) != item.sha256 or not data.startswith(local):
+    data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
+    if data is None or not data.startswith(local):
         return False
-    _write_new(target, data)
+    write_new(target, data)
     return True
 
 
-def _write_new(target: Path, data: bytes) -> None:
+NOT_ITS_DIGEST = "content does not match its digest (not written)"
+
+
+def fetch_checked(remote: Remote, item: RemoteFile, limit: int) -> bytes | None:
+    """A published file's content, or None when it does not match its digest."""
+    data = remote.get(object_key(item.sha256), limit)
+    return data if _sha256(data) == item.sha256 else None
+
+
+def write_new(target: Path, data: bytes) -> None:
+    """Write ``target`` whole or not at all (a temporary file renamed over it)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.pull")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     tmp.write_bytes(data)
     tmp.replace(target)
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,13 +47,13 @@ from typing import TYPE_CHECKING, Any
 from evalcase.model import FatalError
 from evalcase.report.gradings import GRADING_FILE, GRADINGS_DIR
 from evalcase.results.remote import (
-    MAX_MANIFEST_BYTES,
-    Manifest,
+    NOT_ITS_DIGEST,
     Remote,
     RemoteFile,
-    check_manifest,
+    fetch_checked,
+    list_manifests,
     merged_files,
-    object_key,
+    write_new,
 )
 
 if TYPE_CHECKING:
@@ -129,41 +128,11 @@ def _wanted(files: dict[str, RemoteFile]) -> tuple[list[RemoteFile], list[Remote
     return wanted, skipped
 
 
-def _read_manifests(remote: Remote, where: Path) -> tuple[list[Manifest], int, list[str]]:
-    """Every publication on the remote; manifests already mirrored are read locally."""
-    cache = where / "manifests"
-    cache.mkdir(parents=True, exist_ok=True)
-    manifests: list[Manifest] = []
-    damaged: list[str] = []
-    read = 0
-    for key in remote.list("runs/"):
-        if not key.endswith(".json") or len(key.split("/")) != 3:
-            continue
-        # The local name is a digest of the key: no part of a remote's listing ever
-        # becomes a path.
-        local = cache / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".json")
-        try:
-            if local.is_file():
-                body = local.read_bytes()
-            else:
-                body = remote.get(key, MAX_MANIFEST_BYTES)
-                read += 1
-            manifest = check_manifest(json.loads(body), key)
-        except (ValueError, FatalError) as exc:
-            damaged.append(f"{key}: {exc}")
-            continue
-        if not local.is_file():
-            _write_atomic(local, body)
-        manifests.append(manifest)
-    return manifests, read, damaged
-
-
 def sync(remote: Remote, where: Path) -> MirrorStats:
     """Bring the mirror at ``where`` up to date with the remote's index files."""
-    manifests, read, problems = _read_manifests(remote, where)
-    by_run: dict[str, list[Manifest]] = {}
-    for manifest in manifests:
-        by_run.setdefault(manifest.run_id, []).append(manifest)
+    listing = list_manifests(remote, cache=where / "manifests")
+    by_run = listing.runs()
+    problems = list(listing.damaged)
     fetched = _load_fetched(where)
     keep: dict[str, str] = {}
     files = size = skipped = skipped_size = 0
@@ -177,21 +146,21 @@ def sync(remote: Remote, where: Path) -> MirrorStats:
                 keep[item.path] = item.sha256
                 continue
             try:
-                data = remote.get(object_key(item.sha256), item.size)
+                data = fetch_checked(remote, item, item.size)
             except FatalError as exc:
                 problems.append(f"{item.path}: {exc}")
                 continue
-            if hashlib.sha256(data).hexdigest() != item.sha256:
-                problems.append(f"{item.path}: content does not match its digest (not written)")
+            if data is None:
+                problems.append(f"{item.path}: {NOT_ITS_DIGEST}")
                 continue
-            _write_atomic(target, data)
+            write_new(target, data)
             keep[item.path] = item.sha256
             files += 1
             size += len(data)
     dropped = _drop_unlisted(where, set(by_run))
-    _write_atomic(where / FETCHED_FILE, json.dumps(keep, sort_keys=True).encode())
+    write_new(where / FETCHED_FILE, json.dumps(keep, sort_keys=True).encode())
     return MirrorStats(
-        remote.url, len(by_run), read, files, size, skipped, skipped_size, dropped,
+        remote.url, len(by_run), listing.read, files, size, skipped, skipped_size, dropped,
         tuple(problems),
     )  # fmt: skip
 
@@ -223,13 +192,6 @@ def _dirs(path: Path) -> list[Path]:
         return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
     except OSError:
         return []
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    tmp.replace(target)
 
 
 @contextmanager
