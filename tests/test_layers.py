@@ -235,6 +235,7 @@ FLOORS: dict[str, int] = {
     "transport": 0,
     "chat_completions": 0,
     "plugins": 0,
+    "atomic": 0,
     # the readers: git, YAML, trust, secrets
     "gitio": 1,
     "loader": 1,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalcase.atomic import write_atomic
 from evalcase.audit_facts import AUDIT_VERSION
 
 if TYPE_CHECKING:
@@ -91,10 +92,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _write(path: Path, value: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n", "utf-8")
-    tmp.replace(path)
+    text = json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    write_atomic(path, text, parents=True)
 
 
 def read_case(repo_root: Path, key: str) -> dict[str, Any] | None:

@@ -198,16 +198,15 @@ def _store(
     key = digest(body)
     path: Path = config.cache_dir / f"{key}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
         entry = {"request_digest": key, "model": body.get("model"),
                  "prompt_version": body.get("prompt_version"), "rubric": body.get("rubric"),
                  "content": content}  # fmt: skip
         from evalcase import scrub
+        from evalcase.atomic import write_atomic
 
         entry = scrub.active(environ).data(entry)  # an answer can echo the key it was sent
-        tmp.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
-        tmp.replace(path)
+        # Judge threads may cache the same request at once: each writes its own file.
+        write_atomic(path, json.dumps(entry, ensure_ascii=False), parents=True)
     except OSError:
         pass  # a cache that cannot be written costs a judge call next time, nothing more
 

@@ -226,23 +226,20 @@ def redact_outputs(run_dir: Path) -> None:
     import json
 
     from evalcase import attempt_check, pii, scrub
+    from evalcase.atomic import replacing, write_atomic
     from evalcase.contract import records as strict
     from evalcase.grade.recorded_run import read_jsonl
 
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
     records = read_jsonl(attempts_path)
-    tmp = attempts_path.with_name(f".{attempts_path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with replacing(attempts_path) as handle:
         for record in records:
             masked = {**scrubber.data(pii.redact(record)), "redacted": True}
             attempt_check.check_written(masked)
-            handle.write(strict.dumps(masked) + "\n")
-    tmp.replace(attempts_path)
+            handle.write((strict.dumps(masked) + "\n").encode("utf-8"))
     run_json = run_dir / "run.json"
     if run_json.is_file():
         meta = json.loads(run_json.read_text("utf-8"))
         meta = {**scrubber.data(pii.redact(meta)), "redacted": True}
-        tmp = run_json.with_name(f".run.json.{os.getpid()}.tmp")
-        tmp.write_text(strict.dumps(meta, indent=2) + "\n", "utf-8")
-        tmp.replace(run_json)
+        write_atomic(run_json, strict.dumps(meta, indent=2) + "\n")

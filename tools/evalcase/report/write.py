@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import pii, scrub
+from evalcase.atomic import write_atomic
 from evalcase.contract import records
 from evalcase.grade.recorded_run import GradedRun
 from evalcase.model import FatalError
@@ -139,12 +140,6 @@ def grading_meta(
     }
 
 
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
-
-
 def write_report(
     graded: GradedRun,
     reports_root: Path,
@@ -202,7 +197,7 @@ def write_report(
         newest = gradings.list_gradings(target)
         if not newest or newest[-1].grading_id == meta["grading_id"]:
             for name, text in texts.items():
-                _replace(target / name, text)
+                write_atomic(target / name, text)
     return target
 
 

@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalcase.atomic import write_atomic
 from evalcase.model import FatalError
 
 if TYPE_CHECKING:
@@ -355,7 +356,7 @@ def list_manifests(
                 damaged.append(f"{key}: {exc}")
                 continue
             if local is not None and not local.is_file():
-                write_new(local, body)
+                write_atomic(local, body, parents=True)
     return Listing(tuple(manifests), tuple(damaged), read)
 
 
@@ -408,7 +409,7 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
             if data is None:
                 refused.append(f"{path}: {NOT_ITS_DIGEST}")
                 continue
-            write_new(target, data)
+            write_atomic(target, data, parents=True)
             written.append(path)
         results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
     return results
@@ -421,7 +422,7 @@ def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile) -> bool:
     data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
     if data is None or not data.startswith(local):
         return False
-    write_new(target, data)
+    write_atomic(target, data, parents=True)
     return True
 
 
@@ -432,14 +433,6 @@ def fetch_checked(remote: Remote, item: RemoteFile, limit: int) -> bytes | None:
     """A published file's content, or None when it does not match its digest."""
     data = remote.get(object_key(item.sha256), limit)
     return data if _sha256(data) == item.sha256 else None
-
-
-def write_new(target: Path, data: bytes) -> None:
-    """Write ``target`` whole or not at all (a temporary file renamed over it)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    tmp.replace(target)
 
 
 def summarize(folders: Folders, commit: str, run_id: str) -> dict[str, Any]:

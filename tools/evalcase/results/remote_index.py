@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalcase.atomic import write_atomic
 from evalcase.model import FatalError
 from evalcase.report.gradings import GRADING_FILE, GRADINGS_DIR
 from evalcase.results.remote import (
@@ -53,7 +54,6 @@ from evalcase.results.remote import (
     fetch_checked,
     list_manifests,
     merged_files,
-    write_new,
 )
 
 if TYPE_CHECKING:
@@ -153,12 +153,12 @@ def sync(remote: Remote, where: Path) -> MirrorStats:
             if data is None:
                 problems.append(f"{item.path}: {NOT_ITS_DIGEST}")
                 continue
-            write_new(target, data)
+            write_atomic(target, data, parents=True)
             keep[item.path] = item.sha256
             files += 1
             size += len(data)
     dropped = _drop_unlisted(where, set(by_run))
-    write_new(where / FETCHED_FILE, json.dumps(keep, sort_keys=True).encode())
+    write_atomic(where / FETCHED_FILE, json.dumps(keep, sort_keys=True), parents=True)
     return MirrorStats(
         remote.url, len(by_run), listing.read, files, size, skipped, skipped_size, dropped,
         tuple(problems),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalcase import attempt_check, scrub
+from evalcase.atomic import write_atomic
 from evalcase.contract import records
 from evalcase.model import FatalError
 
@@ -29,12 +30,7 @@ ATTEMPTS_FILE = "attempts.jsonl"
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(records.dumps_readable(data) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    write_atomic(path, records.dumps_readable(data) + "\n", durable=True)
 
 
 def read_attempts(

@@ -189,17 +189,14 @@ def evalcase_export(dataset: str = "cases.jsonl", grader_model: str | None = Non
 def task_file(base: Path, cache: Path) -> Path:
     """The task file for ``inspect eval`` run from ``base`` (written once, atomically)."""
     import hashlib
-    import tempfile
+
+    from evalcase.atomic import write_atomic
 
     text = TASK_FILE.format(base=str(base))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     path = cache / f"task_{digest}.py"
     if not path.is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
+        write_atomic(path, text, parents=True)
     return path
 
 
