@@ -179,3 +179,35 @@ def test_a_fixture_change_no_case_check_reads_reaches_no_case(example_repo: Path
     assert not any("crm_safety_set" in p for _, p in found)
     assert found == staged_lint(example_repo, TOOL, cache=False)[0]
     assert loaded is not None and others < loaded < cases + others
+
+
+def test_staged_sources_read_a_window_at_a_time(tmp_path: Path) -> None:
+    """What a hook quotes is read from the index a few files at a time, in the order the
+    reporter asks: the staged text (not the work tree's), every file's, holding at most
+    a window of them; a path that is not staged has none."""
+    from evalcase.config import load_config
+    from evalcase.lint.api import StagedSources
+    from tests.helpers import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    names = [f"datasets/d/cases/c{k}.yaml" for k in range(5)]
+    for k, name in enumerate(names):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"staged: {k}\n", "utf-8")
+    git(repo, "add", *names)
+    for name in names:
+        (repo / name).write_text("rewritten after staging\n", "utf-8")
+    shown = {f"evals/{name}": name for name in [*names, "datasets/d/cases/absent.yaml"]}
+    sources = StagedSources(load_config(repo), shown, window=2)
+    try:
+        seen = []
+        for k, name in enumerate(names):
+            seen.append(sources[f"evals/{name}"])
+            assert len(sources._loaded) <= 2  # never every file at once
+        assert seen == [f"staged: {k}\n".encode() for k in range(5)]
+        assert sources.get(f"evals/{names[1]}") == b"staged: 1\n"  # back again: read again
+        assert sources.get("evals/datasets/d/cases/absent.yaml") is None
+        assert sources.get("not/a/finding's/path.yaml") is None
+        assert list(sources) == list(shown) and len(sources) == 6
+    finally:
+        sources.close()

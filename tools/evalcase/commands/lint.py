@@ -87,7 +87,7 @@ def lint(
     """
     from dataclasses import replace
 
-    from evalcase.lint.api import default_base, lint_repository, staged_sources
+    from evalcase.lint.api import StagedSources, default_base, lint_repository
     from evalcase.lint.reporters import ReportContext, get
     from evalcase.lint.reporters.text import statistics as stats_table
 
@@ -118,9 +118,9 @@ def lint(
     sources = None
     if staged:
         # Quote what the positions come from: the staged blobs, not the work tree.
-        staged_text = staged_sources(config, (f.path for f in result.findings))
-        shown = {f.path: g.path for f, g in zip(result.findings, findings, strict=True)}
-        sources = {shown[p]: data for p, data in staged_text.items() if p in shown}
+        sources = StagedSources(
+            config, {g.path: f.path for f, g in zip(result.findings, findings, strict=True)}
+        )
     ctx = ReportContext(display_root, result.files_checked, __version__, sources)
     status = EXIT_FINDINGS if not exit_zero and result.worst is Severity.ERROR else EXIT_OK
     hint = _cli_hint(findings, config.root) if staged else ""
@@ -134,6 +134,9 @@ def lint(
     except BrokenPipeError:
         # Output cut short (`evalcase lint | head`) does not turn errors into a pass.
         quiet_broken_pipe(status)
+    finally:
+        if sources is not None:
+            sources.close()
     sys.exit(status)
 
 
