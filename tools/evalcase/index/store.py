@@ -325,31 +325,29 @@ class Store:
                 raise self._guard(ValueError(f"damaged entry for {path}"))
             yield str(path), str(blob), value
 
-    def tree_results_in(self, column: str, values: Iterable[str]) -> list[tuple[str, str, Any]]:
-        """Tree files whose ``column`` (case_id, similarity, path) is one of ``values``."""
+    def tree_results_in(self, column: str, values: Iterable[str]) -> Iterator[tuple[str, str, Any]]:
+        """Tree files whose ``column`` (case_id, similarity, path) is one of ``values``,
+        decoded one at a time as :meth:`tree_results`."""
         wanted = sorted(set(values))
-        out: list[tuple[str, str, Any]] = []
         for i in range(0, len(wanted), _BATCH):
             part = wanted[i : i + _BATCH]
             marks = ",".join("?" * len(part))
-            out.extend(self.tree_results(f"WHERE r.{column} IN ({marks})", part))
-        return out
+            yield from self.tree_results(f"WHERE r.{column} IN ({marks})", part)
 
-    def tree_users(self, keys: Iterable[str]) -> list[tuple[str, str, Any]]:
-        """Tree cases that reference any of the reference ``keys`` (see :func:`ref_key`)."""
+    def tree_users(self, keys: Iterable[str]) -> Iterator[tuple[str, str, Any]]:
+        """Tree cases that reference any of the reference ``keys`` (see :func:`ref_key`),
+        decoded one at a time: a fixture's users may be a third of the repository, and
+        the hook keeps their facts, not their stored rows too. A case that references
+        keys of two batches comes twice."""
         wanted = sorted(set(keys))
-        out: list[tuple[str, str, Any]] = []
         for i in range(0, len(wanted), _BATCH):
             part = wanted[i : i + _BATCH]
             marks = ",".join("?" * len(part))
-            out.extend(
-                self.tree_results(
-                    "JOIN (SELECT DISTINCT path AS p, blob AS b FROM refs"
-                    f" WHERE key IN ({marks})) u ON u.p = r.path AND u.b = r.blob",
-                    part,
-                )
+            yield from self.tree_results(
+                "JOIN (SELECT DISTINCT path AS p, blob AS b FROM refs"
+                f" WHERE key IN ({marks})) u ON u.p = r.path AND u.b = r.blob",
+                part,
             )
-        return out
 
     def tree_result_paths(self, column: str, values: Iterable[str]) -> set[str]:
         """Paths of the tree files whose ``column`` is one of ``values``, none decoded:

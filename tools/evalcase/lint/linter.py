@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import itertools
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -392,14 +393,19 @@ class Linter:
             | store.tree_user_paths(keys)
         )
         more.difference_update(results, state.changed)
-        rows = [
-            *store.tree_results("WHERE r.kind != 'case'"),
-            *store.tree_results_in("path", more),
-        ]
-        for dataset in sorted(datasets):
-            # Every path under datasets/<id>/ ("0" sorts right after "/").
-            bounds = (f"datasets/{dataset}/", f"datasets/{dataset}0")
-            rows.extend(store.tree_results("WHERE t.path >= ? AND t.path < ?", bounds))
+        # Rows decoded one at a time, each kept as its facts only.
+        rows = itertools.chain(
+            store.tree_results("WHERE r.kind != 'case'"),
+            store.tree_results_in("path", more),
+            *(
+                # Every path under datasets/<id>/ ("0" sorts right after "/").
+                store.tree_results(
+                    "WHERE t.path >= ? AND t.path < ?",
+                    (f"datasets/{dataset}/", f"datasets/{dataset}0"),
+                )
+                for dataset in sorted(datasets)
+            ),
+        )
         for path, _blob, raw in rows:
             if path not in state.changed and path not in results:
                 results[path] = FileResult.from_raw(raw)
