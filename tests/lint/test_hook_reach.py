@@ -201,7 +201,7 @@ def test_staged_sources_read_a_window_at_a_time(tmp_path: Path) -> None:
     sources = StagedSources(load_config(repo), shown, window=2)
     try:
         seen = []
-        for k, name in enumerate(names):
+        for name in names:
             seen.append(sources[f"evals/{name}"])
             assert len(sources._loaded) <= 2  # never every file at once
         assert seen == [f"staged: {k}\n".encode() for k in range(5)]
