@@ -386,3 +386,73 @@ def test_publications_in_the_same_instant_order_by_what_they_hold() -> None:
         for order in ((first, later), (later, first)):
             merged = merged_files(order)
             assert merged["outputs/c/r/attempts.jsonl"] == later.files[0]
+
+
+@pytest.mark.slow
+def test_view_from_remote_fetches_a_transcript_when_its_page_opens(
+    s3: dict[str, str], tmp_path: Path
+) -> None:
+    """`evalcase view --from-remote` on a machine with no local run: the team's runs are
+    listed from their index files alone; opening a transcript fetches that run's attempt
+    records (and its grading's grades), no other run's; a published file that does not
+    match its digest is an error page, never written."""
+    import re
+    import urllib.error
+    import urllib.request
+
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "vw", [])
+    write_run(laptop, commit, "run-good", [check_008(True, 1), duplicate_003(True, 1)])
+    write_run(laptop, commit, "run-bad", [check_008(False, 1), duplicate_003(False, 1)])
+    for run_id in ("run-good", "run-bad"):
+        assert run_cli("grade", run_id, cwd=laptop).returncode in (0, 1)
+    assert run_cli("push", "--all", cwd=laptop, env=s3).returncode == 0
+    ci = _clone(laptop, tmp_path / "ci", "vw")
+    # run-bad's attempt records, replaced on the remote by other bytes under their digest
+    local = laptop / "outputs" / commit / "run-bad" / "attempts.jsonl"
+    digest = hashlib.sha256(local.read_bytes()).hexdigest()
+    _client(s3).put_object(Bucket=BUCKET, Key=f"vw/objects/{digest[:2]}/{digest}", Body=b"{}\n")
+
+    env = {**_base_env(), **s3, "PYTHONPATH": str(REPO_ROOT / "tools")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalcase", "view", "--port", "0", "--from-remote"],
+        cwd=ci,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        synced = proc.stderr.readline()
+        assert "2 published run(s)" in synced, synced
+        line = proc.stderr.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert match, line
+        base = match.group(1)
+
+        def get(path: str) -> tuple[int, str]:
+            try:
+                with urllib.request.urlopen(base + path, timeout=60) as response:
+                    return response.status, response.read().decode()
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode()
+
+        status, runs = get("")
+        assert status == 200 and "run-good" in runs and "run-bad" in runs, runs
+        mirror = next((ci / ".evalcase_cache" / "remote").iterdir())
+        assert not list(mirror.rglob("attempts.jsonl"))
+        status, page = get("attempt?run=run-good&case=tool_refund_check_008&attempt=1")
+        assert status == 200, page
+        assert "已超过七天无理由时效" in page and "refund_eligibility_check" in page
+        assert [p.relative_to(mirror).as_posix() for p in mirror.rglob("attempts.jsonl")] == [
+            f"outputs/{commit}/run-good/attempts.jsonl"
+        ]
+        assert list(mirror.rglob("grades.jsonl")), "the grading's grades were not fetched"
+        status, page = get("attempt?run=run-bad&case=tool_refund_check_008&attempt=1")
+        assert status == 400 and "does not match its digest" in page, page
+        assert not (mirror / "outputs" / commit / "run-bad" / "attempts.jsonl").exists()
+        assert not (ci / "outputs").exists()  # the checkout's own folders stay untouched
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")

@@ -190,3 +190,23 @@ remote_option = click.option(
     metavar="URL",
     help="s3://bucket/prefix or file:///folder (default: [results] remote).",
 )
+from_remote_option = click.option(
+    "--from-remote",
+    is_flag=True,
+    help="Ask the runs published to the team's remote ([results] remote, or --remote URL) "
+    "instead of local ones; only their index files are fetched, never attempt records.",
+)
+
+
+def echo_mirror_stats(stats: Any) -> None:
+    """What bringing a remote's index up to date did (evalcase.results.remote_index), on
+    stderr: what was left out, fetched and left on the remote."""
+    for problem in stats.problems:
+        click.echo(f"evalcase: warning: {stats.url}: left out {problem}", err=True)
+    click.echo(
+        f"evalcase: {stats.url}: {stats.runs} published run(s); fetched "
+        f"{stats.manifests_read} manifest(s) and {stats.files_fetched} index file(s) "
+        f"({stats.bytes_fetched:,} bytes); {stats.bytes_skipped:,} bytes of attempts "
+        "and reports left on the remote",
+        err=True,
+    )

@@ -16,7 +16,9 @@ import click
 from evalcase.commands.common import (
     EXIT_FINDINGS,
     config_for,
+    echo_mirror_stats,
     fatal_errors,
+    from_remote_option,
     remote_option,
     root_option,
 )
@@ -25,12 +27,6 @@ format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text"
 )
 dataset_option = click.option("--dataset", default=None, help="Only runs of this dataset.")
-from_remote_option = click.option(
-    "--from-remote",
-    is_flag=True,
-    help="Ask the runs published to the team's remote ([results] remote, or --remote URL) "
-    "instead of local ones; only their index files are fetched, never attempt records.",
-)
 
 
 @contextmanager
@@ -50,15 +46,7 @@ def _store(root: str | None, from_remote: bool, url: str | None) -> Iterator[Any
     from evalcase.results.remote_index import open_remote_store
 
     with open_remote_store(config, remote_of(config, url)) as (store, stats):
-        for problem in stats.problems:
-            click.echo(f"evalcase: warning: {stats.url}: left out {problem}", err=True)
-        click.echo(
-            f"evalcase: {stats.url}: {stats.runs} published run(s); fetched "
-            f"{stats.manifests_read} manifest(s) and {stats.files_fetched} index file(s) "
-            f"({stats.bytes_fetched:,} bytes); {stats.bytes_skipped:,} bytes of attempts "
-            "and reports left on the remote",
-            err=True,
-        )
+        echo_mirror_stats(stats)
         yield store
         _warn_unreadable(store)
 

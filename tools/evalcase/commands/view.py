@@ -8,7 +8,13 @@ import contextlib
 
 import click
 
-from evalcase.commands.common import config_for, fatal_errors, root_option
+from evalcase.commands.common import (
+    config_for,
+    echo_mirror_stats,
+    fatal_errors,
+    remote_option,
+    root_option,
+)
 from evalcase.model import FatalError
 
 
@@ -22,15 +28,28 @@ from evalcase.model import FatalError
     help="Required of every request when bound to a non-loopback address (default: a new "
     "random one, printed). Also from EVALCASE_VIEW_TOKEN.",
 )
+@click.option(
+    "--from-remote",
+    is_flag=True,
+    help="Browse the runs published to the team's remote ([results] remote, or --remote "
+    "URL) instead of local ones: their index files are fetched first, a transcript's "
+    "files when its page is opened.",
+)
+@remote_option
 @root_option
 @fatal_errors
-def view_command(host: str, port: int, token: str | None, root: str | None) -> None:
+def view_command(
+    host: str, port: int, token: str | None, from_remote: bool, url: str | None, root: str | None
+) -> None:
     """Browse runs across commits, agents and prompts: summaries, gates, transcripts,
     comparisons, case timelines, flaky cases and prompt × case grids.
 
     Read-only, on 127.0.0.1 by default (then only loopback Host headers are answered).
     Bound elsewhere, every request needs the token: open the printed address once, it sets
-    a cookie."""
+    a cookie. With --from-remote it shows the team's published runs without pulling them:
+    the listing is asked again at most once a minute, and a run's attempt records are
+    fetched (checked against their digests) the first time one of its transcripts is
+    opened."""
     import socket
 
     from evalcase.results.view import is_loopback, new_token, starlette_parts
@@ -41,7 +60,19 @@ def view_command(host: str, port: int, token: str | None, root: str | None) -> N
     config = config_for(root)
     if not is_loopback(host) and not token:
         token = new_token()
-    app = make_app(config, token=token if not is_loopback(host) or token else None, host=host)
+    mirror = None
+    if from_remote or url is not None:
+        from evalcase.results.remote import remote_of
+        from evalcase.results.remote_index import Mirror
+
+        mirror = Mirror(config, remote_of(config, url))
+        echo_mirror_stats(mirror.sync())
+    app = make_app(
+        config,
+        token=token if not is_loopback(host) or token else None,
+        host=host,
+        mirror=mirror,
+    )
     import uvicorn
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)

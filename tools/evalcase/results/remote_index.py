@@ -12,7 +12,8 @@ results store reads for these questions::
 
 Attempt records (``attempts.jsonl``: transcripts, tool calls, traces), the rendered
 reports and everything else stay on the remote: ``evalcase pull RUN`` fetches a whole run
-when its transcripts are wanted.
+when its transcripts are wanted, and ``evalcase view --from-remote`` (:class:`Mirror`)
+fetches a run's attempt records into the mirror when one of its transcripts is opened.
 
 The index is a local mirror under ``<[lint] cache_dir>/remote/<digest of the URL>/``
 (derived, like the store; delete it at any time)::
@@ -38,8 +39,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -48,6 +50,7 @@ from evalcase.atomic import write_atomic
 from evalcase.model import FatalError
 from evalcase.report.gradings import GRADING_FILE, GRADINGS_DIR
 from evalcase.results.remote import (
+    MAX_OBJECT_BYTES,
     NOT_ITS_DIGEST,
     Remote,
     RemoteFile,
@@ -130,14 +133,22 @@ def _wanted(files: dict[str, RemoteFile]) -> tuple[list[RemoteFile], list[Remote
 
 def sync(remote: Remote, where: Path) -> MirrorStats:
     """Bring the mirror at ``where`` up to date with the remote's index files."""
+    return _sync(remote, where)[0]
+
+
+def _sync(remote: Remote, where: Path) -> tuple[MirrorStats, dict[str, RemoteFile]]:
+    """:func:`sync`, and every file the remote publishes (its newest publication) by path."""
     listing = list_manifests(remote, cache=where / "manifests")
     by_run = listing.runs()
     problems = list(listing.damaged)
     fetched = _load_fetched(where)
     keep: dict[str, str] = {}
+    published: dict[str, RemoteFile] = {}
     files = size = skipped = skipped_size = 0
     for _run_id, items in sorted(by_run.items()):
-        wanted, left = _wanted(merged_files(items))
+        merged = merged_files(items)
+        published.update(merged)
+        wanted, left = _wanted(merged)
         skipped += len(left)
         skipped_size += sum(item.size for item in left)
         for item in wanted:
@@ -159,10 +170,11 @@ def sync(remote: Remote, where: Path) -> MirrorStats:
             size += len(data)
     dropped = _drop_unlisted(where, set(by_run))
     write_atomic(where / FETCHED_FILE, json.dumps(keep, sort_keys=True), parents=True)
-    return MirrorStats(
+    stats = MirrorStats(
         remote.url, len(by_run), listing.read, files, size, skipped, skipped_size, dropped,
         tuple(problems),
     )  # fmt: skip
+    return stats, published
 
 
 def _load_fetched(where: Path) -> dict[str, str]:
@@ -194,14 +206,70 @@ def _dirs(path: Path) -> list[Path]:
         return []
 
 
+class Mirror:
+    """A remote's index mirror (see the module's docstring), which also fetches any other
+    file of a published run when first asked for: ``evalcase view --from-remote`` shows a
+    transcript by fetching its run's ``attempts.jsonl`` (and its grading's
+    ``grades.jsonl``), one run at a time, only when its page is opened."""
+
+    def __init__(self, config: Config, remote: Remote) -> None:
+        self.remote = remote
+        self.root = mirror_root(config, remote.url)
+        self.outputs, self.reports = self.root / "outputs", self.root / "reports"
+        self._published: dict[str, RemoteFile] = {}
+        self._present: dict[str, str] = {}  # path -> digest of what is there, checked
+        self._lock = threading.Lock()
+
+    def sync(self) -> MirrorStats:
+        """Bring the index up to date (:func:`sync`); learn what the remote publishes."""
+        stats, published = _sync(self.remote, self.root)
+        with self._lock:
+            self._published = published
+        return stats
+
+    def open_store(self, *, update: bool = True) -> AbstractContextManager[Store]:
+        """The results store over the mirror (brought up to date with it: ``update``)."""
+        from evalcase.results.store import open_store_at
+
+        return open_store_at(
+            self.root / "results.duckdb", self.root, self.outputs, self.reports, update=update
+        )
+
+    def fetch(self, path: Path) -> None:
+        """Make ``path`` (a file of a published run, inside the mirror) present as the
+        remote publishes it: fetched once per content, checked against its digest and
+        size; nothing for a path the remote does not publish. FatalError when it cannot
+        be fetched or does not match its digest (then nothing is written)."""
+        try:
+            published = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return
+        with self._lock:
+            item = self._published.get(published)
+            if item is None or (self._present.get(published) == item.sha256 and path.is_file()):
+                return
+            if path.is_file() and _file_sha256(path) == item.sha256:
+                self._present[published] = item.sha256
+                return
+            data = fetch_checked(self.remote, item, MAX_OBJECT_BYTES)
+            if data is None:
+                raise FatalError(f"{self.remote.url}: {published}: {NOT_ITS_DIGEST}")
+            write_atomic(path, data, parents=True)
+            self._present[published] = item.sha256
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @contextmanager
 def open_remote_store(config: Config, remote: Remote) -> Iterator[tuple[Store, MirrorStats]]:
     """The results store over the remote's index, brought up to date first."""
-    from evalcase.results.store import open_store_at
-
-    where = mirror_root(config, remote.url)
-    stats = sync(remote, where)
-    with open_store_at(
-        where / "results.duckdb", where, where / "outputs", where / "reports"
-    ) as store:
+    mirror = Mirror(config, remote)
+    stats = mirror.sync()
+    with mirror.open_store() as store:
         yield store, stats

@@ -45,7 +45,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,12 +55,15 @@ from evalcase.model import FatalError
 
 if TYPE_CHECKING:
     from evalcase.config import Config
+    from evalcase.results.remote_index import Mirror
 
 RUNS_PER_PAGE = 50
 # The store is closed after this many seconds without a request (other commands update it
 # meanwhile) and brought up to date at most this often while open.
 IDLE_S = 2.0
 REFRESH_S = 5.0
+# Over a remote (--from-remote), its listing is asked again at most this often.
+REMOTE_REFRESH_S = 60.0
 CASES_PER_PAGE = 200
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # Nothing on these pages runs a script; styles are inline in the page.
@@ -127,17 +130,26 @@ class Viewer:
     """What the pages ask: the store (through :mod:`evalcase.results.store`) for lists
     across runs, the run folders for a run's report and transcripts."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, mirror: Mirror | None = None) -> None:
         from evalcase.results.refs import folders
         from evalcase.results.store import duckdb_module
 
         duckdb_module()  # the clear error now, not at the first request
         self.config = config
-        self.outputs, self.reports = folders(config)
+        # ``mirror``: the team's runs (evalcase.results.remote_index), not the local ones;
+        # a transcript's files are fetched when its page is first opened.
+        self.mirror = mirror
+        if mirror is None:
+            self.root = config.root
+            self.outputs, self.reports = folders(config)
+        else:
+            self.root = mirror.root
+            self.outputs, self.reports = mirror.outputs, mirror.reports
         self._lock = threading.Lock()
         self._local = threading.local()
         self._open: tuple[ExitStack, Any] | None = None
         self._refreshed = self._used = 0.0
+        self._synced = time.monotonic()  # the command synced the mirror before serving
         self._closing: threading.Thread | None = None
 
     # --- the store ------------------------------------------------------------------------
@@ -153,9 +165,19 @@ class Viewer:
             now = time.monotonic()
             if self._open is None:
                 stack = ExitStack()
-                self._open = (stack, stack.enter_context(open_store(self.config, update=False)))
+                opened = (
+                    open_store(self.config, update=False)
+                    if self.mirror is None
+                    else self.mirror.open_store(update=False)
+                )
+                self._open = (stack, stack.enter_context(opened))
                 self._refreshed = 0.0
             store = self._open[1]
+            if self.mirror is not None and now - self._synced >= REMOTE_REFRESH_S:
+                self._synced = now
+                with suppress(FatalError):  # unreachable for now: the mirror as it was
+                    self.mirror.sync()
+                self._refreshed = 0.0
             if now - self._refreshed >= REFRESH_S:
                 store.update()
                 self._refreshed = time.monotonic()
@@ -256,7 +278,7 @@ class Viewer:
             raise LookupError(f"no run {run_id!r} in the store")
         run_dir = Path(str(rows[0][0]))
         if not run_dir.is_absolute():
-            run_dir = self.config.root / run_dir
+            run_dir = self.root / run_dir
         try:
             meta = json.loads((run_dir / "run.json").read_text("utf-8"))
         except (OSError, ValueError):
@@ -282,7 +304,7 @@ class Viewer:
             chosen = next((g for g in gradings if g["newest"]), gradings[0])
         path = Path(str(chosen["report_path"]))
         if not path.is_absolute():
-            path = self.config.root / path
+            path = self.root / path
         try:
             report = json.loads(path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
@@ -295,6 +317,7 @@ class Viewer:
         """The attempt's record, read from attempts.jsonl (the last one wins, as grading
         reads a resumed run)."""
         run_dir = self.run_meta(run_id)["run_dir"]
+        self.fetch(run_dir / "attempts.jsonl")
         found = None
         for record in _records(run_dir / "attempts.jsonl", case_id):
             if (
@@ -309,6 +332,7 @@ class Viewer:
         self, report_path: Path, case_id: str, attempt: int, prompt: str
     ) -> list[dict[str, Any]]:
         """The graders' lines for one attempt, from the grading's grades.jsonl."""
+        self.fetch(report_path.parent / "grades.jsonl")
         out = []
         for line in _records(report_path.parent / "grades.jsonl", case_id):
             if (
@@ -318,6 +342,12 @@ class Viewer:
             ):
                 out.append(line)
         return out
+
+    def fetch(self, path: Path) -> None:
+        """Over a remote, make a published run's file present before it is read (a
+        FatalError, shown as the page's error, when it cannot be); locally, nothing."""
+        if self.mirror is not None:
+            self.mirror.fetch(path)
 
 
 def _records(path: Path, needle: str) -> Iterator[dict[str, Any]]:

@@ -19,9 +19,6 @@ from starlette.routing import Route
 
 from evalcase.config import Config
 from evalcase.model import FatalError
-
-if TYPE_CHECKING:
-    from evalcase.config import Config
 from evalcase.results.view import (
     CASES_PER_PAGE,
     CSP,
@@ -33,6 +30,9 @@ from evalcase.results.view import (
     pretty,
     url,
 )
+
+if TYPE_CHECKING:
+    from evalcase.results.remote_index import Mirror
 
 TEMPLATES = Path(__file__).parent / "templates" / "view"
 COOKIE = "evalcase_view_token"
@@ -182,7 +182,7 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
             raise LookupError(f"run {run_id} has no attempt {number} of {case_id}")
         path = Path(str(grading["report_path"]))
         if not path.is_absolute():
-            path = viewer.config.root / path
+            path = viewer.root / path
         lines = viewer.grades(path, case_id, number, prompt)
         return render(
             "attempt.html.j2",
@@ -351,7 +351,8 @@ def _grades_file(viewer: Viewer, run_id: str) -> list[dict[str, Any]]:
     grading, _ = viewer.report(run_id, None)
     path = Path(str(grading["report_path"]))
     if not path.is_absolute():
-        path = viewer.config.root / path
+        path = viewer.root / path
+    viewer.fetch(path.parent / "grades.jsonl")
     out = []
     try:
         with (path.parent / "grades.jsonl").open("rb") as handle:
@@ -367,10 +368,17 @@ def _grades_file(viewer: Viewer, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def make_app(config: Config, *, token: str | None = None, host: str = "127.0.0.1") -> Starlette:
-    """The viewer's ASGI application: its pages over ``config``'s store and folders, with
-    the token required off loopback (:mod:`evalcase.results.view`, "Trust")."""
-    return application(Viewer(config), token=token, loopback_only=is_loopback(host))
+def make_app(
+    config: Config,
+    *,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    mirror: Mirror | None = None,
+) -> Starlette:
+    """The viewer's ASGI application: its pages over ``config``'s store and folders (or a
+    remote's ``mirror``, synced by the caller), with the token required off loopback
+    (:mod:`evalcase.results.view`, "Trust")."""
+    return application(Viewer(config, mirror), token=token, loopback_only=is_loopback(host))
 
 
 __all__ = ["RUNS_PER_PAGE", "application", "make_app"]
