@@ -19,6 +19,7 @@ from evalcase.model import FatalError
 
 if TYPE_CHECKING:
     from evalcase.config import Config
+    from evalcase.results.remote_index import MirrorStats
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -198,7 +199,7 @@ from_remote_option = click.option(
 )
 
 
-def echo_mirror_stats(stats: Any) -> None:
+def echo_mirror_stats(stats: MirrorStats) -> None:
     """What bringing a remote's index up to date did (evalcase.results.remote_index), on
     stderr: what was left out, fetched and left on the remote."""
     for problem in stats.problems:
