@@ -397,7 +397,7 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
         for path, item in sorted(merged_files(items).items()):
             target = folders.local(path)
             if target.is_file():
-                if _sha256(target.read_bytes()) == item.sha256:
+                if file_sha256(target) == item.sha256:
                     present.append(path)
                 elif path.endswith(".jsonl") and _is_prefix_of(target, remote, item):
                     # A resumed run: the local file is an earlier, shorter copy.
@@ -405,11 +405,9 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
                 else:
                     refused.append(f"{path}: the local file differs (kept)")
                 continue
-            data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
-            if data is None:
+            if not fetch_to(remote, item, target, MAX_OBJECT_BYTES):
                 refused.append(f"{path}: {NOT_ITS_DIGEST}")
                 continue
-            write_atomic(target, data, parents=True)
             written.append(path)
         results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
     return results
@@ -433,6 +431,26 @@ def fetch_checked(remote: Remote, item: RemoteFile, limit: int) -> bytes | None:
     """A published file's content, or None when it does not match its digest."""
     data = remote.get(object_key(item.sha256), limit)
     return data if _sha256(data) == item.sha256 else None
+
+
+def fetch_to(remote: Remote, item: RemoteFile, target: Path, limit: int) -> bool:
+    """Write a published file to ``target`` whole (folders made as needed); False, and
+    nothing written, when its content does not match its digest. FatalError when it cannot
+    be fetched (over ``limit`` bytes, the remote unreachable)."""
+    data = fetch_checked(remote, item, limit)
+    if data is None:
+        return False
+    write_atomic(target, data, parents=True)
+    return True
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a local file, read a block at a time (an attempts file may be large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def summarize(folders: Folders, commit: str, run_id: str) -> dict[str, Any]:

@@ -54,7 +54,8 @@ from evalcase.results.remote import (
     NOT_ITS_DIGEST,
     Remote,
     RemoteFile,
-    fetch_checked,
+    fetch_to,
+    file_sha256,
     list_manifests,
     merged_files,
 )
@@ -157,17 +158,15 @@ def _sync(remote: Remote, where: Path) -> tuple[MirrorStats, dict[str, RemoteFil
                 keep[item.path] = item.sha256
                 continue
             try:
-                data = fetch_checked(remote, item, item.size)
+                if not fetch_to(remote, item, target, item.size):
+                    problems.append(f"{item.path}: {NOT_ITS_DIGEST}")
+                    continue
             except FatalError as exc:
                 problems.append(f"{item.path}: {exc}")
                 continue
-            if data is None:
-                problems.append(f"{item.path}: {NOT_ITS_DIGEST}")
-                continue
-            write_atomic(target, data, parents=True)
             keep[item.path] = item.sha256
             files += 1
-            size += len(data)
+            size += item.size  # what its digest matched
     dropped = _drop_unlisted(where, set(by_run))
     write_atomic(where / FETCHED_FILE, json.dumps(keep, sort_keys=True), parents=True)
     stats = MirrorStats(
@@ -248,22 +247,12 @@ class Mirror:
             item = self._published.get(published)
             if item is None or (self._present.get(published) == item.sha256 and path.is_file()):
                 return
-            if path.is_file() and _file_sha256(path) == item.sha256:
+            if path.is_file() and file_sha256(path) == item.sha256:
                 self._present[published] = item.sha256
                 return
-            data = fetch_checked(self.remote, item, MAX_OBJECT_BYTES)
-            if data is None:
+            if not fetch_to(self.remote, item, path, MAX_OBJECT_BYTES):
                 raise FatalError(f"{self.remote.url}: {published}: {NOT_ITS_DIGEST}")
-            write_atomic(path, data, parents=True)
             self._present[published] = item.sha256
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextmanager

@@ -302,14 +302,18 @@ class Viewer:
         chosen = next((g for g in gradings if g["grading_id"] == grading_id), None)
         if chosen is None:
             chosen = next((g for g in gradings if g["newest"]), gradings[0])
-        path = Path(str(chosen["report_path"]))
-        if not path.is_absolute():
-            path = self.root / path
+        path = self.report_file(chosen)
         try:
             report = json.loads(path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise LookupError(f"{path}: cannot be read ({exc})") from exc
         return chosen, report if isinstance(report, dict) else {}
+
+    def report_file(self, grading: Mapping[str, Any]) -> Path:
+        """Where a grading's report.json is (the store keeps it relative to the root of the
+        folders it indexed: the repository, or the remote's mirror)."""
+        path = Path(str(grading["report_path"]))
+        return path if path.is_absolute() else self.root / path
 
     def attempt(
         self, run_id: str, case_id: str, attempt: int, prompt: str

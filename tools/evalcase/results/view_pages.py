@@ -180,10 +180,7 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
         record = viewer.attempt(run_id, case_id, number, prompt)
         if record is None:
             raise LookupError(f"run {run_id} has no attempt {number} of {case_id}")
-        path = Path(str(grading["report_path"]))
-        if not path.is_absolute():
-            path = viewer.root / path
-        lines = viewer.grades(path, case_id, number, prompt)
+        lines = viewer.grades(viewer.report_file(grading), case_id, number, prompt)
         return render(
             "attempt.html.j2",
             title=f"{case_id} #{number}",
@@ -349,9 +346,7 @@ def _grades_file(viewer: Viewer, run_id: str) -> list[dict[str, Any]]:
     import json
 
     grading, _ = viewer.report(run_id, None)
-    path = Path(str(grading["report_path"]))
-    if not path.is_absolute():
-        path = viewer.root / path
+    path = viewer.report_file(grading)
     viewer.fetch(path.parent / "grades.jsonl")
     out = []
     try:
