@@ -396,9 +396,7 @@ def test_view_from_remote_fetches_a_transcript_when_its_page_opens(
     listed from their index files alone; opening a transcript fetches that run's attempt
     records (and its grading's grades), no other run's; a published file that does not
     match its digest is an error page, never written."""
-    import re
-    import urllib.error
-    import urllib.request
+    from tests.results.viewer_process import http_get, start_view
 
     laptop, commit = _repo_with_runs(tmp_path / "laptop", "vw", [])
     write_run(laptop, commit, "run-good", [check_008(True, 1), duplicate_003(True, 1)])
@@ -413,29 +411,13 @@ def test_view_from_remote_fetches_a_transcript_when_its_page_opens(
     _client(s3).put_object(Bucket=BUCKET, Key=f"vw/objects/{digest[:2]}/{digest}", Body=b"{}\n")
 
     env = {**_base_env(), **s3, "PYTHONPATH": str(REPO_ROOT / "tools")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalcase", "view", "--port", "0", "--from-remote"],
-        cwd=ci,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
+    proc, base, before = start_view(ci, env, "--from-remote")
     try:
-        synced = proc.stderr.readline()
-        assert "2 published run(s)" in synced, synced
-        line = proc.stderr.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-        assert match, line
-        base = match.group(1)
+        assert "2 published run(s)" in "".join(before), before
 
         def get(path: str) -> tuple[int, str]:
-            try:
-                with urllib.request.urlopen(base + path, timeout=60) as response:
-                    return response.status, response.read().decode()
-            except urllib.error.HTTPError as exc:
-                return exc.code, exc.read().decode()
+            status, body, _headers = http_get(base + path)
+            return status, body
 
         status, runs = get("")
         assert status == 200 and "run-good" in runs and "run-bad" in runs, runs

@@ -8,8 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
 from tests.helpers import GIT_ENV, REPO_ROOT, run_cli
+from tests.results.viewer_process import http_get, start_view
 
 pytest.importorskip("duckdb")
 pytest.importorskip("starlette")
@@ -82,75 +81,53 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         graded = run_cli("grade", run_id, cwd=repo)
         assert graded.returncode in (0, 1), graded.stderr
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalcase", "view", "--port", "0"],
-        cwd=repo,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-    assert match, line
+    proc, base, before = start_view(repo, env)
+    assert before == [], before  # the address is the first thing it prints
     try:
-        yield {"repo": repo, "commit": commit, "base": match.group(1), "proc": proc}
+        yield {"repo": repo, "commit": commit, "base": base, "proc": proc}
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
 
-def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), dict(exc.headers)
-
-
 def test_pages_answer_and_escape(site: dict[str, Any]) -> None:
     base = site["base"]
-    status, html, headers = _get(base)
+    status, html, headers = http_get(base)
     assert status == 200
     assert "script-src" not in headers["content-security-policy"]  # default-src 'none'
     assert "default-src 'none'" in headers["content-security-policy"]
     assert all(f">{run}<" in html for run in ("run-1", "run-2", "run-3"))
-    status, html, _ = _get(base + "attempt?run=run-2&case=tool_refund_check_008&attempt=1")
+    status, html, _ = http_get(base + "attempt?run=run-2&case=tool_refund_check_008&attempt=1")
     assert status == 200
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
     assert not re.search(r"<(script|img|svg)\b", html, re.IGNORECASE), "every probe is text"
     assert "{{ 7 * 7 }}" in html  # data is never a template
-    status, html, _ = _get(base + "runs/run-2")
+    status, html, _ = http_get(base + "runs/run-2")
     assert (status == 200 and 'id="gates"' not in html) or "gate" in html
     cases = html.split('id="cases"', 1)[1]
     assert "tool_refund_check_008" in cases and "agent_refund_duplicate_submit_003" in cases
     assert 'class="fail">fail' in cases
-    status, html, _ = _get(base + "compare?base=run-1&new=run-2")
+    status, html, _ = http_get(base + "compare?base=run-1&new=run-2")
     assert status == 200
     first = html.index("regressed")
     assert "tool_refund_check_008" in html[first:]
-    status, html, _ = _get(base + "grid?run=run-3")
+    status, html, _ = http_get(base + "grid?run=run-3")
     assert status == 200 and "concise" in html and "friendly" in html
-    status, html, _ = _get(base + "flaky")
+    status, html, _ = http_get(base + "flaky")
     assert status == 200
     flaky = html.split('id="flaky"', 1)[1]
     assert "tool_refund_check_008" in flaky and "run-4" in flaky
     assert "agent_refund_duplicate_submit_003" not in flaky
-    status, html, _ = _get(base + "case?id=tool_refund_check_008")
+    status, html, _ = http_get(base + "case?id=tool_refund_check_008")
     assert status == 200 and html.count("/runs/run-") >= 3
-    assert _get(base + "runs/no-such-run")[0] == 404
-    assert _get(base + "compare?base=nothing-like-this&new=latest")[0] == 400
+    assert http_get(base + "runs/no-such-run")[0] == 404
+    assert http_get(base + "compare?base=nothing-like-this&new=latest")[0] == 400
 
 
 def test_foreign_host_header_is_refused(site: dict[str, Any]) -> None:
     """A page on another site that resolves its name to 127.0.0.1 (DNS rebinding) sends
     its own Host header: the viewer does not answer it."""
-    status, _, _ = _get(site["base"], {"Host": "attacker.example"})
+    status, _, _ = http_get(site["base"], {"Host": "attacker.example"})
     assert status == 421
 
 
