@@ -4,6 +4,7 @@ a decided verdict, and an explicit pass_threshold is followed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from evalcase.grade.context import GradeContext, HumanVerdict
@@ -91,10 +92,27 @@ def test_a_soft_grader_that_cannot_grade_is_an_error() -> None:
     assert verdict(spec, attempt(calls=GOOD)) == "error"
 
 
-def test_rule_checks_without_trace_rule_are_an_error_never_skipped() -> None:
-    # no_refund_promise is listed, but only trace_rule runs rule checks: the promise in
-    # the answer would go unseen, so the attempt cannot pass on tool_calls alone
+def test_declared_rule_checks_run_beside_a_written_list_without_trace_rule() -> None:
+    # no_refund_promise is listed and the written list has no trace_rule: the checks
+    # imply it (hard, weight 0, issue 42.4), so the promise in the answer fails the attempt
+    spec = case({"type": "tool_calls"}, rule_checks=["no_refund_promise"])
+    promise = attempt("放心，保证今天到账", calls=GOOD)
+    result = grade_attempt(spec, promise, GradeContext())
+    assert (result.verdict, result.failure_class) == ("fail", "safety_policy")
+    [added] = [r for r in result.results if r.grader == "trace_rule"]
+    assert (added.hard, added.weight) == (True, 0.0)
+    assert all(r.grader != "(rule_checks)" for r in result.results)
+    clean = grade_attempt(spec, attempt("审核结果以短信通知为准", calls=GOOD), GradeContext())
+    assert (clean.verdict, clean.score) == ("pass", 1.0)  # the written weights' score
+    assert verdict(spec, promise) == "fail"
+    # a hard grader's fail decides as before
+    assert verdict(spec, attempt("审核结果以短信通知为准", calls=BAD)) == "fail"
+
+
+def test_a_spec_whose_graders_leave_the_checks_out_is_an_error_never_skipped() -> None:
+    # Not a case's (a case's always has its trace_rule): a judge view built otherwise.
     spec = case({"type": "tool_calls"}, rule_checks=["no_refund_promise", "no_forbidden_tool"])
+    spec = replace(spec, graders=tuple(g for g in spec.graders if g.type != "trace_rule"))
     promise = attempt("放心，保证今天到账", calls=GOOD)
     result = grade_attempt(spec, promise, GradeContext())
     assert result.verdict == "error"
@@ -106,22 +124,14 @@ def test_rule_checks_without_trace_rule_are_an_error_never_skipped() -> None:
     assert verdict(spec, promise) == "error"
     # a hard grader's fail still decides (rule 2 before rule 3)
     assert verdict(spec, attempt("放心，保证今天到账", calls=BAD)) == "fail"
-    # with the grader that runs them, the checks run and the promise fails the attempt
-    ran = case({"type": "tool_calls"}, {"type": "trace_rule"}, rule_checks=["no_refund_promise"])
-    result = grade_attempt(ran, promise, GradeContext())
-    assert result.verdict == "fail"
-    assert result.failure_class == "safety_policy"
-    assert all(r.grader != "(rule_checks)" for r in result.results)
-    assert verdict(ran, attempt("审核结果以短信通知为准", calls=GOOD)) == "pass"
 
 
-def test_unrun_rule_checks_keep_the_soft_graders_message() -> None:
+def test_soft_written_graders_stay_undecided_beside_the_added_trace_rule() -> None:
     spec = case({"type": "tool_calls", "hard": False}, rule_checks=["no_refund_promise"])
-    reasons = [
-        r.grade.reason for r in grade_attempt(spec, attempt(calls=GOOD), GradeContext()).results
-    ]
-    assert any("pass_threshold" in r for r in reasons)
-    assert any("no_refund_promise" in r for r in reasons)
+    result = grade_attempt(spec, attempt(calls=GOOD), GradeContext())
+    assert result.verdict == "error"
+    assert any("pass_threshold" in r.grade.reason for r in result.results)
+    assert "trace_rule" in [r.grader for r in result.results]
 
 
 def implied_case(**evaluator: Any) -> Any:
@@ -146,9 +156,11 @@ def test_rule_checks_and_judge_imply_hard_graders_without_a_graders_list() -> No
     assert verdict(only, attempt("放心，保证今天到账")) == "fail"
 
 
-def test_a_written_graders_list_is_what_runs() -> None:
-    # an empty written list implies nothing: no grader decides, and the unrun checks say so
+def test_a_written_graders_list_is_what_runs_with_the_declared_checks() -> None:
+    # an empty written list runs the rule checks alone (their trace_rule, weight 1): the
+    # judge section implies no llm_rubric beside a written list
     spec = implied_case(graders=[], rule_checks=["no_refund_promise"], judge={"rubric": "r"})
     result = grade_attempt(spec, attempt("审核结果以短信通知为准"), GradeContext())
-    assert result.verdict == "error"
-    assert {r.grader for r in result.results} == {"(none)", "(rule_checks)"}
+    assert [(r.grader, r.weight) for r in result.results] == [("trace_rule", 1.0)]
+    assert (result.verdict, result.score) == ("pass", 1.0)
+    assert verdict(spec, attempt("放心，保证今天到账")) == "fail"

@@ -287,7 +287,9 @@ def _finding(doc: Document, kind: str, error: Any) -> Iterator[Finding]:
     validator = error.validator
     if validator == "required":
         missing = _quoted(error.message)
-        owner = _required_by(error)
+        # Only a case's fields are required by a case type; a fixture's are its schema's
+        # (its allOf branches are fixture kinds, not case types).
+        owner = _required_by(error) if kind == "case" else None
         suffix = f" (required by case type '{owner}')" if owner else ""
         where = "" if not path else f" in {field}"
         yield _make(
@@ -420,10 +422,8 @@ def _unexpected(doc: Document, kind: str, error: Any, path: tuple[Any, ...]) -> 
     known = set(schema.get("properties", {}))
     patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
     if kind == "case" and not path and error.validator == "unevaluatedProperties":
-        declared = instance.get("case_types")
-        declared = declared if isinstance(declared, list) else []
-        fields = extension_fields()
-        known |= {name for name, t in fields.items() if t in declared}
+        # Any case may use any case type's fields (a type makes its own required).
+        known |= set(extension_fields())
     # Run results have their own rule (EC106) that says where they belong.
     run_fields: Any = RUN_FIELDS if kind == "case" and tuple(path) in RUN_FIELD_PLACES else ()
     return [
@@ -462,13 +462,6 @@ def _unknown_message(doc: Document, kind: str, error: Any, path: tuple[Any, ...]
             f"writes it as {_calls_for(doc.get((key,)))} (arguments go in each call's "
             "'args'; see docs/fields.md#expected_calls)"
         )
-    if kind == "case" and not path:
-        owner = extension_fields().get(key)
-        if owner is not None:
-            return (
-                f"field '{key}' belongs to case type '{owner}': add '{owner}' to case_types "
-                "or remove the field"
-            )
     candidates = list(error.schema.get("properties", {}))
     if kind == "case" and not path:
         candidates += list(extension_fields())

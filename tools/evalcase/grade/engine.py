@@ -15,11 +15,12 @@ In this order (docs/grading.md, "How an attempt's verdict is decided"):
 7. otherwise ``pass``.
 
 The score is the weighted mean of the decided (pass or fail) graders' scores. A case
-configuring no grader gets an error, never a pass. So does a case listing
-``evaluator_config.rule_checks`` with no ``trace_rule`` grader to run them (lint's EC327):
-a hard ``(rule_checks)`` result in ``error`` names the checks that did not run, so the
-attempt is never passed on graders that left the listed checks out (a hard grader's fail
-still decides, rule 2).
+configuring no grader gets an error, never a pass. A case's declared
+``evaluator_config.rule_checks`` always run: a written graders list without ``trace_rule``
+gets one added (hard, weight 0: evalcase.contract.graders). A spec whose graders still
+leave them out (one not built from a case) gets a hard ``(rule_checks)`` result in
+``error`` naming the checks, so the attempt is never passed on graders that left the
+listed checks out (a hard grader's fail still decides, rule 2).
 
 An attempt a reply of which was cut at the token limit (the record's ``truncated``, from
 ``finish_reason: length``) fails with the failure class ``truncated``, whatever the
@@ -32,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalcase.contract.graders import added as added_graders
 from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
 from evalcase.grade.graders import GRADERS, LoadedGrader, load
@@ -108,7 +110,7 @@ def unrun(spec: JudgeSpec) -> GraderResult | None:
         True,
         error(
             f"evaluator_config.rule_checks lists {', '.join(checks)} but no trace_rule "
-            "grader runs them (EC327): add {type: trace_rule} to evaluator_config.graders, "
+            "grader runs them: add {type: trace_rule} to evaluator_config.graders, "
             "or drop the list"
         ),
     )
@@ -211,7 +213,10 @@ def combine(
 def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> AttemptResult:
     results = run_graders(spec, attempt, ctx)
     threshold = pass_threshold(spec)
-    configured = [r for r in results if r.grader != UNRUN_RULE_CHECKS]
+    # The trace_rule added beside a written list (contract.graders) does not make soft
+    # written graders decide: EC322's case stays an error, as lint says.
+    left_out = {UNRUN_RULE_CHECKS, *added_graders((spec.raw or {}).get("evaluator_config"))}
+    configured = [r for r in results if r.grader not in left_out]
     if configured and not any(r.hard for r in configured) and threshold is None:
         results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
     verdict, score, failure = combine(attempt, results, threshold)

@@ -86,10 +86,10 @@ def grader_config(spec: Any, name: str) -> GraderConfig | None:
 def unrun_rule_checks(spec: Any) -> tuple[str, ...]:
     """The case's ``evaluator_config.rule_checks`` that no grader runs: all of them when
     its graders (as grading reads them: old names mapped) have no
-    ``trace_rule``, the one grader that runs rule checks; else none. A case without a
-    ``graders`` list has it implied (evalcase.contract.graders), so only a written list
-    can leave them out. The engine grades
-    such a case ``error`` and lint's EC327 reports it, both from this one answer."""
+    ``trace_rule``, the one grader that runs rule checks; else none. A spec built from a
+    case always has it (evalcase.contract.graders implies it, beside a written list too),
+    so only a spec built otherwise can leave them out; the engine grades such an
+    attempt ``error``."""
     checks = tuple(str(c) for c in as_list(field_of(spec, "rule_checks")))
     if not checks or any(c.type == "trace_rule" for c in grader_configs(spec)):
         return ()

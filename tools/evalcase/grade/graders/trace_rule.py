@@ -10,8 +10,8 @@ Configuration (case fields)::
 
 Rules see ``trace`` (the event list), ``calls``, ``output``, ``state`` (final) and
 ``initial``. Rule checks are the named checks of ``evalcase graders`` (plugins included);
-this is the only grader that runs them, so a case listing ``rule_checks`` needs it (EC327;
-without it grading records a ``(rule_checks)`` error, never a silent skip).
+this is the only grader that runs them, so a case listing ``rule_checks`` gets it implied
+(hard; beside a written ``graders`` list without it, of weight 0) and never skips them.
 Passing: every rule is true and every check passes. Failing: ``refund_submit`` called
 before ``identity_verify`` (the reason names the rule, the evidence the call). A rule that
 does not compile is an error; so is a case with no rules and no rule checks.

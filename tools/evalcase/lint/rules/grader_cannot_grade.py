@@ -8,10 +8,10 @@ rules or rule checks, ``json_schema`` a valid schema, ``exact_match`` a referenc
 requirement, ``tool_calls`` expected calls, ``state_match`` a final-state check that names
 something, ``side_effect_policy`` a policy, ``tool_policy`` forbidden or required tools,
 ``constraints`` a checkable constraint, ``no_promise`` phrases, patterns or a known preset.
-Graders a case implies (``rule_checks`` a ``trace_rule``, ``judge`` an ``llm_rubric``,
-when it writes no ``graders`` list) are asked too, and reported at the key that implies
-them. The grader returns that predicate's reason as its ``error``, and this rule reports the
-same reason at the grader's own line, so a case lint accepts never ends in
+Graders a case implies (``rule_checks`` a ``trace_rule``, beside a written ``graders``
+list too; ``judge`` an ``llm_rubric`` when it writes none) are asked too, and reported at
+the key that implies them. The grader returns that predicate's reason as its ``error``,
+and this rule reports the same reason at the grader's own line, so a case lint accepts never ends in
 ``grader_error`` for want of configuration. Grader options count: only what the grader
 reads is checked (an option it ignores does not make it gradable).
 
@@ -49,13 +49,13 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if data is None:
         return
     config = data.get("evaluator_config")
-    graders: Any = config.get("graders") if isinstance(config, dict) else None
-    # Without a written list, the graders rule_checks and judge imply (contract.graders),
-    # each reported at the key that implies it.
+    written: Any = config.get("graders") if isinstance(config, dict) else None
+    written = written if isinstance(written, list) else []
+    # The graders rule_checks and judge imply (contract.graders: all of them without a
+    # written list, a trace_rule beside one), each reported at the key that implies it.
     implied = graders_of.implied(config)
-    if implied:
-        graders = [{"type": kind} for _, kind in implied]
-    if not isinstance(graders, list) or not graders:
+    graders = [*written, *({"type": kind} for _, kind in implied)]
+    if not graders:
         return
     # Imported here: only cases with graders pay for the grader modules.
     from evalcase.contract import build
@@ -83,8 +83,8 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
             # The policy may be the offered tool's own (its fixture's side_effect_policy),
             # which one file cannot see; EC305 requires one for every side-effect tool.
             continue
-        if implied:
-            key = implied[i][0]
+        if i >= len(written):
+            key = implied[i - len(written)][0]
             line, col = doc.locate_key(("evaluator_config", key))
             yield report(
                 doc.path,

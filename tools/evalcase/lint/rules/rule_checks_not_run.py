@@ -1,25 +1,28 @@
-"""The case writes a ``graders`` list that leaves its ``evaluator_config.rule_checks``
-unrun.
+"""The case's ``evaluator_config.rule_checks`` would run and decide nothing, or not run.
 
 Rule checks (``no_refund_promise``, ``no_forbidden_tool``, ``no_privacy_leak``...) are run
-by the ``trace_rule`` grader, and only by it. A case that writes no ``graders`` list gets
-it implied by its rule checks (hard; docs/contract.md, "Graders a case implies"), so the
-case contract's own form, ``rule_checks`` and ``judge`` alone, runs them. A case that
-writes its own list runs that list and nothing else: without a ``{type: trace_rule}`` in
-it the checks would not run, and a reviewer who sees ``rule_checks: [no_refund_promise]``
-would trust a pass that never looked for a promise. The graders are read as grading reads
-them (old names mapped, implied ones added), so this rule is exactly right about whether
-``trace_rule`` will run. Grading does not skip them silently either: such a case's
-attempts get a hard ``(rule_checks)`` result in ``error`` naming the checks, so they never
-pass. Fix: add ``{type: trace_rule}`` to ``evaluator_config.graders`` (hard by default, so
-a failing check fails the attempt), drop the ``graders`` list to have it implied, or drop
-the checks. A ``TODO:`` placeholder among the checks is EC451's.
+by the ``trace_rule`` grader, and only by it. A team that declares rule checks means them
+to run, so they always imply it: a case that writes no ``graders`` list gets
+``{type: trace_rule}`` (hard, weight 1; docs/contract.md, "Graders a case implies"), and a
+written list without one gets ``{type: trace_rule, weight: 0}`` added (hard: a failing
+check fails the attempt; weight 0: the score stays what the written weights give).
 
-Passing::
+What is left to report is a contradiction the case writes itself: its graders list names
+``trace_rule`` as ``hard: false`` (a soft grader only moves the score) and either sets no
+``evaluator_config.pass_threshold`` (nothing counts the score, so a failing check changes
+no verdict) or gives it weight 0 (it moves no score). A reviewer who sees
+``rule_checks: [no_refund_promise]`` would trust a pass that a promise could not fail.
+The graders are read as grading reads them (old names mapped, duplicates merged). Fix:
+make the ``trace_rule`` hard (drop ``hard: false``), set a ``pass_threshold`` and give it
+a weight, or drop the checks. Grading a case with no ``trace_rule`` at all (an old
+record's graders) gives its attempts a hard ``(rule_checks)`` result in ``error`` naming
+the checks, so they never pass. A ``TODO:`` placeholder among the checks is EC451's.
+
+Passing (``trace_rule`` hard, weight 0, added beside the written list)::
 
     evaluator_config:
-      rule_checks: [no_refund_promise]
-      graders: [{type: llm_rubric, weight: 0.7}, {type: trace_rule, weight: 0.3}]
+      rule_checks: [no_forbidden_tool, no_cross_user_access]
+      graders: [{type: tool_policy}, {type: llm_rubric}]
 
 Passing (``trace_rule`` and ``llm_rubric`` implied)::
 
@@ -27,11 +30,20 @@ Passing (``trace_rule`` and ``llm_rubric`` implied)::
       rule_checks: [no_privacy_leak]
       judge: {rubric: refund_policy_faithfulness_v1}
 
+Passing (soft, and its score counts)::
+
+    evaluator_config:
+      rule_checks: [no_refund_promise]
+      pass_threshold: 0.8
+      graders: [{type: llm_rubric, weight: 0.7}, {type: trace_rule, weight: 0.3, hard: false}]
+
 Failing::
 
     evaluator_config:
-      rule_checks: [no_refund_promise]  # nothing runs it
-      graders: [{type: llm_rubric, weight: 1.0}]
+      rule_checks: [no_refund_promise]
+      graders:
+        - {type: llm_rubric}
+        - {type: trace_rule, hard: false}  # no pass_threshold: a failing check decides nothing
 """
 
 from collections.abc import Iterable
@@ -58,22 +70,49 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     if not isinstance(config, dict) or not config.get("rule_checks"):
         return
     # Imported here: only cases with rule checks pay for the grading modules.
-    from evalcase.grade.spec import unrun_rule_checks
+    from evalcase.grade.spec import grader_config, unrun_rule_checks
 
     spec = judge_view_of(doc, data)
     if spec is None:
         return
     # A TODO placeholder (evalcase new) names no check yet: EC451 reports it.
-    checks = [c for c in unrun_rule_checks(spec) if not is_placeholder(c)]
+    checks = [c for c in spec.rule_checks if not is_placeholder(c)]
     if not checks:
         return
     line, col = doc.locate_key(("evaluator_config", "rule_checks"))
+    if unrun_rule_checks(spec):  # graders that are no list (the schema's EC1xx too)
+        yield report(
+            doc.path,
+            line,
+            col,
+            f"rule check(s) {', '.join(checks)} would never run: no trace_rule grader runs "
+            "them; add {type: trace_rule} to evaluator_config.graders, or drop the checks",
+        )
+        return
+    found = grader_config(spec, "trace_rule")
+    if found is None or found.hard:
+        return
+    threshold = config.get("pass_threshold")
+    counted = isinstance(threshold, int | float) and not isinstance(threshold, bool)
+    if counted and found.weight > 0:
+        return
+    why = "it has weight 0" if counted else "evaluator_config sets no pass_threshold"
+    graders = config.get("graders")
+    index = next(
+        (
+            i
+            for i, g in enumerate(graders if isinstance(graders, list) else ())
+            if isinstance(g, dict) and g.get("type") == "trace_rule"
+        ),
+        None,
+    )
+    if index is not None:
+        line, col = doc.locate(("evaluator_config", "graders", index, "type"))
     yield report(
         doc.path,
         line,
         col,
-        f"rule check(s) {', '.join(checks)} would never run: only a trace_rule grader runs "
-        "evaluator_config.rule_checks and the case's graders list has none; add "
-        "{type: trace_rule} to evaluator_config.graders (or drop the graders list to have "
-        "it implied), or drop the checks",
+        f"rule check(s) {', '.join(checks)} run in a soft trace_rule grader (hard: false) "
+        f"and {why}: a failing check would change no verdict; make the trace_rule hard, "
+        "set pass_threshold and give it a weight, or drop the checks",
     )

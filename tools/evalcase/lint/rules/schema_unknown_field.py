@@ -1,8 +1,10 @@
 """A field the contract does not define.
 
-Typos such as `negtive_behavior` would otherwise be silently ignored. Fields of a case
-type that the case does not declare in `case_types` are reported with the type to add.
-Team-specific fields go under an `x-` prefix.
+Typos such as `negtive_behavior` would otherwise be silently ignored. A case type's
+fields are not unknown to a case of another type: any case may use any type's field
+(`initial_state` and `final_state_check` in a `tool` case, say); a type in `case_types`
+only makes its fields required (EC101 names the type). Team-specific fields go under an
+`x-` prefix.
 
 Passing::
 
