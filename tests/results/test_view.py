@@ -149,6 +149,93 @@ def test_token_required_off_loopback(site: dict[str, Any]) -> None:
     assert client.post("/").status_code == 405
 
 
+# Host headers that name this machine's loopback, and some that only look like one.
+LOOPBACK_HOSTS = (
+    "127.0.0.1", "127.0.0.1:8765", "127.3.4.5:80", "localhost", "LocalHost:8765",
+    "localhost.:8765", "[::1]", "[::1]:8765",
+)  # fmt: skip
+FOREIGN_HOSTS = (
+    "127.attacker.example", "127.0.0.1.attacker.example", "127.0.0.1.attacker.example:8765",
+    "localhost.attacker.example", "attacker.example:8765", "[::2]:8765", "::1",
+    "127.0.0.1:8765:80", "127.0.0.1:", "127.0.0.1:x", "[::1", "[127.0.0.1]x", "",
+    "0.0.0.0:8765", "192.0.2.10:8765", "[::ffff:192.0.2.10]:8765",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("host", LOOPBACK_HOSTS)
+def test_loopback_host_headers_are_answered(site: dict[str, Any], host: str) -> None:
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view_pages import make_app
+
+    client = TestClient(make_app(load_config(site["repo"])), follow_redirects=False)
+    assert client.get("/runs/run-1", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("host", FOREIGN_HOSTS)
+def test_names_that_only_start_like_loopback_are_refused(site: dict[str, Any], host: str) -> None:
+    """The DNS-rebinding guard parses the Host header: a name that starts with ``127.``
+    or ``localhost`` is anyone's name, not this machine's loopback."""
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view_pages import make_app
+
+    client = TestClient(make_app(load_config(site["repo"])), follow_redirects=False)
+    assert client.get("/runs/run-1", headers={"Host": host}).status_code == 421
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True), ("127.255.0.9", True), ("::1", True), ("[::1]", True),
+        ("localhost", True), ("LOCALHOST", True), ("localhost.", True),
+        ("127.attacker.example", False), ("127.0.0.1.attacker.example", False),
+        ("localhost.attacker.example", False), ("0.0.0.0", False), ("::", False),
+        ("192.0.2.10", False), ("", False),
+    ],
+)  # fmt: skip
+def test_bind_address_loopback(host: str, loopback: bool) -> None:
+    """``evalcase view --host`` asks the same question: a name that starts with ``127.`` is
+    not a loopback bind, so the token is required there."""
+    from evalcase.results.view import is_loopback
+
+    assert is_loopback(host) is loopback
+
+
+def test_non_ascii_token_is_refused_not_an_error(site: dict[str, Any]) -> None:
+    """A token, Bearer header or cookie with non-ASCII characters is a wrong token (401),
+    never a server error."""
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view_pages import make_app
+
+    app = make_app(load_config(site["repo"]), token="t0ken", host="0.0.0.0")
+    client = TestClient(
+        app,
+        base_url="http://192.0.2.10:8765",
+        follow_redirects=False,
+        raise_server_exceptions=False,
+    )
+    assert client.get("/?token=t%C3%B6ken").status_code == 401
+    assert client.get("/?token=%ED%A0%80").status_code == 401
+    for header in (
+        {"Authorization": "Bearer tökén".encode()},  # UTF-8
+        {"Authorization": b"Bearer t\xf6ken"},  # Latin-1
+        {"Cookie": b"evalcase_view_token=t\xf6ken"},
+        {"Cookie": "evalcase_view_token=tökén".encode()},
+    ):
+        assert client.get("/", headers=header).status_code == 401, header
+    assert client.get("/", headers={"Authorization": "Bearer t0ken"}).status_code == 200
+    # A token chosen with non-ASCII characters works as given.
+    app = make_app(load_config(site["repo"]), token="tökén", host="0.0.0.0")
+    client = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)
+    assert client.get("/?token=t%C3%B6k%C3%A9n").status_code == 303
+    assert client.get("/", headers={"Authorization": "Bearer tökén".encode()}).status_code == 200
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="needs Debian's chromium")
 def test_every_link_in_chromium(site: dict[str, Any], tmp_path: Path) -> None:

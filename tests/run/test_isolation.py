@@ -4,6 +4,8 @@ conditions (a bwrap that fails its probe, a real run) are in tests/run/hostile/.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalcase.run import isolation
@@ -17,19 +19,37 @@ def broken() -> str:
     return "bubblewrap cannot create its namespaces here: no user namespaces"
 
 
-@pytest.mark.parametrize("own", [None, True])
-@pytest.mark.parametrize("run_default", [None, True])
-def test_sandboxed_unless_switched_off_and_a_warning_where_it_cannot_work(
-    own: bool | None, run_default: bool | None
-) -> None:
-    options = {} if own is None else {"sandbox": own}
-    assert isolation.decide(options, run_default, False, problem=works) == isolation.Decision(True)
-    degraded = isolation.decide(options, run_default, False, problem=broken)
+def test_by_default_sandboxed_where_it_works_and_a_warning_where_it_cannot() -> None:
+    assert isolation.decide({}, None, False, problem=works) == isolation.Decision(True)
+    degraded = isolation.decide({}, None, False, problem=broken)
     assert degraded.sandbox is False and degraded.error is None
     assert degraded.warning and "agents are not isolated" in degraded.warning
     assert "no user namespaces" in degraded.warning
-    refused = isolation.decide(options, run_default, True, problem=broken)
+    refused = isolation.decide({}, None, True, problem=broken)
     assert refused.sandbox is False and refused.error and "require_sandbox" in refused.error
+
+
+@pytest.mark.parametrize(
+    ("own", "run_default", "where"),
+    [(True, None, "[run.agents]"), (True, False, "[run.agents]"), (None, True, "[run]")],
+)
+def test_an_explicit_sandbox_true_refuses_to_run_without_it(
+    own: bool | None, run_default: bool | None, where: str
+) -> None:
+    """``sandbox = true`` asks for the sandbox: where it cannot work that is an error,
+    not the default's warning."""
+    options = {} if own is None else {"sandbox": own}
+    assert isolation.decide(options, run_default, False, problem=works) == isolation.Decision(True)
+    for require in (False, True):
+        refused = isolation.decide(options, run_default, require, problem=broken)
+        assert refused.sandbox is False and refused.warning is None
+        assert refused.error and "no user namespaces" in refused.error
+        assert (where in refused.error) if not require else "require_sandbox" in refused.error
+    # A Ray worker probes again: the configured options say it must be sandboxed.
+    out, _ = isolation.configure("cmd:x", options, Path("/nowhere"), run_default, [])
+    assert out["require_sandbox"] is True
+    default, _ = isolation.configure("cmd:x", {}, Path("/nowhere"), None, [])
+    assert default["require_sandbox"] is False
 
 
 @pytest.mark.parametrize(("own", "run_default"), [(False, None), (False, True), (None, False)])

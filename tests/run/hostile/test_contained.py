@@ -226,6 +226,50 @@ def test_require_sandbox_refuses_a_run_without_one(repo: Path, tmp_path: Path, a
     assert not (copy / "outputs").exists()  # refused before any run folder
 
 
+def _no_bwrap(tmp_path: Path) -> Path:
+    """A PATH folder without bubblewrap: only git, which the run needs."""
+    folder = tmp_path / "nobwrap"
+    folder.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (folder / "git").symlink_to(git)
+    return folder
+
+
+@pytest.mark.parametrize("bwrap", ["broken", "missing"])
+@pytest.mark.parametrize("setting", ["run", "agent"])
+def test_an_explicit_sandbox_true_refuses_a_run_without_one(
+    repo: Path, tmp_path: Path, setting: str, bwrap: str
+) -> None:
+    """``[run] sandbox = true`` or an agent's own ``sandbox = true`` asks for the sandbox:
+    without a working bubblewrap the run is refused (exit 2) before any run folder, never
+    run unsandboxed with the default's warning."""
+    config = (repo / "evalcase.toml").read_text("utf-8")
+    copy = tmp_path / "repo"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("outputs", "reports"))
+    if setting == "run":
+        config = config.replace("[run]\n", "[run]\nsandbox = true\n", 1)
+        agent = "scan"
+    else:
+        spec = f"cmd:{{python}} agent/scan.py {MARK} 9"
+        config = config.replace(
+            "scan = {", f'scan_strict = {{ spec = "{spec}", sandbox = true }}\nscan = {{', 1
+        )
+        agent = "scan_strict"
+    (copy / "evalcase.toml").write_text(config, "utf-8")
+    commit_all(copy, "ask for the sandbox")
+    if bwrap == "broken":
+        path = f"{_fake_bwrap(tmp_path)}{os.pathsep}{os.environ.get('PATH', '')}"
+    else:
+        path = str(_no_bwrap(tmp_path))
+    proc, _ = evalcase_run(copy, agent, PATH=path)
+    assert proc.returncode == 2, proc.stderr
+    assert "sandbox = true" in proc.stderr and "cannot work here" in proc.stderr
+    assert ("No permissions" if bwrap == "broken" else "not installed") in proc.stderr
+    assert "agents are not isolated" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (copy / "outputs").exists()  # refused before any run folder
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("agent", "expected"),

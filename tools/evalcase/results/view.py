@@ -30,7 +30,8 @@ The store stays open while requests come and is closed after two idle seconds, s
 with the folders when it opens it and at most every five seconds while open.
 
 Trust: it binds 127.0.0.1 by default and answers only requests whose Host header names a
-loopback address (a web page the user visits cannot reach it by DNS rebinding). Bound
+loopback address or ``localhost`` (parsed: ``127.attacker.example`` is a name, not an
+address; a web page the user visits cannot reach it by DNS rebinding). Bound
 anywhere else it requires a token (``--token``, else one is generated and printed):
 ``?token=`` once (it sets an HttpOnly, SameSite=Strict cookie) or ``Authorization:
 Bearer``. It never writes to the repository (only the derived store, as every question across
@@ -39,6 +40,7 @@ runs does).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import secrets
@@ -65,7 +67,6 @@ REFRESH_S = 5.0
 # Over a remote (--from-remote), its listing is asked again at most this often.
 REMOTE_REFRESH_S = 60.0
 CASES_PER_PAGE = 200
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # Nothing on these pages runs a script; styles are inline in the page.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; "
@@ -90,7 +91,42 @@ def starlette_parts() -> Any:
 
 
 def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
+    """Whether ``host`` (a name or an address, no port; an IPv6 address with or without
+    its brackets) is this machine's loopback: ``localhost`` (any case, with or without the
+    trailing dot of its absolute form) or a loopback IP address (127.0.0.0/8, ::1). Any
+    other name is refused, however it starts (``127.attacker.example`` is a name anyone's
+    DNS answers for)."""
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_of(header: str) -> str | None:
+    """The host part of an HTTP Host header (``name``, ``name:port``, ``[v6]``,
+    ``[v6]:port``); None when the header is not of that shape."""
+    if header.startswith("["):
+        host, bracket, port = header[1:].partition("]")
+        if not bracket:
+            return None
+    else:
+        host, port = header, ""
+        if ":" in header:
+            host, _, digits = header.partition(":")
+            port = ":" + digits
+    if port and not (port[:1] == ":" and port[1:].isascii() and port[1:].isdigit()):
+        return None
+    return host or None
+
+
+def host_header_is_loopback(header: str) -> bool:
+    """Whether a request's Host header names a loopback host (no DNS rebinding)."""
+    host = host_of(header)
+    return host is not None and is_loopback(host)
 
 
 def pretty(value: Any) -> str:

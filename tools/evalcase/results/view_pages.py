@@ -24,6 +24,7 @@ from evalcase.results.view import (
     CSP,
     RUNS_PER_PAGE,
     Viewer,
+    host_header_is_loopback,
     is_loopback,
     paged,
     percent,
@@ -74,14 +75,13 @@ class Guard(BaseHTTPMiddleware):  # type: ignore[misc]  # Starlette is Any to my
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if request.method not in ("GET", "HEAD"):
             return self._secure(Response("read-only viewer", status_code=405))
-        host = (request.headers.get("host") or "").rsplit(":", 1)[0]
-        if self.loopback_only and not is_loopback(host):
+        if self.loopback_only and not host_header_is_loopback(request.headers.get("host", "")):
             return self._secure(Response("unknown Host", status_code=421))
         if self.token is not None:
             given = request.query_params.get("token")
             header = request.headers.get("authorization", "")
             cookie = request.cookies.get(COOKIE, "")
-            if given is not None and hmac.compare_digest(given, self.token):
+            if given is not None and _same(given, self.token):
                 target = url(
                     request.url.path,
                     **{k: v for k, v in request.query_params.items() if k != "token"},
@@ -90,7 +90,7 @@ class Guard(BaseHTTPMiddleware):  # type: ignore[misc]  # Starlette is Any to my
                 response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
                 return self._secure(response)
             bearer = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-            if not any(hmac.compare_digest(v, self.token) for v in (bearer, cookie) if v):
+            if not any(_same(v, self.token) for v in (bearer, cookie) if v):
                 return self._secure(
                     Response("a token is required (evalcase view printed it)", status_code=401)
                 )
@@ -103,6 +103,15 @@ class Guard(BaseHTTPMiddleware):  # type: ignore[misc]  # Starlette is Any to my
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
         return response
+
+
+def _same(given: str, token: str) -> bool:
+    """Whether a token from a request is the viewer's, in constant time. Bytes, not str:
+    ``hmac.compare_digest`` refuses str holding non-ASCII characters, and a request's
+    query, header or cookie may hold any (surrogates included: nothing here can fail)."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass")
+    )
 
 
 def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> Starlette:

@@ -26,8 +26,9 @@ namespaces, a new ``/proc`` (its own processes only), the system's read-only pat
 command line (alone, never its folder), the ``sandbox_paths`` and its temporary directory,
 and nothing else: not ``datasets/``, ``fixtures/``, ``outputs/``, ``reports/`` or any
 cache. There is no network unless the agent's ``network = true``. Where the sandbox cannot
-work the run says so once (:func:`decide` gives the warning; the CLI prints it), and
-``[run] require_sandbox = true`` refuses to run.
+work the run says so once (:func:`decide` gives the warning; the CLI prints it) when
+nothing asked for the sandbox; ``sandbox = true`` (the agent's or ``[run]``'s) and
+``[run] require_sandbox = true`` refuse to run.
 
 Sandboxed or not, the runner makes itself non-dumpable before the first agent starts
 (:func:`protect_runner`), so that no agent reads its environment or memory in ``/proc``.
@@ -296,8 +297,9 @@ def decide(
 ) -> Decision:
     """The sandbox setting of a ``cmd:`` agent: its own ``sandbox``, else ``[run]
     sandbox``, else on wherever bubblewrap works. Where it cannot, the agent runs without
-    (a warning), unless ``[run] require_sandbox`` (an error: the run is refused), which also
-    refuses an agent configured with ``sandbox = false``."""
+    (a warning) only when nothing asked for it (no setting): an explicit ``sandbox = true``
+    (the agent's or ``[run]``'s) and ``[run] require_sandbox`` are errors (the run is
+    refused); ``require_sandbox`` also refuses an agent configured with ``sandbox = false``."""
     own = options.get("sandbox")
     wanted = bool(own) if own is not None else run_default
     if wanted is False:
@@ -315,6 +317,14 @@ def decide(
                 False,
                 error=f"[run] require_sandbox = true, but the sandbox cannot work here: {found}",
             )
+        if wanted is True:
+            where = "the agent's [run.agents] entry" if own is not None else "[run]"
+            return Decision(
+                False,
+                error=f"sandbox = true ({where}), but the sandbox cannot work here: {found}. "
+                "Make bubblewrap work here, or remove the setting to run sandboxed where it "
+                "works and unsandboxed, with a warning, where it does not",
+            )
         return Decision(
             False,
             warning=f"agents are not isolated: {found}. They run in a temporary directory "
@@ -325,6 +335,13 @@ def decide(
     if problems:
         return Decision(False, error="; ".join(problems))
     return Decision(True)
+
+
+def explicitly_sandboxed(options: Mapping[str, Any], run_default: bool | None) -> bool:
+    """Whether the configuration says ``sandbox = true`` for this agent (its own setting,
+    else ``[run]``'s), as opposed to no setting at all (the default)."""
+    own = options.get("sandbox")
+    return (bool(own) if own is not None else run_default) is True
 
 
 def configure(
@@ -344,6 +361,8 @@ def configure(
     decision = decide(options, sandbox_default, require, root)
     out["root"] = str(root)
     out["sandbox"] = decision.sandbox
-    out["require_sandbox"] = require
+    # An explicit sandbox = true is required on every worker too (a Ray worker probes
+    # again: evalcase.run.adapters.cmd).
+    out["require_sandbox"] = require or explicitly_sandboxed(options, sandbox_default)
     out["secret_env"] = secrets
     return out, decision
