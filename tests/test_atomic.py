@@ -97,3 +97,33 @@ def test_a_block_that_raises_replaces_nothing(tmp_path: Path) -> None:
         handle.write(b"new 1\n")
         handle.write(b"new 2\n")
     assert target.read_text() == "new 1\nnew 2\n"
+
+
+def test_a_run_folder_is_never_created_through_a_committed_link(tmp_path: Path) -> None:
+    """`outputs/<commit> -> elsewhere` (committed by a pull request): creating the run
+    folder is refused, naming the link, and nothing is written outside."""
+    from evalcase.atomic import UnsafePath
+    from evalcase.run import outputs
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "outputs").mkdir(parents=True)
+    outside.mkdir()
+    (root / "outputs" / "trapcommit").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="trapcommit is a symbolic link"):
+        outputs.create(root / "outputs", "trapcommit", "run-1", {"run_id": "run-1"}, base=root)
+    assert list(outside.iterdir()) == []
+
+
+def test_an_attempts_file_link_is_never_appended_to(tmp_path: Path) -> None:
+    from evalcase.atomic import UnsafePath
+    from evalcase.run import outputs
+
+    root = tmp_path / "repo"
+    folder = outputs.create(root / "outputs", "c", "run-1", {"run_id": "run-1"}, base=root)
+    secret = tmp_path / "bashrc"
+    secret.write_text("keep me", "utf-8")
+    folder.attempts_file.unlink()
+    folder.attempts_file.symlink_to(secret)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        folder.open_for_append()
+    assert secret.read_text("utf-8") == "keep me"

@@ -265,14 +265,16 @@ def start(
     progress: Progress | None = None,
     run_id: str | None = None,
     prompts: Mapping[str, Prompt] | None = None,
+    base: Path | None = None,
 ) -> RunResult:
     """Start a run. ``prompts``: the prompt fixtures of the revision (by ID), for
-    ``options.prompts`` and the cases' own ``prompt:``."""
+    ``options.prompts`` and the cases' own ``prompt:``. ``base``: the folder the run
+    folder's path is checked from (evalcase.atomic.base_for), else ``outputs_dir``."""
     # Before any folder; each case's rendering bounded like an attempt.
     variants = prompting.plan(tasks, prompts or {}, options.prompts, options.timeout_s)
     run_id = run_id or new_run_id()
     meta = run_meta(run_id, source, tasks, options, variants)
-    folder = outputs.create(outputs_dir, source.commit, run_id, meta)
+    folder = outputs.create(outputs_dir, source.commit, run_id, meta, base=base)
     with folder.lock():
         return _execute(
             folder, meta, tasks, options, executor, progress or NoProgress(), outputs_dir, variants

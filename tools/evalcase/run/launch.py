@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalcase.atomic import base_for
 from evalcase.config import Config
 from evalcase.model import FatalError
 from evalcase.run import driver
@@ -171,6 +172,7 @@ def _prepare_new(config: Config, request: RunRequest, warn: Warn) -> Launch | No
             progress,
             run_id,
             prompts=loaded.dataset.prompts,
+            base=base_for(config.root, out_root),
         ),
         executor,
     )
@@ -239,7 +241,7 @@ def _prepare_resume(config: Config, request: RunRequest, run_id: str, warn: Warn
         )
     rc = config.run
     out_root = outputs_root(config, request.outputs_dir)
-    folder = outputs.find(out_root, run_id)
+    folder = outputs.find(out_root, run_id, base=base_for(config.root, out_root))
     source.check_not_committed(config, folder.path)
     meta = folder.read_meta()
     loaded = source.reload(config, meta)

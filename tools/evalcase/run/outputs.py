@@ -5,11 +5,17 @@ written, so a run killed at any moment keeps every attempt it finished. A line t
 the kill is cut off before anything is appended again. ``run.json`` is replaced
 atomically (write, then rename), never edited in place. Both are strict JSON
 (:mod:`evalcase.contract.records`). ``.lock`` is the writer's lock (``flock``).
+
+Every file and folder here is written through :mod:`evalcase.atomic`'s checked paths, from
+the folder the writer trusts (``base``: the repository root, or the folder of runs when
+none is given) down: a committed ``outputs/<commit> -> elsewhere`` is refused
+(:class:`evalcase.atomic.UnsafePath`), never written through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -18,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalcase import attempt_check, scrub
-from evalcase.atomic import write_atomic
+from evalcase.atomic import make_folders, open_file, write_atomic
 from evalcase.contract import records
 from evalcase.model import FatalError
 
@@ -28,9 +34,9 @@ RUN_FILE = "run.json"
 ATTEMPTS_FILE = "attempts.jsonl"
 
 
-def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+def write_json_atomic(path: Path, data: Mapping[str, Any], *, base: Path | None = None) -> None:
     data = scrub.active().data(data)  # a run's record never holds a secret (evalcase.scrub)
-    write_atomic(path, records.dumps_readable(data) + "\n", durable=True)
+    write_atomic(path, records.dumps_readable(data) + "\n", durable=True, base=base)
 
 
 def read_attempts(
@@ -41,11 +47,11 @@ def read_attempts(
     return records.read_jsonl(path, damaged)
 
 
-def _cut_torn_tail(path: Path) -> None:
+def _cut_torn_tail(path: Path, base: Path) -> None:
     """Drop a last line without its newline (the runner was killed mid-write)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return
-    with path.open("rb+") as handle:
+    with open_file(path, "r+", base=base) as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
         if size == 0:
@@ -66,6 +72,11 @@ def _cut_torn_tail(path: Path) -> None:
 @dataclass
 class RunFolder:
     path: Path
+    base: Path | None = None  # checked from here down (evalcase.atomic); else outputs/
+
+    @property
+    def trusted(self) -> Path:
+        return self.base if self.base is not None else self.path.parent.parent
 
     @property
     def run_file(self) -> Path:
@@ -83,7 +94,7 @@ class RunFolder:
         return data
 
     def write_meta(self, meta: Mapping[str, Any]) -> None:
-        write_json_atomic(self.run_file, meta)
+        write_json_atomic(self.run_file, meta, base=self.trusted)
 
     def attempts(self, damaged: list[records.Damaged] | None = None) -> Iterator[dict[str, Any]]:
         return read_attempts(self.attempts_file, damaged)
@@ -96,28 +107,29 @@ class RunFolder:
         except ImportError:  # pragma: no cover - not POSIX: no lock, as before
             yield
             return
-        handle = (self.path / LOCK_FILE).open("a+")
+        handle = open_file(self.path / LOCK_FILE, "a+", base=self.trusted)
         try:
             try:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 handle.seek(0)
-                holder = handle.read().strip() or "another process"
+                holder = handle.read().decode("utf-8", "replace").strip() or "another process"
                 raise FatalError(
                     f"run {self.path.name} is being written by another runner ({holder}); "
                     "wait for it to finish, or stop it, before resuming"
                 ) from None
             handle.seek(0)
             handle.truncate()
-            handle.write(f"pid {os.getpid()}\n")
+            handle.write(f"pid {os.getpid()}\n".encode())
             handle.flush()
             yield
         finally:
             handle.close()
 
     def open_for_append(self) -> AttemptWriter:
-        _cut_torn_tail(self.attempts_file)
-        return AttemptWriter(self.attempts_file.open("a", encoding="utf-8"))
+        _cut_torn_tail(self.attempts_file, self.trusted)
+        handle = open_file(self.attempts_file, "a", base=self.trusted)
+        return AttemptWriter(io.TextIOWrapper(handle, encoding="utf-8"))
 
 
 class AttemptWriter:
@@ -140,22 +152,26 @@ class AttemptWriter:
         self.handle.close()
 
 
-def create(outputs: Path, commit: str, run_id: str, meta: Mapping[str, Any]) -> RunFolder:
+def create(
+    outputs: Path, commit: str, run_id: str, meta: Mapping[str, Any], *, base: Path | None = None
+) -> RunFolder:
+    """A new run folder (FileExistsError when it exists), checked from ``base`` (else the
+    folder of runs) down."""
     path = outputs / commit / run_id
-    path.mkdir(parents=True, exist_ok=False)
-    folder = RunFolder(path)
+    folder = RunFolder(path, base)
+    make_folders(path, base=folder.trusted, exist_ok=False)
     folder.write_meta(meta)
-    folder.attempts_file.touch()
+    open_file(folder.attempts_file, "a", base=folder.trusted).close()
     return folder
 
 
-def find(outputs: Path, run_id: str) -> RunFolder:
+def find(outputs: Path, run_id: str, *, base: Path | None = None) -> RunFolder:
     if not run_id or "/" in run_id or run_id.startswith("."):
         raise FatalError(f"not a run id: {run_id!r}")
     found = sorted(p for p in outputs.glob(f"*/{run_id}") if (p / RUN_FILE).is_file())
     if not found:
         raise FatalError(f"no run {run_id!r} under {outputs} (evalcase runs lists them)")
-    return RunFolder(found[0])
+    return RunFolder(found[0], base)
 
 
 def all_runs(outputs: Path) -> list[RunFolder]:
