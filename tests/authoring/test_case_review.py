@@ -167,3 +167,21 @@ def test_copied_approvals_and_edits_after_approval_are_findings(tmp_path: Path) 
     # A governance edit (tags, owner) is not a change of what was reviewed.
     (repo / CASE).write_text(text.replace("tags: [refund]", "tags: [refund, policy]"), "utf-8")
     assert "EC419" not in _codes(repo)
+
+
+def test_repeated_for_options_are_merged_into_one_approval(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    text = (repo / CASE).read_text("utf-8")
+    (repo / CASE).write_text(
+        text.replace("dataset_role: iteration", "dataset_role: [golden, regression]")
+    )
+    assert {"EC403", "EC412"} <= _codes(repo)  # golden unapproved, regression too
+    proc = run_cli(
+        "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
+        "--for", "golden", "--for", "regression,golden", "--date", "2026-07-08", cwd=repo,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = load(CASE, (repo / CASE).read_bytes())
+    (record,) = doc.get(("metadata", "review_records"))
+    assert record["approved_for"] == ["golden", "regression"]
+    assert _codes(repo) == set()

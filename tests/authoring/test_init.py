@@ -197,3 +197,27 @@ def test_the_install_step_fails_clearly_without_the_variable(tmp_path: Path) -> 
     )
     assert proc.returncode == 1
     assert "::error::set the repository variable EVALCASE_PIP_SPEC" in proc.stdout
+
+
+@pytest.mark.slow
+def test_inits_steps_work_where_git_names_the_first_branch_master(tmp_path: Path) -> None:
+    target = tmp_path / "cases"
+    proc = run_cli("init", str(target), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "`git init -b main`" in proc.stdout  # the branch evalcase.toml names
+    # A user whose git makes `master` (or who typed plain `git init`) and commits.
+    subprocess.run(["git", "-c", "init.defaultBranch=master", "init", "-q"], cwd=target, check=True)
+    git(target, "config", "user.name", "Eval Tester")
+    git(target, "config", "user.email", "tester@example.invalid")
+    git(target, "config", "commit.gpgsign", "false")
+    commit_all(target, "the first commit")
+    assert git(target, "branch", "--show-current").strip() == "master"
+    for command in ("lint", "bump"):
+        proc = run_cli(command, cwd=target)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "base_branch = 'main'" in proc.stderr and "compares with HEAD" in proc.stderr
+    assert "nothing to bump" in proc.stdout
+    # A second branch makes the missing base a real mistake again: which one is meant?
+    git(target, "branch", "other")
+    proc = run_cli("lint", cwd=target)
+    assert proc.returncode == 2 and "names no branch here" in proc.stderr, proc.stderr

@@ -111,7 +111,7 @@ def test_push_pull_round_trip(s3: dict[str, str], tmp_path: Path) -> None:
     before = _keys(s3, "rt/")
     again = run_cli("push", "--all", cwd=laptop, env=s3)
     assert again.returncode == 0, again.stderr
-    assert "already published run-a: 0 new object(s)" in again.stdout
+    assert "already published run-a: 12 file(s), 0 object(s) uploaded" in again.stdout
     assert _keys(s3, "rt/") == before
     objects = [k for k in before if k.startswith("rt/objects/")]
     for key, body in before.items():
@@ -438,3 +438,31 @@ def test_view_from_remote_fetches_a_transcript_when_its_page_opens(
         proc.terminate()
         proc.wait(timeout=30)
     assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
+@pytest.mark.slow
+def test_a_first_push_says_what_it_sent_not_already_there(
+    s3: dict[str, str], tmp_path: Path
+) -> None:
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "first", ["run-a"])
+    files = _files(laptop, commit, "run-a")
+    distinct = {hashlib.sha256(body).hexdigest() for body in files.values()}
+    # A run's files share content (the same bytes in outputs/ and reports/, each grading
+    # beside the earlier ones): stored once, as one content-addressed object.
+    assert len(distinct) < len(files)
+    pushed = run_cli("push", "run-a", cwd=laptop, env=s3)
+    assert pushed.returncode == 0, pushed.stderr
+    line = pushed.stdout.strip()
+    assert line.startswith(
+        f"published run-a: {len(files)} file(s), {len(distinct)} object(s) uploaded "
+        f"({len(files) - len(distinct)} file(s) the same as another of this run, stored once)"
+    ), line
+    assert "already" not in line
+    # What an earlier publication stored is said as such.
+    again = run_cli("push", "run-a", cwd=laptop, env=s3)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(
+        f"already published run-a: {len(files)} file(s), 0 object(s) uploaded "
+        f"({len(files) - len(distinct)} file(s) the same as another of this run, stored "
+        f"once), {len(distinct)} already stored by an earlier push"
+    ), again.stdout

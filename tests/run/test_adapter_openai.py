@@ -259,3 +259,32 @@ def test_a_reply_over_max_reply_bytes_is_not_read_further() -> None:
     with server.running():
         record = run_attempt(_job(server, limits=Limits(max_reply_bytes=1000)))
     assert record["status"] == "error" and record["error"]["kind"] == "oversized"
+
+
+def test_each_repeat_attempt_sends_its_own_seed_and_user() -> None:
+    """--repeat N: each attempt of a case is its own sample to the server, not the same
+    request N times: its seed (the run's, derived from the case and the attempt number,
+    recorded in the attempt) and an end-user id of its own."""
+    server = Server([(200, completion("Signed."), {}) for _ in range(3)])
+    records = []
+    with server.running():
+        for attempt in (1, 2, 3):
+            j = _job(server, attempt=attempt)
+            j = type(j)(**{**j.__dict__, "seed": driver.seed_for(7, j.case_id, attempt)})
+            records.append(run_attempt(j))
+    assert [r["status"] for r in records] == ["completed"] * 3
+    sent = server.requests
+    assert [r["seed"] for r in sent] == [r["seed"] for r in records]
+    assert len({r["seed"] for r in sent}) == 3
+    key = records[0]["attempt_key"]
+    assert [r["user"] for r in sent] == [f"{key}-{n}" for n in (1, 2, 3)]
+
+
+def test_a_seed_the_case_sets_is_sent_as_given() -> None:
+    server = Server([(200, completion("Signed."), {})])
+    j = _job(server, attempt=2)
+    pinned = type(j.agent)(**{**j.agent.__dict__, "params": {**j.agent.params, "seed": 42}})
+    with server.running():
+        record = run_attempt(type(j)(**{**j.__dict__, "agent": pinned, "seed": 9}))
+    assert record["status"] == "completed", record["error"]
+    assert server.requests[0]["seed"] == 42

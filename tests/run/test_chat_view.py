@@ -80,7 +80,7 @@ def test_every_agent_view_field_reaches_the_model_and_no_judge_field_does(
     messages = last["messages"]
     sent = [(m["role"], m["content"]) for m in messages]
     # attempt_key: as the request's end-user identifier, in every request
-    assert all(r["user"] == view.attempt_key for r in requests)
+    assert all(r["user"] == f"{view.attempt_key}-1" for r in requests)
     # system: the first message
     if view.system:
         assert sent[0] == ("system", view.system)

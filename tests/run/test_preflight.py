@@ -157,7 +157,7 @@ def test_a_missing_transport_package_stops_the_run(repo: Path, tmp_path: Path) -
         repo, out, "--agent", "openai:local-model", "--base-url", "http://127.0.0.1:9/v1",
         block="aiohttp",
     )  # fmt: skip
-    _stopped(proc, out, "needs the 'aiohttp' package", "pip install 'evalcase[openai]'")
+    _stopped(proc, out, "needs the 'aiohttp' package", "reinstall evalcase (pip install evalcase)")
 
 
 def test_a_missing_plugin_module_stops_the_run(repo: Path, tmp_path: Path) -> None:

@@ -315,6 +315,12 @@ class Repo:
         except GitError:
             return ""
 
+    def branches(self) -> list[str]:
+        """Every local and remote-tracking branch, by full name (refs/heads/...,
+        refs/remotes/...), a remote's symbolic HEAD left out."""
+        out = self._git("for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes")
+        return [r for r in out.splitlines() if r and not r.endswith("/HEAD")]
+
     # --- listing ---------------------------------------------------------------------
     def index_entries(self, roots: Sequence[str]) -> list[tuple[str, str, str, int]]:
         """(path, mode, blob, size=0) for every staged file under roots."""

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-INSTALL_HINT = "pip install 'evalcase[openai]'"
+# aiohttp is a base dependency: missing, the environment is broken, not short of an extra.
+INSTALL_HINT = "a dependency of evalcase, missing here: reinstall evalcase (pip install evalcase)"
 # One pool holds every connection of a --concurrency 1024 run (the option's maximum), all
 # kept alive: at high concurrency a smaller keep-alive pool reconnects for most requests.
 POOL_CONNECTIONS = 1024

@@ -46,6 +46,19 @@ class ReviewRecord:
     record: dict[str, Any]
 
 
+def merge_views(values: tuple[str, ...]) -> tuple[str, ...]:
+    """The views of every ``--for`` given (each comma separated), in the order first
+    named, each once: ``--for golden --for regression`` approves both. No two views
+    contradict each other (an approval may cover any set of them), so nothing given is
+    dropped."""
+    seen: dict[str, None] = {}
+    for value in values:
+        for view in value.split(","):
+            if view.strip():
+                seen.setdefault(view.strip(), None)
+    return tuple(seen)
+
+
 def record_review(
     config: Config,
     path: str,

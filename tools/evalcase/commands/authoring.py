@@ -108,7 +108,8 @@ def init_command(
     if warning:
         click.echo(warning, err=True)
     click.echo(
-        "next: cd into it, `git init`, `pre-commit install`, then "
+        "next: cd into it, `git init -b main` (the branch evalcase.toml compares with), "
+        "`pre-commit install`, then "
         f"`evalcase new {result.dataset_id} --type tool --scenario {result.example_stem}`"
     )
 

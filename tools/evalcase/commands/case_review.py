@@ -18,8 +18,9 @@ from evalcase.commands.common import config_for, fatal_errors, root_option
 @click.option(
     "--for",
     "approved_for",
-    default="",
-    help="Views an approval covers, comma separated (golden,regression,red_team...).",
+    multiple=True,
+    help="Views an approval covers, comma separated (golden,regression,red_team...); "
+    "repeat it to name more: every value given is recorded.",
 )
 @click.option("--issue-type", default=None, help="What the review found (rejections).")
 @click.option("--fix", "required_fix", default=None, help="What must change (rejections).")
@@ -30,7 +31,7 @@ def _review(
     path: str,
     reviewer: str,
     result: str,
-    approved_for: str,
+    approved_for: tuple[str, ...],
     issue_type: str | None,
     required_fix: str | None,
     reviewed_at: str | None,
@@ -38,14 +39,14 @@ def _review(
 ) -> None:
     """Append a review record to a case's metadata.review_records, with the case's
     current case_version (an approval holds for the version it judged only)."""
-    from evalcase.authoring.case_review import record_review
+    from evalcase.authoring.case_review import merge_views, record_review
 
     written = record_review(
         config_for(root),
         path,
         reviewer=reviewer,
         result=result,
-        approved_for=tuple(v.strip() for v in approved_for.split(",") if v.strip()),
+        approved_for=merge_views(approved_for),
         issue_type=issue_type,
         required_fix=required_fix,
         reviewed_at=reviewed_at,

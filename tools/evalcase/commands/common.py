@@ -172,7 +172,9 @@ progress_option = click.option(
     type=click.Choice(["auto", "bar", "plain", "none"]),
     default="auto",
     show_default=True,
-    help="Progress display.",
+    help="Progress display: bar (on standard error), plain (a line at the start, at the "
+    "end, at most one every 5 s between, and one per error), none; auto is bar on a "
+    "terminal, plain elsewhere.",
 )
 timeout_option = click.option(
     "--timeout",

@@ -100,7 +100,10 @@ def lint(
     if no_base and base:
         raise click.UsageError("--base and --no-base contradict each other")
     if base is None and not staged and not no_base:
-        base = default_base(config)
+        chosen = default_base(config)
+        base = chosen.ref
+        if chosen.note:
+            click.echo(chosen.note, err=True)
     if staged and any(Path(p).name in ("evalcase.toml", "pyproject.toml") for p in paths):
         paths = ()  # pre-commit passed a changed configuration: it concerns every file
     result = lint_repository(

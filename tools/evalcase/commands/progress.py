@@ -1,12 +1,13 @@
 """How a long command shows its progress (``evalcase run``, ``evalcase audit``): a bar
-on a terminal, a line per tenth and per error in logs and CI, or nothing. The library
+on a terminal; in logs and CI a line at the start, at the end and at most one every
+``PlainProgress.INTERVAL`` seconds between, plus one per error; or nothing. The library
 reports progress through :class:`evalcase.run.driver.Progress`; these draw it."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
@@ -64,16 +65,28 @@ class RichProgress:
 
 
 class PlainProgress:
-    """A line per tenth of the run and per error, for logs and CI."""
+    """Lines for logs and CI: one at the start, one at the end, at most one every
+    ``interval`` seconds between (a run of 70 quick attempts is three lines, not 70), and
+    one per error. ``clock`` is injected by tests; it defaults to the monotonic clock."""
 
-    def __init__(self, label: str) -> None:
+    INTERVAL = 5.0
+
+    def __init__(
+        self,
+        label: str,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = INTERVAL,
+    ) -> None:
         self.label = label
+        self.clock = clock
+        self.interval = interval
         self.total = self.done = self.errors = self.new = 0
-        self.t0 = time.monotonic()
-        self.step = 1
+        self.t0 = clock()
+        self.shown_at = self.t0
+        self.shown: int | None = None  # the count of the last line written
 
-    def _line(self) -> None:
-        elapsed = time.monotonic() - self.t0
+    def _line(self, now: float) -> None:
+        elapsed = now - self.t0
         rate = self.new / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
         click.echo(
@@ -81,11 +94,11 @@ class PlainProgress:
             f"{elapsed:.1f}s elapsed, {rate:.1f}/s, ETA {left:.0f}s",
             err=True,
         )
+        self.shown_at, self.shown = now, self.done
 
     def start(self, total: int, done: int, errors: int) -> None:
         self.total, self.done, self.errors = total, done, errors
-        self.step = max(1, total // 10)
-        self._line()
+        self._line(self.clock())
 
     def advance(self, record: Mapping[str, Any]) -> None:
         self.done += 1
@@ -98,11 +111,15 @@ class PlainProgress:
                 f"  error: {typed.case_id} attempt {typed.attempt}: {kind}: {str(message)[:200]}",
                 err=True,
             )
-        if self.done % self.step == 0 or self.done == self.total:
-            self._line()
+        now = self.clock()
+        if self.done >= self.total or now - self.shown_at >= self.interval:
+            self._line(now)
 
     def close(self) -> None:
-        return None
+        """The end line, when the run stopped short of its total (interrupted, stopped
+        by a limit) after attempts no line has counted yet."""
+        if self.shown != self.done:
+            self._line(self.clock())
 
 
 def progress_display(label: str, mode: str) -> Any:

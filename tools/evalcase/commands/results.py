@@ -1,6 +1,6 @@
 """``evalcase store``, ``history``, ``flaky`` and ``trend``: questions across runs, thin
 wrappers over :mod:`evalcase.results`. They need the results store's extra
-(``pip install 'evalcase[results]'``); without it they exit 2 saying so. Exit status 0
+(a base dependency); without it they exit 2 saying so. Exit status 0
 otherwise (``flaky --fail-on-flaky``: 1 when a case is flaky)."""
 
 from __future__ import annotations

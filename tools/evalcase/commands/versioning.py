@@ -125,7 +125,10 @@ def bump_command(
 
     config = config_for(root)
     if base is None and not staged:
-        base = default_base(config)  # the same base as plain `evalcase lint`
+        chosen = default_base(config)  # the same base as plain `evalcase lint`
+        base = chosen.ref
+        if chosen.note:
+            click.echo(chosen.note, err=True)
     edits = bump(config, base=base, staged=staged, dry_run=dry_run, use_cache=not no_cache)
     if not edits:
         click.echo("nothing to bump")

@@ -231,7 +231,7 @@ def ask(
 
     missing = transport.available()
     if missing:
-        return Verdict(problem=f"the judge needs {missing} (pip install 'evalcase[judge]')")
+        return Verdict(problem=f"the judge needs {missing} ({transport.INSTALL_HINT})")
     url, headers = _endpoint(config, environ.get(config.api_key_env) or "unset")
     policy = transport.RetryPolicy(
         max_retries=config.max_retries,

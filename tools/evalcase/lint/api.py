@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -148,24 +149,48 @@ class StagedSources(Mapping[str, bytes]):
             self._repo = None
 
 
-def default_base(config: Config) -> str | None:
+@dataclass(frozen=True)
+class BaseChoice:
+    """What plain ``evalcase lint`` and ``evalcase bump`` compare with: ``ref`` (None:
+    no base), and ``note``, what the user should hear about that choice ('' for none)."""
+
+    ref: str | None
+    note: str = ""
+
+
+def default_base(config: Config) -> BaseChoice:
     """What plain ``evalcase lint`` compares with in a git repository: the configured
     ``[versioning] base_branch`` (its merge base with HEAD), else HEAD, so that what lint
-    accepts the commit hook accepts too. None outside git or before the first commit."""
+    accepts the commit hook accepts too. No base outside git or before the first commit.
+
+    A configured branch that exists neither here nor as ``origin/<branch>`` is a
+    FatalError, except in a repository whose only branch is HEAD's (no other local
+    branch, no remote-tracking one): a repository just started (``git init`` named its
+    branch ``master`` while evalcase.toml says ``main``) has no base branch yet, so the
+    comparison is with HEAD, as the commit hook's is, and the note says why."""
     from evalcase import gitio
 
     if not gitio.Repo.is_repo(config.root):
-        return None
+        return BaseChoice(None)
     repo = gitio.Repo(config.root)
     try:
         if not repo.has_commits():
-            return None
+            return BaseChoice(None)
         branch = config.base_branch
         if not branch:
-            return "HEAD"
+            return BaseChoice("HEAD")
         for candidate in (branch, f"origin/{branch}"):
             if repo.symbolic_full_name(candidate):
-                return candidate
+                return BaseChoice(candidate)
+        head = repo.symbolic_full_name("HEAD")
+        if head.startswith("refs/heads/") and repo.branches() == [head]:
+            return BaseChoice(
+                "HEAD",
+                f"note: base_branch = {branch!r} ({config.source} [versioning]) names no "
+                f"branch yet; {head.removeprefix('refs/heads/')!r} is this repository's only "
+                "branch, so this compares with HEAD, as the commit hook does (rename the "
+                f"branch with `git branch -m {branch}`, or set base_branch to it)",
+            )
         raise FatalError(
             f"base_branch = {branch!r} ({config.source} [versioning]) names no branch here "
             f"(nor origin/{branch}); fetch it, pass --base REF, or --no-base to skip the "

@@ -93,6 +93,18 @@ class PublishResult:
     uploaded: int  # objects written by this call
     present: int  # objects another publication had already written
     new_manifest: bool  # False: the very same publication was already there
+    files: int = 0  # files published: uploaded + present + duplicates
+    duplicates: int = 0  # files with the same bytes as another file of this publication
+
+    def describe(self) -> str:
+        """What was sent, in words: files, objects uploaded, files stored once because
+        another file of this run has the same bytes, objects an earlier push stored."""
+        text = f"{self.files} file(s), {self.uploaded} object(s) uploaded"
+        if self.duplicates:
+            text += f" ({self.duplicates} file(s) the same as another of this run, stored once)"
+        if self.present:
+            text += f", {self.present} already stored by an earlier push"
+        return text
 
 
 @dataclass(frozen=True)
@@ -228,14 +240,18 @@ def publish(
     if not any(path.startswith("outputs/") for path, _ in files):
         raise FatalError(f"run {run_id}: no {folders.outputs / commit / run_id} to publish")
     listed: list[RemoteFile] = []
-    uploaded = present = 0
+    uploaded = present = duplicates = 0
+    seen: set[str] = set()
     for path, file in files:
         data = file.read_bytes()
         digest = _sha256(data)
-        if remote.put_new(object_key(digest), data):
+        if digest in seen:  # content-addressed: the same bytes are one object
+            duplicates += 1
+        elif remote.put_new(object_key(digest), data):
             uploaded += 1
         else:
             present += 1
+        seen.add(digest)
         listed.append(RemoteFile(path, digest, len(data)))
     manifest = Manifest(
         run_id=run_id,
@@ -253,7 +269,7 @@ def publish(
     key = f"runs/{run_id}/{_sha256(identity)}.json"
     body = json.dumps(manifest.to_json(), sort_keys=True, indent=1).encode()
     new = remote.put_new(key, body)
-    return PublishResult(run_id, key, uploaded, present, new)
+    return PublishResult(run_id, key, uploaded, present, new, len(files), duplicates)
 
 
 def check_manifest(raw: Any, key: str) -> Manifest:
@@ -530,7 +546,7 @@ def publish_runs(config: Config, remote: Remote, run_ids: list[str]) -> list[str
         result = publish(remote, folders, commit, run_id, summarize(folders, commit, run_id))
         state = "published" if result.new_manifest else "already published"
         lines.append(
-            f"{state} {run_id}: {result.uploaded} new object(s), {result.present} already "
-            f"there -> {remote.url.rstrip('/')}/{result.manifest_key}"
+            f"{state} {run_id}: {result.describe()} "
+            f"-> {remote.url.rstrip('/')}/{result.manifest_key}"
         )
     return lines

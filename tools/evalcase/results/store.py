@@ -13,9 +13,10 @@ Why DuckDB: ``benchmarks/store_bench.py`` measured it against SQLite and Parquet
 a synthetic history (figures in docs/performance.md). DuckDB reads the JSONL and the
 reports with its own JSON reader (in C++, on every core), which Python's ``json`` cannot
 match on transcript-sized attempt lines, answers the grouping queries ``flaky`` asks over
-a million attempts in milliseconds, and compresses repeated IDs by column. It is an
-extra (``pip install 'evalcase[results]'``); without it the store's commands say so and
-every other command works (run references, compare and gates need no store).
+a million attempts in milliseconds, and compresses repeated IDs by column. It is a
+base dependency, imported only by the store's commands (never by the commit hook); were
+it missing, those commands say so and every other command works (run references, compare
+and gates need no store).
 
 Tables (all keyed by ``run_id``; a grading by ``run_id`` and ``grading_id``)::
 
@@ -79,7 +80,7 @@ if TYPE_CHECKING:
 
 STORE_FILE = "results.duckdb"
 SCHEMA_VERSION = "4"
-INSTALL_HINT = "pip install 'evalcase[results]' (DuckDB)"
+INSTALL_HINT = "a dependency of evalcase, missing here: reinstall evalcase (pip install evalcase)"
 
 # Keys of run.json that do not change what the agent does (or which attempts there are).
 _NOT_CONFIG = ("seed", "concurrency", "executor")
@@ -175,7 +176,7 @@ def duckdb_module() -> Any:
     try:
         import duckdb
     except ImportError:
-        raise FatalError(f"the results store needs DuckDB: {INSTALL_HINT}") from None
+        raise FatalError(f"the results store cannot import DuckDB, {INSTALL_HINT}") from None
     return duckdb
 
 

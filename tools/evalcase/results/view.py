@@ -83,7 +83,8 @@ def starlette_parts() -> Any:
         import uvicorn  # noqa: F401
     except ImportError:
         raise FatalError(
-            "evalcase view needs Starlette and uvicorn: pip install 'evalcase[view]'"
+            "evalcase view cannot import Starlette and uvicorn, dependencies of evalcase "
+            "missing here: reinstall evalcase (pip install evalcase)"
         ) from None
     import starlette.applications
 

@@ -23,14 +23,22 @@ that a model receives the whole :class:`~evalcase.contract.task.AgentView`, exac
 4. the case's tools as ``tools`` (``type: function``, name, description, parameter
    schema);
 5. the generation settings among :data:`GENERATION` from ``params`` as request fields
-   (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``...);
-6. the ``attempt_key`` (an opaque digest, never the case ID) as the request's ``user``
-   field, which OpenAI-compatible servers accept as an end-user identifier.
+   (``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``...); without a
+   ``seed`` there, the attempt's own (the run's seed derived from the case and the
+   attempt number, recorded in the attempt), so the attempts of ``--repeat N`` are N
+   samples, not one request sent N times;
+6. ``<attempt_key>-<attempt>`` (the key an opaque digest, never the case ID) as the
+   request's ``user`` field, which OpenAI-compatible servers accept as an end-user
+   identifier: one per attempt, rebuilt from the attempt record's two fields.
 
 Nothing else of the request is sent, and the request holds nothing of the answer key
 (the runner never sees a ``JudgeSpec``).
 
-``evalcase-chat/2`` is the same, with the YAML written by libyaml's emitter (PyYAML's C
+``evalcase-chat/3`` (and ``evalcase-chat/3-py``, the pure-Python emitter's) added the
+attempt's seed and the attempt number in ``user`` (6); before, every attempt of a case
+sent the same ``user`` and no seed.
+
+``evalcase-chat/2`` is the same as ``/1``, with the YAML written by libyaml's emitter (PyYAML's C
 binding: a twentieth of the pure-Python emitter's CPU, which was a third of what an
 ``openai:`` attempt cost the runner). It writes the same data and the same layout, but
 may break a long double-quoted string at another column. Where PyYAML lacks libyaml the
@@ -46,7 +54,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]  # PyYAML: a base dependency (the loader reads with its libyaml)
 
 _DUMPER = getattr(yaml, "CSafeDumper", None)
-VERSION = "evalcase-chat/2" if _DUMPER is not None else "evalcase-chat/1"
+VERSION = "evalcase-chat/3" if _DUMPER is not None else "evalcase-chat/3-py"
 CONTEXT_HEADER = "Context of this conversation (YAML):"
 # Request parameters a model reads as text, in the context block (the rest are settings).
 CONTEXT_PARAMS = ("now", "locale")
@@ -107,10 +115,12 @@ def render(request: Mapping[str, Any]) -> ChatRequest:
         at = 1 if messages and messages[0].get("role") == "system" else 0
         messages.insert(at, {"role": "system", "content": block})
     generation = {k: params[k] for k in GENERATION if params.get(k) is not None}
+    seed = request.get("seed")
+    if "seed" not in generation and isinstance(seed, int) and not isinstance(seed, bool):
+        generation["seed"] = seed
     key = request.get("attempt_key")
-    return ChatRequest(
-        messages, list(request.get("tools") or ()), generation, str(key) if key else None
-    )
+    user = f"{key}-{request.get('attempt') or 1}" if key else None
+    return ChatRequest(messages, list(request.get("tools") or ()), generation, user)
 
 
 def _plain(value: Any) -> Any:

@@ -169,7 +169,7 @@ def preflight(settings: Mapping[str, Any] | None, needed_by: Sequence[str]) -> s
 
     missing = transport.available()
     if missing:
-        return f"the user simulator needs {missing}: pip install 'evalcase[openai]'"
+        return f"the user simulator needs {missing} ({transport.INSTALL_HINT})"
     from evalcase.run.adapters import openai as adapter
 
     options = {**DEFAULTS, **settings}
