@@ -202,7 +202,7 @@ def _passed_over(run: RunRef, usable: Usable | None, agent: str | None) -> str |
     if run.incomplete:
         return f"incomplete: {run.incomplete}"
     if run.dirty and not usable.allow_dirty:
-        return "dirty (--allow-dirty compares it)"
+        return "dirty: uncommitted dataset changes, --allow-dirty compares it"
     return None
 
 
