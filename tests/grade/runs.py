@@ -112,6 +112,7 @@ def write_run(
         "run_id": run_id,
         "commit": commit,
         "dirty": False,
+        "status": "completed",
         "dataset": {"id": DATASET, "version": "v1", "digest": None},
         "agent": {"spec": "cmd:python examples/refund_agent", "name": "refund_agent"},
         "started_at": "2026-07-08T10:00:00Z",

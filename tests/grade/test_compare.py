@@ -73,7 +73,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def compare(runs: dict[str, Any], base: str, new: str) -> tuple[dict[str, Any], str]:
-    proc = run_cli("compare", base, new, "--format", "json", cwd=runs["repo"])
+    proc = run_cli("compare", base, new, "--format", "json", "--common", cwd=runs["repo"])
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr
 
@@ -84,15 +84,21 @@ def test_regressed_and_fixed_exactly(runs: dict[str, Any]) -> None:
     assert result["regressed"] == ["tool_refund_check_008"]
     assert result["fixed"] == ["agent_refund_duplicate_submit_003"]
     assert result["still_failing"] == ["llm_instruction_001"]
-    assert result["new_cases"] == ["refund_eligibility_001"]
-    assert result["removed_cases"] == ["refund_intent_venting_002"]
+    # Different case sets, compared with --common: the cases one side lacks are left out.
+    assert result["left_out"] == {
+        "base": ["refund_intent_venting_002"],
+        "new": ["refund_eligibility_001"],
+    }
+    assert result["new_cases"] == result["removed_cases"] == []
     assert result["warnings"] == []
     p0 = result["slices"]["risk_level"]["P0"]
     assert (p0["base"], p0["new"], p0["change"]) == (0.0, 1.0, 1.0)
 
 
 def test_text_output_and_regression_exit(runs: dict[str, Any]) -> None:
-    proc = run_cli("compare", "run-a", "run-b", "--fail-on-regression", cwd=runs["repo"])
+    proc = run_cli(
+        "compare", "run-a", "run-b", "--fail-on-regression", "--common", cwd=runs["repo"]
+    )
     assert proc.returncode == 1
     assert "regressed (1): tool_refund_check_008" in proc.stdout
     assert "fixed (1): agent_refund_duplicate_submit_003" in proc.stdout
@@ -105,7 +111,7 @@ def test_different_dataset_content_warns_and_names_cases(runs: dict[str, Any]) -
     assert len(result["warnings"]) == 1
     assert "DIFFERENT DATASET CONTENT" in result["warnings"][0]
     assert "tool_refund_check_008" in result["warnings"][0]
-    proc = run_cli("compare", "run-a", "run-c", cwd=runs["repo"])
+    proc = run_cli("compare", "run-a", "run-c", "--common", cwd=runs["repo"])
     assert "WARNING: DIFFERENT DATASET CONTENT" in proc.stderr
     assert "tool_refund_check_008" in proc.stderr
 
@@ -117,23 +123,31 @@ def test_a_changed_case_is_changed_never_regressed(runs: dict[str, Any]) -> None
     assert result["regressed"] == []
     assert "tool_refund_check_008" not in result["still_passing"] + result["still_failing"]
     assert result["still_failing"] == ["agent_refund_duplicate_submit_003"]
-    proc = run_cli("compare", "run-a", "run-d", "--fail-on-regression", cwd=runs["repo"])
+    proc = run_cli(
+        "compare", "run-a", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"]
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "changed (1): tool_refund_check_008" in proc.stdout
     assert "regressed (0)" in proc.stdout
     # A real regression on the unchanged case still fails the gate.
-    proc = run_cli("compare", "run-b", "run-d", "--fail-on-regression", cwd=runs["repo"])
+    proc = run_cli(
+        "compare", "run-b", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"]
+    )
     assert proc.returncode == 1
     assert "regressed (1): agent_refund_duplicate_submit_003" in proc.stdout
 
 
 def test_require_same_content_refuses_different_content(runs: dict[str, Any]) -> None:
-    proc = run_cli("compare", "run-a", "run-d", "--require-same-content", cwd=runs["repo"])
+    proc = run_cli(
+        "compare", "run-a", "run-d", "--require-same-content", "--common", cwd=runs["repo"]
+    )
     assert proc.returncode == 2
     assert "graded different dataset content" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     # The same content compares as usual.
-    same = run_cli("compare", "run-a", "run-b", "--require-same-content", cwd=runs["repo"])
+    same = run_cli(
+        "compare", "run-a", "run-b", "--require-same-content", "--common", cwd=runs["repo"]
+    )
     assert same.returncode == 0, same.stderr
     assert "regressed (1): tool_refund_check_008" in same.stdout
 
@@ -247,3 +261,122 @@ def test_with_repeats_a_change_is_regressed_only_beyond_noise() -> None:
     strict = compare_reports(base, new, alpha=0.01)
     assert strict.regressed == ("single",)
     assert strict.to_dict()["changed_within_noise"] == ["broke", "drift", "healed", "luck"]
+
+
+# What compare compares: runs written the way the runner writes run.json, graded by the
+# real `evalcase grade`, then compared in process. One commit (main), six runs:
+# whole-a, whole-b (refund_agent, both cases), sel (--select one case), rep (refund_agent_v2,
+# --repeat 2), dirty (--allow-dirty), broken (interrupted: one of two attempts).
+def _meta(started: str, n: int, **extra: Any) -> dict[str, Any]:
+    return {"started_at": started, "status": "completed", "planned": n,
+            "counts": {"attempts": n, "errors": 0},
+            "options": {"repeat": 1, "select": [], "suites": []}, **extra}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def picks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    repo, commit = refund_repo(tmp_path_factory.mktemp("picks"))
+    v2 = {"spec": "cmd:python examples/refund_agent --v2", "name": "refund_agent_v2"}
+    runs = {
+        "whole-a": ([check_008(True), duplicate_003(True)], _meta("2026-07-08T10:00:00Z", 2)),
+        "whole-b": ([check_008(False), duplicate_003(True)], _meta("2026-07-08T11:00:00Z", 2)),
+        "sel": ([check_008(True)], _meta("2026-07-08T12:00:00Z", 1, options={
+            "repeat": 1, "select": ["tool_refund_check_008"], "suites": []})),
+        "rep": (
+            [check_008(True, 1), check_008(True, 2), duplicate_003(True, 1),
+             duplicate_003(True, 2)],
+            _meta("2026-07-08T13:00:00Z", 4, agent=v2,
+                  options={"repeat": 2, "select": [], "suites": []}),
+        ),
+        "dirty": ([check_008(True), duplicate_003(True)],
+                  _meta("2026-07-08T14:00:00Z", 2, dirty=True)),
+        "broken": ([check_008(True)], {**_meta("2026-07-08T15:00:00Z", 2), "status":
+                   "interrupted", "counts": {"attempts": 1, "errors": 0}}),
+    }  # fmt: skip
+    for run_id, (attempts, meta) in runs.items():
+        write_run(repo, commit, run_id, attempts, **meta)
+        proc = run_cli("grade", run_id, cwd=repo)
+        assert proc.returncode in (0, 1), proc.stderr
+    yield repo
+
+
+def in_process(repo: Path, *args: str) -> Any:
+    from click.testing import CliRunner
+
+    from evalcase.commands.grade import compare_command
+
+    return CliRunner().invoke(compare_command, [*args, "--root", str(repo)])
+
+
+def test_a_run_compared_with_itself_is_refused(picks: Path) -> None:
+    """The newest clean, complete run is at main's commit: main and latest are one run."""
+    result = in_process(picks, "main", "latest", "--fail-on-regression")
+    assert result.exit_code == 2, result.output
+    assert "are the same run, rep" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_different_case_sets_are_refused_unless_common(picks: Path) -> None:
+    result = in_process(picks, "whole-a", "sel", "--fail-on-regression")
+    assert result.exit_code == 2, result.output
+    assert "ran different cases (1 case(s) only in BASE: agent_refund_duplicate_submit_003" in (
+        result.output
+    )
+    assert "--common" in result.output
+    common = in_process(picks, "whole-a", "sel", "--common", "--format", "json")
+    assert common.exit_code == 0, common.output
+    data = json.loads(common.stdout)
+    assert data["common"] is True
+    assert data["left_out"] == {"base": ["agent_refund_duplicate_submit_003"], "new": []}
+    assert data["still_passing"] == ["tool_refund_check_008"]
+    assert data["new_cases"] == data["removed_cases"] == []
+    text = in_process(picks, "whole-a", "sel", "--common")
+    assert "left out, only in BASE (1): agent_refund_duplicate_submit_003" in text.stdout
+    assert "compared the 1 case(s) both runs ran; left out 1 only in BASE and 0 only in NEW" in (
+        text.stdout
+    )
+
+
+def test_references_pick_clean_complete_runs_of_the_agent(picks: Path) -> None:
+    def base_of(*args: str) -> str:
+        result = in_process(picks, *args, "whole-b", "--format", "json", "--common")
+        assert result.exit_code == 0, result.output
+        return str(json.loads(result.stdout)["base"]["run_id"])
+
+    # dirty and broken are newer, but a reference passes over them.
+    assert base_of("refund_regression_set@v1") == "rep"
+    assert base_of("refund_regression_set@v1", "--agent", "refund_agent") == "sel"
+    assert base_of("refund_regression_set@v1:refund_agent") == "sel"
+    assert base_of("latest~2:refund_agent") == "whole-a"  # sel, whole-b, whole-a
+    assert base_of("refund_regression_set@v1", "--allow-dirty") == "dirty"
+    assert base_of("broken") == "broken"  # a run ID means that run
+    assert base_of("dirty") == "dirty"
+    none = in_process(picks, "refund_regression_set@v1:nobody", "whole-b")
+    assert none.exit_code == 2
+    assert "no clean, complete graded run of agent nobody of refund_regression_set" in none.output
+    assert "passed over: " in none.output and "dirty (agent refund_agent)" in none.output
+
+
+def test_the_header_states_both_sides_and_warns_of_differences(picks: Path) -> None:
+    result = in_process(picks, "whole-a", "rep")
+    assert result.exit_code == 0, result.output
+    assert (
+        "  base: refund_regression_set v1, agent refund_agent (version ?), all cases, "
+        "repeat 1, clean" in result.stdout
+    )
+    assert (
+        "  new:  refund_regression_set v1, agent refund_agent_v2 (version ?), all cases, "
+        "repeat 2, clean" in result.stdout
+    )
+    assert "WARNING: different agents: BASE refund_agent (version ?), NEW refund_agent_v2" in (
+        result.output
+    )
+    sel = in_process(picks, "sel", "whole-b", "--common")
+    assert "different selections: BASE --select tool_refund_check_008, NEW all cases" in (
+        sel.output
+    )
+    dirty = in_process(picks, "whole-a", "dirty", "--format", "json")
+    assert dirty.exit_code == 0, dirty.output
+    data = json.loads(dirty.stdout)
+    assert data["new"]["dirty"] is True
+    assert any("NEW dirty is dirty" in w for w in data["warnings"])

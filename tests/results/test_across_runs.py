@@ -113,10 +113,14 @@ def test_run_references(repo: dict[str, Any]) -> None:
 
     assert base_of("latest~2") == first
     assert base_of("latest~1") == second
-    assert base_of(DATASET) == third
-    assert base_of(f"{DATASET}@v1") == third
-    assert base_of("main") == third  # the newest run at main's commit
-    assert base_of(repo["commit"][:9]) == third
+    # DATASET, DATASET@v1, main and the commit all name the newest run, third itself:
+    # a run compared with itself is refused; REF:AGENT narrows to one agent's runs.
+    for ref in (DATASET, f"{DATASET}@v1", "main", repo["commit"][:9]):
+        proc = run_cli("compare", ref, third, cwd=root)
+        assert proc.returncode == 2 and f"are the same run, {third}" in proc.stderr, ref
+    assert base_of(f"{DATASET}@v1:scripted_v1") == second
+    assert base_of("main:scripted_v1") == second
+    assert base_of(f"{repo['commit'][:9]}:scripted_v1") == second
     proc = run_cli("compare", "latest~9", "latest", cwd=root)
     assert proc.returncode == 2 and "no run 9 before the newest" in proc.stderr
     assert "Traceback" not in proc.stderr

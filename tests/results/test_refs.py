@@ -85,3 +85,47 @@ def test_a_report_from_before_gradings_is_one_grading(tmp_path: Path) -> None:
     shutil.rmtree(folder / "gradings")
     (gradings,) = list_gradings(folder)
     assert (gradings.grading_id, gradings.path) == (UNVERSIONED, folder)
+
+
+def test_a_compare_reference_passes_over_dirty_incomplete_and_untagged_runs(
+    tmp_path: Path,
+) -> None:
+    """DATASET@vN picks the newest clean, complete run with the release tag's content;
+    the runs it passes over are named, with why; a run ID means that run."""
+    import json
+
+    from evalcase.results.refs import Usable, list_runs, resolve
+
+    def run(run_id: str, hour: int, **meta: object) -> None:
+        folder = write_run(tmp_path, run_id, {"a": "p"}, started_at=f"2026-12-01T{hour}:00:00Z")
+        data = json.loads((folder / "run.json").read_text("utf-8"))
+        data.update({"planned": 1, "counts": {"attempts": 1, "errors": 0}, **meta})
+        (folder / "run.json").write_text(json.dumps(data), "utf-8")
+
+    run("tagged", 10)
+    run("moved", 11, dataset={"id": "set_a", "version": "v1", "digest": "e" * 32})
+    run("dirty", 12, dirty=True)
+    run("cut", 13, counts={"attempts": 0, "errors": 0})
+    runs = list_runs(tmp_path / "outputs", tmp_path / "reports")
+
+    def tag(dataset: str, version: str) -> str:
+        return "d" * 32
+
+    def pick(ref: str, usable: Usable | None) -> str:
+        return resolve(ref, runs, usable=usable, release_digest=tag).run_id
+
+    assert pick("set_a@v1", None) == "cut"  # grade, review: as before
+    assert pick("set_a@v1", Usable()) == "tagged"
+    assert pick("set_a", Usable()) == "moved"  # no version asked: no tag to match
+    assert pick("set_a@v1", Usable(allow_dirty=True)) == "dirty"
+    assert pick("cut", Usable()) == "cut"
+    with pytest.raises(FatalError) as err:
+        pick("latest", Usable(agent="agent_b"))
+    assert "no clean, complete run of agent agent_b" in str(err.value)
+    with pytest.raises(FatalError) as err:
+        resolve("set_a@v1", runs[1:], usable=Usable(), release_digest=tag)
+    message = str(err.value)
+    assert "no clean, complete run of set_a at version v1; passed over:" in message
+    assert "moved (content eeeeeeeeeeee is not the release tag's dddddddddddd)" in message
+    assert "dirty (dirty: uncommitted dataset changes, --allow-dirty compares it)" in message
+    assert "cut (incomplete: 0 of 1 planned attempts recorded)" in message

@@ -285,3 +285,21 @@ def test_every_link_in_chromium(site: dict[str, Any], tmp_path: Path) -> None:
     assert any("/attempt?" in url for url in seen) and any("/compare?" in url for url in seen)
     assert any("/grid?" in url for url in seen) and any("/case?" in url for url in seen)
     assert (tmp_path / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_compare_page_follows_compares_rules(site: dict[str, Any]) -> None:
+    """A run with itself and runs over different case sets (run-3 ran each case under two
+    prompts) are refused, saying why, with common=1 too (no row in common); the header
+    states both sides and warns of another agent."""
+    base = site["base"]
+    status, html, _ = http_get(base + "compare?base=run-1&new=run-1")
+    assert status == 400 and "are the same run, run-1" in html
+    status, html, _ = http_get(base + "compare?base=run-1&new=run-3")
+    assert status == 400 and "ran different cases" in html
+    status, html, _ = http_get(base + "compare?base=run-1&new=run-3&common=1")
+    assert status == 400 and "have no case in common" in html  # rows are case [prompt]
+    status, html, _ = http_get(base + "compare?base=run-1&new=run-2")
+    assert status == 200
+    sides = html.split('id="sides"', 1)[1]
+    assert "base: refund_regression_set v1, agent refund_agent (version ?), all cases" in sides
+    assert "different agents: BASE refund_agent" in html

@@ -101,6 +101,25 @@ def grade_command(run_id: str, redact: bool | None, root: str | None) -> None:
     is_flag=True,
     help="Refuse (exit 2) when the two runs graded different dataset content (digests).",
 )
+@click.option(
+    "--common",
+    is_flag=True,
+    help="Compare the cases both runs ran, when their case sets differ (else exit 2), and "
+    "say how many were left out on each side.",
+)
+@click.option(
+    "--agent",
+    "agent",
+    default=None,
+    metavar="NAME",
+    help="References pick only runs of this agent, on both sides (REF:AGENT picks per side).",
+)
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="Let references pick dirty runs (made with uncommitted dataset changes) too; a run "
+    "named by its ID is compared dirty or not.",
+)
 @root_option
 @fatal_errors
 def compare_command(
@@ -111,28 +130,36 @@ def compare_command(
     fail_on_regression: bool,
     alpha: float,
     require_same_content: bool,
+    common: bool,
+    agent: str | None,
+    allow_dirty: bool,
     root: str | None,
 ) -> None:
     """Compare two graded runs case by case, or two prompts of one run (--prompts A,B).
 
     BASE and NEW are run references: a run ID, latest, latest~N, DATASET@vN, DATASET, a
     branch, tag or commit (its newest graded run), or a report folder (one grading:
-    reports/<commit>/<run_id>/gradings/<grading_id>). `evalcase compare main latest`
-    compares the newest run with the newest run of the same dataset on main. With
-    repeats, a case is regressed only beyond what its repeats allow (--alpha)."""
+    reports/<commit>/<run_id>/gradings/<grading_id>); REF:AGENT narrows a reference to
+    one agent's runs. `evalcase compare main latest` compares the newest run with the
+    newest run of the same dataset on main. A reference picks only clean, complete runs
+    (--allow-dirty: dirty ones too); a run ID means that run. Exit 2, saying why, when
+    BASE and NEW are the same run or ran different cases (--common: the shared ones).
+    With repeats, a case is regressed only beyond what its repeats allow (--alpha)."""
     from evalcase.grade.recorded_run import read_jsonl
-    from evalcase.report.compare import compare, for_prompt, grader_verdicts, read_report
-    from evalcase.results.refs import find
+    from evalcase.report.compare import (
+        compare,
+        describe_side,
+        for_prompt,
+        grader_verdicts,
+        read_report,
+    )
+    from evalcase.results.refs import Usable, find_pair
 
     config = config_for(root)
     if new is None and prompts is None:
         raise click.UsageError("name a NEW run, or compare two prompts of BASE with --prompts A,B")
-    new_ref = find(config, base if new is None else new, graded=True)
-    base_ref = (
-        new_ref
-        if new is None
-        else find(config, base, dataset=new_ref.dataset_id or None, graded=True)
-    )
+    usable = Usable(allow_dirty=allow_dirty, agent=agent)
+    base_ref, new_ref = find_pair(config, base, new, usable=usable)
     base_path, new_path = base_ref.report, new_ref.report
     base_report = read_report(base_path)
     new_report = base_report if new is None else read_report(new_path)
@@ -155,6 +182,8 @@ def compare_command(
         base_grades=grades[0],
         new_grades=grades[1],
         alpha=alpha,
+        common=common,
+        sides=(base_ref.describe(), new_ref.describe()),
     )
     if output_format == "json":
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
@@ -165,6 +194,17 @@ def compare_command(
             f"base {result.base['run_id']} ({str(result.base['commit'])[:10]})  ->  "
             f"new {result.new['run_id']} ({str(result.new['commit'])[:10]})"
         )
+        click.echo(f"  base: {describe_side(result.base)}")
+        click.echo(f"  new:  {describe_side(result.new)}")
+        if result.left_out:
+            shared = len(result.still_passing + result.still_failing + result.regressed
+                         + result.fixed + result.within_noise + result.changed_cases
+                         + result.pending)  # fmt: skip
+            click.echo(
+                f"--common: compared the {shared} case(s) both runs ran; left out "
+                f"{len(result.left_out['base'])} only in BASE and "
+                f"{len(result.left_out['new'])} only in NEW"
+            )
         for title, ids in (
             ("regressed", result.regressed),
             ("fixed", result.fixed),
@@ -172,8 +212,14 @@ def compare_command(
             ("changed within noise", result.within_noise),
             ("case changed", result.changed_cases),
             ("pending (undecided)", result.pending),
-            ("new", result.added),
-            ("removed", result.removed),
+            *(
+                (
+                    ("left out, only in BASE", result.left_out["base"]),
+                    ("left out, only in NEW", result.left_out["new"]),
+                )
+                if result.left_out
+                else ()
+            ),
         ):
             click.echo(f"{title} ({len(ids)})" + (": " + ", ".join(ids) if ids else ""))
         click.echo("change per slice (pass@1):")

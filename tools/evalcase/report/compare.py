@@ -22,6 +22,14 @@ Slices are compared on pass@1. When the runs used different dataset digests the 
 are not like for like: the result carries a warning, and ``require_same_content``
 refuses to compare at all.
 
+Two runs over different case sets (a ``--select`` run against a whole one) are refused:
+``new`` and ``removed`` would be all the comparison says, and ``regressed (0)`` would read
+as a pass. ``common`` compares the shared cases only (each report narrowed to them, its
+summary and slices recomputed) and names the cases left out on each side (``left_out``).
+``sides`` (what :meth:`evalcase.results.refs.RunRef.describe` says of each run: agent and
+its version, selection, repeats, dirty, complete) goes into the header, and a difference
+of agent or selection, a dirty or an incomplete side, into ``warnings``.
+
 Runs with prompts (``evalcase run --prompt a,b``) have one row per case and prompt; rows
 are matched by case and prompt ID (``case_id [prompt]``). :func:`for_prompt` narrows a
 report to one prompt's rows, so ``evalcase compare RUN --prompts a,b`` compares prompt
@@ -70,6 +78,8 @@ class Comparison:
     # one-sided Fisher p-value, and the verdict it led to
     noise: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     alpha: float = 0.05
+    # with ``common``: the cases only one side ran, left out of the comparison
+    left_out: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +98,8 @@ class Comparison:
             "changed_within_noise": list(self.within_noise),
             "noise": {k: dict(v) for k, v in self.noise.items()},
             "alpha": self.alpha,
+            "common": bool(self.left_out),
+            "left_out": {k: list(v) for k, v in self.left_out.items()},
         }
 
 
@@ -152,7 +164,6 @@ def prompts_of(report: Mapping[str, Any]) -> list[str]:
 def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
     """The report as if only ``prompt`` (an ID, or id@version) had run: its rows, with
     their summary and slices recomputed, the rows keyed by case ID alone."""
-    from evalcase.grade.aggregate import CaseFigures, CaseMeta, rates, slices
 
     def matches(label: Any) -> bool:
         return bool(label) and (str(label) == prompt or _prompt_id(label) == prompt)
@@ -162,6 +173,25 @@ def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
         known = ", ".join(prompts_of(report)) or "none: the run used no prompt fixture"
         raise FatalError(f"run {report['run']['run_id']} has no attempt with prompt {prompt!r}; "
                          f"its prompts: {known}")  # fmt: skip
+    label = str(rows[0]["prompt"])
+    narrowed = _with_rows(report, rows)
+    return {
+        **narrowed,
+        "run": {**report["run"], "run_id": f"{report['run']['run_id']} [{label}]"},
+        "slices": {k: v for k, v in narrowed["slices"].items() if k != "prompt"},
+        "cases": [{**c, "prompt": None} for c in rows],
+    }
+
+
+def narrow(report: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The report as if only the rows of ``keys`` had run: summary and slices recomputed."""
+    wanted = set(keys)
+    return _with_rows(report, [c for c in report["cases"] if _key(c) in wanted])
+
+
+def _with_rows(report: Mapping[str, Any], rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    from evalcase.grade.aggregate import CaseFigures, CaseMeta, rates, slices
+
     figures = [
         CaseFigures(
             CaseMeta.from_dict(c),
@@ -171,13 +201,11 @@ def for_prompt(report: Mapping[str, Any], prompt: str) -> dict[str, Any]:
         )
         for c in rows
     ]
-    label = str(rows[0]["prompt"])
     return {
         **report,
-        "run": {**report["run"], "run_id": f"{report['run']['run_id']} [{label}]"},
         "summary": {**report["summary"], **rates(figures)},
-        "slices": {k: v for k, v in slices(figures).items() if k != "prompt"},
-        "cases": [{**c, "prompt": None} for c in rows],
+        "slices": slices(figures),
+        "cases": list(rows),
     }
 
 
@@ -211,14 +239,31 @@ def compare(
     base_grades: Mapping[str, Mapping[str, str]] | None = None,
     new_grades: Mapping[str, Mapping[str, str]] | None = None,
     alpha: float = DEFAULT_ALPHA,
+    common: bool = False,
+    sides: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
 ) -> Comparison:
     """Compare two reports; with ``require_same_content`` a FatalError when their dataset
     digests differ (or one is unknown). ``base_grades`` / ``new_grades``
-    (:func:`grader_verdicts` of each run's grades.jsonl) let a pending case regress."""
+    (:func:`grader_verdicts` of each run's grades.jsonl) let a pending case regress.
+    Different case sets are a FatalError unless ``common`` (the shared cases only);
+    ``sides``: each run as its run.json describes it (header and warnings)."""
     old_cases = {_key(c): c for c in base["cases"]}
     new_cases = {_key(c): c for c in new["cases"]}
+    only_base = tuple(sorted(set(old_cases) - set(new_cases)))
+    only_new = tuple(sorted(set(new_cases) - set(old_cases)))
+    left_out: dict[str, tuple[str, ...]] = {}
+    if only_base or only_new:
+        _check_case_sets(base, new, only_base, only_new, len(old_cases) - len(only_base), common)
+        shared = set(old_cases) & set(new_cases)
+        base, new = narrow(base, shared), narrow(new, shared)
+        old_cases = {k: v for k, v in old_cases.items() if k in shared}
+        new_cases = {k: v for k, v in new_cases.items() if k in shared}
+        left_out = {"base": only_base, "new": only_new}
     common = sorted(set(old_cases) & set(new_cases))
     a, b = _ident(base), _ident(new)
+    if sides is not None:
+        a.update({k: v for k, v in sides[0].items() if k not in a or a[k] is None})
+        b.update({k: v for k, v in sides[1].items() if k not in b or b[k] is None})
     if require_same_content and (
         a["dataset_digest"] is None or a["dataset_digest"] != b["dataset_digest"]
     ):
@@ -313,6 +358,8 @@ def compare(
         )
     elif changed:
         warnings.append(f"case versions differ: {', '.join(changed)}")
+    if sides is not None:
+        warnings.extend(side_warnings(a, b))
     slices: dict[str, dict[str, dict[str, Any]]] = {}
     for key in sorted(set(base.get("slices", {})) | set(new.get("slices", {}))):
         old_s, new_s = base.get("slices", {}).get(key, {}), new.get("slices", {}).get(key, {})
@@ -330,8 +377,8 @@ def compare(
         regressed,
         still_failing,
         still_passing,
-        tuple(sorted(set(new_cases) - set(old_cases))),
-        tuple(sorted(set(old_cases) - set(new_cases))),
+        (),
+        (),
         changed,
         tuple(warnings),
         slices,
@@ -339,4 +386,73 @@ def compare(
         within_noise,
         noise,
         alpha,
+        left_out,
     )
+
+
+def _check_case_sets(
+    base: Mapping[str, Any],
+    new: Mapping[str, Any],
+    only_base: tuple[str, ...],
+    only_new: tuple[str, ...],
+    shared: int,
+    common: bool,
+) -> None:
+    """Refuse runs over different case sets, unless ``common`` and they share a case."""
+
+    def some(ids: tuple[str, ...]) -> str:
+        return (": " + ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")) if ids else ""
+
+    a, b = base["run"]["run_id"], new["run"]["run_id"]
+    sets = (
+        f"{len(only_base)} case(s) only in BASE{some(only_base)}; "
+        f"{len(only_new)} only in NEW{some(only_new)}"
+    )
+    if not common:
+        raise FatalError(
+            f"runs {a} and {b} ran different cases ({sets}; {shared} in both): what one run "
+            "did not run cannot regress. Compare runs of the same selection, or pass --common "
+            "to compare the shared cases only"
+        )
+    if not shared:
+        raise FatalError(f"runs {a} and {b} have no case in common ({sets})")
+
+
+def side_warnings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What the two sides' descriptions say a reader must know: another agent, another
+    selection, a dirty or an incomplete run."""
+    out = []
+
+    def agent(side: Mapping[str, Any]) -> str:
+        return f"{side.get('agent') or '?'} (version {side.get('agent_version') or '?'})"
+
+    if agent(a) != agent(b):
+        out.append(f"different agents: BASE {agent(a)}, NEW {agent(b)}")
+    if a.get("selection") != b.get("selection"):
+        out.append(
+            f"different selections: BASE {a.get('selection') or '?'}, "
+            f"NEW {b.get('selection') or '?'}"
+        )
+    for name, side in (("BASE", a), ("NEW", b)):
+        if side.get("dirty"):
+            out.append(f"{name} {side['run_id']} is dirty: it read uncommitted dataset changes")
+        if side.get("complete") is False:
+            why = side.get("incomplete") or "attempts missing"
+            out.append(f"{name} {side['run_id']} is incomplete ({why})")
+    return out
+
+
+def describe_side(side: Mapping[str, Any]) -> str:
+    """One header line of a side: dataset and version, agent and its version, selection,
+    repeats, dirty."""
+    repeat = side.get("repeat")
+    parts = [
+        f"{side.get('dataset_id') or '?'} {side.get('dataset_version') or '?'}",
+        f"agent {side.get('agent') or '?'} (version {side.get('agent_version') or '?'})",
+        str(side.get("selection") or "selection ?"),
+        f"repeat {repeat}" if repeat else "repeat ?",
+        "dirty" if side.get("dirty") else ("clean" if "dirty" in side else "dirty ?"),
+    ]
+    if side.get("complete") is False:
+        parts.append("incomplete")
+    return ", ".join(parts)

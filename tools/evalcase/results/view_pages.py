@@ -203,15 +203,15 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
         )
 
     def compare_page(request: Request) -> Response:
-        from evalcase.report.compare import compare, grader_verdicts
-        from evalcase.results.refs import find
+        from evalcase.report.compare import compare, describe_side, grader_verdicts
+        from evalcase.results.refs import Usable, find_pair
 
         q = request.query_params
         base_ref, new_ref = q.get("base", ""), q.get("new", "")
         if not base_ref or not new_ref:
             return render("compare_form.html.j2", title="Compare", runs=viewer.runs({})[:200])
-        new = find(viewer.config, new_ref, graded=True)
-        base = find(viewer.config, base_ref, dataset=new.dataset_id, graded=True)
+        usable = Usable(allow_dirty=bool(q.get("allow_dirty")), agent=q.get("agent") or None)
+        base, new = find_pair(viewer.config, base_ref, new_ref, usable=usable)
         _, base_report = viewer.report(base.run_id, None)
         _, new_report = viewer.report(new.run_id, None)
         base_grades = _grades_file(viewer, base.run_id)
@@ -221,6 +221,8 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
             new_report,
             base_grades=grader_verdicts(base_grades),
             new_grades=grader_verdicts(new_grades),
+            common=bool(q.get("common")),
+            sides=(base.describe(), new.describe()),
         )
         statuses = {
             side: {_case_key(c): c for c in report.get("cases") or []}
@@ -232,6 +234,7 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
             base=base,
             new=new,
             result=result,
+            sides=(describe_side(result.base), describe_side(result.new)),
             statuses=statuses,
             attempts={"base": attempts_of(base_report), "new": attempts_of(new_report)},
         )
