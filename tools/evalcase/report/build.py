@@ -21,10 +21,15 @@ def risk_rank(level: str) -> int:
 
 
 def build_report(
-    graded: GradedRun, *, redacted: bool = False, audit: Mapping[str, str] | None = None
+    graded: GradedRun,
+    *,
+    redacted: bool = False,
+    audit: Mapping[str, str] | None = None,
+    graded_at: str | None = None,
 ) -> dict[str, Any]:
     """``audit``: case ID -> its audit status (evalcase.audit_facts.store.report_statuses), when
-    the dataset was audited; the report then has an ``audit`` section."""
+    the dataset was audited; the report then has an ``audit`` section. ``graded_at``: the
+    grading's time (evalcase.report.gradings.graded_at_of), else now."""
     record = graded.record
     run = record.run
     raw_dataset = run.get("dataset")
@@ -77,7 +82,7 @@ def build_report(
             "dataset_id": graded.dataset.dataset_id,
             "started_at": run.get("started_at"),
             "ended_at": run.get("ended_at"),
-            "graded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "graded_at": graded_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "redacted": redacted,
         },
         "provenance": {

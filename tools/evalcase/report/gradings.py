@@ -11,16 +11,25 @@ adds one grading beside the earlier ones::
       grading.json, grades.jsonl, report.*    a copy of the newest grading: the default,
                                               at the paths reports always had
 
-A grading ID sorts by time (``20261202T031500Z-1a2b3c``, as run IDs do), so the newest
-grading is the last one. A re-grade while the judge was down adds a grading full of
+A grading ID sorts by time, to the microsecond, and a sequence number
+(``20261202T031500_123456Z-0003``: the run's third grading). Both are chosen under the
+lock on the run's report folder (below): the time is the clock's, or one microsecond
+after the newest earlier grading's when the clock is not ahead of it (two gradings in one
+microsecond, a clock set back), and the sequence one more than the newest earlier one's.
+So a grading made after another always sorts after it, and the newest grading is the last
+one: gradings are ordered by ``(graded_at, grading_id)``, never by chance. IDs from before
+(``20261202T031500Z-1a2b3c``: seconds and a random suffix) are read as they are, with
+sequence 0; within one second they order by their suffix, which is why new IDs have none.
+
+A re-grade while the judge was down adds a grading full of
 ``grader_error``; the good one before it stays in ``gradings/`` (and in the results
 store), and every report says which grading it shows (``grading`` in report.json, the
 header line of report.md and report.html).
 
 Two gradings of one run at once (two CI jobs, a `grade` beside a `review`) each add their
-folder; the default copy is written under a lock on the run's report folder
-(``.default.lock``) and only by the newest grading, so it is always one grading's files
-whole, the newest's.
+folder; a grading is made, from its ID to its default copy, under a lock on the run's
+report folder (``.default.lock``), and the default copy is written only by the newest
+grading, so it is always one grading's files whole, the newest's.
 
 A report written before gradings were versioned has no ``gradings/`` folder: it is read as
 one grading with the ID ``unversioned``.
@@ -36,10 +45,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +78,51 @@ class Grading:
         }
 
 
-def new_grading_id(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+# New IDs: time to the microsecond and a sequence; IDs of before: seconds and a random suffix.
+_ID = re.compile(r"(\d{8}T\d{6})(?:_(\d{6})Z-(\d{4,})|Z-[0-9a-f]+)")
+_ID_TIME = "%Y%m%dT%H%M%S"
+
+
+def id_parts(grading_id: str) -> tuple[datetime, int] | None:
+    """The time and sequence number of a grading ID (sequence 0 and whole seconds for the
+    IDs of before: ``20261202T031500Z-1a2b3c``); None for another name (``unversioned``)."""
+    match = _ID.fullmatch(grading_id)
+    if match is None:
+        return None
+    try:
+        when = datetime.strptime(match.group(1), _ID_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    if match.group(2) is None:
+        return when, 0
+    return when.replace(microsecond=int(match.group(2))), int(match.group(3))
+
+
+def new_grading_id(earlier: Sequence[str] = (), now: datetime | None = None) -> str:
+    """The ID of a new grading of a run whose gradings are ``earlier`` (their IDs, read
+    under the run's lock): later than every one of them, whatever the clock says (module
+    documentation). ``now``: the clock's time (a test gives its own)."""
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    sequence = 0
+    for parts in filter(None, (id_parts(g) for g in earlier)):
+        if parts[0] >= when:
+            when = parts[0] + timedelta(microseconds=1)
+        sequence = max(sequence, parts[1])
+    return f"{when.strftime(_ID_TIME)}_{when.microsecond:06d}Z-{sequence + 1:04d}"
+
+
+def graded_at_of(grading_id: str) -> str:
+    """The ``graded_at`` of a grading with this ID (to the second, as reports show it):
+    the same time, so ``(graded_at, grading_id)`` orders gradings as their IDs do."""
+    parts = id_parts(grading_id)
+    when = parts[0] if parts is not None else datetime.now(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def order_key(grading: Grading) -> tuple[str, str]:
+    """The one order of a run's gradings, oldest first (the results store sorts the same
+    columns the same way)."""
+    return (grading.graded_at, grading.grading_id)
 
 
 def config_digest(
@@ -138,7 +190,7 @@ def list_gradings(report_dir: Path) -> list[Grading]:
                 report_dir,
             )
         )
-    return sorted(out, key=lambda g: (g.graded_at, g.grading_id))
+    return sorted(out, key=order_key)
 
 
 def find_grading(report_dir: Path, grading_id: str) -> Grading | None:

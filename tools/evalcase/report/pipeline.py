@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from evalcase.config import Config
@@ -57,7 +58,9 @@ def grade_and_report(
     redact: bool | None = None,
     environ: Mapping[str, str] | None = None,
     replayer: Replayer | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> Outcome:
+    """``clock``: the time the grading's ID is made from (a test's own), else now."""
     environ = dict(os.environ) if environ is None else environ
     record = read_run(run_dir)
     if not record.attempts:
@@ -89,6 +92,7 @@ def grade_and_report(
         environ=environ,
         grade_section=config.grade,
         audit=audit_of(config, record),
+        clock=clock,
     )
     return Outcome(graded, out)
 

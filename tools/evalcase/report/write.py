@@ -14,7 +14,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
 
 
 def grading_meta(
-    graded: GradedRun, report: Mapping[str, Any], grade_section: Any
+    graded: GradedRun, report: Mapping[str, Any], grade_section: Any, grading_id: str
 ) -> dict[str, Any]:
     """The grading.json of a new grading (evalcase.report.gradings)."""
     judges = [
@@ -130,7 +131,7 @@ def grading_meta(
     ]
     judges = [dict(t) for t in sorted({tuple(sorted(j.items())) for j in judges})]
     return {
-        "grading_id": gradings.new_grading_id(),
+        "grading_id": grading_id,
         "run_id": graded.record.run_id,
         "commit": graded.record.commit,
         "graded_at": report["run"]["graded_at"],
@@ -148,15 +149,44 @@ def write_report(
     environ: Mapping[str, str] | None = None,
     grade_section: Any = None,
     audit: Mapping[str, str] | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> Path:
     """Render and write the four files as a new grading beside the earlier ones, and as
     the run's default report (evalcase.report.gradings); returns the report directory.
-    ``audit``: each case's audit status, when its dataset was audited (see build_report)."""
-    scrubber = scrub.active(os.environ if environ is None else environ)
-    built = build_report(graded, redacted=redact, audit=audit)
+    ``audit``: each case's audit status, when its dataset was audited (see build_report);
+    ``clock``: the time a grading ID is made from (evalcase.report.gradings), else now."""
     target = reports_root / graded.record.commit / graded.record.run_id
-    meta = grading_meta(graded, built, grade_section)
-    earlier = gradings.list_gradings(target)
+    target.mkdir(parents=True, exist_ok=True)
+    # The whole grading under the run's lock, its ID first: chosen after every earlier
+    # grading's, so the newest grading is the one made last (evalcase.report.gradings).
+    with _default_copy_lock(target):
+        earlier = gradings.list_gradings(target)
+        grading_id = gradings.new_grading_id(
+            [g.grading_id for g in earlier], clock() if clock is not None else None
+        )
+        _write_grading(
+            graded, target, earlier, grading_id,
+            redact=redact, environ=environ, grade_section=grade_section, audit=audit,
+        )  # fmt: skip
+    return target
+
+
+def _write_grading(
+    graded: GradedRun,
+    target: Path,
+    earlier: list[gradings.Grading],
+    grading_id: str,
+    *,
+    redact: bool,
+    environ: Mapping[str, str] | None,
+    grade_section: Any,
+    audit: Mapping[str, str] | None,
+) -> None:
+    scrubber = scrub.active(os.environ if environ is None else environ)
+    built = build_report(
+        graded, redacted=redact, audit=audit, graded_at=gradings.graded_at_of(grading_id)
+    )
+    meta = grading_meta(graded, built, grade_section, grading_id)
     built["grading"] = {
         "grading_id": meta["grading_id"],
         "config_digest": meta["config_digest"],
@@ -175,7 +205,7 @@ def write_report(
         "report.html": env.get_template("report.html.j2").render(report=report, details=view),
     }
     texts[gradings.GRADING_FILE] = records.dumps(meta, indent=1) + "\n"
-    if target.is_dir() and not (target / gradings.GRADINGS_DIR).is_dir() and earlier:
+    if not (target / gradings.GRADINGS_DIR).is_dir() and earlier:
         _keep_unversioned(target)
     # The grading's own folder first (staged, then renamed: never half written) ...
     folder = target / gradings.GRADINGS_DIR / meta["grading_id"]
@@ -190,15 +220,13 @@ def write_report(
         (staging / name).write_text(texts[name], "utf-8")
     staging.rename(folder)
     # ... then the default copy at the run's report paths, each file replaced atomically,
-    # under a lock and only while this grading is the newest: two `grade` of one run at
-    # once must not leave one's report.json beside the other's report.html, nor the older
-    # grading as the default because it finished last.
-    with _default_copy_lock(target):
-        newest = gradings.list_gradings(target)
-        if not newest or newest[-1].grading_id == meta["grading_id"]:
-            for name, text in texts.items():
-                write_atomic(target / name, text)
-    return target
+    # still under the lock and only while this grading is the newest: two `grade` of one
+    # run at once must not leave one's report.json beside the other's report.html, nor the
+    # older grading as the default (a grading pulled from a remote may be newer).
+    newest = gradings.list_gradings(target)
+    if not newest or newest[-1].grading_id == meta["grading_id"]:
+        for name, text in texts.items():
+            write_atomic(target / name, text)
 
 
 @contextlib.contextmanager
