@@ -127,3 +127,22 @@ def test_an_attempts_file_link_is_never_appended_to(tmp_path: Path) -> None:
     with pytest.raises(UnsafePath, match="symbolic link"):
         folder.open_for_append()
     assert secret.read_text("utf-8") == "keep me"
+
+
+def test_a_refused_link_is_a_clear_error_not_an_internal_one(tmp_path: Path) -> None:
+    """A command that meets a link under outputs/ says so and exits 2, no internal error."""
+    import click
+    from click.testing import CliRunner
+
+    from evalcase.atomic import UnsafePath
+    from evalcase.commands.common import fatal_errors
+
+    @click.command()
+    @fatal_errors
+    def cmd() -> None:
+        raise UnsafePath(tmp_path / "outputs" / "c", tmp_path / "outputs" / "c", "a symbolic link")
+
+    result = CliRunner().invoke(cmd, [])
+    assert result.exit_code == 2
+    assert "evalcase: error:" in result.output
+    assert "internal error" not in result.output

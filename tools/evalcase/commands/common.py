@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from evalcase.atomic import UnsafePath
 from evalcase.model import FatalError
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def fatal_errors(func: F) -> F:
             return func(*args, **kwargs)
         except BrokenPipeError:
             quiet_broken_pipe()
-        except FatalError as exc:
+        except (FatalError, UnsafePath) as exc:  # UnsafePath: a link under outputs/
             click.echo(f"evalcase: error: {exc}", err=True)
             sys.exit(EXIT_FATAL)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
