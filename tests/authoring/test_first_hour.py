@@ -58,7 +58,9 @@ def test_every_printed_hint_runs_as_printed(tmp_path: Path) -> None:
     root = tmp_path / "cases"
     hint = next(line for line in proc.stdout.splitlines() if line.startswith("next:"))
     commands = _TICKED.findall(hint)
-    assert commands[0] == "git init" and any(c.startswith("evalcase new ") for c in commands)
+    assert commands[0] == "git init -b main" and any(
+        c.startswith("evalcase new ") for c in commands
+    )
     for command in commands:
         done = _shell(command, root, tmp_path)
         assert done.returncode == 0, (command, done.stdout, done.stderr)

@@ -259,7 +259,7 @@ def compare(
         old_cases = {k: v for k, v in old_cases.items() if k in shared}
         new_cases = {k: v for k, v in new_cases.items() if k in shared}
         left_out = {"base": only_base, "new": only_new}
-    common = sorted(set(old_cases) & set(new_cases))
+    shared_cases = sorted(set(old_cases) & set(new_cases))
     a, b = _ident(base), _ident(new)
     if sides is not None:
         a.update({k: v for k, v in sides[0].items() if k not in a or a[k] is None})
@@ -279,7 +279,7 @@ def compare(
 
     changed = tuple(
         c
-        for c in common
+        for c in shared_cases
         if old_cases[c]["case_version"] != new_cases[c]["case_version"]
         or (
             old_cases[c].get("digest")
@@ -289,7 +289,7 @@ def compare(
     )
     pending = tuple(
         c
-        for c in common
+        for c in shared_cases
         if c not in changed and "pending" in (old_cases[c]["status"], new_cases[c]["status"])
     )
 
@@ -302,7 +302,7 @@ def compare(
 
     got_worse = {c for c in pending if worse(c)}
     pending = tuple(c for c in pending if c not in got_worse)
-    both = [c for c in common if c not in changed and c not in pending]
+    both = [c for c in shared_cases if c not in changed and c not in pending]
     # With repeats on either side a case's change is tested against its repeats' noise
     # (evalcase.grade.noise): beyond it, regressed or fixed; within it, its own bucket.
     noise: dict[str, dict[str, Any]] = {}

@@ -276,12 +276,16 @@ class Viewer:
             f"""
             SELECT r.run_id, r.commit, r.dataset_id, r.dataset_version, r.agent,
                    r.started_at, r.status, g.pass_at_1, g.pass_hat_k, g.attempts, g.cases,
-                   coalesce(n.gradings, 0), coalesce(a.attempts, 0), r.dirty
+                   coalesce(n.gradings, 0), coalesce(a.attempts, 0), r.dirty,
+                   coalesce(a.prompts, '')
             FROM runs r
             LEFT JOIN gradings g ON g.run_id = r.run_id AND g.newest
             LEFT JOIN (SELECT run_id, count(*) AS gradings FROM gradings GROUP BY run_id) n
                    ON n.run_id = r.run_id
-            LEFT JOIN (SELECT run_id, count(*) AS attempts FROM attempts GROUP BY run_id) a
+            LEFT JOIN (SELECT run_id, count(*) AS attempts,
+                              string_agg(DISTINCT coalesce(prompt, ''), ',' ORDER BY
+                                         coalesce(prompt, '')) AS prompts
+                       FROM attempts GROUP BY run_id) a
                    ON a.run_id = r.run_id
             WHERE {" AND ".join(where)}
             ORDER BY r.started_at DESC, r.run_id DESC
@@ -291,7 +295,7 @@ class Viewer:
         keys = (
             "run_id", "commit", "dataset_id", "dataset_version", "agent", "started_at",
             "status", "pass_at_1", "pass_hat_k", "graded_attempts", "cases", "gradings",
-            "attempts", "dirty",
+            "attempts", "dirty", "prompts",
         )  # fmt: skip
         return [dict(zip(keys, row, strict=True)) for row in rows]
 

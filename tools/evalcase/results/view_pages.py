@@ -135,12 +135,14 @@ def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> St
         page = paged(rows, _int(q.get("page"), 1), RUNS_PER_PAGE)
         # "previous run of the same dataset": the link to compare a run with its baseline
         previous: dict[str, str] = {}
-        last_of: dict[str, str] = {}
+        # under the same prompts (runs under other prompts grade other rows: nothing in common)
+        last_of: dict[tuple[str, str], str] = {}
         for row in reversed(rows):
-            if row["dataset_id"] in last_of:
-                previous[row["run_id"]] = last_of[row["dataset_id"]]
+            key = (str(row["dataset_id"]), str(row["prompts"]))
+            if key in last_of:
+                previous[row["run_id"]] = last_of[key]
             if row["pass_at_1"] is not None:
-                last_of[row["dataset_id"]] = row["run_id"]
+                last_of[key] = row["run_id"]
         return render(
             "runs.html.j2",
             title="Runs",
