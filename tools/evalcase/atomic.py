@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,10 +73,9 @@ def _parts(path: Path, base: Path) -> tuple[Path, tuple[str, ...]]:
     return base_abs, rel.parts
 
 
-def _why(name: str, dir_fd: int) -> str | None:
-    """What is wrong with ``name`` inside the open folder, or None when it is a folder."""
-    import stat
-
+def _why(name: str, dir_fd: int, *, folder: bool = True) -> str | None:
+    """What is wrong with ``name`` inside the open folder: a symbolic link, or (``folder``)
+    not a folder; None when nothing is (or when it is missing)."""
     try:
         st = os.lstat(name, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -85,7 +85,7 @@ def _why(name: str, dir_fd: int) -> str | None:
             return f"is a symbolic link (to {os.readlink(name, dir_fd=dir_fd)})"
         except OSError:
             return "is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
+    if folder and not stat.S_ISDIR(st.st_mode):
         return "is not a folder"
     return None
 
@@ -121,25 +121,6 @@ def _open_folder(path: Path, base: Path, *, create: bool) -> Iterator[int]:
         os.close(fd)
 
 
-def check_folder(path: Path, *, base: Path) -> None:
-    """Refuse (:class:`UnsafePath`) a link or a non-folder on the way from ``base`` to
-    ``path``; a missing part is fine (it would be created). Nothing is written."""
-    import stat
-
-    base_abs, parts = _parts(path, base)
-    here = base_abs
-    for part in parts:
-        here = here / part
-        try:
-            st = os.lstat(here)
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(st.st_mode):
-            raise UnsafePath(path, here, f"is a symbolic link (to {here.readlink()})")
-        if not stat.S_ISDIR(st.st_mode):
-            raise UnsafePath(path, here, "is not a folder")
-
-
 def make_folders(path: Path, *, base: Path, exist_ok: bool = True) -> None:
     """Create the folder ``path`` and its missing parents below ``base``, never through a
     link (:class:`UnsafePath`); FileExistsError when it exists and not ``exist_ok``."""
@@ -155,14 +136,10 @@ def make_folders(path: Path, *, base: Path, exist_ok: bool = True) -> None:
 
 
 def _refuse_link(path: Path, fd: int) -> None:
-    import stat
-
-    try:
-        st = os.lstat(path.name, dir_fd=fd)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafePath(path, path, _why(path.name, fd) or "is a symbolic link")
+    """Refuse ``path`` (a file, in the open folder ``fd``) when it is a symbolic link."""
+    why = _why(path.name, fd, folder=False)
+    if why is not None:
+        raise UnsafePath(path, path, why)
 
 
 OpenMode = Literal["a", "a+", "r+"]
