@@ -12,7 +12,8 @@ Sample settings come from a comment line in the first lines of the file::
 or, for binary samples, from a sidecar ``<file>.sample.toml`` with the same keys
 (``path``, ``expect`` as a list of "CODE@LINE", ``symlink`` for a link target, ``config``
 for an evalcase.toml placed at the root, ``extra`` for companion files placed into the
-repository first, as ``repo/path=<file>.extra`` next to the sample, ``base`` for the
+repository first, as ``repo/path=<file>.extra`` next to the sample (``@audit/path``: into
+this machine's audit store, the repository then a git repository), ``base`` for the
 content of the same path at a base commit, ``tag`` to tag the base commit's datasets
 with ``evalcase tag``, ``remove`` for repository paths deleted in a second commit after
 the tags, which then is the base).
@@ -123,10 +124,18 @@ def lint_sample(sample: Sample, tmp_path: Path) -> set[tuple[str, int]]:
     shutil.copytree(BASE_REPO, repo)
     if sample.config:
         (repo / "evalcase.toml").write_text((sample.file.parent / sample.config).read_text())
+    if any(item.startswith("@audit/") for item in sample.extra):
+        init_repo(repo)  # the audit store is in the git directory
     for item in sample.extra:  # repo/path=<companion file>.extra, next to the sample
         where, _, local = item.partition("=")
-        (repo / where).parent.mkdir(parents=True, exist_ok=True)
-        (repo / where).write_bytes((sample.file.parent / local).read_bytes())
+        if where.startswith("@audit/"):  # this machine's audit store (audit_facts.store)
+            from evalcase.audit_facts.store import root_of
+
+            dest = root_of(repo) / where.removeprefix("@audit/")
+        else:
+            dest = repo / where
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes((sample.file.parent / local).read_bytes())
     target = repo / sample.path
     target.parent.mkdir(parents=True, exist_ok=True)
     base = None

@@ -137,6 +137,25 @@ def _is_git_dir(top: Path) -> bool:
     )
 
 
+def common_dir(folder: Path) -> Path | None:
+    """The common git directory of the repository holding ``folder`` (``.git`` itself,
+    or what a linked work tree's or a submodule's ``.git`` file points at, then its
+    ``commondir``): where every work tree of one repository keeps what git never
+    carries. Read from files, no git process (lint's EC420 asks on the hook's path);
+    None outside a git repository."""
+    top = find_top(folder)
+    if top is None or not _is_git_dir(top):
+        return None
+    gitdir = top / ".git"
+    if gitdir.is_file():
+        line = gitdir.read_text("utf-8", "surrogateescape").strip()
+        gitdir = top / line[len("gitdir:") :].strip()
+    try:
+        return (gitdir / (gitdir / "commondir").read_text("utf-8").strip()).resolve()
+    except OSError:
+        return gitdir.resolve()
+
+
 def _git_env() -> dict[str, str]:
     # Messages and dates git prints in English whatever the user's language (GitPython
     # sets the same two for the commands it runs).
@@ -558,6 +577,13 @@ class Repo:
         """Files under roots that git does not track (ignored ones included), in one call."""
         out = self._git(
             "ls-files", "--others", "-z", "--full-name", "--", *self._in(roots), strip_newline=False
+        )
+        return [p for p in (self._out(f) for f in out.split("\0") if f) if p]
+
+    def tracked(self, roots: Sequence[str]) -> list[str]:
+        """Files under roots that git tracks (in the index), relative to the case repository."""
+        out = self._git(
+            "ls-files", "-z", "--full-name", "--", *self._in(roots), strip_newline=False
         )
         return [p for p in (self._out(f) for f in out.split("\0") if f) if p]
 

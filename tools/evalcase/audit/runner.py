@@ -9,7 +9,7 @@ runner and environment; each run is graded by the cases' own graders without a j
 2. keeps the stored audit of every case whose key (content digest) was audited at this
    audit version (``--force`` audits them again);
 3. for the others, runs each agent of :data:`~evalcase.audit.AGENTS` as one run under
-   ``.evalcase/audit/work/<session>/runs/`` (the local pool or Ray, with progress; the
+   ``.git/evalcase/audit/work/<session>/runs/`` (the local pool or Ray, with progress; the
    ``parrot`` only on cases with tools, where reciting the answer without acting means
    something). The session is named by the cases' keys: an interrupted audit, started
    again, resumes its runs (finished attempts are not run again) instead of starting

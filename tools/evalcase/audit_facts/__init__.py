@@ -1,5 +1,5 @@
-"""The audit's facts on disk (``.evalcase/audit/``): what lint (EC420), ``evalcase tag``
-and reports read of `evalcase audit`'s results, without the audit itself.
+"""The audit's facts on disk (``.git/evalcase/audit/``, never the tree): what lint
+(EC420), ``evalcase tag`` and reports read of `evalcase audit`'s results, without the audit itself.
 
 A room of its own, below the versioning, lint and report rooms that read it, so that
 reading an audit never imports the runner, the agents or the graders the audit runs

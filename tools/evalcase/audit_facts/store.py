@@ -1,9 +1,16 @@
 """Audit facts on disk: one JSON file per case content and audit version.
 
-Layout, under the case repository's ``.evalcase/audit/`` (git ignores it: facts are
-computed on the machine that audits, like runs; ``evalcase audit`` rebuilds them)::
+Where: in the repository's common git directory, ``.git/evalcase/audit/`` (a case
+repository in a subfolder of the work tree: ``.git/evalcase/audit/sub/<folder>/``), where
+no commit, pull or checkout can write, and which every work tree of the repository
+shares; outside a git repository, the user's cache (``$XDG_CACHE_HOME`` or
+``~/.cache``) ``evalcase/audit/<digest of the folder's path>/``. Facts are computed on the
+machine that audits, like runs; ``evalcase audit`` rebuilds them. Facts a tree carries are
+data anyone with a pull request writes: files git tracks under the case repository's
+``.evalcase/audit/`` (where facts lived before) are never read, and :func:`tracked_facts`
+names them for lint (EC420) and ``evalcase tag`` to warn about (docs/untrusted-input.md)::
 
-    .evalcase/audit/
+    .git/evalcase/audit/
       v<AUDIT_VERSION>/cases/<key[:2]>/<key>.json   one case's audit (CaseAudit.to_dict)
       datasets/<dataset_id>.json                    the last audit of a dataset: its
                                                     version and each case's key
@@ -31,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalcase.atomic import write_atomic
 from evalcase.audit_facts import AUDIT_VERSION
+from evalcase.model import FatalError
 
 if TYPE_CHECKING:
     from evalcase.index.facts import CaseFacts
     from evalcase.index.repo import RepoIndex
 
-FOLDER = Path(".evalcase") / "audit"
+LEGACY = Path(".evalcase") / "audit"  # in the tree: never read (the module's documentation)
 
 # A case's audit status, as reports, lint and tag read it.
 PASSED = "passed"  # the gold passes; every panel agent fails (or is declared)
@@ -47,7 +55,48 @@ STATUSES = (PASSED, UNPROVEN, FINDINGS, MISSING)
 
 
 def root_of(repo_root: Path) -> Path:
-    return repo_root / FOLDER
+    """Where this machine's audit facts of the case repository at ``repo_root`` live."""
+    from evalcase import gitio
+
+    root = repo_root.resolve()
+    common = gitio.common_dir(root)
+    if common is not None:
+        top = gitio.find_top(root)
+        rel = root.relative_to(top).as_posix() if top is not None else "."
+        base = common / "evalcase" / "audit"
+        return base if rel == "." else base / "sub" / rel
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    digest = hashlib.blake2b(str(root).encode("utf-8"), digest_size=8).hexdigest()
+    return Path(cache) / "evalcase" / "audit" / digest
+
+
+def tracked_facts(repo_root: Path) -> list[str]:
+    """Audit facts the tree carries: files git tracks under ``.evalcase/audit/``
+    (committed with ``git add -f``, or pulled). Never read; [] when there are none (one
+    directory check, then one ``git ls-files``)."""
+    if not (repo_root / LEGACY).exists():
+        return []
+    from evalcase import gitio
+
+    try:
+        repo = gitio.Repo(repo_root)
+    except FatalError:  # not a git repository: nothing is tracked
+        return []
+    try:
+        return sorted(repo.tracked([LEGACY.as_posix()]))
+    except (gitio.GitError, FatalError):
+        return []
+    finally:
+        repo.close()
+
+
+def tracked_warning(paths: list[str]) -> str:
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return (
+        f"audit facts committed to the tree are ignored: {shown} (facts are data a pull "
+        "request can write; this machine's own are in the git directory, made by "
+        f"`evalcase audit`); remove them: git rm -r --cached {LEGACY.as_posix()}"
+    )
 
 
 def key_of(case_digest: str, fixture_digests: Mapping[str, str]) -> str:
@@ -125,11 +174,12 @@ def stamp(repo_root: Path) -> str:
     part of lint's whole-run cache key, since EC420 reads the store. One directory
     listing; "" without a store."""
     folder = root_of(repo_root) / "datasets"
+    legacy = "legacy;" if (repo_root / LEGACY).exists() else ""  # EC420 names tracked facts
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError:
-        return ""
-    return ";".join(f"{e.name}:{e.stat().st_mtime_ns}" for e in entries)
+        return legacy
+    return legacy + ";".join(f"{e.name}:{e.stat().st_mtime_ns}" for e in entries)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ EXIT_FINDINGS = 1
 @click.option(
     "--keep-runs",
     is_flag=True,
-    help="Keep the audit's runs under .evalcase/audit/work/ (default: removed once the "
+    help="Keep the audit's runs under .git/evalcase/audit/work/ (default: removed once the "
     "facts are stored).",
 )
 @progress_option
@@ -76,8 +76,9 @@ def audit(
     (audit: {may_pass: [...]}); and which criteria rest on the judge alone.
 
     Each agent is one run through the normal runner (local pool or --executor ray);
-    results are stored by case content digest under .evalcase/audit/, so an unchanged
-    case is not audited again and an interrupted audit resumes. Exit status: 0 when no
+    results are stored by case content digest in the git directory
+    (.git/evalcase/audit/; never facts committed to the tree), so an unchanged case is
+    not audited again and an interrupted audit resumes. Exit status: 0 when no
     case has a finding, 1 otherwise, 2 on a usage or fatal error."""
     gc.enable()  # runs build reference cycles (see evalcase run)
     from evalcase.audit.runner import AuditOptions
@@ -104,6 +105,10 @@ def audit(
     except KeyboardInterrupt:
         click.echo("evalcase: audit interrupted; run it again to resume", err=True)
         sys.exit(130)
+    from evalcase.audit_facts.store import tracked_facts, tracked_warning
+
+    if tracked := tracked_facts(config.root):
+        click.echo(f"warning: {tracked_warning(tracked)}", err=True)
     if output_format == "json":
         click.echo(json.dumps(result.cases, ensure_ascii=False, indent=2, sort_keys=True))
     else:

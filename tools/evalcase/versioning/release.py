@@ -112,7 +112,11 @@ def _audit_lines(
     """The tag message's audit lines (only for an override), after refusing a release
     with audit problems (FatalError) unless ``override`` gives a reason."""
     from evalcase.audit_facts import release as audit_release
+    from evalcase.audit_facts import store as audit_store
 
+    tracked = audit_store.tracked_facts(config.root)
+    if tracked and warn is not None:
+        warn(audit_store.tracked_warning(tracked))
     gate = audit_release.check(
         config.root, index, governance, content.dataset_dir, content.dataset_id
     )

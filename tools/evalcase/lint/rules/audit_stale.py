@@ -3,7 +3,7 @@
 `evalcase audit DATASET` runs the case's answer key and a panel of degenerate agents
 through the runner and stores the result by the case's content digest
 (docs/audit.md). Once a dataset has been audited on this machine (the store under
-``.evalcase/audit/`` names it), this rule reads that store, and only that store: it
+``.git/evalcase/audit/`` names it), this rule reads that store, and only that store: it
 never runs an agent, so the commit hook stays as fast as before. It reports a counted
 case (not ``observation``) of an audited dataset
 
@@ -13,6 +13,10 @@ case (not ``observation``) of an audited dataset
   agent that passes it): ``evalcase tag`` refuses such a release.
 
 A dataset never audited here gets no finding: what has not been stored is not known.
+The store is this machine's, in the git directory (``.git/evalcase/audit/``), where no
+commit reaches; audit facts committed to the tree (under ``.evalcase/audit/``, where they
+lived before) are never read, and each such file is a finding of its own: a pull request
+can write them, so they decide nothing (docs/untrusted-input.md).
 Run ``evalcase audit DATASET`` to refresh; fix the case or declare a right behaviour
 (``audit: {may_pass: [refuse]}``) to resolve a finding.
 
@@ -50,6 +54,8 @@ report = reporter(CODE, NAME, SEVERITY)
 
 def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     root = Path(config.root)
+    for path in store.tracked_facts(root):
+        yield report(path, 1, 1, store.tracked_warning([path]))
     if not store.has_store(root):
         return
     governance = tuple(sorted(config.governance_fields))
