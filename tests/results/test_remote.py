@@ -466,3 +466,99 @@ def test_a_first_push_says_what_it_sent_not_already_there(
         f"({len(files) - len(distinct)} file(s) the same as another of this run, stored "
         f"once), {len(distinct)} already stored by an earlier push"
     ), again.stdout
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """An S3 endpoint on 127.0.0.1 that accepts every connection and never answers."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:  # the listening socket was closed: the test is over
+                return
+            held.append(connection)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the thread's accept()
+        server.close()
+        thread.join(timeout=10)
+        for connection in held:
+            connection.close()
+
+
+def test_an_endpoint_that_never_answers_ends_with_the_timeout_named(
+    silent_endpoint: str, tmp_path: Path
+) -> None:
+    """`pull --list` against a service that accepts and never answers: with `[results]
+    request_timeout = 1` it ends (exit 2) with an error naming the endpoint and the
+    setting, not after the client's default three minutes of retries. The bound on the
+    process only catches a hang; the test asserts the outcome, never the time."""
+    repo, _ = refund_repo(tmp_path)
+    (repo / "evalcase.toml").write_text(
+        '[results]\nremote = "s3://team-evals/slow"\n'
+        "connect_timeout = 1\nrequest_timeout = 1\nmax_retries = 0\nretry_timeout = 1\n",
+        "utf-8",
+    )
+    env = {
+        **_base_env(),
+        **GIT_ENV,
+        "PYTHONPATH": str(REPO_ROOT / "tools"),
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": silent_endpoint,
+        "AWS_ALLOW_HTTP": "true",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalcase", "pull", "--list"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "cannot list runs/" in proc.stderr
+    assert f"{silent_endpoint} did not answer in time" in proc.stderr, proc.stderr
+    assert "[results] request_timeout = 1 s" in proc.stderr, proc.stderr
+
+
+def test_remote_settings_come_from_the_results_table(tmp_path: Path) -> None:
+    """The defaults bound a request in seconds; `[results]` sets each; a misspelt or
+    out-of-range key is a configuration error naming it, not a setting silently lost."""
+    from evalcase.config import load_config
+    from evalcase.model import FatalError
+    from evalcase.results.remote import RemoteSettings
+
+    default = RemoteSettings()
+    assert (default.connect_timeout, default.request_timeout) == (5.0, 30.0)
+    assert (default.max_retries, default.retry_timeout) == (2, 30.0)
+    (tmp_path / "evalcase.toml").write_text(
+        '[results]\nremote = "s3://b/p"\nconnect_timeout = 2\nrequest_timeout = 7.5\n'
+        "max_retries = 0\nretry_timeout = 3\n",
+        "utf-8",
+    )
+    section = load_config(tmp_path).raw["results"]
+    assert RemoteSettings.of(section) == RemoteSettings(2.0, 7.5, 0, 3.0)
+    for bad, said in (
+        ("request_timout = 5", "'request_timout' was unexpected"),
+        ("request_timeout = 0", "results.request_timeout: 0 is less than or equal"),
+        ("max_retries = 99", "results.max_retries: 99 is greater than the maximum of 10"),
+    ):
+        (tmp_path / "evalcase.toml").write_text(f"[results]\n{bad}\n", "utf-8")
+        with pytest.raises(FatalError, match=r"invalid configuration in evalcase\.toml") as caught:
+            load_config(tmp_path)
+        assert said in str(caught.value), caught.value

@@ -35,7 +35,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -125,10 +125,48 @@ def _import_obstore() -> Any:
     return obstore
 
 
+# The client's settings that ``AWS_*`` variables may set and evalcase passes on as they
+# are: obstore reads none of them once evalcase hands it its own client options.
+_CLIENT_ENV = (
+    "allow_http", "allow_invalid_certificates", "proxy_url", "proxy_ca_certificate",
+    "proxy_excludes", "user_agent",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    """How long the client waits for an S3 service (``[results]``, seconds): a service
+    that accepts connections and never answers ends a command with an error instead of
+    holding it for the client's default three minutes of retries."""
+
+    connect_timeout: float = 5.0  # establishing a connection
+    request_timeout: float = 30.0  # one request, from connecting to the last byte
+    max_retries: int = 2  # a failed or timed-out request is tried again this many times
+    retry_timeout: float = 30.0  # no retry starts this long after the first try
+
+    @classmethod
+    def of(cls, section: Mapping[str, Any]) -> RemoteSettings:
+        """The settings of a ``[results]`` table (checked by the configuration's schema)."""
+        default = cls()
+        return cls(
+            connect_timeout=float(section.get("connect_timeout", default.connect_timeout)),
+            request_timeout=float(section.get("request_timeout", default.request_timeout)),
+            max_retries=int(section.get("max_retries", default.max_retries)),
+            retry_timeout=float(section.get("retry_timeout", default.retry_timeout)),
+        )
+
+    def describe(self) -> str:
+        return (
+            f"[results] request_timeout = {self.request_timeout:g} s, connect_timeout = "
+            f"{self.connect_timeout:g} s, max_retries = {self.max_retries}, retry_timeout = "
+            f"{self.retry_timeout:g} s"
+        )
+
+
 class Remote:
     """An S3-compatible bucket (or a ``file://`` folder) holding published runs."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, settings: RemoteSettings | None = None) -> None:
         obstore = _import_obstore()
         from obstore.store import from_url
 
@@ -136,15 +174,50 @@ class Remote:
             raise FatalError(
                 f"[results] remote = {url!r}: expected s3://bucket/prefix or file:///path"
             )
+        self.settings = settings or RemoteSettings()
+        options: dict[str, Any] = {}
         if url.startswith("file://"):
             folder = Path(url.removeprefix("file://"))
             folder.mkdir(parents=True, exist_ok=True)
+        else:
+            options = self._client_options()
         self.url = url
         self._obstore = obstore
         try:
-            self._store = from_url(url)
+            self._store = from_url(url, **options)
         except Exception as exc:  # obstore's configuration errors carry no stable type
             raise FatalError(f"[results] remote = {url!r}: {exc}") from exc
+
+    def _client_options(self) -> dict[str, Any]:
+        settings = self.settings
+        client: dict[str, Any] = {
+            key: os.environ[f"AWS_{key.upper()}"]
+            for key in _CLIENT_ENV
+            if os.environ.get(f"AWS_{key.upper()}")
+        }
+        client["connect_timeout"] = timedelta(seconds=settings.connect_timeout)
+        client["timeout"] = timedelta(seconds=settings.request_timeout)
+        retry = {
+            "max_retries": settings.max_retries,
+            "retry_timeout": timedelta(seconds=settings.retry_timeout),
+        }
+        return {"client_options": client, "retry_config": retry}
+
+    def _error(self, what: str, exc: Exception) -> FatalError:
+        """A failed request in words: a timeout names the endpoint and the settings."""
+        text = str(exc)
+        if "Timeout" in text or "TimedOut" in text or "timed out" in text.lower():
+            endpoint = (
+                os.environ.get("AWS_ENDPOINT_URL")
+                or os.environ.get("AWS_ENDPOINT")
+                or "the AWS S3 endpoint"
+            )
+            return FatalError(
+                f"{self.url}: cannot {what}: {endpoint} did not answer in time "
+                f"({self.settings.describe()}); a slow service needs larger values in "
+                "evalcase.toml"
+            )
+        return FatalError(f"{self.url}: cannot {what}: {_short(exc)}")
 
     # The three operations everything else is built from ------------------------------
     def put_new(self, key: str, data: bytes) -> bool:
@@ -154,7 +227,7 @@ class Remote:
         except Exception as exc:
             if _already_exists(exc):
                 return False
-            raise FatalError(f"{self.url}: cannot write {key}: {_short(exc)}") from exc
+            raise self._error(f"write {key}", exc) from exc
         return True
 
     def get(self, key: str, limit: int) -> bytes:
@@ -167,7 +240,7 @@ class Remote:
         except FatalError:
             raise
         except Exception as exc:
-            raise FatalError(f"{self.url}: cannot read {key}: {_short(exc)}") from exc
+            raise self._error(f"read {key}", exc) from exc
 
     def list(self, prefix: str) -> Iterator[str]:
         try:
@@ -175,7 +248,7 @@ class Remote:
                 for meta in chunk:
                     yield str(meta["path"])
         except Exception as exc:
-            raise FatalError(f"{self.url}: cannot list {prefix}: {_short(exc)}") from exc
+            raise self._error(f"list {prefix}", exc) from exc
 
 
 def _already_exists(exc: Exception) -> bool:
@@ -517,7 +590,7 @@ def remote_of(config: Config, url: str | None) -> Remote:
             'no results remote: set [results] remote = "s3://bucket/prefix" in evalcase.toml '
             "(credentials and endpoint from AWS_* environment variables) or pass --remote"
         )
-    return Remote(url)
+    return Remote(url, RemoteSettings.of(_dict(config.raw.get("results"))))
 
 
 def folders_of(config: Config) -> Folders:
