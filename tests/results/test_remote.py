@@ -562,3 +562,217 @@ def test_remote_settings_come_from_the_results_table(tmp_path: Path) -> None:
         with pytest.raises(FatalError, match=r"invalid configuration in evalcase\.toml") as caught:
             load_config(tmp_path)
         assert said in str(caught.value), caught.value
+
+
+@pytest.mark.slow
+def test_a_key_with_a_dotdot_segment_stops_no_listing(s3: dict[str, str], tmp_path: Path) -> None:
+    """Anyone who can write the bucket can add a key the client cannot even list
+    (`runs/x/../y.json`: obstore fails the whole listing page holding it). Such keys, one
+    in a folder of its own and one in a published run's own folder, are skipped with a
+    warning naming them; both runs still list and pull, and the questions across runs
+    still see them (exit 0: nothing published was lost)."""
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "dd", ["run-a", "run-b"])
+    assert run_cli("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
+    client = _client(s3)
+    bad = ["runs/planted/../x.json", "runs/run-a/../x.json"]
+    for key in bad:
+        client.put_object(Bucket=BUCKET, Key=f"dd/{key}", Body=b"{}")
+    ci = _clone(laptop, tmp_path / "ci", "dd")
+
+    listed = run_cli("pull", "--list", "--format", "json", cwd=ci, env=s3)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert {row["run_id"] for row in json.loads(listed.stdout)} == {"run-a", "run-b"}
+    for key in bad:
+        assert f"skipped key '{key}' (a '..' path segment): no run's key" in listed.stderr
+    assert "Traceback" not in listed.stderr and "cannot list" not in listed.stderr
+
+    one = run_cli("pull", "--list", "run-a", cwd=ci, env=s3)
+    assert one.returncode == 0 and "run-a" in one.stdout, one.stdout + one.stderr
+    assert "skipped key 'runs/run-a/../x.json'" in one.stderr
+
+    pulled = run_cli("pull", cwd=ci, env=s3)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert "skipped key 'runs/planted/../x.json'" in pulled.stderr
+    for run_id in ("run-a", "run-b"):
+        assert _files(ci, commit, run_id) == _files(laptop, commit, run_id)
+
+    trend = run_cli("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
+    assert trend.returncode == 0, trend.stderr
+    assert "2 published run(s)" in trend.stderr
+    assert "left out key 'runs/run-a/../x.json'" in trend.stderr, trend.stderr
+
+
+class InvalidPathError(Exception):
+    """What obstore raises for a listing page holding a key it cannot parse (its name is
+    what evalcase looks at; the message is obstore 0.12's, key escaped as Rust does)."""
+
+
+def _rust_debug(text: str) -> str:
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{{{ord(char):x}}}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+class PagedStore:
+    """obstore's listing as an S3 service gives it: keys in order, pages of ``page``
+    keys, and a page holding a key the client refuses fails whole, naming that key (with
+    the remote's prefix); a one-level listing fails when one of its entries is refused."""
+
+    def __init__(self, keys: list[str], page: int = 3, prefix: str = "team/") -> None:
+        self.keys = sorted(keys)
+        self.page = page
+        self.prefix = prefix
+        self.calls: list[tuple[str, str, str | None]] = []
+
+    @staticmethod
+    def refused(key: str) -> bool:
+        parts = key.split("/")
+        if key.endswith("/"):
+            parts.pop()
+        return any(
+            p in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in p) for p in parts
+        )
+
+    def fail(self, key: str) -> InvalidPathError:
+        full = self.prefix + key
+        return InvalidPathError(
+            f'Encountered object with invalid path: Error parsing Path "{full}": '
+            f'Encountered illegal character sequence ".."\n\nDebug source:\nInvalidPath {{\n'
+            f'    source: BadSegment {{\n        path: "{_rust_debug(full)}",\n'
+            f'        source: InvalidPart {{\n            segment: "..",\n        }},\n    }},\n}}'
+        )
+
+    def list(self, _store: Any, prefix: str, offset: str | None = None) -> Iterator[list[Any]]:
+        self.calls.append(("list", prefix, offset))
+        keys = [k for k in self.keys if k.startswith(prefix) and (offset is None or k > offset)]
+        for start in range(0, len(keys), self.page):
+            chunk = keys[start : start + self.page]
+            for key in chunk:
+                if self.refused(key):
+                    raise self.fail(key)
+            yield [{"path": key} for key in chunk]
+
+    def list_with_delimiter(self, _store: Any, prefix: str) -> dict[str, Any]:
+        self.calls.append(("level", prefix, None))
+        objects, folders = [], []
+        for key in self.keys:
+            if not key.startswith(prefix):
+                continue
+            head, slash, _rest = key[len(prefix) :].partition("/")
+            entry = prefix + head + slash
+            if self.refused(entry):
+                raise self.fail(entry)
+            if slash:
+                folders.append(prefix + head) if prefix + head not in folders else None
+            else:
+                objects.append({"path": key})
+        return {"objects": objects, "common_prefixes": folders}
+
+
+def _paged_remote(tmp_path: Path, keys: list[str], page: int = 3) -> tuple[Any, PagedStore]:
+    from evalcase.results.remote import Remote
+
+    remote = Remote(f"file://{tmp_path / 'shared'}")
+    store = PagedStore(keys, page)
+    remote.url = "s3://bucket/team"  # the keys carry the URL's prefix, as S3's do
+    remote._obstore = store
+    return remote, store
+
+
+M = ["0" * 64 + ".json", "5" * 64 + ".json", "a" * 64 + ".json", "f" * 64 + ".json"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "listed"),
+    [
+        (["runs/planted/../x.json", "runs/run-a/../x.json"], {"run-a", "run-b", "run-c"}),
+        (["runs/../x.json", "runs//y.json", "runs/./z"], {"run-a", "run-b", "run-c"}),
+        (["runs/run-b//x.json", 'runs/run-b/\x01"q\\/x.json', "runs/run-c/."],
+         {"run-a", "run-b", "run-c"}),
+        (["runs/run-a/sub/../x.json", "runs/\tx/y.json"], {"run-a", "run-b", "run-c"}),
+    ],
+)  # fmt: skip
+def test_unreadable_keys_are_skipped_and_every_run_still_lists(
+    tmp_path: Path, bad: list[str], listed: set[str]
+) -> None:
+    """Keys the client refuses, at every depth and of every kind (`..`, `.`, empty
+    segments, control characters, quotes and backslashes in the name), in listing pages
+    of three keys: each is skipped and named, every manifest of every run is found, and
+    nothing is said to be missing."""
+    from evalcase.results.remote import run_keys
+
+    good = [f"runs/{run}/{name}" for run in ("run-a", "run-b", "run-c") for name in M]
+    remote, _store = _paged_remote(tmp_path, good + bad)
+    found = run_keys(remote)
+    assert sorted(found.keys) == sorted(good)
+    assert {key.split("/")[1] for key in found.keys} == listed
+    for key in bad:
+        named = key if "/sub/" not in key else "runs/run-a/sub/"
+        assert any(line.startswith(repr(named)) for line in found.skipped), (key, found)
+    assert found.incomplete == ()
+    # Asked for one run only, its folder alone is listed.
+    one = run_keys(remote, ["run-b"])
+    assert sorted(one.keys) == sorted(k for k in good if k.startswith("runs/run-b/"))
+
+
+def test_a_healthy_remote_is_listed_in_one_pass(tmp_path: Path) -> None:
+    from evalcase.results.remote import run_keys
+
+    good = [f"runs/run-{n}/{name}" for n in range(5) for name in M]
+    remote, store = _paged_remote(tmp_path, [*good, "runs/run-1/notes.txt"])
+    found = run_keys(remote)
+    assert sorted(found.keys) == sorted(good)
+    assert store.calls == [("list", "runs/", None)]
+    assert found.skipped == ("'runs/run-1/notes.txt' (not a manifest's name (<sha256>.json))",)
+
+
+def test_a_refused_key_that_may_hide_manifests_says_the_run_may_be_incomplete(
+    tmp_path: Path,
+) -> None:
+    """A key refused after manifests of the same run folder (`zz\\x01`, sorting after
+    hex names): the failed page held manifests the client never returned. The run's
+    folder is said to be possibly incomplete (a damaged listing: exit 1), never silently
+    short."""
+    from evalcase.results.remote import list_manifests, run_keys
+
+    good = [f"runs/run-a/{name}" for name in M]
+    remote, _store = _paged_remote(tmp_path, [*good, "runs/run-a/zz\x01.json"], page=10)
+    found = run_keys(remote)
+    assert found.incomplete and found.incomplete[0].startswith("runs/run-a/: "), found
+    assert "'runs/run-a/zz\\x01.json' (a control character)" in found.skipped
+    listing = list_manifests(remote)
+    assert any(d.startswith("runs/run-a/: ") for d in listing.damaged)
+
+
+def test_a_listing_that_cannot_move_past_unreadable_keys_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More unreadable keys than the bound (each costs a request to list past it), or a
+    refusal whose key cannot be read back from the client's error: a clear error
+    (FatalError: exit 2), never a loop or a listing silently short."""
+    from evalcase.model import FatalError
+    from evalcase.results import remote as remote_module
+
+    monkeypatch.setattr(remote_module, "MAX_UNREADABLE_KEYS", 3)
+    # One restart lists past every key under one refused segment: five folders, five.
+    keys = [f"runs/run-a/{name}" for name in M] + [f"runs/run-{n}/../x" for n in range(5)]
+    remote, _store = _paged_remote(tmp_path, keys)
+    with pytest.raises(FatalError, match=r"over 3 keys the client cannot read"):
+        remote_module.run_keys(remote)
+
+    remote, store = _paged_remote(tmp_path, [f"runs/run-a/{M[0]}"])
+
+    def garbled(*_args: Any, **_kwargs: Any) -> Any:
+        raise InvalidPathError("Encountered object with invalid path: (no debug section)")
+
+    store.list = garbled  # type: ignore[method-assign]
+    with pytest.raises(FatalError, match=r"cannot list runs/: Encountered object"):
+        remote_module.run_keys(remote)

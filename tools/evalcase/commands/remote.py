@@ -1,7 +1,9 @@
 """``evalcase push`` and ``evalcase pull``: runs to and from the team's object storage
-(``[results] remote``, :mod:`evalcase.results.remote`). Exit status: 0 done, 1 some file
-was refused (a damaged manifest, a digest mismatch, a local file that differs), 2 usage or
-fatal error (no remote configured, the service unreachable)."""
+(``[results] remote``, :mod:`evalcase.results.remote`). Exit status: 0 done (a key under
+``runs/`` that is no run's, such as one with a ``..`` segment, is skipped with a warning:
+nothing published is lost), 1 some file was refused (a damaged manifest, a digest
+mismatch, a local file that differs, a run folder that could not be listed whole), 2 usage
+or fatal error (no remote configured, the service unreachable or not answering in time)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,12 @@ def pull_command(
     config = config_for(root)
     remote = remote_of(config, url)
     listing = list_manifests(remote, list(run_ids) or None)
+    for key in listing.skipped:
+        click.echo(
+            f"evalcase: warning: {remote.url}: skipped key {key}: no run's key, left on "
+            "the remote (delete it from the bucket)",
+            err=True,
+        )
     for problem in listing.damaged:
         click.echo(f"skipped {problem}", err=True)
     runs = listing.runs()

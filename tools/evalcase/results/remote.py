@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -242,13 +243,108 @@ class Remote:
         except Exception as exc:
             raise self._error(f"read {key}", exc) from exc
 
-    def list(self, prefix: str) -> Iterator[str]:
+    def list(self, prefix: str, offset: str | None = None) -> Iterator[str]:
+        """Every key under ``prefix`` (after ``offset``), in order. A page of the listing
+        that holds a key the client cannot read (a ``..`` or empty segment, a control
+        character) fails whole: :class:`UnreadableKey` names that key."""
         try:
-            for chunk in self._obstore.list(self._store, prefix=prefix):
+            for chunk in self._obstore.list(self._store, prefix=prefix, offset=offset):
                 for meta in chunk:
                     yield str(meta["path"])
         except Exception as exc:
-            raise self._error(f"list {prefix}", exc) from exc
+            raise self._listing_error(prefix, exc) from exc
+
+    def list_level(self, prefix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The keys directly under ``prefix`` and its sub-folders (``prefix/name``): one
+        level, so a key the client cannot read fails only the listing of its own folder
+        (:class:`UnreadableKey`)."""
+        try:
+            result = self._obstore.list_with_delimiter(self._store, prefix=prefix)
+        except Exception as exc:
+            raise self._listing_error(prefix, exc) from exc
+        objects = tuple(str(meta["path"]) for meta in result["objects"])
+        return objects, tuple(str(folder) for folder in result["common_prefixes"])
+
+    def _listing_error(self, prefix: str, exc: Exception) -> Exception:
+        key = _unreadable_key(exc, self._key_prefix())
+        if key is not None:
+            return UnreadableKey(key)
+        return self._error(f"list {prefix}", exc)
+
+    def _key_prefix(self) -> str:
+        """The part of every key the URL names (``s3://bucket/team/evals`` -> ``team/evals/``)."""
+        if not self.url.startswith("s3://"):
+            return ""
+        _bucket, _, path = self.url.removeprefix("s3://").partition("/")
+        path = path.strip("/")
+        return f"{path}/" if path else ""
+
+
+class UnreadableKey(Exception):
+    """A remote key the client refuses to parse (obstore fails the whole listing page
+    that holds it: developmentseed/obstore#429). ``key`` is relative to the remote."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+_DEBUG_PATH = re.compile(r'\bpath: "((?:[^"\\]|\\.)*)"')
+_DEBUG_ESCAPE = re.compile(r"\\(u\{([0-9a-fA-F]{1,6})\}|.)")
+_DEBUG_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
+
+
+def _unreadable_key(exc: Exception, key_prefix: str) -> str | None:
+    """The key an obstore ``InvalidPathError`` names, relative to the remote; None when
+    the error is another one or its key cannot be read back for sure. The key is taken
+    from the error's debug section, where it is escaped (a key may hold quotes and line
+    breaks that would make the message's first line ambiguous)."""
+    if type(exc).__name__ != "InvalidPathError":
+        return None
+    text = str(exc)
+    _head, marker, debug = text.rpartition("\nDebug source:\n")
+    found = _DEBUG_PATH.search(debug) if marker else None
+    if found is None:
+        return None
+
+    def unescape(match: re.Match[str]) -> str:
+        if match.group(2) is not None:
+            return chr(int(match.group(2), 16))
+        return _DEBUG_CHARS.get(match.group(1), match.group(1))
+
+    key = _DEBUG_ESCAPE.sub(unescape, found.group(1))
+    if not key.startswith(key_prefix) or bad_segment(key.removeprefix(key_prefix)) is None:
+        return None
+    return key.removeprefix(key_prefix)
+
+
+def bad_segment(key: str) -> int | None:
+    """Where the first segment the client refuses starts in ``key`` (empty, ``.``, ``..``,
+    or holding an ASCII control character), or None when it reads every segment (one
+    trailing ``/``, a folder marker, is accepted)."""
+    start = 0
+    parts = key.split("/")
+    if key.endswith("/"):
+        parts.pop()
+    for part in parts:
+        if part in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in part):
+            return start
+        start += len(part) + 1
+    return None
+
+
+def _past(key: str, at: int) -> str:
+    """The smallest key the client reads that a listing may restart after, skipping
+    ``key`` (whose first refused segment starts at ``at``). Every key between the two
+    holds a refused segment too, except the returned key itself, which is never a run's
+    key (it ends in a space or ``0``, not ``.json``, or has two segments)."""
+    segment = key[at:].split("/", 1)[0]
+    for index, char in enumerate(segment):
+        if ord(char) < 0x20 or ord(char) == 0x7F:
+            return key[: at + index] + " "
+    if key[at + len(segment) : at + len(segment) + 1] == "/":
+        return key[: at + len(segment)] + "0"
+    return key + " "
 
 
 def _already_exists(exc: Exception) -> bool:
@@ -403,6 +499,9 @@ class Listing:
     manifests: tuple[Manifest, ...]
     damaged: tuple[str, ...]  # "key: why", skipped
     read: int = 0  # manifests fetched from the remote (the others came from the cache)
+    # "'key' (why)": keys under runs/ that are no run's manifest (a '..' segment, another
+    # name), left on the remote; nothing published is missing because of them
+    skipped: tuple[str, ...] = ()
 
     def runs(self) -> dict[str, list[Manifest]]:
         by_run: dict[str, list[Manifest]] = {}
@@ -413,6 +512,175 @@ class Listing:
         return by_run
 
 
+RUNS = "runs/"
+# More unreadable keys than this in one listing (each costs a request to list past it):
+# the listing is refused.
+MAX_UNREADABLE_KEYS = 1000
+_MANIFEST_NAME = re.compile(r"[0-9a-f]{64}\.json")
+
+
+def run_key_problem(key: str) -> str | None:
+    """Why a key under ``runs/`` is no run's manifest key (``runs/<run_id>/<sha256>.json``,
+    the run's folder beginning with a letter or digit), or None when it is one."""
+    at = bad_segment(key)
+    if at is not None:
+        segment = key[at:].split("/", 1)[0]
+        return (
+            f"a {segment!r} path segment" if segment in ("", ".", "..") else "a control character"
+        )
+    parts = key.split("/")
+    if len(parts) != 3 or parts[0] != RUNS.rstrip("/"):
+        return "not runs/<run_id>/<sha256>.json"
+    if not _is_run_folder(parts[1]):
+        return "a run folder not beginning with a letter or digit"
+    if not _MANIFEST_NAME.fullmatch(parts[2]):
+        return "not a manifest's name (<sha256>.json)"
+    return None
+
+
+def _is_run_folder(name: str) -> bool:
+    return name[:1].isascii() and name[:1].isalnum()
+
+
+@dataclass(frozen=True)
+class RunKeys:
+    """What :func:`run_keys` found under ``runs/``."""
+
+    keys: tuple[str, ...]  # the run keys found
+    skipped: tuple[str, ...]  # "'key' (why)": keys that are no run's, left alone
+    incomplete: tuple[str, ...]  # "folder: why": keys there may not all have been listed
+
+
+class _Walk:
+    """The keys of ``runs/`` gathered past unreadable ones (see :func:`run_keys`)."""
+
+    def __init__(self, remote: Remote) -> None:
+        self.remote = remote
+        self.keys: list[str] = []
+        self.skipped: dict[str, str] = {}
+        self.incomplete: list[str] = []
+        self.restarts = 0
+
+    def take(self, key: str) -> None:
+        problem = run_key_problem(key)
+        if problem is None:
+            self.keys.append(key)
+            return
+        parts = key.split("/")
+        # A folder inside a run's folder is named once, not by every key under it.
+        deeper = len(parts) > 3 and bad_segment(key) is None
+        self.skipped.setdefault("/".join(parts[:3]) + "/" if deeper else key, problem)
+
+    def walk(self, prefix: str, depth: int) -> tuple[list[str], set[str]]:
+        """Every key under ``prefix``, restarting after each unreadable one, and the
+        folders (``runs/<name>/`` at ``depth``) that held an unreadable key further down.
+
+        A failed page may have held readable keys before the unreadable one: none that
+        matter when they all lie in the unreadable key's own folder at ``depth`` (listed
+        on its own, or no run's), or when the unreadable key's name at ``depth`` is empty
+        or begins below ``0`` (run folders and manifests begin with a letter or digit, so
+        none sorts before it). Otherwise ``prefix`` is said to be possibly incomplete."""
+        found: list[str] = []
+        folders: set[str] = set()
+        offset: str | None = None
+        while True:
+            try:
+                for key in self.remote.list(prefix, offset):
+                    found.append(key)
+                return found, folders
+            except UnreadableKey as exc:
+                key = exc.key
+                after = max(offset or "", found[-1] if found else "")
+                at = bad_segment(key)
+                if at is None or key <= after or not key.startswith(prefix):
+                    raise FatalError(
+                        f"{self.remote.url}: cannot list {prefix}: the listing did not move "
+                        f"past the unreadable key {key!r}"
+                    ) from exc
+                self.skipped.setdefault(key, run_key_problem(key) or "unreadable")
+                self.restarts += 1
+                if self.restarts > MAX_UNREADABLE_KEYS:
+                    raise FatalError(
+                        f"{self.remote.url}: cannot list {RUNS}: over {MAX_UNREADABLE_KEYS} "
+                        "keys the client cannot read (such as a '..' segment); delete them "
+                        "from the bucket"
+                    ) from exc
+                parts = key.split("/")
+                own = "/".join(parts[: depth + 1]) + "/"
+                if at >= len(own):  # the unreadable segment is below the name at depth
+                    folders.add(own)
+                name = parts[depth] if len(parts) > depth else ""
+                harmless = after.startswith(own) and at >= len(own)
+                if not harmless and name[:1] >= "0" and prefix not in self.incomplete:
+                    self.incomplete.append(prefix)
+                offset = _past(key, at)
+
+    def run_folders(self) -> list[str]:
+        """``runs/<run_id>/`` of every run folder: one level listed, or (a name in
+        ``runs/`` itself unreadable) every key walked."""
+        try:
+            objects, folders = self.remote.list_level(RUNS)
+        except UnreadableKey:
+            keys, below = self.walk(RUNS, 1)
+            names = set(below)
+            for key in keys:
+                parts = key.split("/")
+                if len(parts) >= 3 and _is_run_folder(parts[1]):
+                    names.add(f"{RUNS}{parts[1]}/")
+                else:
+                    self.take(key)
+            return sorted(names)
+        for key in objects:
+            self.take(key)
+        return [folder.rstrip("/") + "/" for folder in folders]
+
+    def folder(self, prefix: str) -> None:
+        """The keys of one run folder: one level listed, or (an unreadable key directly in
+        it) every key walked."""
+        try:
+            objects, folders = self.remote.list_level(prefix)
+        except UnreadableKey:
+            keys, _below = self.walk(prefix, 2)
+            for key in keys:
+                self.take(key)
+            return
+        for key in objects:
+            self.take(key)
+        for folder in folders:
+            self.skipped.setdefault(folder.rstrip("/") + "/", "not a manifest (<sha256>.json)")
+
+
+def run_keys(remote: Remote, run_ids: Iterable[str] | None = None) -> RunKeys:
+    """The manifest keys under ``runs/`` (or those of the given runs), and every other key
+    there, skipped with why. One listing of ``runs/`` when every key is readable (as a
+    healthy remote's are); when the client refuses a key (obstore fails the whole page
+    holding it), each run folder is listed on its own, one level at a time, so such a key
+    stops only its own folder's listing, which then restarts after it."""
+    walk = _Walk(remote)
+    if run_ids is None:
+        try:
+            for key in remote.list(RUNS):
+                walk.take(key)
+            return RunKeys(tuple(walk.keys), _said(walk.skipped), ())
+        except UnreadableKey:
+            walk = _Walk(remote)
+            prefixes = walk.run_folders()
+    else:
+        prefixes = [f"{RUNS}{run_id}/" for run_id in run_ids]
+    for prefix in prefixes:
+        walk.folder(prefix)
+    incomplete = tuple(
+        f"{prefix}: an unreadable key there may hide other keys of that listing page "
+        "(delete the keys named above from the bucket)"
+        for prefix in walk.incomplete
+    )
+    return RunKeys(tuple(walk.keys), _said(walk.skipped), incomplete)
+
+
+def _said(skipped: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(f"{key!r} ({why})" for key, why in sorted(skipped.items()))
+
+
 def list_manifests(
     remote: Remote, run_ids: Iterable[str] | None = None, *, cache: Path | None = None
 ) -> Listing:
@@ -421,32 +689,32 @@ def list_manifests(
     ``cache``: a folder keeping each manifest read (evalcase.results.remote_index): a
     manifest's key names its content and the remote is append-only, so a key's content
     never changes and a cached manifest is not fetched again. The local name is a digest
-    of the key: no part of a remote's listing ever becomes a path."""
-    prefixes = [f"runs/{r}/" for r in run_ids] if run_ids is not None else ["runs/"]
+    of the key: no part of a remote's listing ever becomes a path. A key under ``runs/``
+    that is no manifest's (:func:`run_key_problem`, a ``..`` segment the client cannot
+    even list among them) is skipped and said (``Listing.skipped``); every other run
+    lists."""
+    found = run_keys(remote, run_ids)
     manifests: list[Manifest] = []
-    damaged: list[str] = []
+    damaged: list[str] = list(found.incomplete)
     read = 0
-    for prefix in prefixes:
-        for key in remote.list(prefix):
-            if not key.endswith(".json") or len(key.split("/")) != 3:
-                continue
-            local = None
-            if cache is not None:
-                name = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
-                local = cache / f"{name}.json"
-            try:
-                if local is not None and local.is_file():
-                    body = local.read_bytes()
-                else:
-                    body = remote.get(key, MAX_MANIFEST_BYTES)
-                    read += 1
-                manifests.append(check_manifest(json.loads(body), key))
-            except (ValueError, FatalError) as exc:
-                damaged.append(f"{key}: {exc}")
-                continue
-            if local is not None and not local.is_file():
-                write_atomic(local, body, parents=True)
-    return Listing(tuple(manifests), tuple(damaged), read)
+    for key in found.keys:
+        local = None
+        if cache is not None:
+            name = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+            local = cache / f"{name}.json"
+        try:
+            if local is not None and local.is_file():
+                body = local.read_bytes()
+            else:
+                body = remote.get(key, MAX_MANIFEST_BYTES)
+                read += 1
+            manifests.append(check_manifest(json.loads(body), key))
+        except (ValueError, FatalError) as exc:
+            damaged.append(f"{key}: {exc}")
+            continue
+        if local is not None and not local.is_file():
+            write_atomic(local, body, parents=True)
+    return Listing(tuple(manifests), tuple(damaged), read, found.skipped)
 
 
 def publication_order(manifest: Manifest) -> tuple[str, int, int, str]:

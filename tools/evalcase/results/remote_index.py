@@ -141,7 +141,7 @@ def _sync(remote: Remote, where: Path) -> tuple[MirrorStats, dict[str, RemoteFil
     """:func:`sync`, and every file the remote publishes (its newest publication) by path."""
     listing = list_manifests(remote, cache=where / "manifests")
     by_run = listing.runs()
-    problems = list(listing.damaged)
+    problems = [f"key {key}: no run's key" for key in listing.skipped] + list(listing.damaged)
     fetched = _load_fetched(where)
     keep: dict[str, str] = {}
     published: dict[str, RemoteFile] = {}
