@@ -670,8 +670,8 @@ def run_keys(remote: Remote, run_ids: Iterable[str] | None = None) -> RunKeys:
     for prefix in prefixes:
         walk.folder(prefix)
     incomplete = tuple(
-        f"{prefix}: an unreadable key there may hide other keys of that listing page "
-        "(delete the keys named above from the bucket)"
+        f"{prefix}: possibly incomplete: a key the client cannot list there may hide "
+        "other keys of its listing page (delete the keys named above from the bucket)"
         for prefix in walk.incomplete
     )
     return RunKeys(tuple(walk.keys), _said(walk.skipped), incomplete)
