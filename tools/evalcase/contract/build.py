@@ -635,6 +635,17 @@ def gold_passages(gold: Any, corpora: Iterable[Corpus]) -> list[dict[str, Any]]:
     return out
 
 
+def grader_config(raw: Mapping[str, Any]) -> GraderConfig:
+    """One configured grader: its type, weight (None when not written), ``hard`` (default
+    true) and its other keys as options."""
+    return GraderConfig(
+        _str(raw.get("type")),
+        float(raw["weight"]) if isinstance(raw.get("weight"), (int, float)) else None,
+        {k: v for k, v in raw.items() if k not in ("type", "weight", "hard")},
+        bool(raw.get("hard", True)),
+    )
+
+
 def judge_view(
     case: Mapping[str, Any],
     fixtures: Mapping[str, Mapping[str, Any]],
@@ -645,13 +656,7 @@ def judge_view(
     ``needs`` predicates see what they will see at grading time."""
     evaluator = _dict(case.get("evaluator_config"))
     graders = tuple(
-        GraderConfig(
-            _str(g.get("type")),
-            float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
-            {k: v for k, v in g.items() if k not in ("type", "weight")},
-        )
-        for g in graders_of.configured(evaluator)
-        if isinstance(g, Mapping)
+        grader_config(g) for g in graders_of.configured(evaluator) if isinstance(g, Mapping)
     )
     rubric: Rubric | None = None
     judge = _dict(evaluator.get("judge"))

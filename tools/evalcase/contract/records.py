@@ -258,6 +258,8 @@ class Observed:
     record: AttemptRecord
     initial_state: Mapping[str, Any] | None = None
     initial_state_problem: str | None = None
+    # False for a hand-made record without ``retrieved`` (the runner always writes it).
+    retrieval_recorded: bool = True
 
     @property
     def calls(self) -> tuple[ToolCallRecord, ...]:
@@ -266,6 +268,19 @@ class Observed:
     @property
     def output(self) -> str | None:
         return self.record.output
+
+    def contents(self, role: str) -> list[tuple[int, Any]]:
+        """The content of every message of ``role`` (``user``, ``assistant``...), with
+        the message's index in ``messages``."""
+        return [
+            (i, m.get("content"))
+            for i, m in enumerate(self.record.messages)
+            if m.get("role") == role
+        ]
+
+    def events(self, kind: str) -> list[Mapping[str, Any]]:
+        """The trace events of type ``kind``, in order."""
+        return [e for e in self.record.trace if e.get("type") == kind]
 
     def has_state_before(self, index: int) -> bool:
         """Whether the state before call ``index`` can be known: an initial state, or
@@ -321,6 +336,7 @@ class Observed:
             record,
             initial if isinstance(initial, Mapping) else None,
             problem if isinstance(problem, str) else None,
+            isinstance(attempt, AttemptRecord) or "retrieved" in attempt,
         )
 
 
@@ -333,7 +349,8 @@ def observe(
     another state, there is no initial state and ``initial_state_problem`` says why."""
     record = _record(attempt)
     if initial is None:
-        return Observed.of(record)
+        return Observed.of(attempt)
+    retrieval = isinstance(attempt, AttemptRecord) or "retrieved" in attempt
     recorded = record.initial_state_digest
     if isinstance(recorded, str) and recorded != _cached_digest(initial):
         return Observed(
@@ -341,8 +358,9 @@ def observe(
             None,
             "the attempt ran on another initial state than the case's at the run's commit "
             f"(record {recorded[:19]}..., case {_cached_digest(initial)[:19]}...)",
+            retrieval,
         )
-    return Observed(record, initial)
+    return Observed(record, initial, None, retrieval)
 
 
 def with_initial_state(

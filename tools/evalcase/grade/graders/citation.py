@@ -17,10 +17,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "citation"
 VERSION = "1"
@@ -46,25 +47,28 @@ def _in_force(record: Mapping[str, Any], when: str | None) -> bool:
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    rag = field_of(spec, "rag", {}) or {}
-    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
-    if not gold and not rag.get("citation_requirement"):
+    if not spec.gold_evidence and not spec.rag.get("citation_requirement"):
         return "the case has no gold_evidence or citation_requirement: nothing to check"
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
-    rag = field_of(spec, "rag", {}) or {}
-    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
+    rag = spec.rag
+    gold = spec.gold_evidence
     requirement = rag.get("citation_requirement")
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
-    retrieved = [r for r in attempt.get("retrieved") or () if isinstance(r, Mapping)]
-    environment = (field_of(spec, "raw", {}) or {}).get("environment") or {}
-    when = rag.get("effective_at") or environment.get("effective_at") or attempt.get("effective_at")
+    retrieved = attempt.record.retrieved
+    environment = spec.raw.get("environment") or {}
+    when = (
+        rag.get("effective_at")
+        or environment.get("effective_at")
+        or attempt.record.legacy.get("effective_at")
+    )
     citations = cited(answer)
     for doc_id, passage_id in citations:
         hits = [
