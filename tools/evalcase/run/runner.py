@@ -30,7 +30,6 @@ from evalcase.contract.attempt import (
     AttemptError,
     AttemptRecord,
     ConversationEnd,
-    ToolCallRecord,
     Usage,
 )
 from evalcase.contract.records import dumps
@@ -232,7 +231,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         truncated=truncated,
         messages=messages,
         trace=recorder.trace,
-        calls=tuple(c for c in map(ToolCallRecord.from_json, env.calls) if c is not None),
+        calls=tuple(env.calls),
         retrieved=env.retrieved,
         initial_state_digest=env.initial_digest,
         state_diff=env.final_diff(),
