@@ -11,9 +11,9 @@ import pytest
 from evalcase.attempt_check import CHECK_VARIABLE, check_written, problems
 from evalcase.contract import attempt
 from evalcase.contract.attempt import AttemptRecord
-from evalcase.run.runner import lost_record, run_attempt
+from evalcase.run.runner import lost_record
 from tests.conftest import record_check_results
-from tests.run.support import job, tool, view
+from tests.run.support import job, run_attempt, tool, view
 
 LOOKUP = tool(
     "order_lookup",
@@ -40,7 +40,7 @@ def test_what_the_runner_records_is_valid_and_reads_back_the_same() -> None:
 
 def test_an_error_record_is_valid_too() -> None:
     v = view("hi", tools=())
-    record = lost_record(job(v, ()), "the worker died")
+    record = lost_record(job(v, ()), "the worker died").to_json()
     assert problems(record) == []
     assert AttemptRecord.from_json(record).error == attempt.AttemptError(
         "worker_lost", "the worker died"

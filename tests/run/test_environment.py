@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from evalcase.contract import records
-from evalcase.run.runner import run_attempt
 from evalcase.run.spec import Corpus, Fault, Passage, Permission, ToolError
-from tests.run.support import fault, job, tool, view
+from tests.run.support import fault, job, run_attempt, tool, view
 
 ACCOUNT_SCHEMA = {
     "type": "object",

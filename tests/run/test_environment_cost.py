@@ -13,8 +13,7 @@ from evalcase.contract import records
 from evalcase.run import celworker
 from evalcase.run.environment import Environment, Recorder
 from evalcase.run.expr import bounded
-from evalcase.run.runner import run_attempt
-from tests.run.support import job, tool, view
+from tests.run.support import job, run_attempt, tool, view
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
