@@ -303,3 +303,6 @@ def test_a_slow_fault_without_a_latency_is_recorded_as_before() -> None:
     record = run_attempt(job(v, (lookup,), faults=(fault("order_lookup", "slow"),)))
     (call,) = record["calls"]
     assert "latency_ms" in call and call["latency_ms"] is None and call["fault"] == "slow"
+    from evalcase.attempt_check import problems
+
+    assert problems(record) == []
