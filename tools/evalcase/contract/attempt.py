@@ -316,6 +316,29 @@ class ToolCallRecord:
         )
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """One passage the built-in retrieval returned (``retrieved``), with the trace step of
+    the retrieval; ``effective_from`` / ``effective_to`` when the record says."""
+
+    passage_id: Any
+    doc_id: Any
+    step: int | None = None
+    effective_from: Any = None
+    effective_to: Any = None
+
+    @classmethod
+    def from_json(cls, raw: Json) -> Retrieval:
+        step = raw.get("step")
+        return cls(
+            raw.get("passage_id"),
+            raw.get("doc_id"),
+            step if isinstance(step, int) and not isinstance(step, bool) else None,
+            raw.get("effective_from"),
+            raw.get("effective_to"),
+        )
+
+
 def _calls(value: Any) -> tuple[ToolCallRecord, ...]:
     if not isinstance(value, list):
         return ()

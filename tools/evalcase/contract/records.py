@@ -32,7 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalcase.contract.attempt import AttemptRecord, StateChange, ToolCallRecord, read
+from evalcase.contract.attempt import (
+    AttemptRecord,
+    Retrieval,
+    StateChange,
+    ToolCallRecord,
+    read,
+)
 
 
 def state_text(state: Mapping[str, Any]) -> str:
@@ -277,6 +283,10 @@ class Observed:
             for i, m in enumerate(self.record.messages)
             if m.get("role") == role
         ]
+
+    def retrievals(self) -> tuple[Retrieval, ...]:
+        """The passages retrieval returned, in order (``retrieved``)."""
+        return tuple(Retrieval.from_json(r) for r in self.record.retrieved)
 
     def events(self, kind: str) -> list[Mapping[str, Any]]:
         """The trace events of type ``kind``, in order."""

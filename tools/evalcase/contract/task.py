@@ -307,6 +307,20 @@ class Rubric:
 
 
 @dataclass(frozen=True)
+class GoldEvidence:
+    """One ``gold_evidence`` entry: the passage a correct answer rests on (values as the
+    case wrote them) and whether it is ``required``."""
+
+    doc_id: Any
+    passage_id: Any
+    required: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.doc_id}#{self.passage_id}"
+
+
+@dataclass(frozen=True)
 class JudgeSpec:
     """ALL graders may read (plus the attempt record)."""
 
@@ -333,12 +347,15 @@ class JudgeSpec:
     replay_env: EnvSpec | None = None
 
     @property
-    def gold_evidence(self) -> tuple[Mapping[str, Any], ...]:
-        """The case's ``gold_evidence`` entries (doc_id, passage_id, required...): those
-        that are mappings, in order."""
+    def gold_evidence(self) -> tuple[GoldEvidence, ...]:
+        """The case's ``gold_evidence`` entries that are mappings, in order."""
         raw = self.rag.get("gold_evidence")
         items = raw if isinstance(raw, list | tuple) else [] if raw is None else [raw]
-        return tuple(g for g in items if isinstance(g, Mapping))
+        return tuple(
+            GoldEvidence(g.get("doc_id"), g.get("passage_id"), bool(g.get("required")))
+            for g in items
+            if isinstance(g, Mapping)
+        )
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ a citation requirement is an error; so is an attempt with no answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
+from evalcase.contract.attempt import Retrieval
 from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import reads_attempt
@@ -39,10 +38,10 @@ def cited(answer: str) -> list[tuple[str | None, str]]:
     return list(dict.fromkeys(found))
 
 
-def _in_force(record: Mapping[str, Any], when: str | None) -> bool:
+def _in_force(record: Retrieval, when: str | None) -> bool:
     if not when:
         return True
-    start, end = record.get("effective_from"), record.get("effective_to")
+    start, end = record.effective_from, record.effective_to
     return (not start or str(start) <= when) and (not end or when < str(end))
 
 
@@ -62,7 +61,7 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
     answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
-    retrieved = attempt.record.retrieved
+    retrieved = attempt.retrievals()
     environment = spec.raw.get("environment") or {}
     when = (
         rag.get("effective_at")
@@ -74,7 +73,7 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
         hits = [
             r
             for r in retrieved
-            if r.get("passage_id") == passage_id and (doc_id is None or r.get("doc_id") == doc_id)
+            if r.passage_id == passage_id and (doc_id is None or r.doc_id == doc_id)
         ]
         name = f"{doc_id}#{passage_id}" if doc_id else passage_id
         if not hits:
@@ -86,18 +85,15 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
         if not any(_in_force(h, str(when) if when else None) for h in hits):
             return failed(
                 f"cites {name}, which is not in force on {when}",
-                Evidence(hits[0].get("step"), "retrieved"),
+                Evidence(hits[0].step, "retrieved"),
             )
     if requirement:
         for g in gold:
-            if not g.get("required"):
+            if not g.required:
                 continue
-            if not any(
-                p == g.get("passage_id") and (d is None or d == g.get("doc_id"))
-                for d, p in citations
-            ):
+            if not any(p == g.passage_id and (d is None or d == g.doc_id) for d, p in citations):
                 return failed(
-                    f"required evidence {g.get('doc_id')}#{g.get('passage_id')} is not cited",
+                    f"required evidence {g.name} is not cited",
                     Evidence(None, "output"),
                 )
     if not citations:

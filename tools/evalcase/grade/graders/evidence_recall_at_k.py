@@ -47,15 +47,15 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
     gold = spec.gold_evidence
     if not attempt.retrieval_recorded:
         return error("the attempt has no retrieval records")
-    wanted = [g for g in gold if g.get("required")] or gold
+    wanted = [g for g in gold if g.required] or list(gold)
     k = k_for(spec)
-    top = attempt.record.retrieved[:k]
-    keys = {(r.get("doc_id"), r.get("passage_id")) for r in top}
-    missing = [g for g in wanted if (g.get("doc_id"), g.get("passage_id")) not in keys]
+    top = attempt.retrievals()[:k]
+    keys = {(r.doc_id, r.passage_id) for r in top}
+    missing = [g for g in wanted if (g.doc_id, g.passage_id) not in keys]
     recall = 1 - len(missing) / len(wanted)
     threshold = float(options_of(spec, NAME).get("threshold", 1.0))
     if recall + 1e-9 < threshold:
-        names = ", ".join(f"{g.get('doc_id')}#{g.get('passage_id')}" for g in missing)
+        names = ", ".join(g.name for g in missing)
         return failed(
             f"recall@{k} = {recall:.2f} < {threshold:.2f}; missing {names}",
             Evidence(None, "retrieved"),
