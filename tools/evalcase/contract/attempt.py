@@ -380,7 +380,8 @@ class AttemptRecord:
 
     @property
     def key(self) -> tuple[str, str, int]:
-        """What makes a record one attempt: case, case version, attempt number."""
+        """What makes a record one attempt: case, case version, attempt number (the same
+        as :func:`key_of` reads from the record's JSON object)."""
         return (self.case_id, self.case_version, self.attempt)
 
     @property
@@ -478,6 +479,13 @@ class AttemptRecord:
 _FIELDS = frozenset(
     f.name for f in AttemptRecord.__dataclass_fields__.values() if f.name != "legacy"
 )
+
+
+def key_of(raw: Json) -> tuple[str, str, int]:
+    """:attr:`AttemptRecord.key` of a record's JSON object, read as
+    :meth:`AttemptRecord.from_json` reads those three fields, without reading the rest
+    (deduplicating a file's records costs no parse of their calls)."""
+    return (str(raw.get("case_id")), str(raw.get("case_version")), _int(raw.get("attempt")))
 
 
 def upgrade(raw: Json) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from evalcase.contract.attempt import (
     Retrieval,
     StateChange,
     ToolCallRecord,
+    key_of,
     read,
 )
 
@@ -164,22 +165,13 @@ def read_jsonl(path: Path, damaged: list[Damaged] | None = None) -> Iterator[dic
             yield value
 
 
-def attempt_key(record: Mapping[str, Any]) -> tuple[str, str, int]:
-    """What makes a record one attempt: case, case version, attempt number."""
-    try:
-        attempt = int(record.get("attempt") or 0)
-    except (TypeError, ValueError):
-        attempt = 0
-    return (str(record.get("case_id")), str(record.get("case_version")), attempt)
-
-
 def dedup(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """One record per attempt key: the first written wins (a second runner's copy of an
     attempt that was already recorded is dropped)."""
     seen: set[tuple[str, str, int]] = set()
     out = []
     for record in records:
-        key = attempt_key(record)
+        key = key_of(record)
         if key in seen:
             continue
         seen.add(key)
