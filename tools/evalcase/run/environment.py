@@ -183,30 +183,21 @@ class _Draft:
     denied_by: str | None = None
     changes: list[StateChange] = field(default_factory=list)
     latency_ms: int | float | None = None
-    latency_set: bool = False  # a slow fault that declared no latency still writes null
+    latency_set: bool = False
     audit: dict[str, Any] | None = None
     ends_conversation: bool = False
     rolled_back: int = 0
 
     def done(self) -> ToolCallRecord:
+        # A slow fault that declared no latency writes a null one, as records always had.
+        null_latency = self.latency_set and self.latency_ms is None
         return ToolCallRecord(
-            step=self.step,
-            id=self.id,
-            tool=self.tool,
-            args=self.args,
-            valid=self.valid,
-            result=self.result,
-            error=self.error,
-            fault=self.fault,
-            denied_by=self.denied_by,
-            side_effect=self.side_effect,
-            user_confirmed=self.user_confirmed,
-            changes=tuple(self.changes),
-            latency_ms=self.latency_ms,
-            ok=self.error is None,
-            audit=self.audit,
-            extra={"latency_ms": None} if self.latency_set and self.latency_ms is None else {},
-        )
+            step=self.step, id=self.id, tool=self.tool, args=self.args, valid=self.valid,
+            result=self.result, error=self.error, fault=self.fault, denied_by=self.denied_by,
+            side_effect=self.side_effect, user_confirmed=self.user_confirmed,
+            changes=tuple(self.changes), latency_ms=self.latency_ms, ok=self.error is None,
+            audit=self.audit, extra={"latency_ms": None} if null_latency else {},
+        )  # fmt: skip
 
 
 class StepFailed(Exception):
