@@ -35,7 +35,7 @@ from typing import Any
 from evalcase import __version__
 from evalcase.contract.task import Rubric
 from evalcase.grade.context import JudgeConfig
-from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema
+from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema, rubric_setting
 from evalcase.grade.spec import as_list
 
 __all__ = ["PROMPT_VERSION", "Dimension", "Verdict", "ask", "dimensions", "parse", "request"]
@@ -91,16 +91,6 @@ def dimensions(rubric: Rubric | Mapping[str, Any] | None) -> list[Dimension]:
             )
         )
     return [d for d in out if d.name and d.high > d.low]
-
-
-def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
-    """A rubric's setting ``name``: an inline rubric's own key, else its ``data``'s."""
-    if isinstance(rubric, Rubric):
-        return rubric.data.get(name)
-    if not isinstance(rubric, Mapping):
-        return None
-    data = rubric.get("data")
-    return rubric.get(name) or (data.get(name) if isinstance(data, Mapping) else None)
 
 
 # The most bytes of a judge's reply read (the HTTP body): a verdict is a few hundred

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.contract.records import Observed
+from evalcase.contract.task import Rubric
 from evalcase.grade.graders import observed
 from evalcase.grade.spec import JudgeSpec, as_list, judge_spec_from_case
 
@@ -179,6 +180,16 @@ def _step(event: Mapping[str, Any], cut: Cutter) -> str | None:
     return None  # state changes, audits and retrievals have their own sections
 
 
+def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
+    """A rubric's setting ``name``: an inline rubric's own key, else its ``data``'s."""
+    if isinstance(rubric, Rubric):
+        return rubric.data.get(name)
+    if not isinstance(rubric, Mapping):
+        return None
+    data = rubric.get("data")
+    return rubric.get(name) or (data.get(name) if isinstance(data, Mapping) else None)
+
+
 def _steps(attempt: Observed, cut: Cutter) -> str:
     lines = [line for e in attempt.record.trace if (line := _step(e, cut)) is not None]
     if not lines:  # a record without trace: the messages it has
@@ -226,8 +237,6 @@ def build(
 ) -> Prompt:
     """The judge's messages for one attempt (a case's judge fields and a record's JSON
     object are read as the typed values)."""
-    from evalcase.grade.judge import rubric_setting  # judge imports this module
-
     spec = spec if isinstance(spec, JudgeSpec) else judge_spec_from_case(spec)
     attempt = observed(attempt)
     cut = Cutter()

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcase.contract import build
-from evalcase.contract.graders import configured
+from evalcase.contract.graders import RENAMED, configured
 from evalcase.contract.task import GraderConfig, JudgeSpec, Rubric
-from evalcase.grade.graders import RENAMED
 
 __all__ = [
     "GraderConfig",

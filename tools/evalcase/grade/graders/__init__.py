@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from evalcase.contract.graders import RENAMED as _RENAMED
 from evalcase.contract.records import Observed
 
 P = ParamSpec("P")
@@ -54,15 +55,9 @@ GRADERS: dict[str, str] = {
 
 NAMES: frozenset[str] = frozenset(GRADERS)
 
-# Old names still accepted in cases (docs/grading.md) and what they became.
-RENAMED: dict[str, str] = {
-    "state_unchanged": "state_match",
-    "tool_sequence": "tool_calls",
-    "tool_args": "tool_calls",
-    "contains": "must_include",
-    "evidence_recall": "evidence_recall_at_k",
-    "human_review": "human",
-}
+# Old names still accepted in cases (docs/grading.md) and what they became: kept in the
+# contract, where grading's configuration is read (evalcase.grade.spec) without this module.
+RENAMED = _RENAMED
 
 
 def _no_needs(spec: Any) -> str | None:

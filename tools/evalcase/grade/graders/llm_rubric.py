@@ -99,7 +99,7 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
     if verdict.problem is not None:
         return Grade("error", 0.0, verdict.problem, kind="grader_error", judge=info,
                      details={"cut_items": prompt.cuts})  # fmt: skip
-    threshold = judge.rubric_setting(rubric, "pass_threshold")
+    threshold = judge_prompt.rubric_setting(rubric, "pass_threshold")
     threshold = float(threshold) if isinstance(threshold, int | float) else config.pass_threshold
     detail = "; ".join(f"{n} {s:g}: {r}" for n, s, r in verdict.scores)
     reason = f"score {verdict.score:.2f} (threshold {threshold:.2f}). {detail}"
