@@ -91,3 +91,21 @@ def test_graders_get_the_cases_initial_state_never_the_records() -> None:
     trusted, problem = records.with_initial_state(other, case_state)
     assert trusted["initial_state"] is None and records.final_state(trusted) is None
     assert problem is not None and "another initial state" in problem
+
+
+def test_one_definition_of_an_attempts_key_for_records_and_their_json() -> None:
+    from evalcase.contract import attempt
+
+    odd: list[dict[str, object]] = [
+        {"case_id": "c", "case_version": "v2", "attempt": 3},
+        {"case_id": "c", "case_version": "v2", "attempt": "3"},
+        {"case_id": "c", "attempt": True},
+        {"case_id": "c", "attempt": "x"},
+        {},
+    ]
+    for raw in odd:
+        assert attempt.key_of(raw) == attempt.read(raw).key, raw
+    first = {"case_id": "c", "case_version": "v1", "attempt": True, "n": 1}
+    # attempt: true is not an attempt number (0), as the typed record reads it
+    assert records.dedup([first, {**first, "attempt": 0, "n": 2}]) == [first]
+    assert not hasattr(records, "attempt_key")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.contract.build import response, trigger
+from evalcase.run import runner
 from evalcase.run.executors import AttemptJob, Limits
 from evalcase.run.spec import AgentView, EnvSpec, Fault, Permission, ToolBehaviour, ToolCard
 
@@ -110,3 +113,14 @@ class RunTask:
 
 def task_of(j: AttemptJob, **kw: Any) -> RunTask:
     return RunTask(j.case_id, j.case_version, j.agent, j.env, **kw)
+
+
+def run_attempt(j: AttemptJob) -> dict[str, Any]:
+    """One attempt's record as the driver writes it (its JSON object): what these tests
+    read of a record (:func:`evalcase.run.runner.run_attempt` returns the typed record)."""
+    return runner.run_attempt(j).to_json()
+
+
+def as_json(records: Iterable[AttemptRecord]) -> list[dict[str, Any]]:
+    """Records an executor yielded, as the driver writes them."""
+    return [r.to_json() for r in records]

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalcase.run.executors import Limits, get_executor
-from evalcase.run.runner import run_attempt
-from tests.run.support import job, tool, view
+from tests.run.support import as_json, job, run_attempt, tool, view
 
 AGENTS = Path(__file__).parent / "cmd_agents"
 
@@ -69,7 +68,7 @@ def test_a_missing_program_is_an_error_record() -> None:
 def test_a_batch_of_bad_agents_yields_one_record_each_and_finishes() -> None:
     names = ["echo", "crash", "hang", "garbage", "huge", "unknown_tool"]
     jobs = [job(view("x"), agent=cmd(n), case_id=n, timeout=1.5) for n in names]
-    records = {r["case_id"]: r for r in get_executor("local").run(jobs, concurrency=3)}
+    records = {r["case_id"]: r for r in as_json(get_executor("local").run(jobs, concurrency=3))}
     assert set(records) == set(names)
     assert records["echo"]["status"] == "completed"
     assert all(records[n]["status"] == "error" for n in names[1:])

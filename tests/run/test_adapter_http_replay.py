@@ -15,9 +15,8 @@ import pytest
 
 from evalcase.run import driver
 from evalcase.run.executors import get_executor
-from evalcase.run.runner import run_attempt
 from tests.helpers import POLL
-from tests.run.support import job, task_of, tool, view
+from tests.run.support import job, run_attempt, task_of, tool, view
 
 LOOKUP = tool(
     "order_lookup", responses=({"when": {"order_id": "ORDER_1"}, "result": {"status": "signed"}},)

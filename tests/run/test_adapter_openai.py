@@ -10,9 +10,8 @@ import pytest
 
 from evalcase.run import driver
 from evalcase.run.executors import get_executor
-from evalcase.run.runner import run_attempt
 from tests.run.openai_server import RESET, TRICKLE, Server, completion
-from tests.run.support import job, task_of, tool, view
+from tests.run.support import job, run_attempt, task_of, tool, view
 
 KEY = "sk-test-7f3a9c1e-never-written"
 LOOKUP = tool(

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from evalcase.run.runner import run_attempt
 from evalcase.run.spec import Permission, ToolError
 from tests.helpers import bundled_repo, commit_all, run_cli
-from tests.run.support import fault, job, tool, view
+from tests.run.support import fault, job, run_attempt, tool, view
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "(" + " + ".join(["size(args)"] * 25) + ") * 0 == 0 && "

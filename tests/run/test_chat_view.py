@@ -17,9 +17,9 @@ from evalcase.run import chat_view
 from evalcase.run.adapters import rendering
 from evalcase.run.executors import AttemptJob
 from evalcase.run.protocol import tool_specs
-from evalcase.run.runner import run_attempt
 from tests.contract.test_agent_view import TASKS, agent_source, secrets
 from tests.run.openai_server import Server, completion
+from tests.run.support import run_attempt
 
 KEY_VAR = "EVALCASE_TEST_CHAT_VIEW_KEY"
 

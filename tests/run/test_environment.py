@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from evalcase.contract import records
-from evalcase.run.runner import run_attempt
 from evalcase.run.spec import Corpus, Fault, Passage, Permission, ToolError
-from tests.run.support import fault, job, tool, view
+from tests.run.support import fault, job, run_attempt, tool, view
 
 ACCOUNT_SCHEMA = {
     "type": "object",
@@ -260,3 +259,50 @@ def test_builtin_retrieval_honours_effective_at() -> None:
         {"passage_id": "p01", "doc_id": "general", "step": record["retrieved"][0]["step"]}
     ]
     assert any(e["type"] == "retrieval" for e in record["trace"])
+
+
+def test_each_call_is_answered_as_a_typed_record_and_the_agent_gets_its_message() -> None:
+    from evalcase.contract.attempt import StateChange, ToolCallRecord
+    from evalcase.run.environment import Environment, Recorder, tool_message
+
+    submit = tool(
+        "refund_submit",
+        side_effect=True,
+        responses=(
+            {"when": "true", "result": {"ok": True},
+             "state_change": {"orders.{args.order_id}.status": "refunded"}},
+        ),
+    )  # fmt: skip
+    spec = job(view("x", tools=(submit,)), (submit,),
+               state={"orders": {"ORDER_1": {"status": "paid"}}}).env  # fmt: skip
+    env = Environment(spec, Recorder())
+    record = env.answer("c1", "refund_submit", '{"order_id": "ORDER_1"}', user_confirmed=True)
+    assert isinstance(record, ToolCallRecord) and env.calls == [record]
+    assert (record.tool, record.arguments, record.ok, record.side_effect, record.actor) == (
+        "refund_submit", {"order_id": "ORDER_1"}, True, True, "agent",
+    )  # fmt: skip
+    assert record.changes == (
+        StateChange("set", "orders.ORDER_1.status", ("orders", "ORDER_1", "status"),
+                    "paid", "refunded"),
+    )  # fmt: skip
+    assert record.audit is not None and record.audit["user_confirmation"] is True
+    assert tool_message(record) == {
+        "role": "tool", "tool_call_id": "c1", "content": json.dumps({"ok": True}),
+    }  # fmt: skip
+    # call() is answer() plus the message: the agent sees what it always saw.
+    again = env.call("c2", "refund_submit", '{"order_id": "nope"}', user_confirmed=True)
+    assert json.loads(again["content"])["error"]["code"] == "invalid_arguments"
+    assert env.calls[-1].valid is False and env.calls[-1].ok is False
+
+
+def test_a_slow_fault_without_a_latency_is_recorded_as_before() -> None:
+    lookup = tool("order_lookup", responses=({"when": "true", "result": {"n": 1}},))
+    v = view(
+        "x", tools=(lookup,), context={"script": [[["order_lookup", {"order_id": "ORDER_1"}]]]}
+    )
+    record = run_attempt(job(v, (lookup,), faults=(fault("order_lookup", "slow"),)))
+    (call,) = record["calls"]
+    assert "latency_ms" in call and call["latency_ms"] is None and call["fault"] == "slow"
+    from evalcase.attempt_check import problems
+
+    assert problems(record) == []

@@ -13,8 +13,7 @@ from evalcase.contract import records
 from evalcase.run import celworker
 from evalcase.run.environment import Environment, Recorder
 from evalcase.run.expr import bounded
-from evalcase.run.runner import run_attempt
-from tests.run.support import job, tool, view
+from tests.run.support import job, run_attempt, tool, view
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -79,14 +78,14 @@ def call(env: Environment, name: str, order_id: str) -> dict[str, Any]:
 def test_a_call_converts_the_state_once_whatever_it_evaluates() -> None:
     env = environment()
     call(env, "lookup", "ORDER_1")
-    assert env.calls[-1]["error"] is None and env.calls[-1]["result"]["n"] == 2000
+    assert env.calls[-1].error is None and env.calls[-1].result["n"] == 2000
     assert env.scopes.conversions["orders"] == 1  # eight evaluations read it
     for i in range(2, 6):  # other calls, other arguments, changes elsewhere
         call(env, "lookup", f"ORDER_{i}")
     assert env.scopes.conversions["orders"] == 1
     assert env.state["seen"] == 15 and len(env.state["log"]) == 5
     call(env, "close", "ORDER_1")  # changes orders, then reads it
-    assert env.calls[-1]["error"] is None and env.state["last"] == "closed"
+    assert env.calls[-1].error is None and env.state["last"] == "closed"
     assert env.scopes.conversions["orders"] == 2
     call(env, "lookup", "ORDER_7")
     assert env.scopes.conversions["orders"] == 2
@@ -114,8 +113,8 @@ def test_the_worker_is_sent_the_state_once_not_per_evaluation() -> None:
     with bounded(time.monotonic() + 120):
         for i in range(4):
             call(env, "search", f"ORDER_{i}")
-    assert [c["error"] for c in env.calls] == [None] * 4
-    assert [c["result"] for c in env.calls] == [3000] * 4
+    assert [c.error for c in env.calls] == [None] * 4
+    assert [c.result for c in env.calls] == [3000] * 4
     assert env.state["log"] == {f"ORDER_{i}": 3001 for i in range(4)}
     assert celworker.SENT.get("orders", 0) - before == 1  # 12 evaluations, one send
 
@@ -163,12 +162,12 @@ def test_attempts_on_one_initial_state_send_it_to_the_worker_once() -> None:
         call(first, "search", "ORDER_1")
         call(first, "close", "ORDER_1")
         call(first, "search", "ORDER_1")  # orders changed: sent again
-    assert [c["result"] for c in first.calls] == [2999, {"ok": True}, 2998]
+    assert [c.result for c in first.calls] == [2999, {"ok": True}, 2998]
     assert celworker.SENT.get("orders", 0) - before == 2
     second = Environment(spec, Recorder())
     with bounded(time.monotonic() + 120):
         call(second, "search", "ORDER_1")
-    assert second.calls[-1]["result"] == 2999  # the initial orders, not the first's
+    assert second.calls[-1].result == 2999  # the initial orders, not the first's
     assert celworker.SENT.get("orders", 0) - before == 2  # held by the worker already
 
 

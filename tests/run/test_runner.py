@@ -7,8 +7,7 @@ import pickle
 
 from evalcase.contract import records
 from evalcase.run.executors import Limits, get_executor
-from evalcase.run.runner import run_attempt
-from tests.run.support import job, tool, view
+from tests.run.support import as_json, job, run_attempt, tool, view
 
 LOOKUP = tool(
     "order_lookup",
@@ -130,7 +129,7 @@ def test_jobs_pickle_and_the_local_executor_yields_one_record_per_job() -> None:
     v = view("hello", context=script([]))
     jobs = [job(v, attempt=i, agent="py:tests.run.agents:echo") for i in range(1, 7)]
     assert pickle.loads(pickle.dumps(jobs[0])) == jobs[0]
-    records = list(get_executor("local").run(jobs, concurrency=3))
+    records = list(as_json(get_executor("local").run(jobs, concurrency=3)))
     assert sorted(r["attempt"] for r in records) == [1, 2, 3, 4, 5, 6]
     assert {r["output"] for r in records} == {"echo: hello"}
 
@@ -167,3 +166,18 @@ def test_agent_faults_are_recorded_not_raised() -> None:
         bad_scheme["error"]["kind"] == "adapter"
         and "unknown agent scheme" in bad_scheme["error"]["message"]
     )
+
+
+def test_an_attempt_comes_back_typed_and_is_written_as_json_only_by_the_driver() -> None:
+    from evalcase.contract.attempt import AttemptRecord, ToolCallRecord
+    from evalcase.run import runner
+
+    v = view("where is my order", tools=(LOOKUP,),
+             context={"script": [[["order_lookup", {"order_id": "ORDER_1"}]]]})  # fmt: skip
+    record = runner.run_attempt(job(v, (LOOKUP,), state=STATE))
+    assert isinstance(record, AttemptRecord) and record.status == "completed"
+    assert all(isinstance(c, ToolCallRecord) for c in record.calls) and record.calls
+    assert AttemptRecord.from_json(record.to_json()).to_json() == record.to_json()
+    lost = runner.lost_record(job(v, (LOOKUP,)), "gone")
+    assert isinstance(lost, AttemptRecord) and lost.error is not None
+    assert lost.error.kind == "worker_lost"

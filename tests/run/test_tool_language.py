@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.contract import records
-from evalcase.run.runner import run_attempt
-from tests.run.support import job, tool, view
+from tests.run.support import job, run_attempt, tool, view
 
 BOOK_SCHEMA: dict[str, Any] = {
     "type": "object",

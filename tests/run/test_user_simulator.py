@@ -14,11 +14,10 @@ import pytest
 
 from evalcase.contract.task import UserSimulatorSpec
 from evalcase.run.executors import AttemptJob
-from evalcase.run.runner import run_attempt
 from evalcase.run.user_prompt import GUIDELINES, OPENER, PROMPT_VERSION
 from tests.helpers import REPO_ROOT
 from tests.run.openai_server import Server, completion
-from tests.run.support import job, tool, view
+from tests.run.support import job, run_attempt, tool, view
 
 INSTRUCTIONS = {
     "persona": "A retired teacher, polite and brief.",

@@ -122,3 +122,51 @@ def load_plugin(group: str, name: str) -> Any:
     if ep is None:
         raise KeyError(f"no {group} plugin named {name!r}")
     return ep.load()
+
+
+# What a grader or rule-check plugin written for the typed attempt declares (a module or
+# object attribute), so that it gets the typed value (evalcase.contract.records.Observed).
+TYPED_ATTEMPT = "observed"
+
+
+def wants_typed_attempt(obj: Any, func: Any) -> bool:
+    """Whether a grader or rule-check plugin takes the typed attempt: it says so
+    (``ATTEMPT_VIEW = "observed"``), or its ``grade``'s second parameter is annotated
+    ``Observed``. Any other plugin was written against the attempt as one JSON object."""
+    if getattr(obj, "ATTEMPT_VIEW", None) == TYPED_ATTEMPT:
+        return True
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if len(parameters) < 2:
+        return False
+    annotation = parameters[1].annotation
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return isinstance(name, str) and name.rsplit(".", 1)[-1] == "Observed"
+
+
+def attempt_adapter(obj: Any, func: Any, to_mapping: Any) -> Any:
+    """``func`` (a plugin's ``grade(spec, attempt, ...)``) as the engine calls it with the
+    typed attempt. A plugin written against the mapping (see :func:`wants_typed_attempt`)
+    gets ``to_mapping(attempt)``, the record's JSON object with ``initial_state`` added, as
+    before, with a :class:`DeprecationWarning`: this adapter is kept for one release
+    (docs/development.md, "Adding a grader")."""
+    if wants_typed_attempt(obj, func):
+        return func
+    import warnings
+
+    warnings.warn(
+        f"plugin {getattr(obj, '__name__', obj)!r} takes the attempt as a mapping: declare "
+        f"ATTEMPT_VIEW = {TYPED_ATTEMPT!r} and read evalcase.contract.records.Observed "
+        "(the mapping view goes in the next release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+
+    def legacy(spec: Any, attempt: Any, *rest: Any) -> Any:
+        return func(spec, to_mapping(attempt), *rest)
+
+    return legacy

@@ -29,9 +29,8 @@ from evalcase.contract import records
 from evalcase.run import isolation
 from evalcase.run.executors import AttemptJob, Limits, get_executor
 from evalcase.run.outputs import AttemptWriter
-from evalcase.run.runner import run_attempt
 from tests.helpers import POLL
-from tests.run.support import job, tool, view
+from tests.run.support import as_json, job, run_attempt, tool, view
 
 HERE = Path(__file__).parent
 NOTE_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -356,7 +355,9 @@ def test_an_expensive_cel_when_is_a_timeout_and_does_not_starve_the_others() -> 
                   agent=cmd("calls_once", "order_lookup", '{"order_id": "ORDER_1"}')),
         case_id="quick",
     )  # fmt: skip
-    got = {r["case_id"]: r for r in get_executor("local").run([slow, quick], concurrency=2)}
+    got = {
+        r["case_id"]: r for r in as_json(get_executor("local").run([slow, quick], concurrency=2))
+    }
     assert got["case_1"]["error"]["kind"] == "timeout", got["case_1"]["error"]
     assert "still running at the deadline" in got["case_1"]["error"]["message"]
     assert got["quick"]["status"] == "completed", got["quick"]["error"]

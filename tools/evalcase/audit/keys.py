@@ -140,19 +140,17 @@ def retrievals(task: Task) -> list[dict[str, Any]]:
     passage with a retrieval tool of the case (a tool the built-in retrieval answers: it
     takes a ``query``), the passage's own words as the query, so the evidence the answer
     rests on is retrieved as a correct agent would."""
-    rag = task.judge.rag if isinstance(task.judge.rag, Mapping) else {}
-    evidence = [e for e in as_list(rag.get("gold_evidence")) if isinstance(e, Mapping)]
+    evidence = task.judge.gold_evidence
     tool = retrieval_tool(task)
     if not evidence or tool is None:
         return []
     passages = {(p.doc_id, p.passage_id): p for c in task.env.corpora for p in c.passages}
     out = []
     for item in evidence:
-        found = passages.get((str(item.get("doc_id")), str(item.get("passage_id"))))
+        found = passages.get((str(item.doc_id), str(item.passage_id)))
         if found is None:
             found = next(
-                (p for (_, pid), p in passages.items() if pid == str(item.get("passage_id"))),
-                None,
+                (p for (_, pid), p in passages.items() if pid == str(item.passage_id)), None
             )
         if found is not None:
             out.append({"tool": tool, "args": {"query": f"{found.title} {found.text}".strip()}})

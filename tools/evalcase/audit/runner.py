@@ -277,10 +277,9 @@ def _grade_and_store(
             task = by_id.get(record.case_id)
             if task is None:
                 continue
-            recorded = record.to_json()
-            trusted, _ = records.with_initial_state(recorded, task.env.initial_state)
+            trusted = records.observe(record, task.env.initial_state)
             results[task.case_id][agent] = grade_attempt(task.judge, trusted, ctx)
-            attempts[task.case_id][agent] = recorded
+            attempts[task.case_id][agent] = record.to_json()
     stamp = _now()
     for task in todo:
         audited = case_audit(task, results[task.case_id], attempts[task.case_id])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -54,9 +54,9 @@ class RichProgress:
             self.label, total=total, completed=done, errors=errors, rate=""
         )
 
-    def advance(self, record: Mapping[str, Any]) -> None:
+    def advance(self, record: attempt.AttemptRecord) -> None:
         self.new += 1
-        self.errors += attempt.read(record).errored
+        self.errors += record.errored
         rate = self.new / max(1e-9, time.monotonic() - self.t0)
         self.progress.update(self.task, advance=1, errors=self.errors, rate=f"{rate:.1f}/s")
 
@@ -100,10 +100,10 @@ class PlainProgress:
         self.total, self.done, self.errors = total, done, errors
         self._line(self.clock())
 
-    def advance(self, record: Mapping[str, Any]) -> None:
+    def advance(self, record: attempt.AttemptRecord) -> None:
         self.done += 1
         self.new += 1
-        typed = attempt.read(record)
+        typed = record
         if typed.errored:
             self.errors += 1
             kind, message = (typed.error.kind, typed.error.message) if typed.error else (None, None)

@@ -22,7 +22,14 @@ never raises on a wrong type, it reads what it can (a missing number is 0, a mis
 ``""``), as the readers always did; the schema says what the runner writes, and the test
 suite checks every record the runner writes against it (:mod:`evalcase.attempt_check`).
 
-Nested parts stay JSON objects (``messages``, ``trace`` events, ``calls``, ``retrieved``,
+A tool call is a :class:`ToolCallRecord` and each of its state changes a
+:class:`StateChange`: graders read them by field, never by key. Records of version 1 kept
+the state before each call (``state_before``): :meth:`ToolCallRecord.from_json` keeps it
+as :attr:`ToolCallRecord.legacy_state_before`, the one place that knows of it. A call's
+``actor`` says who made it (``agent``, or ``user`` for a simulated user's own tools); it
+is written only when not ``agent``, so records of agent calls are as before.
+
+Other nested parts stay JSON objects (``messages``, ``trace`` events, ``retrieved``,
 ``state_diff``): their shape is in the schema, and they are read by the graders that
 know them (:mod:`evalcase.contract.records` rebuilds states from the calls' changes).
 """
@@ -31,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 # 2: no final_state and no per-call state_before (rebuilt from initial_state and the
 # calls' changes: evalcase.contract.records); agent_stderr for cmd: agents.
@@ -143,6 +150,201 @@ class ConversationEnd:
         return cls(_opt_text(raw.get("ended_by")), _int(raw.get("user_turns")))
 
 
+Actor = Literal["agent", "user"]
+
+# The fields of a call this version defines (any other is kept in ``extra``).
+_CALL_FIELDS = frozenset(
+    {"step", "id", "tool", "args", "valid", "result", "error", "fault", "denied_by",
+     "side_effect", "user_confirmed", "changes", "latency_ms", "ok", "audit", "actor",
+     "state_before"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One write of a call: the dotted ``path`` (and its ``keys``, for keys that hold
+    dots), the operation, and the value before and after."""
+
+    op: str
+    path: str
+    keys: tuple[str, ...] | None = None  # None: not recorded (split the path)
+    before: Any = None
+    after: Any = None
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The keys the change walks: ``keys`` when recorded, else the path split on dots."""
+        if self.keys:
+            return self.keys
+        return tuple(self.path.split(".")) if self.path else ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "path": self.path}
+        if self.keys is not None:
+            out["keys"] = list(self.keys)
+        out["before"] = self.before
+        out["after"] = self.after
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> StateChange | None:
+        if not isinstance(raw, Mapping):
+            return None
+        keys = raw.get("keys")
+        return cls(
+            _text(raw.get("op"), "set"),
+            _text(raw.get("path")),
+            tuple(str(k) for k in keys) if isinstance(keys, list) else None,
+            raw.get("before"),
+            raw.get("after"),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call as the environment answered it (``calls`` of the record)."""
+
+    step: int
+    id: str | None
+    tool: str
+    args: Any  # the parsed arguments (None: not JSON; the trace keeps the raw text)
+    valid: bool = True
+    result: Any = None
+    error: Json | None = None  # the tool's error: code, message (retry_after_ms...)
+    fault: str | None = None  # the injected fault's kind
+    denied_by: str | None = None  # the permission policy that refused the call
+    side_effect: bool = False
+    user_confirmed: bool = False
+    changes: tuple[StateChange, ...] = ()
+    latency_ms: int | float | None = None  # a slow response's or fault's declared latency
+    ok: bool | None = None  # None: not recorded (records written before it)
+    audit: Json | None = None  # a side-effect tool's audit record
+    actor: Actor = "agent"
+    legacy_state_before: Json | None = None  # version 1: the state as the call found it
+    extra: Json = field(default_factory=dict)  # fields this version does not define
+
+    @property
+    def arguments(self) -> Json:
+        """The arguments when they are a JSON object, else an empty one."""
+        return self.args if isinstance(self.args, Mapping) else {}
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the tool answered with a result (no error)."""
+        return self.error is None
+
+    def view(self) -> dict[str, Any]:
+        """What CEL expressions see of the call in ``calls``: tool, args, ok, error, result."""
+        return {
+            "tool": self.tool,
+            "args": self.args,
+            "ok": self.error is None,
+            "error": self.error,
+            "result": self.result,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "step": self.step,
+            "id": self.id,
+            "tool": self.tool,
+            "args": self.args,
+            "valid": self.valid,
+            "result": self.result,
+            "error": None if self.error is None else dict(self.error),
+            "fault": self.fault,
+            "denied_by": self.denied_by,
+            "side_effect": self.side_effect,
+            "user_confirmed": self.user_confirmed,
+            "changes": [c.to_json() for c in self.changes],
+        }
+        if self.latency_ms is not None:
+            out["latency_ms"] = self.latency_ms
+        if self.ok is not None:
+            out["ok"] = self.ok
+        if self.audit is not None:
+            out["audit"] = dict(self.audit)
+        if self.actor != "agent":
+            out["actor"] = self.actor
+        if self.legacy_state_before is not None:
+            out["state_before"] = self.legacy_state_before
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ToolCallRecord | None:
+        """A call read back (None for what is not an object); never raises."""
+        if not isinstance(raw, Mapping):
+            return None
+        error = raw.get("error")
+        audit = raw.get("audit")
+        latency = raw.get("latency_ms")
+        ok = raw.get("ok")
+        before = raw.get("state_before")
+        changes = raw.get("changes")
+        actor = raw.get("actor")
+        return cls(
+            step=_int(raw.get("step")),
+            id=_opt_text(raw.get("id")),
+            tool=_text(raw.get("tool")),
+            args=raw.get("args"),
+            valid=raw.get("valid") is not False,
+            result=raw.get("result"),
+            error=error if isinstance(error, Mapping) else None,
+            fault=_opt_text(raw.get("fault")),
+            denied_by=_opt_text(raw.get("denied_by")),
+            side_effect=raw.get("side_effect") is True,
+            user_confirmed=raw.get("user_confirmed") is True,
+            changes=tuple(
+                c for c in (StateChange.from_json(x) for x in changes or ()) if c is not None
+            )
+            if isinstance(changes, list)
+            else (),
+            latency_ms=latency
+            if isinstance(latency, int | float) and not isinstance(latency, bool)
+            else None,
+            ok=ok if isinstance(ok, bool) else None,
+            audit=audit if isinstance(audit, Mapping) else None,
+            actor="user" if actor == "user" else "agent",
+            legacy_state_before=before if isinstance(before, Mapping) else None,
+            # A null latency (a slow fault that declared none) is kept as it was written.
+            extra={
+                k: v
+                for k, v in raw.items()
+                if k not in _CALL_FIELDS or (k == "latency_ms" and v is None)
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """One passage the built-in retrieval returned (``retrieved``), with the trace step of
+    the retrieval; ``effective_from`` / ``effective_to`` when the record says."""
+
+    passage_id: Any
+    doc_id: Any
+    step: int | None = None
+    effective_from: Any = None
+    effective_to: Any = None
+
+    @classmethod
+    def from_json(cls, raw: Json) -> Retrieval:
+        step = raw.get("step")
+        return cls(
+            raw.get("passage_id"),
+            raw.get("doc_id"),
+            step if isinstance(step, int) and not isinstance(step, bool) else None,
+            raw.get("effective_from"),
+            raw.get("effective_to"),
+        )
+
+
+def _calls(value: Any) -> tuple[ToolCallRecord, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(c for c in map(ToolCallRecord.from_json, value) if c is not None)
+
+
 @dataclass(frozen=True)
 class AttemptRecord:
     """One attempt as the runner recorded it (``schemas/attempt.schema.json``)."""
@@ -157,7 +359,7 @@ class AttemptRecord:
     output: str | None
     messages: Sequence[Json]
     trace: Sequence[Json]
-    calls: Sequence[Json]
+    calls: tuple[ToolCallRecord, ...]
     retrieved: Sequence[Json]
     initial_state_digest: str | None
     state_diff: Sequence[Json]
@@ -178,7 +380,8 @@ class AttemptRecord:
 
     @property
     def key(self) -> tuple[str, str, int]:
-        """What makes a record one attempt: case, case version, attempt number."""
+        """What makes a record one attempt: case, case version, attempt number (the same
+        as :func:`key_of` reads from the record's JSON object)."""
         return (self.case_id, self.case_version, self.attempt)
 
     @property
@@ -205,7 +408,7 @@ class AttemptRecord:
             {
                 "messages": list(self.messages),
                 "trace": list(self.trace),
-                "calls": list(self.calls),
+                "calls": [c.to_json() for c in self.calls],
                 "retrieved": list(self.retrieved),
                 "initial_state_digest": self.initial_state_digest,
                 "state_diff": list(self.state_diff),
@@ -250,7 +453,7 @@ class AttemptRecord:
             output=_opt_text(raw.get("output")),
             messages=_objects(raw.get("messages")),
             trace=_objects(raw.get("trace")),
-            calls=_objects(raw.get("calls")),
+            calls=_calls(raw.get("calls")),
             retrieved=_objects(raw.get("retrieved")),
             initial_state_digest=_opt_text(raw.get("initial_state_digest")),
             state_diff=_objects(raw.get("state_diff")),
@@ -276,6 +479,13 @@ class AttemptRecord:
 _FIELDS = frozenset(
     f.name for f in AttemptRecord.__dataclass_fields__.values() if f.name != "legacy"
 )
+
+
+def key_of(raw: Json) -> tuple[str, str, int]:
+    """:attr:`AttemptRecord.key` of a record's JSON object, read as
+    :meth:`AttemptRecord.from_json` reads those three fields, without reading the rest
+    (deduplicating a file's records costs no parse of their calls)."""
+    return (str(raw.get("case_id")), str(raw.get("case_version")), _int(raw.get("attempt")))
 
 
 def upgrade(raw: Json) -> dict[str, Any]:

@@ -635,6 +635,17 @@ def gold_passages(gold: Any, corpora: Iterable[Corpus]) -> list[dict[str, Any]]:
     return out
 
 
+def grader_config(raw: Mapping[str, Any]) -> GraderConfig:
+    """One configured grader: its type, weight (None when not written), ``hard`` (default
+    true) and its other keys as options."""
+    return GraderConfig(
+        _str(raw.get("type")),
+        float(raw["weight"]) if isinstance(raw.get("weight"), (int, float)) else None,
+        {k: v for k, v in raw.items() if k not in ("type", "weight", "hard")},
+        bool(raw.get("hard", True)),
+    )
+
+
 def judge_view(
     case: Mapping[str, Any],
     fixtures: Mapping[str, Mapping[str, Any]],
@@ -645,13 +656,7 @@ def judge_view(
     ``needs`` predicates see what they will see at grading time."""
     evaluator = _dict(case.get("evaluator_config"))
     graders = tuple(
-        GraderConfig(
-            _str(g.get("type")),
-            float(g["weight"]) if isinstance(g.get("weight"), (int, float)) else None,
-            {k: v for k, v in g.items() if k not in ("type", "weight")},
-        )
-        for g in graders_of.configured(evaluator)
-        if isinstance(g, Mapping)
+        grader_config(g) for g in graders_of.configured(evaluator) if isinstance(g, Mapping)
     )
     rubric: Rubric | None = None
     judge = _dict(evaluator.get("judge"))
@@ -704,44 +709,24 @@ def judge_view(
     )
 
 
-def build_task(
-    case: Mapping[str, Any],
-    fixtures: Mapping[str, Mapping[str, Any]],
-    resolve: Resolve,
-    *,
-    refs: Iterable[tuple[str, str, str]] = (),
-    dataset_id: str = "",
-    path: str = "",
-) -> Task | list[Problem]:
-    """The Task of one case (see the module documentation). ``refs``: the case's
-    references ``(field, kind, target)`` (``CaseFacts.refs``); each must resolve."""
-    problems: list[Problem] = []
-    used: dict[str, None] = {}
-
-    def fixture_ids(field: str, kind: str, targets: Iterable[str]) -> None:
-        for target in targets:
-            hits = resolve(kind, target)
-            if not hits:
-                problems.append(Problem(field, f"{target!r} resolves to no fixture"))
-            used.update(dict.fromkeys(hits))
-
-    # Every reference resolves (the same references lint checks).
-    for field_name, kind, target in refs:
-        fixture_ids(field_name, kind, [target])
-
-    environment = _dict(case.get("environment"))
-    effective_at = environment.get("effective_at")
+def _effective_at(case: Mapping[str, Any]) -> str | None:
+    """``environment.effective_at``, else ``environment_requirements.effective_at``."""
+    effective_at = _dict(case.get("environment")).get("effective_at")
     if effective_at is None:
         effective_at = _dict(case.get("environment_requirements")).get("effective_at")
-    effective_at = str(effective_at) if effective_at is not None else None
+    return str(effective_at) if effective_at is not None else None
 
-    # State: tool cases' state, agent cases' initial_state, state fixtures in context.
+
+def _initial_state(
+    case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]], problems: list[Problem]
+) -> tuple[state_model.MergedState, tuple[str, ...], list[Turn]]:
+    """State: tool cases' ``state``, agent cases' ``initial_state``, state fixtures in
+    ``context``, merged (a conflict is a problem); and the conversation fixtures' turns."""
     state_parts: list[tuple[str, Any]] = []
     state_ids: list[str] = []
     conversation: list[Turn] = []
     inline: dict[str, Any] = {}
-    context = _dict(case.get("context"))
-    for fixture_id in _strs(context.get("fixtures")):
+    for fixture_id in _strs(_dict(case.get("context")).get("fixtures")):
         fixture = fixtures.get(fixture_id, {})
         data = _dict(fixture.get("data"))
         if fixture.get("kind") == "conversation":
@@ -772,8 +757,14 @@ def build_task(
                 f"{conflict.second_value!r} in {conflict.second}",
             )
         )
+    return merged, tuple(state_ids), conversation
 
-    # Tools: what the agent may call, as cards for the agent and behaviours for the env.
+
+def _tools(
+    case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[ToolCard], dict[str, ToolBehaviour]]:
+    """What the agent may call: cards for the agent and behaviours for the environment."""
+    environment = _dict(case.get("environment"))
     tool_names = _unique([*_strs(case.get("available_tools")), *_strs(environment.get("tools"))])
     cards: list[ToolCard] = []
     behaviours: dict[str, ToolBehaviour] = {}
@@ -783,7 +774,10 @@ def build_task(
             continue
         cards.append(tool_card(name, tool_fixture))
         behaviours[name] = tool_behaviour(name, tool_fixture)
+    return cards, behaviours
 
+
+def _faults(environment: Mapping[str, Any], problems: list[Problem]) -> list[Fault]:
     faults: list[Fault] = []
     for i, item in enumerate(_list(environment.get("faults"))):
         if isinstance(item, Mapping):
@@ -792,9 +786,18 @@ def build_task(
                 problems.append(made)
             else:
                 faults.append(made)
-    perms, perm_problems = permissions(environment.get("permissions"))
-    problems += perm_problems
+    return faults
 
+
+def _corpora(
+    case: Mapping[str, Any],
+    fixtures: Mapping[str, Mapping[str, Any]],
+    resolve: Resolve,
+    effective_at: str | None,
+) -> tuple[list[Corpus], list[str]]:
+    """The corpora the case names (``corpus_version``, ``knowledge_base``), with their
+    passages in effect at ``effective_at``, and the fixture IDs they resolved to."""
+    environment = _dict(case.get("environment"))
     corpora: list[Corpus] = []
     corpus_ids: list[str] = []
     requirements = _dict(case.get("environment_requirements"))
@@ -802,7 +805,6 @@ def build_task(
         corpus_ids += resolve("corpus_version", requirements["corpus_version"])
     if isinstance(environment.get("knowledge_base"), str):
         corpus_ids += resolve("knowledge_base", environment["knowledge_base"])
-    used.update(dict.fromkeys(corpus_ids))
     for fixture_id in _unique(corpus_ids):
         fixture = fixtures.get(fixture_id, {})
         data = _dict(fixture.get("data"))
@@ -814,9 +816,23 @@ def build_task(
                 passages(fixture, effective_at),
             )
         )
+    return corpora, corpus_ids
 
-    # The conversation: assistant turns (and what precedes them) are history; the user
-    # turns after the last assistant turn are what the agent answers.
+
+@dataclass(frozen=True)
+class _Script:
+    """The conversation as the runner plays it: history, the user turns to send, each
+    turn's ``when`` and the turns that confirm."""
+
+    history: tuple[Turn, ...]
+    user_turns: tuple[str, ...]
+    conditions: tuple[str | None, ...]
+    confirmations: tuple[int, ...]
+
+
+def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
+    """Assistant turns (and what precedes them) are history; the user turns after the last
+    assistant turn are what the agent answers."""
     interaction = [t for t in _list(case.get("interaction")) if isinstance(t, Mapping)]
     history = list(conversation)
     user_turns: list[str] = []
@@ -847,42 +863,91 @@ def build_task(
             user_turns.append(value)
         elif value is not None:
             user_turns.append(json.dumps(value, ensure_ascii=False))
+    return _Script(tuple(history), tuple(user_turns), tuple(conditions), tuple(confirmations))
 
-    simulator = user_simulator(case.get("user_simulator"))
-    if isinstance(simulator, Problem):
-        problems.append(simulator)
-        simulator = None
 
+def _agent_view(
+    case: Mapping[str, Any], script: _Script, cards: list[ToolCard], effective_at: str | None
+) -> AgentView:
+    """All the agent may receive of the case."""
     generation = _dict(case.get("generation_config"))
     system = generation.pop("system_prompt", None)
     params: dict[str, Any] = dict(generation)
     if effective_at is not None:
         params["now"] = effective_at
-    case_id = _str(case.get("case_id"))
-    case_version = _str(case.get("case_version"))
-    agent = AgentView(
-        attempt_key=_digest({"case": case_id, "version": case_version}, 8),
+    context = _dict(case.get("context"))
+    return AgentView(
+        attempt_key=_digest(
+            {"case": _str(case.get("case_id")), "version": _str(case.get("case_version"))}, 8
+        ),
         system=system if isinstance(system, str) else None,
-        history=tuple(history),
-        user_turns=tuple(user_turns),
+        history=script.history,
+        user_turns=script.user_turns,
         context={k: v for k, v in context.items() if k != "fixtures"},
         tools=tuple(cards),
         params=params,
     )
+
+
+def _task_meta(case: Mapping[str, Any]) -> dict[str, Any]:
+    """What reports need of the case beyond its judge view (title, tags, roles...)."""
+    meta = {k: case[k] for k in _META if k in case}
+    metadata = _dict(case.get("metadata"))
+    meta.update({k: metadata[k] for k in ("tags", "dataset_role", "owner") if k in metadata})
+    meta["case_types"] = list(_strs(case.get("case_types")))
+    if isinstance(case.get("prompt"), str):
+        meta["prompt"] = case["prompt"]  # the runner applies it (evalcase.contract.prompt)
+    return meta
+
+
+def build_task(
+    case: Mapping[str, Any],
+    fixtures: Mapping[str, Mapping[str, Any]],
+    resolve: Resolve,
+    *,
+    refs: Iterable[tuple[str, str, str]] = (),
+    dataset_id: str = "",
+    path: str = "",
+) -> Task | list[Problem]:
+    """The Task of one case (see the module documentation). ``refs``: the case's
+    references ``(field, kind, target)`` (``CaseFacts.refs``); each must resolve."""
+    problems: list[Problem] = []
+    used: dict[str, None] = {}
+    # Every reference resolves (the same references lint checks).
+    for field_name, kind, target in refs:
+        hits = resolve(kind, target)
+        if not hits:
+            problems.append(Problem(field_name, f"{target!r} resolves to no fixture"))
+        used.update(dict.fromkeys(hits))
+
+    environment = _dict(case.get("environment"))
+    effective_at = _effective_at(case)
+    merged, state_ids, conversation = _initial_state(case, fixtures, problems)
+    cards, behaviours = _tools(case, fixtures)
+    faults = _faults(environment, problems)
+    perms, perm_problems = permissions(environment.get("permissions"))
+    problems += perm_problems
+    corpora, corpus_ids = _corpora(case, fixtures, resolve, effective_at)
+    used.update(dict.fromkeys(corpus_ids))
+    script = _script(case, conversation)
+    simulator = user_simulator(case.get("user_simulator"))
+    if isinstance(simulator, Problem):
+        problems.append(simulator)
+        simulator = None
+
     env = EnvSpec(
         initial_state=merged.document,
         tools=behaviours,
         faults=tuple(faults),
         permissions=tuple(perms),
         corpora=tuple(corpora),
-        confirmations=tuple(confirmations),
+        confirmations=script.confirmations,
         effective_at=effective_at,
-        state_fixtures=tuple(state_ids),
+        state_fixtures=state_ids,
         sandbox=environment.get("sandbox"),
-        user_conditions=tuple(conditions) if any(c is not None for c in conditions) else (),
+        user_conditions=script.conditions if any(c is not None for c in script.conditions) else (),
         user_simulator=simulator,
     )
-
     judge_spec = judge_view(case, fixtures, corpora)
     if (
         judge_spec.final_state_check is not None
@@ -895,20 +960,14 @@ def build_task(
     fixture_versions = {
         fid: _str(fixtures[fid].get("fixture_version")) for fid in sorted(used) if fid in fixtures
     }
-    meta = {k: case[k] for k in _META if k in case}
-    metadata = _dict(case.get("metadata"))
-    meta.update({k: metadata[k] for k in ("tags", "dataset_role", "owner") if k in metadata})
-    meta["case_types"] = list(_strs(case.get("case_types")))
-    if isinstance(case.get("prompt"), str):
-        meta["prompt"] = case["prompt"]  # the runner applies it (evalcase.contract.prompt)
     return Task(
-        case_id=case_id,
-        case_version=case_version,
+        case_id=_str(case.get("case_id")),
+        case_version=_str(case.get("case_version")),
         dataset_id=dataset_id or _str(case.get("dataset_id")),
-        agent=agent,
+        agent=_agent_view(case, script, cards, effective_at),
         env=env,
         judge=judge_spec,
-        meta=meta,
+        meta=_task_meta(case),
         digest=_case_digest(case, {f: fixtures.get(f) for f in sorted(used)}),
         fixture_versions=fixture_versions,
         path=path,

@@ -37,6 +37,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# Old names still accepted in cases (docs/grading.md) and what they became.
+RENAMED: dict[str, str] = {
+    "state_unchanged": "state_match",
+    "tool_sequence": "tool_calls",
+    "tool_args": "tool_calls",
+    "contains": "must_include",
+    "evidence_recall": "evidence_recall_at_k",
+    "human_review": "human",
+}
+
 __all__ = ["ADDED_WEIGHT", "IMPLIED", "added", "configured", "implied"]
 
 # (evaluator_config key, the grader it implies), in the order they are added.

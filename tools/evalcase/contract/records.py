@@ -17,8 +17,8 @@ so that all of them treat a file the same way:
   the case and its fixtures at the run's commit (trusted), never read from the record (an
   output anyone can write). The record keeps its :func:`state_digest`
   (``initial_state_digest``) so that grading can tell when the case's state is not the
-  one the attempt ran on; :func:`with_initial_state` gives graders the attempt with the
-  case's state. Records of versions 1 and 2 carry ``initial_state``: still readable, but
+  one the attempt ran on; :func:`observe` gives graders the attempt (an :class:`Observed`)
+  with the case's state. Records of versions 1 and 2 carry ``initial_state``: still readable, but
   the case's state is used when the case is known.
 """
 
@@ -31,6 +31,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from evalcase.contract.attempt import (
+    AttemptRecord,
+    Retrieval,
+    StateChange,
+    ToolCallRecord,
+    key_of,
+    read,
+)
 
 
 def state_text(state: Mapping[str, Any]) -> str:
@@ -56,28 +65,6 @@ def _cached_digest(state: Mapping[str, Any]) -> str:
         _DIGESTS.clear()
     _DIGESTS[id(state)] = (state, digest)
     return digest
-
-
-def with_initial_state(
-    attempt: Mapping[str, Any], initial: Mapping[str, Any] | None
-) -> tuple[dict[str, Any], str | None]:
-    """The attempt as graders read it: ``initial_state`` is the case's (``initial``, from
-    the case at the run's commit), never the record's own. The second value says why the
-    state could not be given (the record's digest names another state): graders that need
-    it then find none and answer ``error``, never a verdict over the wrong state."""
-    out = dict(attempt)
-    if initial is None:
-        return out, None
-    recorded = attempt.get("initial_state_digest")
-    if isinstance(recorded, str) and recorded != _cached_digest(initial):
-        out["initial_state"] = None
-        out["initial_state_problem"] = reason = (
-            "the attempt ran on another initial state than the case's at the run's commit "
-            f"(record {recorded[:19]}..., case {_cached_digest(initial)[:19]}...)"
-        )
-        return out, reason
-    out["initial_state"] = initial
-    return out, None
 
 
 @dataclass(frozen=True)
@@ -178,22 +165,13 @@ def read_jsonl(path: Path, damaged: list[Damaged] | None = None) -> Iterator[dic
             yield value
 
 
-def attempt_key(record: Mapping[str, Any]) -> tuple[str, str, int]:
-    """What makes a record one attempt: case, case version, attempt number."""
-    try:
-        attempt = int(record.get("attempt") or 0)
-    except (TypeError, ValueError):
-        attempt = 0
-    return (str(record.get("case_id")), str(record.get("case_version")), attempt)
-
-
 def dedup(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """One record per attempt key: the first written wins (a second runner's copy of an
     attempt that was already recorded is dropped)."""
     seen: set[tuple[str, str, int]] = set()
     out = []
     for record in records:
-        key = attempt_key(record)
+        key = key_of(record)
         if key in seen:
             continue
         seen.add(key)
@@ -217,13 +195,10 @@ def _shallow(value: Any) -> Any:
     return value
 
 
-def _apply(state: dict[str, Any], change: Mapping[str, Any]) -> None:
-    keys = change.get("keys")
-    if not isinstance(keys, list) or not keys:
-        path = change.get("path")
-        if not isinstance(path, str) or not path:
-            return
-        keys = path.split(".")
+def _apply(state: dict[str, Any], change: StateChange) -> None:
+    keys = change.parts
+    if not keys:
+        return
     # Path copying: every container on the way is copied (shallowly) before it changes,
     # so the initial state, shared by every attempt of a case, is never changed, and a
     # change costs the size of the containers on its path, not of the state.
@@ -242,7 +217,7 @@ def _apply(state: dict[str, Any], change: Mapping[str, Any]) -> None:
         else:
             return
     last = str(keys[-1])
-    if change.get("op") == "append":
+    if change.op == "append":
         if isinstance(node, dict):
             target = node[last] = _shallow(node.get(last, []))
         elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
@@ -250,58 +225,174 @@ def _apply(state: dict[str, Any], change: Mapping[str, Any]) -> None:
         else:
             return
         if isinstance(target, list):
-            target.append(_copy(change.get("after")))
+            target.append(_copy(change.after))
         return
     if isinstance(node, dict):
-        if change.get("op") == "delete":
+        if change.op == "delete":
             node.pop(last, None)
         else:
-            node[last] = _copy(change.get("after"))
+            node[last] = _copy(change.after)
     elif isinstance(node, list) and last.lstrip("-").isdigit():
         index = int(last)
         if -len(node) <= index < len(node):
-            if change.get("op") == "delete":
+            if change.op == "delete":
                 del node[index]
             else:
-                node[index] = _copy(change.get("after"))
+                node[index] = _copy(change.after)
 
 
-def _calls(attempt: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    calls = attempt.get("calls")
-    return [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
+def _record(attempt: Mapping[str, Any] | AttemptRecord) -> AttemptRecord:
+    return attempt if isinstance(attempt, AttemptRecord) else read(attempt)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a grader receives of one attempt: the typed record and the initial state it
+    ran on (the case's, see :func:`observe`), with the states rebuilt from the calls'
+    changes. ``initial_state`` is None when there is none to trust; ``initial_state_problem``
+    then says why (the record's digest names another state), so a grader that needs the
+    state answers ``error``, never a verdict over the wrong state."""
+
+    record: AttemptRecord
+    initial_state: Mapping[str, Any] | None = None
+    initial_state_problem: str | None = None
+    # False for a hand-made record without ``retrieved`` (the runner always writes it).
+    retrieval_recorded: bool = True
+
+    @property
+    def calls(self) -> tuple[ToolCallRecord, ...]:
+        return self.record.calls
+
+    @property
+    def output(self) -> str | None:
+        return self.record.output
+
+    def contents(self, role: str) -> list[tuple[int, Any]]:
+        """The content of every message of ``role`` (``user``, ``assistant``...), with
+        the message's index in ``messages``."""
+        return [
+            (i, m.get("content"))
+            for i, m in enumerate(self.record.messages)
+            if m.get("role") == role
+        ]
+
+    def retrievals(self) -> tuple[Retrieval, ...]:
+        """The passages retrieval returned, in order (``retrieved``)."""
+        return tuple(Retrieval.from_json(r) for r in self.record.retrieved)
+
+    def events(self, kind: str) -> list[Mapping[str, Any]]:
+        """The trace events of type ``kind``, in order."""
+        return [e for e in self.record.trace if e.get("type") == kind]
+
+    def has_state_before(self, index: int) -> bool:
+        """Whether the state before call ``index`` can be known: an initial state, or
+        (version 1) the call's own copy."""
+        if isinstance(self.initial_state, Mapping):
+            return True
+        calls = self.record.calls
+        return 0 <= index < len(calls) and calls[index].legacy_state_before is not None
+
+    def state_before(self, index: int) -> dict[str, Any]:
+        """The state as call ``index`` found it. The result shares the parts no call
+        changed with the initial state: read it, do not change it in place."""
+        calls = self.record.calls
+        if 0 <= index < len(calls) and calls[index].legacy_state_before is not None:
+            copy: dict[str, Any] = _copy(dict(calls[index].legacy_state_before or {}))
+            return copy
+        initial = self.initial_state
+        state: dict[str, Any] = dict(initial) if isinstance(initial, Mapping) else {}
+        for call in calls[: max(0, index)]:
+            for change in call.changes:
+                _apply(state, change)
+        return state
+
+    def final_state(self) -> dict[str, Any] | None:
+        """The state at the end of the attempt: recorded (version 1), else rebuilt from
+        the initial state and every change; None without an initial state."""
+        recorded = self.record.legacy.get("final_state")
+        if isinstance(recorded, dict):
+            return recorded
+        if not isinstance(self.initial_state, Mapping):
+            return None
+        return self.state_before(len(self.record.calls))
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The attempt as graders used to receive it, one JSON object: the record's fields
+        with ``initial_state`` (and ``initial_state_problem``) added. For grader plugins
+        written against the mapping (:mod:`evalcase.plugins`), for one release."""
+        out = self.record.to_json()
+        if self.initial_state is not None or self.initial_state_problem is not None:
+            out["initial_state"] = self.initial_state
+        if self.initial_state_problem is not None:
+            out["initial_state_problem"] = self.initial_state_problem
+        return out
+
+    @classmethod
+    def of(cls, attempt: Mapping[str, Any] | AttemptRecord) -> Observed:
+        """An attempt with the initial state its record carries (versions 1 and 2; a
+        version 3 record has none): for records whose case is not known."""
+        record = _record(attempt)
+        initial = record.legacy.get("initial_state")
+        problem = record.legacy.get("initial_state_problem")
+        return cls(
+            record,
+            initial if isinstance(initial, Mapping) else None,
+            problem if isinstance(problem, str) else None,
+            isinstance(attempt, AttemptRecord) or "retrieved" in attempt,
+        )
+
+
+def observe(
+    attempt: Mapping[str, Any] | AttemptRecord, initial: Mapping[str, Any] | None
+) -> Observed:
+    """The attempt as graders read it: ``initial_state`` is the case's (``initial``, from
+    the case at the run's commit), never the record's own; without ``initial`` (the case
+    is not known), the record's own (versions 1 and 2). When the record's digest names
+    another state, there is no initial state and ``initial_state_problem`` says why."""
+    record = _record(attempt)
+    if initial is None:
+        return Observed.of(attempt)
+    retrieval = isinstance(attempt, AttemptRecord) or "retrieved" in attempt
+    recorded = record.initial_state_digest
+    if isinstance(recorded, str) and recorded != _cached_digest(initial):
+        return Observed(
+            record,
+            None,
+            "the attempt ran on another initial state than the case's at the run's commit "
+            f"(record {recorded[:19]}..., case {_cached_digest(initial)[:19]}...)",
+            retrieval,
+        )
+    return Observed(record, initial, None, retrieval)
+
+
+def with_initial_state(
+    attempt: Mapping[str, Any] | AttemptRecord, initial: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], str | None]:
+    """:func:`observe` as the mapping view (:meth:`Observed.to_mapping`) and why the state
+    could not be given (None when it could)."""
+    observed = observe(attempt, initial)
+    return observed.to_mapping(), observed.initial_state_problem
 
 
 def state_before(
-    attempt: Mapping[str, Any], index: int, initial: Mapping[str, Any] | None = None
+    attempt: Mapping[str, Any] | AttemptRecord,
+    index: int,
+    initial: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The state as call ``index`` found it, from ``initial`` (the case's initial state;
-    default: the attempt's ``initial_state``, see :func:`with_initial_state`); records of
-    version 1 kept a copy. The result shares the parts no call changed with the initial
-    state: read it, do not change it in place."""
-    calls = _calls(attempt)
-    if 0 <= index < len(calls) and isinstance(calls[index].get("state_before"), dict):
-        copy: dict[str, Any] = _copy(calls[index]["state_before"])
-        return copy
-    if initial is None:
-        initial = attempt.get("initial_state")
-    # Shares what no change touched with ``initial`` (read it, never change it in place).
-    state: dict[str, Any] = dict(initial) if isinstance(initial, dict) else {}
-    for call in calls[: max(0, index)]:
-        for change in call.get("changes") or ():
-            if isinstance(change, Mapping):
-                _apply(state, change)
-    return state
+    default: the record's own, versions 1 and 2): :meth:`Observed.state_before`."""
+    observed = Observed.of(attempt)
+    if initial is not None:
+        observed = Observed(observed.record, initial)
+    return observed.state_before(index)
 
 
 def final_state(
-    attempt: Mapping[str, Any], initial: Mapping[str, Any] | None = None
+    attempt: Mapping[str, Any] | AttemptRecord, initial: Mapping[str, Any] | None = None
 ) -> dict[str, Any] | None:
-    """The state at the end of the attempt: recorded (version 1), else rebuilt from the
-    initial state (``initial``, default the attempt's ``initial_state``) and every change;
-    None when there is no initial state to start from."""
-    recorded = attempt.get("final_state")
-    if isinstance(recorded, dict):
-        return recorded
-    if initial is None and not isinstance(attempt.get("initial_state"), dict):
-        return None
-    return state_before(attempt, len(_calls(attempt)), initial)
+    """The state at the end of the attempt (:meth:`Observed.final_state`), from ``initial``
+    (default: the record's own initial state); None when there is none to start from."""
+    observed = Observed.of(attempt)
+    if initial is not None:
+        observed = Observed(observed.record, initial)
+    return observed.final_state()

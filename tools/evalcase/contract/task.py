@@ -284,9 +284,19 @@ class FinalStateCheck:
 
 @dataclass(frozen=True)
 class GraderConfig:
+    """A grader as the case configures it: ``weight`` None when not written (it counts
+    1), ``hard`` from the grader's ``hard`` (default true), ``options`` its other keys.
+    :func:`evalcase.grade.spec.grader_configs` gives them under their current names."""
+
     type: str
     weight: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    hard: bool = True
+
+    @property
+    def counted_weight(self) -> float:
+        """The weight the grader counts with (1 when none is written)."""
+        return 1.0 if self.weight is None else self.weight
 
 
 @dataclass(frozen=True)
@@ -294,6 +304,20 @@ class Rubric:
     id: str | None  # fixture ID, None when inline
     version: str | None
     data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class GoldEvidence:
+    """One ``gold_evidence`` entry: the passage a correct answer rests on (values as the
+    case wrote them) and whether it is ``required``."""
+
+    doc_id: Any
+    passage_id: Any
+    required: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.doc_id}#{self.passage_id}"
 
 
 @dataclass(frozen=True)
@@ -321,6 +345,17 @@ class JudgeSpec:
     # The environment a ``final_state_check: {from_expected_calls: true}`` replays its
     # gold calls in (set by build_task; None where the case's environment is not known).
     replay_env: EnvSpec | None = None
+
+    @property
+    def gold_evidence(self) -> tuple[GoldEvidence, ...]:
+        """The case's ``gold_evidence`` entries that are mappings, in order."""
+        raw = self.rag.get("gold_evidence")
+        items = raw if isinstance(raw, list | tuple) else [] if raw is None else [raw]
+        return tuple(
+            GoldEvidence(g.get("doc_id"), g.get("passage_id"), bool(g.get("required")))
+            for g in items
+            if isinstance(g, Mapping)
+        )
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcase.contract.graders import added as added_graders
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
-from evalcase.grade.graders import GRADERS, LoadedGrader, load
-from evalcase.grade.model import Attempt, Evidence, Grade, GraderResult, Verdict, error, failed
+from evalcase.grade.graders import GRADERS, LoadedGrader, load, observed
+from evalcase.grade.model import Evidence, Grade, GraderResult, Verdict, error, failed
 from evalcase.grade.spec import JudgeSpec, grader_configs, unrun_rule_checks
 
 TRUNCATION = "finish_reason"  # the grades.jsonl line of a truncated attempt
@@ -59,7 +60,7 @@ def load_grader(name: str) -> LoadedGrader:
     """The grader called ``name``: built-in, else an installed plugin. KeyError if unknown."""
     if name in GRADERS:
         return load(name)
-    from evalcase.plugins import GRADER_GROUP, load_plugin
+    from evalcase.plugins import GRADER_GROUP, attempt_adapter, load_plugin
 
     obj = load_plugin(GRADER_GROUP, name)
     grade = getattr(obj, "grade", obj)
@@ -70,21 +71,18 @@ def load_grader(name: str) -> LoadedGrader:
         name,
         str(getattr(obj, "VERSION", "plugin")),
         obj.__doc__ or "",
-        grade,
+        attempt_adapter(obj, grade, Observed.to_mapping),
         plugin=True,
         **({"needs": found} if callable(found) else {}),
     )
 
 
-def truncation(attempt: Attempt) -> GraderResult | None:
+def truncation(attempt: Observed) -> GraderResult | None:
     """A hard failure for an attempt whose reply the model cut at its token limit."""
-    if not attempt.get("truncated") or attempt.get("status") == "error":
+    record = attempt.record
+    if not record.truncated or record.errored:
         return None
-    steps = [
-        e.get("step")
-        for e in attempt.get("trace") or ()
-        if isinstance(e, Mapping) and e.get("finish_reason") == "length"
-    ]
+    steps = [e.get("step") for e in record.trace if e.get("finish_reason") == "length"]
     return GraderResult(
         TRUNCATION,
         "1",
@@ -116,13 +114,18 @@ def unrun(spec: JudgeSpec) -> GraderResult | None:
     )
 
 
-def run_graders(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
-    results = _configured(spec, attempt, ctx)
-    extra = [r for r in (unrun(spec), truncation(attempt)) if r is not None]
+def run_graders(
+    spec: JudgeSpec, attempt: Observed | Mapping[str, Any], ctx: GradeContext
+) -> list[GraderResult]:
+    """Every grader the case configures on ``attempt`` (an :class:`Observed`; a record's
+    mapping is read as :meth:`Observed.of` reads it)."""
+    seen = observed(attempt)
+    results = _configured(spec, seen, ctx)
+    extra = [r for r in (unrun(spec), truncation(seen)) if r is not None]
     return [*results, *extra]
 
 
-def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[GraderResult]:
+def _configured(spec: JudgeSpec, attempt: Observed, ctx: GradeContext) -> list[GraderResult]:
     configs = grader_configs(spec)
     if not configs:
         return [
@@ -143,7 +146,7 @@ def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
                 GraderResult(
                     config.type,
                     "?",
-                    config.weight,
+                    config.counted_weight,
                     config.hard,
                     error(f"grader {config.type!r} unavailable: {exc}"),
                 )
@@ -153,7 +156,9 @@ def _configured(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> list[Gr
             grade: Grade = grader.grade(spec, attempt, ctx)
         except Exception as exc:  # a crashing grader must not take the run with it
             grade = error(f"grader crashed: {type(exc).__name__}: {exc}")
-        results.append(GraderResult(config.type, grader.version, config.weight, config.hard, grade))
+        results.append(
+            GraderResult(config.type, grader.version, config.counted_weight, config.hard, grade)
+        )
     return results
 
 
@@ -179,15 +184,19 @@ NO_HARD_GRADER = (
 
 
 def combine(
-    attempt: Attempt, results: list[GraderResult], threshold: float | None = None
+    attempt: Observed | Mapping[str, Any] | None,
+    results: list[GraderResult],
+    threshold: float | None = None,
 ) -> tuple[Verdict, float, str | None]:
-    """The attempt's verdict (docs/grading.md, "How an attempt's verdict is decided")."""
+    """The attempt's verdict (docs/grading.md, "How an attempt's verdict is decided");
+    ``attempt`` None: from the graders' results alone."""
     decided = [r for r in results if r.grade.verdict in ("pass", "fail")]
     weights = sum(r.weight for r in decided)
     score = sum(r.weight * r.grade.score for r in decided) / weights if weights else 0.0
     verdict: Verdict
-    status_error = attempt.get("status") == "error"
-    kind = str((attempt.get("error") or {}).get("kind", "")) if status_error else ""
+    record = None if attempt is None else observed(attempt).record
+    status_error = record is not None and record.errored
+    kind = record.error.kind if record is not None and record.error and status_error else ""
     hard = [r for r in results if r.hard]
     if status_error and kind in ENVIRONMENT_ERRORS:
         verdict = "error"
@@ -207,11 +216,14 @@ def combine(
         verdict = "pass"
     if status_error:
         score = 0.0
-    return verdict, round(score, 6), classify(attempt, results, verdict)
+    return verdict, round(score, 6), classify(record, results, verdict)
 
 
-def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> AttemptResult:
-    results = run_graders(spec, attempt, ctx)
+def grade_attempt(
+    spec: JudgeSpec, attempt: Observed | Mapping[str, Any], ctx: GradeContext
+) -> AttemptResult:
+    seen = observed(attempt)
+    results = run_graders(spec, seen, ctx)
     threshold = pass_threshold(spec)
     # The trace_rule added beside a written list (contract.graders) does not make soft
     # written graders decide: EC322's case stays an error, as lint says.
@@ -219,11 +231,17 @@ def grade_attempt(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext) -> Attem
     configured = [r for r in results if r.grader not in left_out]
     if configured and not any(r.hard for r in configured) and threshold is None:
         results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
-    verdict, score, failure = combine(attempt, results, threshold)
+    verdict, score, failure = combine(seen, results, threshold)
+    record = seen.record
+    if isinstance(attempt, Mapping):  # a hand-made mapping may leave out what the spec has
+        case_id = str(attempt.get("case_id", spec.case_id))
+        case_version = str(attempt.get("case_version", spec.case_version))
+    else:
+        case_id, case_version = record.case_id, record.case_version
     return AttemptResult(
-        str(attempt.get("case_id", spec.case_id)),
-        str(attempt.get("case_version", spec.case_version)),
-        int(attempt.get("attempt") or 1),
+        case_id,
+        case_version,
+        record.attempt or 1,
         verdict,
         score,
         failure,
@@ -274,5 +292,5 @@ def attempt_from_lines(
         )
         for ln in lines
     ]
-    verdict, score, _ = combine({}, results, threshold)
+    verdict, score, _ = combine(None, results, threshold)
     return verdict, score

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalcase.grade.model import Attempt, GraderResult
+from evalcase.contract.attempt import AttemptRecord
+from evalcase.grade.model import GraderResult
 
 # Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken
 # tool contract; any other kind is the agent's.
@@ -31,11 +32,15 @@ CLASSES = (
 _MISSING_DATA_CODES = frozenset({"not_found", "no_matching_response", "empty_result"})
 
 
-def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) -> str | None:
+def classify(
+    record: AttemptRecord | None, results: Sequence[GraderResult], verdict: str
+) -> str | None:
+    """The failure class of an attempt (None: it passed or is pending); ``record`` None:
+    from the graders' results alone."""
     if verdict in ("pass", "pending"):
         return None
-    if attempt.get("status") == "error":
-        kind = str((attempt.get("error") or {}).get("kind", ""))
+    if record is not None and record.errored:
+        kind = record.error.kind if record.error is not None else ""
         if kind in ENVIRONMENT_ERRORS:
             return "environment_fault"
         return "tool_contract" if kind in TOOL_CONTRACT_ERRORS else "agent_capability"
@@ -51,10 +56,10 @@ def classify(attempt: Attempt, results: Sequence[GraderResult], verdict: str) ->
         return "safety_policy"
     if "truncated" in kinds:
         return "truncated"
-    calls = [c for c in attempt.get("calls") or () if isinstance(c, dict)]
-    if "tool_contract" in kinds or any(c.get("valid") is False for c in calls):
+    calls = record.calls if record is not None else ()
+    if "tool_contract" in kinds or any(not c.valid for c in calls):
         return "tool_contract"
-    codes = {str((c.get("error") or {}).get("code")) for c in calls if c.get("error")}
+    codes = {str(c.error.get("code")) for c in calls if c.error}
     if "missing_data" in kinds or codes & _MISSING_DATA_CODES:
         return "missing_data"
     return "agent_capability"

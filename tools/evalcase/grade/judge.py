@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import __version__
+from evalcase.contract.task import Rubric
 from evalcase.grade.context import JudgeConfig
-from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema
-from evalcase.grade.spec import as_list, field_of
+from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema, rubric_setting
+from evalcase.grade.spec import as_list
 
 __all__ = ["PROMPT_VERSION", "Dimension", "Verdict", "ask", "dimensions", "parse", "request"]
 
@@ -51,34 +52,45 @@ class Verdict:
     structured: bool = False  # the server honoured response_format
 
 
-def rubric_id(rubric: Any) -> str:
-    ident = field_of(rubric, "id") or field_of(rubric, "fixture_id") or "inline"
-    version = field_of(rubric, "version") or field_of(rubric, "fixture_version") or "v1"
+def _own(rubric: Rubric | Mapping[str, Any] | None, *names: str) -> Any:
+    """The first set of ``names`` on the rubric itself (a :class:`Rubric`'s id and version,
+    an inline rubric's keys), not in its data."""
+    for name in names:
+        if isinstance(rubric, Rubric):
+            value = {"id": rubric.id, "version": rubric.version}.get(name)
+        else:
+            value = rubric.get(name) if isinstance(rubric, Mapping) else None
+        if value:
+            return value
+    return None
+
+
+def rubric_id(rubric: Rubric | Mapping[str, Any] | None) -> str:
+    ident = _own(rubric, "id", "fixture_id") or "inline"
+    version = _own(rubric, "version", "fixture_version") or "v1"
     return f"{ident}@{version}"
 
 
-def dimensions(rubric: Any) -> list[Dimension]:
-    raw = field_of(rubric, "dimensions") or field_of(field_of(rubric, "data"), "dimensions")
+def dimensions(rubric: Rubric | Mapping[str, Any] | None) -> list[Dimension]:
     out = []
-    for d in as_list(raw):
+    for d in as_list(rubric_setting(rubric, "dimensions")):
         if isinstance(d, str):  # an inline rubric may list dimension names only
             out.append(Dimension(d, "", 1.0, 5.0, 1.0))
             continue
-        scale = field_of(d, "scale") or {}
+        if not isinstance(d, Mapping):
+            continue
+        scale = d.get("scale") or {}
+        scale = scale if isinstance(scale, Mapping) else {}
         out.append(
             Dimension(
-                name=str(field_of(d, "name", "")),
-                description=str(field_of(d, "description", "")),
-                low=float(field_of(scale, "min", 1)),
-                high=float(field_of(scale, "max", 5)),
-                weight=float(field_of(d, "weight", 1.0)),
+                name=str(d.get("name", "")),
+                description=str(d.get("description", "")),
+                low=float(scale.get("min", 1)),
+                high=float(scale.get("max", 5)),
+                weight=float(d.get("weight", 1.0)),
             )
         )
     return [d for d in out if d.name and d.high > d.low]
-
-
-def rubric_setting(rubric: Any, name: str) -> Any:
-    return field_of(rubric, name) or field_of(field_of(rubric, "data"), name)
 
 
 # The most bytes of a judge's reply read (the HTTP body): a verdict is a few hundred

@@ -29,7 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcase.grade.spec import as_list, field_of
+from evalcase.contract.records import Observed
+from evalcase.contract.task import Rubric
+from evalcase.grade.graders import observed
+from evalcase.grade.spec import JudgeSpec, as_list, judge_spec_from_case
 
 PROMPT_VERSION = "p2"
 
@@ -177,22 +180,31 @@ def _step(event: Mapping[str, Any], cut: Cutter) -> str | None:
     return None  # state changes, audits and retrievals have their own sections
 
 
-def _steps(attempt: Mapping[str, Any], cut: Cutter) -> str:
-    trace = [e for e in attempt.get("trace") or () if isinstance(e, Mapping)]
-    lines = [line for e in trace if (line := _step(e, cut)) is not None]
+def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
+    """A rubric's setting ``name``: an inline rubric's own key, else its ``data``'s."""
+    if isinstance(rubric, Rubric):
+        return rubric.data.get(name)
+    if not isinstance(rubric, Mapping):
+        return None
+    data = rubric.get("data")
+    return rubric.get(name) or (data.get(name) if isinstance(data, Mapping) else None)
+
+
+def _steps(attempt: Observed, cut: Cutter) -> str:
+    lines = [line for e in attempt.record.trace if (line := _step(e, cut)) is not None]
     if not lines:  # a record without trace: the messages it has
-        for m in attempt.get("messages") or ():
-            if isinstance(m, Mapping) and isinstance(m.get("content"), str):
+        for m in attempt.record.messages:
+            if isinstance(m.get("content"), str):
                 lines.append(f"{m.get('role')}: {cut.text(m['content'])}")
     shown, note = cut.items(lines, "steps")
     return "\n".join(shown + ([note] if note else []))
 
 
-def _passages(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _passages(attempt: Observed) -> list[dict[str, Any]]:
     """Passages a tool returned (with text), in retrieval order, once each."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for call in attempt.get("calls") or ():
-        result = call.get("result") if isinstance(call, Mapping) else None
+    for call in attempt.calls:
+        result = call.result
         for p in (result.get("passages") or ()) if isinstance(result, Mapping) else ():
             if isinstance(p, Mapping):
                 key = (str(p.get("doc_id")), str(p.get("passage_id")))
@@ -200,19 +212,14 @@ def _passages(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def _changes(attempt: Mapping[str, Any]) -> list[str]:
-    rows = []
-    for call in attempt.get("calls") or ():
-        if not isinstance(call, Mapping):
-            continue
-        for c in call.get("changes") or ():
-            if isinstance(c, Mapping):
-                rows.append(
-                    f"- step {call.get('step')} {call.get('tool')}: {c.get('path')} "
-                    f"{json.dumps(c.get('before'), ensure_ascii=False)} -> "
-                    f"{json.dumps(c.get('after'), ensure_ascii=False)}"
-                )
-    return rows
+def _changes(attempt: Observed) -> list[str]:
+    return [
+        f"- step {call.step} {call.tool}: {c.path} "
+        f"{json.dumps(c.before, ensure_ascii=False)} -> "
+        f"{json.dumps(c.after, ensure_ascii=False)}"
+        for call in attempt.calls
+        for c in call.changes
+    ]
 
 
 @dataclass(frozen=True)
@@ -222,24 +229,30 @@ class Prompt:
 
 
 def build(
-    spec: Any, attempt: Mapping[str, Any], rubric: Any, dims: Sequence[Dimension], answer: str
+    spec: JudgeSpec | Mapping[str, Any],
+    attempt: Observed | Mapping[str, Any],
+    rubric: Any,
+    dims: Sequence[Dimension],
+    answer: str,
 ) -> Prompt:
+    """The judge's messages for one attempt (a case's judge fields and a record's JSON
+    object are read as the typed values)."""
+    spec = spec if isinstance(spec, JudgeSpec) else judge_spec_from_case(spec)
+    attempt = observed(attempt)
     cut = Cutter()
     system = SYSTEM + json.dumps(answer_shape(dims), ensure_ascii=False)
     parts = [_section("Rubric", _rubric(dims, cut))]
     instructions = [
         str(x)
         for x in (
-            field_of(rubric, "judge_instructions")
-            or field_of(field_of(rubric, "data"), "judge_instructions"),
-            (field_of(spec, "judge", {}) or {}).get("instructions"),
+            rubric_setting(rubric, "judge_instructions"),
+            spec.judge.get("instructions"),
         )
         if x
     ]
     if instructions:
         parts.append(_section("Judge instructions", "\n".join(cut.text(i) for i in instructions)))
-    text = field_of(spec, "text", {}) or {}
-    raw = field_of(spec, "raw", {}) or {}
+    text, raw = spec.text, spec.raw
     expectations = []
     for key, title in _EXPECTATIONS:
         value = text.get(key, raw.get(key))
@@ -247,7 +260,7 @@ def build(
             expectations.append(f"### {title}\n{_bullets(value, cut)}")
     if expectations:
         parts.append(_section("What the case expects", "\n".join(expectations)))
-    gold = as_list((field_of(spec, "rag", {}) or {}).get("gold_passages"))
+    gold = as_list(spec.rag.get("gold_passages"))
     if gold:
         rows = [f"- {g['doc_id']}#{g['passage_id']}: {cut.text(g.get('text', ''))}" for g in gold]
         parts.append(_section("Gold evidence (the passages a correct answer rests on)",

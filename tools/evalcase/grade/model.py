@@ -9,9 +9,6 @@ from typing import Any, Literal
 Verdict = Literal["pass", "fail", "error", "pending"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "error", "pending")
 
-# An attempt is one line of outputs/<commit>/<run_id>/attempts.jsonl, as the runner wrote it.
-Attempt = Mapping[str, Any]
-
 
 @dataclass(frozen=True)
 class Evidence:

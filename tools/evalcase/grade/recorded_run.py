@@ -250,8 +250,7 @@ def grade_run(record: RunRecord, dataset: GradingDataset, ctx: GradeContext) -> 
         case = dataset.cases.get(record.case_id)
         if case is None:
             return _not_in_dataset(dataset, record)
-        trusted, _ = records.with_initial_state(record.to_json(), case.initial_state)
-        return grade_attempt(case.spec, trusted, ctx)
+        return grade_attempt(case.spec, records.observe(record, case.initial_state), ctx)
 
     results: list[AttemptResult]
     if ctx.judge.configured and ctx.judge.concurrency > 1 and len(record.attempts) > 1:

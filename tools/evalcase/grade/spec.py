@@ -9,40 +9,19 @@ only judge fields (the runner's tasks come from ``contract.build.build_task``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.contract import build
-from evalcase.contract.graders import configured
-from evalcase.contract.task import GraderConfig as ContractGraderConfig
-from evalcase.contract.task import JudgeSpec, Rubric
-from evalcase.grade.graders import RENAMED
+from evalcase.contract.graders import RENAMED, configured
+from evalcase.contract.task import GraderConfig, JudgeSpec, Rubric
 
 __all__ = [
     "GraderConfig",
     "JudgeSpec",
     "as_list",
-    "field_of",
     "judge_spec_from_case",
     "unrun_rule_checks",
 ]
-
-
-@dataclass(frozen=True)
-class GraderConfig:
-    type: str
-    weight: float = 1.0
-    hard: bool = True
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def field_of(obj: Any, name: str, default: Any = None) -> Any:
-    """``obj[name]`` for a mapping, ``obj.name`` for an object, else ``default``."""
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def as_list(value: Any) -> list[Any]:
@@ -55,48 +34,45 @@ def as_list(value: Any) -> list[Any]:
     return [value]
 
 
-def grader_configs(spec: Any) -> list[GraderConfig]:
-    """The case's graders under their current names; ``tool_sequence`` + ``tool_args``
-    (both now ``tool_calls``) become one grader with the summed weight."""
+def grader_configs(spec: JudgeSpec) -> list[GraderConfig]:
+    """The case's graders under their current names, each with its weight (1 when not
+    written) and ``hard`` resolved; ``tool_sequence`` + ``tool_args`` (both now
+    ``tool_calls``) become one grader with the summed weight."""
     out: dict[str, GraderConfig] = {}
-    for raw in field_of(spec, "graders", ()) or ():
-        kind = field_of(raw, "type")
-        if not isinstance(kind, str) or not kind:
+    for raw in spec.graders:
+        if not raw.type:
             continue
-        name = RENAMED.get(kind, kind)
-        options = dict(field_of(raw, "options", {}) or {})
-        weight = field_of(raw, "weight")
-        weight = float(weight) if isinstance(weight, int | float) else 1.0
-        hard = field_of(raw, "hard")
-        hard = bool(options.pop("hard", True)) if hard is None else bool(hard)
+        name = RENAMED.get(raw.type, raw.type)
+        weight = raw.counted_weight
         if name in out:
             old = out[name]
             out[name] = GraderConfig(
-                name, old.weight + weight, old.hard and hard, {**old.options, **options}
-            )
+                name, old.counted_weight + weight, {**old.options, **raw.options},
+                old.hard and raw.hard,
+            )  # fmt: skip
         else:
-            out[name] = GraderConfig(name, weight, hard, options)
+            out[name] = GraderConfig(name, weight, dict(raw.options), raw.hard)
     return list(out.values())
 
 
-def grader_config(spec: Any, name: str) -> GraderConfig | None:
+def grader_config(spec: JudgeSpec, name: str) -> GraderConfig | None:
     return next((c for c in grader_configs(spec) if c.type == name), None)
 
 
-def unrun_rule_checks(spec: Any) -> tuple[str, ...]:
+def unrun_rule_checks(spec: JudgeSpec) -> tuple[str, ...]:
     """The case's ``evaluator_config.rule_checks`` that no grader runs: all of them when
     its graders (as grading reads them: old names mapped) have no
     ``trace_rule``, the one grader that runs rule checks; else none. A spec built from a
     case always has it (evalcase.contract.graders implies it, beside a written list too),
     so only a spec built otherwise can leave them out; the engine grades such an
     attempt ``error``."""
-    checks = tuple(str(c) for c in as_list(field_of(spec, "rule_checks")))
+    checks = tuple(str(c) for c in spec.rule_checks)
     if not checks or any(c.type == "trace_rule" for c in grader_configs(spec)):
         return ()
     return checks
 
 
-def options_of(spec: Any, name: str) -> Mapping[str, Any]:
+def options_of(spec: JudgeSpec, name: str) -> Mapping[str, Any]:
     config = grader_config(spec, name)
     return config.options if config is not None else {}
 
@@ -108,15 +84,7 @@ _TEXT = (*build.JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_s
 def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSpec:
     """A ``JudgeSpec`` from the judge fields of a case document (plain data)."""
     evaluator = case.get("evaluator_config") or {}
-    graders = tuple(
-        ContractGraderConfig(
-            str(g.get("type")),
-            float(g["weight"]) if isinstance(g.get("weight"), int | float) else None,
-            {k: v for k, v in g.items() if k not in ("type", "weight")},
-        )
-        for g in configured(evaluator)
-        if isinstance(g, Mapping)
-    )
+    graders = tuple(build.grader_config(g) for g in configured(evaluator) if isinstance(g, Mapping))
     if rubric is None and isinstance(case.get("rubric"), Mapping):
         rubric = case["rubric"]
     if isinstance(rubric, Mapping):

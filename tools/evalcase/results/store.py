@@ -554,6 +554,7 @@ class Store:
         if not twice:
             return
         from evalcase.contract import records
+        from evalcase.contract.attempt import key_of
 
         for run_id in twice:
             path = con.execute("SELECT attempts FROM todo WHERE run_id = ?", [run_id]).fetchone()[0]
@@ -565,7 +566,7 @@ class Store:
                 latency = a.get("latency_ms")
                 rows.append((
                     run_id, str(a.get("case_id")), str(a.get("case_version")),
-                    records.attempt_key(a)[2], a.get("prompt"), a.get("status"),
+                    key_of(a)[2], a.get("prompt"), a.get("status"),
                     (error or {}).get("kind"),
                     float(latency) if isinstance(latency, int | float) else None,
                     int((usage or {}).get("prompt_tokens") or 0)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcase.contract.attempt import ToolCallRecord
 from evalcase.contract.task import USER_SIGNALS
 from evalcase.run.expr import ExprError, evaluate
 from evalcase.run.protocol import AgentFault
@@ -63,9 +64,9 @@ def signal_of(text: str) -> str | None:
     return None
 
 
-def call_view(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def call_view(calls: Sequence[ToolCallRecord]) -> list[dict[str, Any]]:
     """The calls as a ``when`` sees them (the fields permissions see)."""
-    return [{k: c.get(k) for k in ("tool", "args", "ok", "error", "result")} for c in calls]
+    return [c.view() for c in calls]
 
 
 class Conversation:
@@ -87,7 +88,7 @@ class Conversation:
         self.sent = 0
         self.ended_by: str | None = None
 
-    def _when(self, index: int, message: str, calls: Sequence[Mapping[str, Any]]) -> bool:
+    def _when(self, index: int, message: str, calls: Sequence[ToolCallRecord]) -> bool:
         source = self.conditions[index] if index < len(self.conditions) else None
         if source is None:
             return True
@@ -101,7 +102,7 @@ class Conversation:
         self,
         messages: Sequence[Mapping[str, Any]],
         message: str,
-        calls: Sequence[Mapping[str, Any]],
+        calls: Sequence[ToolCallRecord],
         environment: Any,
         deadline: float,
     ) -> UserTurn | End:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from evalcase import __version__
 from evalcase.contract import records
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.contract.attempt import read as read_record
 from evalcase.contract.prompt import Prompt
 from evalcase.model import FatalError
@@ -93,7 +94,7 @@ class Progress(Protocol):
     """How a run reports progress (the CLI draws it; the library never prints)."""
 
     def start(self, total: int, done: int, errors: int) -> None: ...
-    def advance(self, record: Mapping[str, Any]) -> None: ...
+    def advance(self, record: AttemptRecord) -> None: ...
     def close(self) -> None: ...
 
 
@@ -101,7 +102,7 @@ class NoProgress:
     def start(self, total: int, done: int, errors: int) -> None:
         return None
 
-    def advance(self, record: Mapping[str, Any]) -> None:
+    def advance(self, record: AttemptRecord) -> None:
         return None
 
     def close(self) -> None:
@@ -406,16 +407,15 @@ def _execute(
         for record in executor.run(
             jobs_for(tasks, options, done, outputs_dir, variants), options.concurrency
         ):
-            written = read_record(record)
-            key = (written.case_id, written.attempt)
+            key = (record.case_id, record.attempt)
             if key in done:  # an executor retried a job that had already finished
                 continue
-            writer.write(record)
+            writer.write(record.to_json())  # the one place a new record becomes JSON
             done.add(key)
             new += 1
-            errors += written.errored
-            if written.agent_version:
-                versions.add(written.agent_version)
+            errors += record.errored
+            if record.agent_version:
+                versions.add(record.agent_version)
             progress.advance(record)
         status = "completed"
     except BaseException:

@@ -58,11 +58,12 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract import paths
+from evalcase.contract.attempt import StateChange, ToolCallRecord
 from evalcase.contract.cel import Scopes, content_token
 from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
@@ -164,6 +165,41 @@ def _initial(state: Mapping[str, Any]) -> _Initial:
     return made
 
 
+@dataclass
+class _Draft:
+    """A call while the environment answers it (mutable; private): :meth:`Environment.answer`
+    turns it into the :class:`ToolCallRecord` it returns, once."""
+
+    step: int
+    id: str
+    tool: str
+    args: Any
+    side_effect: bool
+    user_confirmed: bool
+    valid: bool = True
+    result: Any = None
+    error: dict[str, Any] | None = None
+    fault: str | None = None
+    denied_by: str | None = None
+    changes: list[StateChange] = field(default_factory=list)
+    latency_ms: int | float | None = None
+    latency_set: bool = False
+    audit: dict[str, Any] | None = None
+    ends_conversation: bool = False
+    rolled_back: int = 0
+
+    def done(self) -> ToolCallRecord:
+        # A slow fault that declared no latency writes a null one, as records always had.
+        null_latency = self.latency_set and self.latency_ms is None
+        return ToolCallRecord(
+            step=self.step, id=self.id, tool=self.tool, args=self.args, valid=self.valid,
+            result=self.result, error=self.error, fault=self.fault, denied_by=self.denied_by,
+            side_effect=self.side_effect, user_confirmed=self.user_confirmed,
+            changes=tuple(self.changes), latency_ms=self.latency_ms, ok=self.error is None,
+            audit=self.audit, extra={"latency_ms": None} if null_latency else {},
+        )  # fmt: skip
+
+
 class StepFailed(Exception):
     """A ``fail`` step was reached: the call answers with this error, undone."""
 
@@ -207,7 +243,7 @@ class StateHandle:
     def __init__(self, env: Environment, variables: Mapping[str, Any]) -> None:
         self._env = env
         self._variables = variables
-        self.changes: list[dict[str, Any]] = []
+        self.changes: list[StateChange] = []
 
     def get(self, path: str) -> Any:
         return copy_json(get_path(self._env.state, split_path(path, self._variables)))
@@ -251,7 +287,7 @@ class Environment:
         self.initial_state: Mapping[str, Any] = initial.document
         self._state: dict[str, Any] | None = None  # parsed on first read (see state)
         self.state_bytes = initial.size
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[ToolCallRecord] = []
         self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
         self.retrieved: list[dict[str, Any]] = []
         self._counts: dict[str, int] = {}
@@ -281,8 +317,8 @@ class Environment:
         places the calls changed (not a 3 MB state for a change of one seat count)."""
         touched: set[tuple[str, ...]] = set()
         for record in self.calls:
-            for change in record["changes"]:
-                keys = tuple(str(k) for k in change.get("keys") or ())
+            for change in record.changes:
+                keys = tuple(str(k) for k in change.keys or ())
                 if keys:
                     touched.add(keys)
         roots = sorted(p for p in touched if not any(p[:n] in touched for n in range(1, len(p))))
@@ -313,9 +349,7 @@ class Environment:
         )
         return out
 
-    def change(
-        self, op: str, path: str, value: Any, variables: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def change(self, op: str, path: str, value: Any, variables: Mapping[str, Any]) -> StateChange:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         parts = split_path(path, variables)
@@ -335,19 +369,28 @@ class Environment:
         before, after = copy_json(before), copy_json(after)
         where = ".".join(parts)
         self.recorder.event("state_change", op=op, path=where, before=before, after=after)
-        return {"op": op, "path": where, "keys": list(parts), "before": before, "after": after}
+        return StateChange(op, where, tuple(parts), before, after)
 
     # -- one call ------------------------------------------------------------------------
     def call(
         self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
     ) -> dict[str, Any]:
-        """Answer one tool call; returns the ``tool`` message for the agent."""
+        """Answer one tool call; returns the ``tool`` message for the agent (the call's
+        record is :attr:`calls`' last, as :meth:`answer` returns it)."""
+        return tool_message(self.answer(call_id, name, arguments, user_confirmed=user_confirmed))
+
+    def answer(
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+    ) -> ToolCallRecord:
+        """Answer one tool call and return its record (also appended to :attr:`calls`).
+        Raises :class:`AgentFault` for what ends the attempt (an unknown tool, a budget,
+        the deadline); the unknown tool's call is recorded first."""
         with scoped(self.scopes):
             return self._call(call_id, name, arguments, user_confirmed=user_confirmed)
 
     def _call(
         self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
-    ) -> dict[str, Any]:
+    ) -> ToolCallRecord:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         if len(self.calls) >= self.limits.max_tool_calls:
@@ -367,36 +410,32 @@ class Environment:
         n = self._counts.get(name, 0) + 1
         self._counts[name] = n
         call_info = {"tool": name, "n": n, "index": len(self.calls)}
-        record: dict[str, Any] = {
-            "step": step, "id": call_id, "tool": name, "args": args, "valid": True,
-            "result": None, "error": None, "fault": None, "denied_by": None,
-            "side_effect": bool(behaviour and behaviour.side_effect),
-            "user_confirmed": user_confirmed,
-            "changes": [],
-        }  # fmt: skip
+        record = _Draft(
+            step, call_id, name, args, bool(behaviour and behaviour.side_effect), user_confirmed
+        )
         if behaviour is None:
-            record["valid"] = False
-            record["error"] = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
+            record.valid = False
+            record.error = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
             self._finish(record, None)
             raise AgentFault("unknown_tool", f"called {name!r}, which this case does not offer")
-        if record["side_effect"]:  # for the audit only; the record keeps diffs
+        if record.side_effect:  # for the audit only; the record keeps diffs
             self._session_before: Any = copy_json(self.state.get("session"))
         problem = self._validate(behaviour, args, arguments)
         if problem is not None:
-            record["valid"] = False
+            record.valid = False
             return self._finish(record, {"code": "invalid_arguments", "message": problem})
         variables = self._vars(args, call_info)
         denied = self._permission(name, variables)
         if denied is not None:
             policy, error = denied
-            record["denied_by"] = policy
+            record.denied_by = policy
             self.recorder.event(
                 "permission_denied", id=call_id, tool=name, policy=policy, error=error
             )
             return self._finish(record, error)
         fault = self._fault(name, args, call_info)
         if fault is not None:
-            record["fault"] = fault.kind
+            record.fault = fault.kind
             self.recorder.event(
                 "fault", id=call_id, tool=name, kind=fault.kind, applied=fault.applied
             )
@@ -405,7 +444,7 @@ class Environment:
                 return self._finish(record, blocked)
         else:
             self._execute(behaviour, record, variables)
-        return self._finish(record, record["error"])
+        return self._finish(record, record.error)
 
     def _validate(self, behaviour: ToolBehaviour, args: Any, raw: str) -> str | None:
         if args is None:
@@ -459,7 +498,7 @@ class Environment:
         self,
         fault: Fault,
         behaviour: ToolBehaviour,
-        record: dict[str, Any],
+        record: _Draft,
         variables: Mapping[str, Any],
     ) -> dict[str, Any] | None:
         """The error the agent sees, or None when the call goes on (slow, dirty_data, empty)."""
@@ -467,17 +506,17 @@ class Environment:
         if kind in {"slow", "dirty_data", "empty_result"} or (kind == "timeout" and fault.applied):
             self._execute(behaviour, record, variables)
         if kind == "slow":
-            record["latency_ms"] = fault.latency_ms
+            record.latency_ms, record.latency_set = fault.latency_ms, True
             return None
         if kind == "dirty_data":
-            if record["error"] is None:
-                record["result"] = _overlay(record["result"], fault.data)
+            if record.error is None:
+                record.result = _overlay(record.result, fault.data)
             return None
         if kind == "empty_result":
-            if record["error"] is None:
-                record["result"] = fault.data if fault.data is not None else {}
+            if record.error is None:
+                record.result = fault.data if fault.data is not None else {}
             return None
-        record["result"] = None
+        record.result = None
         error: dict[str, Any] = {
             "code": fault.code or kind,
             "message": fault.message or FAULT_MESSAGES.get(kind, kind),
@@ -487,7 +526,7 @@ class Environment:
         return error
 
     def _execute(
-        self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
+        self, behaviour: ToolBehaviour, record: _Draft, variables: Mapping[str, Any]
     ) -> None:
         """Answer the call, atomically: an error after some writes undoes them all."""
         journal: list[tuple[str, Callable[[], None]]] = []
@@ -500,13 +539,13 @@ class Environment:
             raise
         finally:
             self._undo = None
-        if record["error"] is not None and journal:
+        if record.error is not None and journal:
             self._rollback(journal, record, mark, size)
 
     def _rollback(
         self,
         journal: list[tuple[str, Callable[[], None]]],
-        record: dict[str, Any],
+        record: _Draft,
         mark: int,
         size: int,
     ) -> None:
@@ -518,8 +557,8 @@ class Environment:
         if scopes is not None:
             scopes.invalidate(("state", *{key for key, _ in journal if key}))
         self.state_bytes = size
-        record["changes"] = []
-        record["rolled_back"] = len(journal)
+        record.changes = []
+        record.rolled_back = len(journal)
         trace = self.recorder.trace
         kept = [e for e in trace[mark:] if e["type"] != "state_change"]
         for i, event in enumerate(kept, start=mark):
@@ -527,27 +566,27 @@ class Environment:
         trace[mark:] = kept
 
     def _execute_steps(
-        self, behaviour: ToolBehaviour, record: dict[str, Any], variables: Mapping[str, Any]
+        self, behaviour: ToolBehaviour, record: _Draft, variables: Mapping[str, Any]
     ) -> None:
         try:
             if behaviour.handler:
                 self._run_handler(behaviour.handler, record, variables)
                 return
-            entry = self._match(behaviour, record["args"], variables)
+            entry = self._match(behaviour, record.args, variables)
             if entry is None:
                 if self.spec.corpora and _is_retrieval(behaviour):
-                    record["result"] = self._retrieve(record)
+                    record.result = self._retrieve(record)
                     return
-                record["error"] = {
+                record.error = {
                     "code": "no_matching_response",
                     "message": f"{behaviour.name!r} has no sandbox response for these arguments",
                 }
                 return
             self._answer(entry, record, variables)
         except ExprError as exc:
-            record["error"] = {"code": "environment_error", "message": str(exc)}
+            record.error = {"code": "environment_error", "message": str(exc)}
         except StepFailed as failed:
-            record["error"] = failed.error
+            record.error = failed.error
 
     def _match(
         self, behaviour: ToolBehaviour, args: Any, variables: Mapping[str, Any]
@@ -563,35 +602,31 @@ class Environment:
                 return entry
         return behaviour.default
 
-    def _answer(
-        self, entry: Response, record: dict[str, Any], variables: Mapping[str, Any]
-    ) -> None:
+    def _answer(self, entry: Response, record: _Draft, variables: Mapping[str, Any]) -> None:
         scope = dict(variables)
         bound: dict[str, Any] = {}
         for name, source in entry.let:
             bound[name] = scope[name] = evaluate(source, scope)
         if entry.error is not None:
-            record["error"] = _error(entry.error, entry.error.code, scope)
+            record.error = _error(entry.error, entry.error.code, scope)
             return
         if entry.state_change:
             self._steps(entry.state_change, record, scope)
             # result_from reads the state after the change: a written top-level key is a
             # new object, so the top-level names are taken again (not the whole state).
-            scope = {**self._vars(record["args"], variables["call"]), **bound}
+            scope = {**self._vars(record.args, variables["call"]), **bound}
         if entry.result_from:
-            record["result"] = copy_json(evaluate(entry.result_from, scope))
+            record.result = copy_json(evaluate(entry.result_from, scope))
         else:
-            record["result"] = copy_json(entry.result)
+            record.result = copy_json(entry.result)
         if entry.latency_ms is not None:
-            record["latency_ms"] = entry.latency_ms
+            record.latency_ms, record.latency_set = entry.latency_ms, True
         if entry.ends_conversation:
-            record["ends_conversation"] = True
+            record.ends_conversation = True
 
-    def _steps(
-        self, ops: Sequence[StateOp], record: dict[str, Any], scope: Mapping[str, Any]
-    ) -> None:
+    def _steps(self, ops: Sequence[StateOp], record: _Draft, scope: Mapping[str, Any]) -> None:
         for op in ops:
-            if op.when is not None and not _holds(op.when, scope, str(record["tool"])):
+            if op.when is not None and not _holds(op.when, scope, str(record.tool)):
                 continue
             if op.op == "fail":
                 error = op.value if isinstance(op.value, ToolError) else ToolError("failed")
@@ -615,35 +650,35 @@ class Environment:
                     )
             else:
                 value = op.value
-            record["changes"].append(self.change(op.op, op.path, value, scope))
+            record.changes.append(self.change(op.op, op.path, value, scope))
 
-    def _run_handler(self, ref: str, record: dict[str, Any], variables: Mapping[str, Any]) -> None:
+    def _run_handler(self, ref: str, record: _Draft, variables: Mapping[str, Any]) -> None:
         module_name, _, attr = ref.partition(":")
         try:
             func: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            record["error"] = {"code": "environment_error", "message": f"handler {ref!r}: {exc}"}
+            record.error = {"code": "environment_error", "message": f"handler {ref!r}: {exc}"}
             return
         handle = StateHandle(self, variables)
         try:
-            record["result"] = copy_json(func(copy_json(record["args"]), handle))
+            record.result = copy_json(func(copy_json(record.args), handle))
         except HandlerError as exc:
-            record["error"] = {"code": exc.code, "message": exc.message or exc.code}
+            record.error = {"code": exc.code, "message": exc.message or exc.code}
         except AgentFault:  # a budget or the deadline, reached by a write: the attempt ends
             raise
         except Exception as exc:  # a broken handler is the case's bug, recorded, not a crash
-            record["error"] = {
+            record.error = {
                 "code": "environment_error",
                 "message": f"handler {ref!r} raised {exc!r}",
             }
-        record["changes"].extend(handle.changes)
+        record.changes.extend(handle.changes)
 
-    def _retrieve(self, record: dict[str, Any]) -> dict[str, Any]:
-        args = record["args"] or {}
+    def _retrieve(self, record: _Draft) -> dict[str, Any]:
+        args = record.args or {}
         query = str(args.get("query") or next((v for v in args.values() if isinstance(v, str)), ""))
         top_k = int(args["top_k"]) if isinstance(args.get("top_k"), int) else 5
         passages = retrieve(self.spec.corpora, query, top_k, self.spec.effective_at)
-        step = self.recorder.event("retrieval", id=record["id"], query=query, passages=[
+        step = self.recorder.event("retrieval", id=record.id, query=query, passages=[
             {"doc_id": p.doc_id, "passage_id": p.passage_id} for p, _ in passages
         ])  # fmt: skip
         self.retrieved.extend(
@@ -657,59 +692,58 @@ class Environment:
             ]
         }  # fmt: skip
 
-    def _finish(self, record: dict[str, Any], error: Mapping[str, Any] | None) -> dict[str, Any]:
-        record["error"] = None if error is None else dict(error)
-        if record["error"] is not None:
-            record["result"] = None
-        record["ok"] = record["error"] is None
-        if record["side_effect"]:
-            record["audit"] = self._audit(record)
+    def _finish(self, record: _Draft, error: Mapping[str, Any] | None) -> ToolCallRecord:
+        record.error = None if error is None else dict(error)
+        if record.error is not None:
+            record.result = None
+        if record.side_effect:
+            record.audit = self._audit(record)
+            self.recorder.event("audit", id=record.id, tool=record.tool, audit=record.audit)
+        ends = record.ends_conversation and record.error is None
+        if record.error is not None:
+            extra = {"rolled_back": record.rolled_back} if record.rolled_back else {}
             self.recorder.event(
-                "audit", id=record["id"], tool=record["tool"], audit=record["audit"]
-            )
-        ends = record.pop("ends_conversation", False) and record["error"] is None
-        rolled_back = record.pop("rolled_back", 0)
-        if record["error"] is not None:
-            extra = {"rolled_back": rolled_back} if rolled_back else {}
-            self.recorder.event(
-                "tool_error", id=record["id"], tool=record["tool"], error=record["error"], **extra
+                "tool_error", id=record.id, tool=record.tool, error=record.error, **extra
             )
         else:
-            self.recorder.event(
-                "tool_result", id=record["id"], tool=record["tool"], result=record["result"]
-            )
+            self.recorder.event("tool_result", id=record.id, tool=record.tool, result=record.result)
         if ends:
             self.conversation_ended = True
-        self.calls.append(record)
-        self._call_view.append({k: record[k] for k in ("tool", "args", "ok", "error", "result")})
+        done = record.done()
+        self.calls.append(done)
+        self._call_view.append(done.view())
         self.scopes.invalidate(("calls",))
-        body = {"error": record["error"]} if record["error"] is not None else record["result"]
-        return {
-            "role": "tool",
-            "tool_call_id": record["id"],
-            "content": json.dumps(body, ensure_ascii=False),
-        }
+        return done
 
-    def _audit(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _audit(self, record: _Draft) -> dict[str, Any]:
         raw_session = self.state.get("session")
         session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
         raw_before = getattr(self, "_session_before", None)
         before_session: dict[str, Any] = raw_before if isinstance(raw_before, dict) else {}
-        args = record["args"] if isinstance(record["args"], dict) else {}
+        args = record.args if isinstance(record.args, dict) else {}
         return {
             "operator": self.operator,
             "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "tool": record["tool"],
+            "tool": record.tool,
             "tool_args": args,
-            "user_confirmation": record["user_confirmed"],
+            "user_confirmation": record.user_confirmed,
             "identity_verification_result": bool(
                 before_session.get("user_authenticated", session.get("user_authenticated", False))
             ),
             "idempotency_key": args.get("idempotency_key"),
-            "timeout_event": record["fault"] == "timeout",
-            "executed": bool(record["changes"])
-            or (record["error"] is None and record["fault"] is None),
+            "timeout_event": record.fault == "timeout",
+            "executed": bool(record.changes) or (record.error is None and record.fault is None),
         }
+
+
+def tool_message(record: ToolCallRecord) -> dict[str, Any]:
+    """The ``tool`` message the agent gets for a call: its result, or ``{"error": ...}``."""
+    body = {"error": dict(record.error)} if record.error is not None else record.result
+    return {
+        "role": "tool",
+        "tool_call_id": record.id,
+        "content": json.dumps(body, ensure_ascii=False),
+    }
 
 
 def _holds(when: str, variables: Mapping[str, Any], tool: str) -> bool:

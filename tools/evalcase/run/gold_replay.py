@@ -78,15 +78,10 @@ def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:
             except AgentFault as exc:
                 return GoldState(None, f"{where}: {exc.kind}: {exc.message}", index)
             record = environment.calls[-1]
-            error = record.get("error")
+            error = record.error
             if error is not None:
-                code = error.get("code") if isinstance(error, dict) else error
-                message = error.get("message") if isinstance(error, dict) else ""
-                why = (
-                    f"refused by permission {record['denied_by']!r}: "
-                    if record.get("denied_by")
-                    else ""
-                )
+                code, message = error.get("code"), error.get("message", "")
+                why = f"refused by permission {record.denied_by!r}: " if record.denied_by else ""
                 return GoldState(
                     None, f"{where} errored in the replay: {why}{code}: {message}", index
                 )

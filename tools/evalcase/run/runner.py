@@ -60,9 +60,9 @@ def _base(job: AttemptJob) -> dict[str, Any]:
 
 def _error_record(
     job: AttemptJob, error: AttemptError, started_at: str, ended_at: str, **kept: Any
-) -> dict[str, Any]:
+) -> AttemptRecord:
     """A record with nothing of the attempt but why it has nothing."""
-    record = AttemptRecord(
+    return AttemptRecord(
         **_base(job),
         status="error",
         error=error,
@@ -80,17 +80,17 @@ def _error_record(
         ended_at=ended_at,
         **kept,
     )
-    return record.to_json()
 
 
-def lost_record(job: AttemptJob, message: str) -> dict[str, Any]:
+def lost_record(job: AttemptJob, message: str) -> AttemptRecord:
     """The record of an attempt whose worker disappeared (executors use it)."""
     now = _now()
     return _error_record(job, AttemptError("worker_lost", message), now, now, truncated=False)
 
 
-def run_attempt(job: AttemptJob) -> dict[str, Any]:
-    """Run one attempt and return its record (evalcase.contract.attempt, docs/running.md)."""
+def run_attempt(job: AttemptJob) -> AttemptRecord:
+    """Run one attempt and return its record (evalcase.contract.attempt, docs/running.md);
+    the driver writes its JSON (:meth:`AttemptRecord.to_json`)."""
     started_at = _now()
     start = time.monotonic()
     deadline = start + job.timeout_s
@@ -99,12 +99,12 @@ def run_attempt(job: AttemptJob) -> dict[str, Any]:
     return cap_record(record, job.limits.max_record_bytes, job)
 
 
-def cap_record(record: dict[str, Any], limit: int, job: AttemptJob) -> dict[str, Any]:
+def cap_record(record: AttemptRecord, limit: int, job: AttemptJob) -> AttemptRecord:
     """The record, or an error record when its JSON is longer than ``limit`` bytes."""
-    size = len(dumps(record).encode("utf-8"))
+    size = len(dumps(record.to_json()).encode("utf-8"))
     if size <= limit:
         return record
-    typed = AttemptRecord.from_json(record)
+    typed = record
     message = (
         f"the attempt's record is {size} bytes, over max_record_bytes ({limit}): "
         "its messages, trace and calls were dropped (a runaway agent or state?)"
@@ -121,7 +121,7 @@ def cap_record(record: dict[str, Any], limit: int, job: AttemptJob) -> dict[str,
     )
 
 
-def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dict[str, Any]:
+def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> AttemptRecord:
     recorder = Recorder()
     env = Environment(job.env, recorder, limits=job.limits, deadline=deadline)
     view = job.agent
@@ -223,7 +223,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         ended = ConversationEnd(
             conversation.ended_by if error is None else "error", conversation.sent
         )
-    record = AttemptRecord(
+    return AttemptRecord(
         **_base(job),
         status="error" if error else "completed",
         error=AttemptError(error["kind"], error["message"]) if error else None,
@@ -231,7 +231,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         truncated=truncated,
         messages=messages,
         trace=recorder.trace,
-        calls=env.calls,
+        calls=tuple(env.calls),
         retrieved=env.retrieved,
         initial_state_digest=env.initial_digest,
         state_diff=env.final_diff(),
@@ -245,7 +245,6 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> dic
         conversation=ended,
         user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
     )
-    return record.to_json()
 
 
 def _user_event(

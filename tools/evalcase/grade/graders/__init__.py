@@ -2,7 +2,11 @@
 
 This module imports no grader, so lint can read the names cheaply; ``load`` imports one.
 Every grader module has ``NAME``, ``VERSION``, ``grade(spec, attempt, ctx) -> Grade`` and
-``needs(spec) -> str | None``: what the case must configure for the grader to grade, as
+``needs(spec) -> str | None``. ``spec`` is the case's ``JudgeSpec`` (read by attribute),
+``attempt`` an :class:`evalcase.contract.records.Observed` (the typed record, its calls
+``ToolCallRecord`` s, and the states rebuilt from the case's initial state); a grader
+loaded here also takes a record's JSON object and reads it as :func:`observed` does.
+``needs`` says what the case must configure for the grader to grade, as
 one predicate over the case's judge view (``None``: it can grade; else why not). The
 grader returns that reason as its ``error``, and lint (EC320) reports it at the grader's
 line, so a case lint accepts never ends in a grader error for lack of configuration.
@@ -15,10 +19,18 @@ module never imports the plugin machinery (no import circle with ``evalcase.plug
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from evalcase.contract.graders import RENAMED as _RENAMED
+from evalcase.contract.records import Observed
+
+P = ParamSpec("P")
+S = TypeVar("S")
+T = TypeVar("T")
 
 # name -> one-line summary (the first line of the module's docstring; a test keeps them equal)
 GRADERS: dict[str, str] = {
@@ -43,15 +55,9 @@ GRADERS: dict[str, str] = {
 
 NAMES: frozenset[str] = frozenset(GRADERS)
 
-# Old names still accepted in cases (docs/grading.md) and what they became.
-RENAMED: dict[str, str] = {
-    "state_unchanged": "state_match",
-    "tool_sequence": "tool_calls",
-    "tool_args": "tool_calls",
-    "contains": "must_include",
-    "evidence_recall": "evidence_recall_at_k",
-    "human_review": "human",
-}
+# Old names still accepted in cases (docs/grading.md) and what they became: kept in the
+# contract, where grading's configuration is read (evalcase.grade.spec) without this module.
+RENAMED = _RENAMED
 
 
 def _no_needs(spec: Any) -> str | None:
@@ -69,13 +75,45 @@ class LoadedGrader:
     needs: Callable[[Any], str | None] = _no_needs
 
 
+def observed(attempt: Observed | Mapping[str, Any]) -> Observed:
+    """``attempt`` as graders read it: an :class:`Observed` as it is, a record's JSON object
+    read with the initial state it carries (:meth:`Observed.of`)."""
+    return attempt if isinstance(attempt, Observed) else Observed.of(attempt)
+
+
+def reads_attempt(
+    func: Callable[Concatenate[S, Observed, P], T],
+) -> Callable[Concatenate[S, Observed | Mapping[str, Any], P], T]:
+    """A grader's (or rule check's) ``grade`` that also takes a record's JSON object (read
+    as :func:`observed` reads it): the body reads the typed :class:`Observed` only."""
+
+    @functools.wraps(func)
+    def call(spec: S, attempt: Observed | Mapping[str, Any], /, *a: P.args, **k: P.kwargs) -> T:
+        return func(spec, observed(attempt), *a, **k)
+
+    return call
+
+
+def _typed(grade: Callable[..., Any]) -> Callable[..., Any]:
+    """``grade`` taking a case's judge fields as a mapping as well as a ``JudgeSpec``."""
+
+    def call(spec: Any, *rest: Any) -> Any:
+        if isinstance(spec, Mapping):
+            from evalcase.grade.spec import judge_spec_from_case
+
+            spec = judge_spec_from_case(spec)
+        return grade(spec, *rest)
+
+    return call
+
+
 def load(name: str) -> LoadedGrader:
     """The built-in grader called ``name``. KeyError if there is none."""
     if name not in GRADERS:
         raise KeyError(f"no built-in grader named {name!r}")
     module = importlib.import_module(f"evalcase.grade.graders.{name}")
     return LoadedGrader(
-        name, str(module.VERSION), module.__doc__ or "", module.grade, needs=module.needs
+        name, str(module.VERSION), module.__doc__ or "", _typed(module.grade), needs=module.needs
     )
 
 

@@ -1,21 +1,26 @@
-"""Small readers of the attempt record shared by graders."""
+"""Small readers shared by graders."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from evalcase.grade.model import Attempt
-from evalcase.grade.spec import as_list, field_of
+from evalcase.contract.attempt import ToolCallRecord
+from evalcase.grade.spec import JudgeSpec, as_list
 
 
-def calls(attempt: Attempt) -> list[Mapping[str, Any]]:
-    return [c for c in attempt.get("calls") or () if isinstance(c, Mapping)]
-
-
-def output(attempt: Attempt) -> str | None:
-    value = attempt.get("output")
-    return value if isinstance(value, str) else None
+def call_view(
+    calls: tuple[ToolCallRecord, ...], *fields: str, ok: bool = True
+) -> list[dict[str, Any]]:
+    """The calls as CEL expressions see them: the named fields of each (``None`` for a
+    field a call does not have), with ``ok`` (no error)."""
+    out = []
+    for call in calls:
+        view = {name: getattr(call, name, None) for name in fields}
+        if ok:
+            view["ok"] = call.error is None
+        out.append(view)
+    return out
 
 
 def subset_match(expected: Any, actual: Any) -> bool:
@@ -31,15 +36,15 @@ def subset_match(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def text_values(spec: Any, options: Mapping[str, Any], *names: str) -> list[Any]:
+def text_values(spec: JudgeSpec, options: Mapping[str, Any], *names: str) -> list[Any]:
     """The first non-empty list among grader options and the case's text fields."""
     for name in names:
         if options.get(name):
             return as_list(options[name])
-    text = field_of(spec, "text", {}) or {}
-    constraints = text.get("constraints") if isinstance(text, Mapping) else None
+    text = spec.text
+    constraints = text.get("constraints")
     for name in names:
-        if isinstance(text, Mapping) and text.get(name):
+        if text.get(name):
             return as_list(text[name])
         if isinstance(constraints, Mapping) and constraints.get(name):
             return as_list(constraints[name])

@@ -14,13 +14,13 @@ a citation requirement is an error; so is an attempt with no answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
+from evalcase.contract.attempt import Retrieval
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "citation"
 VERSION = "1"
@@ -38,39 +38,42 @@ def cited(answer: str) -> list[tuple[str | None, str]]:
     return list(dict.fromkeys(found))
 
 
-def _in_force(record: Mapping[str, Any], when: str | None) -> bool:
+def _in_force(record: Retrieval, when: str | None) -> bool:
     if not when:
         return True
-    start, end = record.get("effective_from"), record.get("effective_to")
+    start, end = record.effective_from, record.effective_to
     return (not start or str(start) <= when) and (not end or when < str(end))
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    rag = field_of(spec, "rag", {}) or {}
-    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
-    if not gold and not rag.get("citation_requirement"):
+    if not spec.gold_evidence and not spec.rag.get("citation_requirement"):
         return "the case has no gold_evidence or citation_requirement: nothing to check"
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
-    rag = field_of(spec, "rag", {}) or {}
-    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
+    rag = spec.rag
+    gold = spec.gold_evidence
     requirement = rag.get("citation_requirement")
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
-    retrieved = [r for r in attempt.get("retrieved") or () if isinstance(r, Mapping)]
-    environment = (field_of(spec, "raw", {}) or {}).get("environment") or {}
-    when = rag.get("effective_at") or environment.get("effective_at") or attempt.get("effective_at")
+    retrieved = attempt.retrievals()
+    environment = spec.raw.get("environment") or {}
+    when = (
+        rag.get("effective_at")
+        or environment.get("effective_at")
+        or attempt.record.legacy.get("effective_at")
+    )
     citations = cited(answer)
     for doc_id, passage_id in citations:
         hits = [
             r
             for r in retrieved
-            if r.get("passage_id") == passage_id and (doc_id is None or r.get("doc_id") == doc_id)
+            if r.passage_id == passage_id and (doc_id is None or r.doc_id == doc_id)
         ]
         name = f"{doc_id}#{passage_id}" if doc_id else passage_id
         if not hits:
@@ -82,18 +85,15 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
         if not any(_in_force(h, str(when) if when else None) for h in hits):
             return failed(
                 f"cites {name}, which is not in force on {when}",
-                Evidence(hits[0].get("step"), "retrieved"),
+                Evidence(hits[0].step, "retrieved"),
             )
     if requirement:
         for g in gold:
-            if not g.get("required"):
+            if not g.required:
                 continue
-            if not any(
-                p == g.get("passage_id") and (d is None or d == g.get("doc_id"))
-                for d, p in citations
-            ):
+            if not any(p == g.passage_id and (d is None or d == g.doc_id) for d, p in citations):
                 return failed(
-                    f"required evidence {g.get('doc_id')}#{g.get('passage_id')} is not cited",
+                    f"required evidence {g.name} is not cited",
                     Evidence(None, "output"),
                 )
     if not citations:

@@ -22,10 +22,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of, options_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "constraints"
 VERSION = "1"
@@ -83,7 +84,7 @@ def _checks(source: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _source(spec: JudgeSpec) -> Any:
-    return options_of(spec, NAME) or (field_of(spec, "text", {}) or {}).get("constraints")
+    return options_of(spec, NAME) or spec.text.get("constraints")
 
 
 def needs(spec: JudgeSpec) -> str | None:
@@ -98,11 +99,12 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
     checks = _checks(_source(spec))
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
     text = answer.strip()

@@ -12,11 +12,12 @@ is an attempt without retrieval records.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of, options_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "evidence_recall_at_k"
 VERSION = "1"
@@ -26,7 +27,7 @@ def k_for(spec: JudgeSpec) -> int:
     options = options_of(spec, NAME)
     if isinstance(options.get("k"), int):
         return int(options["k"])
-    for metric in as_list((field_of(spec, "rag", {}) or {}).get("evaluation_metrics")):
+    for metric in as_list(spec.rag.get("evaluation_metrics")):
         m = re.fullmatch(r"evidence_recall_at_([0-9]+)", str(metric))
         if m:
             return int(m.group(1))
@@ -34,28 +35,27 @@ def k_for(spec: JudgeSpec) -> int:
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    rag = field_of(spec, "rag", {}) or {}
-    if not [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]:
+    if not spec.gold_evidence:
         return "the case has no gold_evidence: no passage to look for"
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
-    rag = field_of(spec, "rag", {}) or {}
-    gold = [g for g in as_list(rag.get("gold_evidence")) if isinstance(g, Mapping)]
-    if "retrieved" not in attempt:
+    gold = spec.gold_evidence
+    if not attempt.retrieval_recorded:
         return error("the attempt has no retrieval records")
-    wanted = [g for g in gold if g.get("required")] or gold
+    wanted = [g for g in gold if g.required] or list(gold)
     k = k_for(spec)
-    top = [r for r in attempt.get("retrieved") or () if isinstance(r, Mapping)][:k]
-    keys = {(r.get("doc_id"), r.get("passage_id")) for r in top}
-    missing = [g for g in wanted if (g.get("doc_id"), g.get("passage_id")) not in keys]
+    top = attempt.retrievals()[:k]
+    keys = {(r.doc_id, r.passage_id) for r in top}
+    missing = [g for g in wanted if (g.doc_id, g.passage_id) not in keys]
     recall = 1 - len(missing) / len(wanted)
     threshold = float(options_of(spec, NAME).get("threshold", 1.0))
     if recall + 1e-9 < threshold:
-        names = ", ".join(f"{g.get('doc_id')}#{g.get('passage_id')}" for g in missing)
+        names = ", ".join(g.name for g in missing)
         return failed(
             f"recall@{k} = {recall:.2f} < {threshold:.2f}; missing {names}",
             Evidence(None, "retrieved"),

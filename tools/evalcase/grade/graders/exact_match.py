@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output, short, text_values
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import short, text_values
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
 from evalcase.grade.spec import JudgeSpec, options_of
 
 NAME = "exact_match"
@@ -38,12 +40,13 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
     options = options_of(spec, NAME)
     refs = _references(spec)
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to compare")
     flags = bool(options.get("ignore_case")), bool(options.get("ignore_whitespace"))

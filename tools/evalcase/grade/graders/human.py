@@ -10,9 +10,11 @@ someone reviews, the verdict is ``pending``, never ``pass``.
 
 from __future__ import annotations
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.model import Attempt, Grade, Verdict, pending
-from evalcase.grade.spec import JudgeSpec, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Grade, Verdict, pending
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "human"
 VERSION = "1"
@@ -22,12 +24,13 @@ def needs(spec: JudgeSpec) -> str | None:
     return None  # a person needs no configuration: the attempt itself is what they review
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     ctx = ctx or GradeContext()
     key = (
-        str(field_of(spec, "case_id")),
-        str(field_of(spec, "case_version")),
-        int(attempt.get("attempt") or 0),
+        str(spec.case_id),
+        str(spec.case_version),
+        attempt.record.attempt,
     )
     review = ctx.human.get(key)
     if review is None:

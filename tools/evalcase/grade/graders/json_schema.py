@@ -14,10 +14,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, field_of, options_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, options_of
 
 NAME = "json_schema"
 VERSION = "1"
@@ -25,7 +26,7 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
 
 
 def _schema(spec: JudgeSpec) -> Any:
-    text_fields = field_of(spec, "text", {}) or {}
+    text_fields = spec.text
     return (
         options_of(spec, NAME).get("schema")
         or text_fields.get("json_schema")
@@ -46,13 +47,14 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     import jsonschema
 
     if (problem := needs(spec)) is not None:
         return error(problem)
     schema = _schema(spec)
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
     fenced = _FENCE.match(answer.strip())

@@ -28,55 +28,55 @@ tree.
 
 from __future__ import annotations
 
+from evalcase.contract.records import Observed
 from evalcase.grade import judge, judge_prompt
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, JudgeInfo, error, pending
-from evalcase.grade.spec import JudgeSpec, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, JudgeInfo, error, pending
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "llm_rubric"
 VERSION = "1"
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    rubric = field_of(spec, "rubric")
+    rubric = spec.rubric
     if not rubric:
         return "the case names no rubric (rubric: <rubric fixture ID>, or an inline rubric)"
-    data = field_of(rubric, "data")
     # A rubric named by fixture ID is checked by its own schema (dimensions required); lint
     # sees only the reference, so the dimensions are checked here when they are at hand.
-    if (data or field_of(rubric, "id") is None) and not judge.dimensions(rubric):
+    if (rubric.data or rubric.id is None) and not judge.dimensions(rubric):
         return f"rubric {judge.rubric_id(rubric)} has no scorable dimensions"
     return None
 
 
-def _ended_without_text(attempt: Attempt) -> str | None:
+def _ended_without_text(attempt: Observed) -> str | None:
     """What the judge is shown as the final answer of a completed attempt whose
     conversation ended without a final text, or None for any other attempt."""
-    if attempt.get("status") != "completed":
+    record = attempt.record
+    if record.status != "completed":
         return None
-    conversation = attempt.get("conversation")
-    ended_by = conversation.get("ended_by") if isinstance(conversation, dict) else None
-    ends = [e for e in attempt.get("trace") or () if isinstance(e, dict)
-            and e.get("type") == "conversation_end"]  # fmt: skip
+    ended_by = record.conversation.ended_by if record.conversation is not None else None
+    ends = attempt.events("conversation_end")
     reason = ended_by or (ends[-1].get("reason") if ends else None)
     if not reason:
         return None
     return f"(no final text: the conversation ended by {reason}; judge the turns and calls above)"
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     ctx = ctx or GradeContext()
     if (problem := needs(spec)) is not None:
         return error(problem)
-    rubric = field_of(spec, "rubric")
+    rubric = spec.rubric
     dims = judge.dimensions(rubric)
     if not dims:
         return error(
             f"rubric {judge.rubric_id(rubric)} has no scorable dimensions "
             "(is the rubric fixture resolved?)"
         )
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         ended = _ended_without_text(attempt)
         if ended is None:
@@ -99,7 +99,7 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     if verdict.problem is not None:
         return Grade("error", 0.0, verdict.problem, kind="grader_error", judge=info,
                      details={"cut_items": prompt.cuts})  # fmt: skip
-    threshold = judge.rubric_setting(rubric, "pass_threshold")
+    threshold = judge_prompt.rubric_setting(rubric, "pass_threshold")
     threshold = float(threshold) if isinstance(threshold, int | float) else config.pass_threshold
     detail = "; ".join(f"{n} {s:g}: {r}" for n, s, r in verdict.scores)
     reason = f"score {verdict.score:.2f} (threshold {threshold:.2f}). {detail}"

@@ -32,9 +32,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalcase import pii
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output, text_values
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import text_values
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
 from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "must_include"
@@ -83,27 +85,17 @@ def option_problems(options: Mapping[str, Any], values: list[Any]) -> list[tuple
     return out
 
 
-def texts(attempt: Attempt, scope: str) -> list[str] | None:
+def texts(attempt: Observed, scope: str) -> list[str] | None:
     """What the phrases are looked for in: the final answer, or every assistant message."""
     if scope == "final_answer":
-        answer = output(attempt)
+        answer = attempt.output
         return None if answer is None else [answer]
-    found = [
-        str(m.get("content"))
-        for m in attempt.get("messages") or ()
-        if isinstance(m, Mapping)
-        and m.get("role") == "assistant"
-        and isinstance(m.get("content"), str)
-    ]
+    found = [c for _, c in attempt.contents("assistant") if isinstance(c, str)]
     if not found:  # an older record without messages: the trace's assistant events
         found = [
-            str(e.get("content"))
-            for e in attempt.get("trace") or ()
-            if isinstance(e, Mapping)
-            and e.get("type") == "assistant"
-            and isinstance(e.get("content"), str)
+            e["content"] for e in attempt.events("assistant") if isinstance(e.get("content"), str)
         ]
-    answer = output(attempt)
+    answer = attempt.output
     if answer is not None and answer not in found:
         found.append(answer)
     return found or None
@@ -115,7 +107,8 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
     options = options_of(spec, NAME)

@@ -8,9 +8,11 @@ the phrase). Nothing forbidden, or no answer, is an error.
 
 from __future__ import annotations
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output, text_values
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import text_values
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
 from evalcase.grade.spec import JudgeSpec, options_of
 
 NAME = "must_not_include"
@@ -23,13 +25,14 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
     forbidden = [
         str(v) for v in text_values(spec, options_of(spec, NAME), "values", "must_not_include")
     ]
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
     found = [p for p in forbidden if p in answer]

@@ -13,10 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import output
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of, options_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "regex"
 VERSION = "1"
@@ -25,7 +26,7 @@ VERSION = "1"
 def patterns(spec: JudgeSpec) -> tuple[list[str], list[str]]:
     source: Any = dict(options_of(spec, NAME))
     if not any(k in source for k in ("must_match", "must_not_match", "pattern", "patterns")):
-        source = (field_of(spec, "text", {}) or {}).get("regex") or {}
+        source = spec.text.get("regex") or {}
     if isinstance(source, str | list):
         return [str(p) for p in as_list(source)], []
     if not isinstance(source, Mapping):
@@ -50,11 +51,12 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
     must, must_not = patterns(spec)
-    answer = output(attempt)
+    answer = attempt.output
     if answer is None:
         return error("the attempt has no output to check")
     compiled = [(p, re.compile(p), True) for p in must]

@@ -39,24 +39,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalcase.contract import records
+from evalcase.contract.records import Observed
+from evalcase.contract.task import FinalStateCheck, StateExpectation
 from evalcase.grade.context import GradeContext
 from evalcase.grade.expr import MISSING, CelFailure, check, get_path, split_path, state_variables
-from evalcase.grade.graders._util import calls, output, short, subset_match
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import short, subset_match
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "state_match"
 VERSION = "1"
 
 
-def _changed_at(attempt: Attempt, path: str) -> int | None:
+def _changed_at(attempt: Observed, path: str) -> int | None:
     step = None
-    for call in calls(attempt):
-        for change in call.get("changes") or ():
-            changed = str(change.get("path", ""))
+    for call in attempt.calls:
+        for change in call.changes:
+            changed = change.path
             if changed == path or changed.startswith(path + ".") or path.startswith(changed + "."):
-                step = call.get("step")
+                step = call.step
     return step
 
 
@@ -73,15 +75,15 @@ def _covered(path: str, named: list[str]) -> bool:
     return any(path == n or path.startswith(n + ".") or n.startswith(path + ".") for n in named)
 
 
-def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
+def check_one(fsc: StateExpectation, attempt: Observed) -> tuple[Grade, int]:
     """Grade one alternative; the int counts the checks made (0 = nothing to check)."""
-    final = records.final_state(attempt)
-    initial = attempt.get("initial_state") or {}
+    final = attempt.final_state()
+    initial = attempt.initial_state or {}
     if not isinstance(final, Mapping):
-        problem = attempt.get("initial_state_problem")
+        problem = attempt.initial_state_problem
         return error(str(problem or "the attempt has no recorded final_state")), 0
     made = 0
-    expected = field_of(fsc, "expected") or {}
+    expected = fsc.expected or {}
     for path, want in dict(expected).items():
         made += 1
         got = get_path(final, str(path))
@@ -91,14 +93,14 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
                 f"{path} is {shown}, expected {short(want)}",
                 Evidence(_changed_at(attempt, str(path)), str(path)),
             ), made
-    absent = [str(p) for p in as_list(field_of(fsc, "absent"))]
+    absent = [str(p) for p in fsc.absent]
     for path in absent:
         made += 1
         if get_path(final, path) is not MISSING:
             return failed(
                 f"{path} should be absent but exists", Evidence(_changed_at(attempt, path), path)
             ), made
-    unchanged = [str(p) for p in as_list(field_of(fsc, "unchanged"))]
+    unchanged = [str(p) for p in fsc.unchanged]
     if "*" in unchanged:
         named = [str(p) for p in dict(expected)] + absent
         before, after = _leaves(initial), _leaves(final)
@@ -123,9 +125,9 @@ def check_one(fsc: Any, attempt: Attempt) -> tuple[Grade, int]:
                 Evidence(_changed_at(attempt, path), path),
             ), made
     variables = state_variables(
-        final, initial=initial, calls=calls(attempt), output=output(attempt)
+        final, initial=initial, calls=[c.to_json() for c in attempt.calls], output=attempt.output
     )
-    rules = as_list(field_of(fsc, "asserts")) or as_list(field_of(fsc, "assert"))
+    rules = fsc.asserts
     for rule in rules:
         made += 1
         ok = check(str(rule), variables)
@@ -210,9 +212,11 @@ def _describe(path: str, final: Mapping[str, Any], gold: Mapping[str, Any]) -> s
     return f"{path} is {shown}, gold {'absent' if want is MISSING else short(want)}"
 
 
-def check_gold(fsc: Any, spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None) -> Grade:
+def check_gold(
+    fsc: FinalStateCheck, spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None
+) -> Grade:
     """The attempt's final state against the expected calls' (see the module doc)."""
-    final = records.final_state(attempt)
+    final = attempt.final_state()
     if not isinstance(final, Mapping):
         return error("the attempt has no recorded final_state")
     if ctx is None or ctx.gold is None:
@@ -221,7 +225,7 @@ def check_gold(fsc: Any, spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | 
             "(no replay in the grading context; evalcase grade and evalcase run provide one)"
         )
     golds = ctx.gold.states(spec)
-    paths = [str(p) for p in as_list(field_of(fsc, "paths"))]
+    paths = [str(p) for p in fsc.paths]
     reasons = []
     for i, gold in enumerate(golds):
         label = f"plan {i + 1}: " if len(golds) > 1 else ""
@@ -245,37 +249,36 @@ def check_gold(fsc: Any, spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | 
     return failed("; ".join(r for r, _ in reasons), reasons[0][1])
 
 
-def _names_something(fsc: Any) -> bool:
-    return bool(
-        field_of(fsc, "expected")
-        or as_list(field_of(fsc, "absent"))
-        or as_list(field_of(fsc, "unchanged"))
-        or as_list(field_of(fsc, "asserts"))
-        or as_list(field_of(fsc, "assert"))
-    )
+def _names_something(fsc: StateExpectation) -> bool:
+    return bool(fsc.expected or fsc.absent or fsc.unchanged or fsc.asserts)
+
+
+def _alternatives(fsc: FinalStateCheck) -> tuple[StateExpectation, ...]:
+    """The state expectations of ``fsc``, any one of which passes (none: one naming nothing)."""
+    return fsc.any_of or (StateExpectation(),)
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    fsc = field_of(spec, "final_state_check")
+    fsc = spec.final_state_check
     if not fsc:
         return "the case has no final_state_check: nothing to compare"
-    if field_of(fsc, "from_expected_calls") is True:
-        plans = field_of(field_of(spec, "expected_calls"), "any_of")
-        if not plans:
+    if fsc.from_expected_calls:
+        if spec.expected_calls is None or not spec.expected_calls.any_of:
             return "final_state_check.from_expected_calls, but the case has no expected_calls"
         return None
-    alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
-    if not any(_names_something(a) for a in alternatives):
+    if not any(_names_something(a) for a in _alternatives(fsc)):
         return "final_state_check names no expected, unchanged, absent or assert"
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
-    fsc = field_of(spec, "final_state_check")
-    alternatives = as_list(field_of(fsc, "any_of")) or [fsc]
-    if field_of(fsc, "from_expected_calls") is True:
+    fsc = spec.final_state_check
+    assert fsc is not None  # needs() said so
+    alternatives = _alternatives(fsc)
+    if fsc.from_expected_calls:
         gold = check_gold(fsc, spec, attempt, ctx)
         if gold.verdict != "pass" or not any(_names_something(a) for a in alternatives):
             return gold

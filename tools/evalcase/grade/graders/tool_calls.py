@@ -19,62 +19,61 @@ is an error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from evalcase.contract.attempt import ToolCallRecord
+from evalcase.contract.records import Observed
+from evalcase.contract.task import CallPlan, ExpectedCall, Order
 from evalcase.grade.context import GradeContext
-from evalcase.grade.graders._util import calls, short, subset_match
-from evalcase.grade.model import Attempt, Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import short, subset_match
+from evalcase.grade.model import Evidence, Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "tool_calls"
+_IN_ORDER: Order = "in_order"
 VERSION = "1"
 
 
-def _matches(want: Any, call: Mapping[str, Any]) -> bool:
-    if field_of(want, "tool") != call.get("tool"):
+def _matches(want: ExpectedCall, call: ToolCallRecord) -> bool:
+    if want.tool != call.tool:
         return False
-    return subset_match(dict(field_of(want, "args") or {}), call.get("args") or {})
+    return subset_match(dict(want.args or {}), call.args or {})
 
 
-def _closest(want: Any, made: list[Mapping[str, Any]]) -> str:
-    same = [c for c in made if c.get("tool") == field_of(want, "tool")]
+def _closest(want: ExpectedCall, made: list[ToolCallRecord]) -> str:
+    same = [c for c in made if c.tool == want.tool]
     if not same:
         return "it was never called"
-    return f"closest: step {same[0].get('step')} with args {short(same[0].get('args'))}"
+    return f"closest: step {same[0].step} with args {short(same[0].args)}"
 
 
-def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list[Evidence]]:
-    order = str(field_of(expected, "order", "in_order") or "in_order")
-    wanted = as_list(field_of(expected, "calls"))
+def check(expected: CallPlan, made: list[ToolCallRecord]) -> tuple[bool, str, list[Evidence]]:
+    order = str(expected.order or "in_order")
+    wanted = expected.calls
     if not wanted:
         if made:
             return (
                 False,
-                f"no call expected, but the agent called {made[0].get('tool')}",
-                [Evidence(made[0].get("step"), "calls.0")],
+                f"no call expected, but the agent called {made[0].tool}",
+                [Evidence(made[0].step, "calls.0")],
             )
         return True, "no call expected and none made", []
     if order == "exact":
         for i, want in enumerate(wanted):
             if i >= len(made) or not _matches(want, made[i]):
                 got = made[i] if i < len(made) else None
-                step = got.get("step") if got else None
-                shown = f"{got.get('tool')} {short(got.get('args'))}" if got else "nothing"
+                step = got.step if got else None
+                shown = f"{got.tool} {short(got.args)}" if got else "nothing"
                 return (
                     False,
-                    (
-                        f"call {i + 1} should be {field_of(want, 'tool')} "
-                        f"{short(field_of(want, 'args') or {})}, got {shown}"
-                    ),
+                    (f"call {i + 1} should be {want.tool} {short(want.args or {})}, got {shown}"),
                     [Evidence(step, f"calls.{i}")],
                 )
         if len(made) > len(wanted):
             extra = made[len(wanted)]
             return (
                 False,
-                f"unexpected extra call {extra.get('tool')}",
-                [Evidence(extra.get("step"), f"calls.{len(wanted)}")],
+                f"unexpected extra call {extra.tool}",
+                [Evidence(extra.step, f"calls.{len(wanted)}")],
             )
         return True, f"{len(wanted)} calls exactly as expected", []
     if order == "any_order":
@@ -85,8 +84,8 @@ def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list
                 return (
                     False,
                     (
-                        f"expected call {field_of(want, 'tool')} "
-                        f"{short(field_of(want, 'args') or {})} not made; "
+                        f"expected call {want.tool} "
+                        f"{short(want.args or {})} not made; "
                         f"{_closest(want, made)}"
                     ),
                     [],
@@ -102,19 +101,19 @@ def check(expected: Any, made: list[Mapping[str, Any]]) -> tuple[bool, str, list
             return (
                 False,
                 (
-                    f"expected call {field_of(want, 'tool')} "
-                    f"{short(field_of(want, 'args') or {})} not made in order; "
+                    f"expected call {want.tool} "
+                    f"{short(want.args or {})} not made in order; "
                     f"{_closest(want, made)}"
                 ),
                 evidence,
             )
-        evidence.append(Evidence(made[position].get("step"), f"calls.{position}"))
+        evidence.append(Evidence(made[position].step, f"calls.{position}"))
         position += 1
     return True, f"{len(wanted)} expected calls made in order", evidence
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    if field_of(spec, "expected_calls") is None:
+    if spec.expected_calls is None:
         return (
             "the case has no expected_calls (or expected_tool_sequence / expected_args): "
             "nothing to compare"
@@ -122,14 +121,17 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     if (problem := needs(spec)) is not None:
         return error(problem)
-    expected = field_of(spec, "expected_calls")
-    alternatives = as_list(field_of(expected, "any_of"))
-    made = [c for c in calls(attempt) if c.get("valid", True) is not False]
+    expected = spec.expected_calls
+    assert expected is not None  # needs() said so
+    alternatives = expected.any_of
+    made = [c for c in attempt.calls if c.valid]
     reasons = []
-    for i, alternative in enumerate(alternatives or [expected]):
+    # No alternative at all: no call is expected.
+    for i, alternative in enumerate(alternatives or (CallPlan(_IN_ORDER, ()),)):
         ok, reason, evidence = check(alternative, made)
         if ok:
             prefix = f"alternative {i + 1}: " if alternatives else ""

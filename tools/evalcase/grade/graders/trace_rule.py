@@ -19,19 +19,20 @@ does not compile is an error; so is a case with no rules and no rule checks.
 
 from __future__ import annotations
 
-from evalcase.contract import records
+from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.expr import CelFailure, check
-from evalcase.grade.graders._util import calls, output
-from evalcase.grade.model import Attempt, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, field_of
+from evalcase.grade.graders import reads_attempt
+from evalcase.grade.graders._util import call_view
+from evalcase.grade.model import Grade, error, failed, passed
+from evalcase.grade.spec import JudgeSpec
 
 NAME = "trace_rule"
 VERSION = "1"
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    if not as_list(field_of(spec, "trace_rules")) and not as_list(field_of(spec, "rule_checks")):
+    if not spec.trace_rules and not spec.rule_checks:
         return (
             "the case has no trace_requirement.rules and no evaluator_config.rule_checks: "
             "no rule to check"
@@ -39,24 +40,20 @@ def needs(spec: JudgeSpec) -> str | None:
     return None
 
 
-def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) -> Grade:
+@reads_attempt
+def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -> Grade:
     from evalcase.grade.rule_checks import RULE_CHECKS
 
     if (problem := needs(spec)) is not None:
         return error(problem)
-    rules = [str(r) for r in as_list(field_of(spec, "trace_rules"))]
-    checks = [str(c) for c in as_list(field_of(spec, "rule_checks"))]
-    call_view = [
-        {k: c.get(k) for k in ("tool", "args", "error", "result", "step", "side_effect")}
-        | {"ok": c.get("error") is None}
-        for c in calls(attempt)
-    ]
+    rules = [str(r) for r in spec.trace_rules]
+    checks = [str(c) for c in spec.rule_checks]
     variables = {
-        "trace": list(attempt.get("trace") or ()),
-        "calls": call_view,
-        "output": output(attempt),
-        "state": records.final_state(attempt) or {},
-        "initial": attempt.get("initial_state") or {},
+        "trace": list(attempt.record.trace),
+        "calls": call_view(attempt.calls, "tool", "args", "error", "result", "step", "side_effect"),
+        "output": attempt.output,
+        "state": attempt.final_state() or {},
+        "initial": attempt.initial_state or {},
     }
     for rule in rules:
         ok = check(rule, variables)
@@ -67,12 +64,13 @@ def grade(spec: JudgeSpec, attempt: Attempt, ctx: GradeContext | None = None) ->
     for name in checks:
         func = RULE_CHECKS.get(name)
         if func is None:
-            from evalcase.plugins import RULE_CHECK_GROUP, load_plugin
+            from evalcase.plugins import RULE_CHECK_GROUP, attempt_adapter, load_plugin
 
             try:
-                func = load_plugin(RULE_CHECK_GROUP, name)
+                plugin = load_plugin(RULE_CHECK_GROUP, name)
             except KeyError:
                 return error(f"unknown rule check {name!r}")
+            func = attempt_adapter(plugin, plugin, Observed.to_mapping)
         result: Grade = func(spec, attempt)
         if result.verdict != "pass":
             return Grade(

@@ -94,7 +94,7 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
         return
     threshold = config.get("pass_threshold")
     counted = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-    if counted and found.weight > 0:
+    if counted and found.counted_weight > 0:
         return
     why = "it has weight 0" if counted else "evaluator_config sets no pass_threshold"
     graders = config.get("graders")

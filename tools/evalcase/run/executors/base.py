@@ -4,8 +4,9 @@ A job is everything one attempt needs and nothing a judge reads (no ``JudgeSpec`
 agent's view, the environment spec, the adapter spec, the seed, the attempt number and
 the timeout. A job is plain frozen data and pickles, so an executor may ship it to another
 process or machine (the Ray executor does). A worker runs it with the top-level function
-:func:`evalcase.run.runner.run_attempt` and returns the attempt record (a JSON-ready dict,
-docs/running.md). An executor yields records as they finish, in any order; the driver
+:func:`evalcase.run.runner.run_attempt` and returns the attempt record (an
+:class:`evalcase.contract.attempt.AttemptRecord`: frozen, it pickles; docs/running.md).
+An executor yields records as they finish, in any order; the driver
 (:mod:`evalcase.run.driver`) is the only writer of ``attempts.jsonl``.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.run.spec import AgentView, EnvSpec
 
 
@@ -60,4 +62,4 @@ class Executor(Protocol):
 
     name: str
 
-    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[dict[str, Any]]: ...
+    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]: ...

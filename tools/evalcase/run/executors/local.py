@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
 
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.run.executors.base import AttemptJob
 from evalcase.run.runner import lost_record, run_attempt
 
@@ -18,13 +18,13 @@ from evalcase.run.runner import lost_record, run_attempt
 class LocalExecutor:
     name = "local"
 
-    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[dict[str, Any]]:
+    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]:
         concurrency = max(1, concurrency)
         if concurrency == 1:
             for job in jobs:
                 yield run_attempt(job)
             return
-        pending: dict[Future[dict[str, Any]], AttemptJob] = {}
+        pending: dict[Future[AttemptRecord], AttemptJob] = {}
         source = iter(jobs)
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalcase-attempt")
         try:

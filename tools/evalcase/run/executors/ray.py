@@ -32,10 +32,11 @@ import os
 import socket
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcase import __version__
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.model import FatalError
 from evalcase.run.adapters import split_spec
 from evalcase.run.executors.base import AttemptJob
@@ -124,7 +125,7 @@ def task_options(settings: RaySettings, agent_options: Mapping[str, Any]) -> dic
     return out
 
 
-def _attempt_on_worker(job: AttemptJob, driver_version: str) -> dict[str, Any]:
+def _attempt_on_worker(job: AttemptJob, driver_version: str) -> AttemptRecord:
     """What a Ray task runs: one attempt, plus where it ran (for debugging a cluster)."""
     if __version__ != driver_version:
         return lost_record(
@@ -132,9 +133,7 @@ def _attempt_on_worker(job: AttemptJob, driver_version: str) -> dict[str, Any]:
             f"the Ray worker runs evalcase {__version__}, the driver {driver_version}: "
             "install the same version on the workers",
         )
-    record = run_attempt(job)
-    record["worker"] = _where()
-    return record
+    return replace(run_attempt(job), worker=_where())
 
 
 def _where() -> dict[str, Any]:
@@ -270,7 +269,7 @@ class RayExecutor:
                 f"{__version__}: install the same version on both"
             )
 
-    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[dict[str, Any]]:
+    def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]:
         ray = import_ray()
         source = iter(jobs)
         first = next(source, None)
@@ -303,7 +302,7 @@ class RayExecutor:
         source: Iterator[AttemptJob],
         concurrency: int,
         options: Mapping[str, Any],
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[AttemptRecord]:
         remote = ray.remote(_attempt_on_worker).options(**options)
         retries = int(options["max_retries"])
         # Each attempt ends by its own deadline on the worker, so while this run holds any
@@ -332,7 +331,7 @@ class RayExecutor:
                 for ref in ready:
                     job = pending.pop(ref)
                     try:
-                        record: dict[str, Any] = ray.get(ref)
+                        record: AttemptRecord = ray.get(ref)
                     except ray.exceptions.RayError as exc:
                         record = lost_record(job, _failure(ray, exc, retries))
                     yield record
