@@ -20,6 +20,7 @@ def write_run(
     digests: dict[str, str] | None = None,
     dataset: str = "set_a",
     version: str = "v1",
+    agent_version: str = "1",
 ) -> Path:
     """A run whose case ``c`` has one attempt per letter of ``verdicts[c]`` (p, f, ?, e)."""
     out = root / "outputs" / commit / run_id
@@ -29,7 +30,8 @@ def write_run(
         "dataset": {"id": dataset, "version": version, "digest": "d" * 32},
         "cases": {c: {"version": "v1", "digest": (digests or {}).get(c, f"dg-{c}")}
                   for c in verdicts},
-        "agent": {"spec": f"cmd:{agent}", "name": agent, "version": "1", "options": {}},
+        "agent": {"spec": f"cmd:{agent}", "name": agent, "version": agent_version,
+                  "options": {}},
         "options": {"repeat": max(len(v) for v in verdicts.values()), "seed": 0},
         "status": "completed", "started_at": started_at,
     }  # fmt: skip
@@ -54,11 +56,12 @@ def write_grading(
     commit: str = "a" * 40,
     graded_at: str = "2026-12-01T11:00:00Z",
     config_digest: str = "cfg1",
+    prompt: str | None = None,
 ) -> Path:
     word = {"p": "pass", "f": "fail", "?": "pending", "e": "error"}
     attempts = [
         {"case_id": case, "case_version": "v1", "attempt": n, "verdict": word[letter],
-         "score": 1.0 if letter == "p" else 0.0, "failure_class": None, "prompt": None}
+         "score": 1.0 if letter == "p" else 0.0, "failure_class": None, "prompt": prompt}
         for case, letters in verdicts.items()
         for n, letter in enumerate(letters, 1)
     ]  # fmt: skip

@@ -129,3 +129,22 @@ def test_a_compare_reference_passes_over_dirty_incomplete_and_untagged_runs(
     assert "moved (content eeeeeeeeeeee is not the release tag's dddddddddddd)" in message
     assert "dirty (dirty: uncommitted dataset changes, --allow-dirty compares it)" in message
     assert "cut (incomplete: 0 of 1 planned attempts recorded)" in message
+
+
+def test_the_same_grading_named_two_ways_is_a_run_compared_with_itself(
+    repo: dict[str, str | Path],
+) -> None:
+    """42.1 as docs/grading.md states it: two gradings of one run are two sides; the
+    run's default grading named by its folder and by the run ID is one side twice."""
+    from evalcase.results.refs import find_pair
+
+    root, first = Path(repo["root"]), str(repo["first"])
+    write_grading(root, "r1", "g9", {"a": "f"}, commit=first, graded_at="2026-12-01T12:00:00Z")
+    config = load_config(root)
+    gradings = root / "reports" / first / "r1" / "gradings"
+    base, new = find_pair(config, str(gradings / "g1"), "r1")  # an older grading: two sides
+    assert (base.run_id, new.run_id) == ("r1", "r1")
+    with pytest.raises(FatalError, match="same run"):
+        find_pair(config, str(gradings / "g9"), "r1")  # the default grading, twice
+    with pytest.raises(FatalError, match="same run"):
+        find_pair(config, "r1", str(gradings / "g9" / "report.json"))

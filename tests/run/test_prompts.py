@@ -202,3 +202,38 @@ def test_a_prompt_by_case_run_counts_cases_and_gates_each_prompt(tmp_path: Path)
     assert gates["all_pass [intent_narrow@v1]"]["verdict"] == "fail"
     assert gates["all_pass [intent_narrow@v1]"]["failing"] == ["intent_route_002"]
     assert proc.returncode == 1  # a measured gate failed
+
+
+@pytest.mark.slow
+def test_gates_name_a_prompt_only_over_cases_that_ran_under_it(tmp_path: Path) -> None:
+    """42.10: two of four cases name `prompt: intent_full` and the manifest names no
+    prompts. A gate over every case is no prompt's gate; a gate whose cases all ran under
+    the prompt is labelled with it; the summary counts the prompted cases."""
+    root = write_prompt_repo(tmp_path / "repo")
+    manifest = root / "datasets" / "intents" / "dataset.yaml"
+    text = manifest.read_text("utf-8").replace("prompts: [intent_full, intent_narrow]\n", "")
+    manifest.write_text(
+        text + "gates:\n  - {name: all_pass, min_pass_rate: 0.5}\n"
+        "  - {name: risky_pass, risk_levels: [P1], min_pass_rate: 0.5}\n",
+        "utf-8",
+    )
+    for n in (1, 2):
+        case = root / "datasets" / "intents" / "cases" / f"intent_route_{n:03d}.yaml"
+        body = case.read_text("utf-8").replace("risk_level: P2\n", "risk_level: P1\n")
+        case.write_text(body + "prompt: intent_full\n", "utf-8")
+    commit_all(root, "two cases name a prompt")
+    assert run_cli("lint", cwd=root).returncode == 0
+    proc = run_cli("run", "intents", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _report(root, _run_dir(proc.stdout, root))
+    prompts = {r["case_id"]: r.get("prompt") for r in report["attempts"]}
+    assert prompts == {"intent_route_001": "intent_full@v1", "intent_route_002": "intent_full@v1",
+                       "intent_route_003": None, "intent_route_004": None}  # fmt: skip
+    assert sorted(g["name"] for g in report["gates"]) == [
+        "all_pass",
+        "risky_pass [intent_full@v1]",
+    ]
+    assert {g["name"]: g["cases"] for g in report["gates"]}["all_pass"] == 4
+    assert (report["summary"]["cases"], report["summary"]["prompted_cases"]) == (4, 2)
+    assert "4 cases, 2 under 1 prompt" in proc.stdout
+    assert "× 1 prompts" not in proc.stdout

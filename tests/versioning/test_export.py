@@ -72,3 +72,32 @@ def test_export_to_standard_output_is_one_case_a_line(repo: Path) -> None:
     lines = proc.stdout.splitlines()
     assert all(json.loads(line)["dataset_id"] == REFUND for line in lines)
     assert len(lines) == len(list((repo / "datasets" / REFUND / "cases").glob("*.yaml")))
+
+
+@pytest.mark.slow
+def test_an_export_of_a_release_is_headed_by_the_release_version(repo: Path) -> None:
+    """42.12c: after release v1, one changed case bumped and release v2, the other cases
+    still say `dataset_version: v1` (the version in which they last changed); the export of
+    v2 is headed `v2`, its cases labelled v2, each keeping its own field apart."""
+    from evalcase.actions import bump
+    from evalcase.authoring.exports import export
+
+    tag_dataset(load_config(repo), REFUND)
+    replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
+    bump(load_config(repo))
+    commit_all(repo, "v2: one case changed")
+    assert tag_dataset(load_config(repo), REFUND) == f"{REFUND}@v2"
+    others = [p for p in (repo / "datasets" / REFUND / "cases").glob("*.yaml")
+              if p.name != Path(CASE).name]  # fmt: skip
+    assert others and all("dataset_version: v1" in p.read_text("utf-8") for p in others)
+
+    result, rendered = export(load_config(repo), f"{REFUND}@v2", "promptfoo")
+    assert result.version == "v2"
+    assert rendered.text.startswith(f"description: evalcase export of {REFUND} v2\n")
+    assert "v1, v2" not in rendered.text
+    _, inspect = export(load_config(repo), f"{REFUND}@v2", "inspect")
+    samples = [json.loads(line) for line in inspect.text.splitlines() if line.strip()]
+    labels = {s["metadata"]["case_id"]: s["metadata"] for s in samples}
+    assert {m["dataset_version"] for m in labels.values()} == {"v2"}
+    assert labels["refund_eligibility_001"]["case_dataset_version"] == "v2"
+    assert {m["case_dataset_version"] for m in labels.values()} == {"v1", "v2"}

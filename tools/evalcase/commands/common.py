@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -156,6 +156,40 @@ def _reason(exc: OSError, path: Path | None) -> str:
     if exc.errno == errno.ENOENT and path is not None and not path.parent.is_dir():
         return f"its folder {path.parent} does not exist; create it first"
     return exc.strerror or str(exc)
+
+
+# --- text tables (history, flaky, trend, runs) ------------------------------------------
+# A column is as wide as its widest value: no value is cut, so two rows that differ only
+# at the end of a long agent, prompt or case name (``bank_agent openai:bank-v1`` and
+# ``bank_agent_v2 openai:bank-v1``) still read apart. Widths count terminal columns (a
+# Chinese character takes two).
+
+
+def text_width(text: str) -> int:
+    """How many terminal columns ``text`` takes (wide East Asian characters: two)."""
+    from unicodedata import combining, east_asian_width
+
+    return sum(0 if combining(c) else 2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: Collection[int] = ()
+) -> list[str]:
+    """The lines of a text table: ``header``, then ``rows``; each column as wide as its
+    widest cell, the columns in ``right`` aligned right, the last one not padded."""
+    widths = [text_width(h) for h in header]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], text_width(cell))
+    lines = []
+    for row in (header, *rows):
+        cells = []
+        for i, cell in enumerate(row):
+            pad = " " * (widths[i] - text_width(cell))
+            last = i == len(row) - 1
+            cells.append(pad + cell if i in right else cell + ("" if last else pad))
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 # --- options the commands that run agents share (run, audit) ---------------------------

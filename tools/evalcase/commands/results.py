@@ -21,6 +21,7 @@ from evalcase.commands.common import (
     from_remote_option,
     remote_option,
     root_option,
+    table,
 )
 
 format_option = click.option(
@@ -155,20 +156,23 @@ def history_command(
         return
     if not rows:
         raise FatalError(f"no graded attempt of case {case_id!r} (`evalcase runs` lists runs)")
-    click.echo(
-        f"{'STARTED':<17} {'RUN':<24} {'COMMIT':<10} {'VERSION':<8} {'AGENT':<24} "
-        f"{'PROMPT':<14} {'GRADING':<24} PASSES  VERDICTS"
-    )
-    for r in rows:
+    header = ("STARTED", "RUN", "COMMIT", "VERSION", "AGENT", "PROMPT", "GRADING", "PASSES",
+              "VERDICTS")  # fmt: skip
+    cells = [
+        (
+            r.started_at[:16], r.run_id, r.commit[:10], r.case_version,
+            r.agent + (f" {r.agent_version}" if r.agent_version else ""), r.prompt or "-",
+            r.grading_id + ("" if r.newest else " (older)"), f"{r.passes}/{len(r.verdicts)}",
+            " ".join(r.verdicts),
+        )
+        for r in rows
+    ]  # fmt: skip
+    lines = table(header, cells)
+    click.echo(lines[0])
+    for r, line in zip(rows, lines[1:], strict=True):
         if r.case_changed:
             click.echo(f"  -- case changed: content {r.digest[:12] or r.case_version} --")
-        agent = r.agent + (f" {r.agent_version}" if r.agent_version else "")
-        grading = r.grading_id + ("" if r.newest else " (older)")
-        click.echo(
-            f"{r.started_at[:16]:<17} {r.run_id:<24} {r.commit[:10]:<10} {r.case_version:<8} "
-            f"{agent[:24]:<24} {(r.prompt or '-')[:14]:<14} {grading[:24]:<24} "
-            f"{r.passes}/{len(r.verdicts):<5} {' '.join(r.verdicts)}"
-        )
+        click.echo(line)
 
 
 @click.command("flaky")
@@ -207,18 +211,18 @@ def flaky_command(
         click.echo("no flaky case: every case's decided verdicts agree under the same content, "
                    "agent, prompt and configuration")  # fmt: skip
     else:
-        click.echo(
-            f"{'CASE':<40} {'AGENT':<24} {'PROMPT':<14} {'PASSES':>8} {'RATE':>7}  "
-            f"{int(confidence * 100)}% INTERVAL  RUNS"
-        )
-        for r in rows:
-            agent = r.agent + (f" {r.agent_version}" if r.agent_version else "")
-            low, high = r.interval
-            click.echo(
-                f"{r.case_id[:40]:<40} {agent[:24]:<24} {(r.prompt or '-')[:14]:<14} "
-                f"{f'{r.passes}/{r.attempts}':>8} {_pct(r.pass_rate):>7}  "
-                f"{_pct(low):>6}-{_pct(high):<7}  {r.runs}"
+        header = ("CASE", "AGENT", "PROMPT", "PASSES", "RATE",
+                  f"{int(confidence * 100)}% INTERVAL", "RUNS")  # fmt: skip
+        cells = [
+            (
+                r.case_id, r.agent + (f" {r.agent_version}" if r.agent_version else ""),
+                r.prompt or "-", f"{r.passes}/{r.attempts}", _pct(r.pass_rate),
+                f"{_pct(r.interval[0])}-{_pct(r.interval[1])}", str(r.runs),
             )
+            for r in rows
+        ]  # fmt: skip
+        for line in table(header, cells, right={3, 4, 6}):
+            click.echo(line)
     if fail_on_flaky and rows:
         sys.exit(EXIT_FINDINGS)
 
@@ -262,18 +266,23 @@ def trend_command(
     if not rows:
         click.echo(f"no graded run of {dataset}")
         return
-    click.echo(
-        f"{by.upper():<24} {'FIRST RUN':<17} {'RUNS':>5} {'ATTEMPTS':>9} {'PASS@1':>7} "
-        f"{'PASS^K':>7} {'COST':>10} {'P50 MS':>8}"
-    )
-    for r in rows:
-        key = r.key[:10] if by == "commit" else r.key[:24]
-        cost = "–" if r.cost is None else f"{r.cost:.4f}"
-        latency = "–" if r.latency_ms_p50 is None else f"{r.latency_ms_p50:.0f}"
-        click.echo(
-            f"{key:<24} {r.first_run[:16]:<17} {r.runs:>5} {r.attempts:>9} "
-            f"{_pct(r.pass_at_1):>7} {_pct(r.pass_hat_k):>7} {cost:>10} {latency:>8}"
-        )
+    header = (by.upper(), "FIRST RUN", "RUNS", "ATTEMPTS", "PASS@1", "PASS^K", "COST", "P50 MS")
+    lines = table(
+        header,
+        [
+            (
+                r.key[:10] if by == "commit" else r.key, r.first_run[:16], str(r.runs),
+                str(r.attempts), _pct(r.pass_at_1), _pct(r.pass_hat_k),
+                "–" if r.cost is None else f"{r.cost:.4f}",
+                "–" if r.latency_ms_p50 is None else f"{r.latency_ms_p50:.0f}",
+            )
+            for r in rows
+        ],
+        right={2, 3, 4, 5, 6, 7},
+    )  # fmt: skip
+    click.echo(lines[0])
+    for r, line in zip(rows, lines[1:], strict=True):
+        click.echo(line)
         for value, rate in r.slices.items():
             click.echo(f"    {slice_key}={value}: pass@1 {_pct(rate)}")
 

@@ -20,6 +20,7 @@ from evalcase.commands.common import (
     progress_option,
     ray_address_option,
     root_option,
+    table,
     timeout_option,
 )
 from evalcase.commands.progress import progress_display
@@ -274,7 +275,8 @@ def _interruptible(body: Any, run_id: str) -> Any:
 @root_option
 @fatal_errors
 def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None:
-    """List runs: id, commit, dataset@version, agent, attempts, errors, status, when."""
+    """List runs: id, commit, dataset@version, agent and version, attempts, errors,
+    status, when."""
     from evalcase.run.launch import outputs_root
     from evalcase.run.listing import list_runs
 
@@ -283,22 +285,29 @@ def runs(outputs_dir: str | None, dataset: str | None, root: str | None) -> None
     if not rows:
         click.echo(f"no runs under {out_root}")
         return
-    click.echo(
-        f"{'RUN':<24} {'COMMIT':<11} {'DATASET':<32} {'AGENT':<28} "
-        f"{'ATTEMPTS':>9} {'ERRORS':>6} {'STATUS':<11} STARTED"
-    )
+    cells = []
     for m in rows:
         counts = m.get("counts", {})
-        ds = f"{m['dataset']['id']}@{m['dataset']['version']}"
-        agent = m["agent"].get("name") or m["agent"]["spec"]
-        commit = m["commit"][:10] + ("*" if m.get("dirty") else "")
-        attempts = f"{counts.get('attempts', 0)}/{m.get('planned', '?')}"
         status = str(m.get("status", "?")) + (f" ({m['damaged']} damaged)" if m["damaged"] else "")
-        started = _when(m.get("started_at"))
-        click.echo(
-            f"{m['run_id']:<24} {commit:<11} {ds:<32} {agent[:28]:<28} "
-            f"{attempts:>9} {counts.get('errors', 0):>6} {status:<11} {started}"
-        )
+        cells.append((
+            m["run_id"], m["commit"][:10] + ("*" if m.get("dirty") else ""),
+            f"{m['dataset']['id']}@{m['dataset']['version']}",
+            _agent(m["agent"]),
+            f"{counts.get('attempts', 0)}/{m.get('planned', '?')}", str(counts.get("errors", 0)),
+            status, _when(m.get("started_at")),
+        ))  # fmt: skip
+    header = ("RUN", "COMMIT", "DATASET", "AGENT", "ATTEMPTS", "ERRORS", "STATUS", "STARTED")
+    for line in table(header, cells, right={4, 5}):
+        click.echo(line)
+
+
+def _agent(agent: Any) -> str:
+    """A run's agent as history and flaky show it: its name (else its spec) and version,
+    so two runs of one agent at two versions read apart."""
+    if not isinstance(agent, dict):
+        return "?"
+    name = str(agent.get("name") or agent.get("spec") or "?")
+    return name + (f" {agent['version']}" if agent.get("version") else "")
 
 
 def _when(text: Any) -> str:

@@ -157,10 +157,12 @@ def slice_values(case: CaseFigures, key: str) -> tuple[str, ...]:
 
 def rates(cases: Iterable[CaseFigures]) -> dict[str, Any]:
     """The figures of a set of case rows. A run with several prompts has one row per
-    case and prompt: ``cases`` counts cases (each once), ``prompts`` the prompts and
-    ``case_runs`` the rows; the rates and the outcome counts are over the rows (a case
-    may pass under one prompt and fail under another; per prompt: the ``prompt``
-    slice, and each gate is measured per prompt)."""
+    case and prompt: ``cases`` counts cases (each once), ``prompts`` the prompts,
+    ``prompted_cases`` the cases that ran under one, ``prompt_grid`` whether some case
+    ran under several (:func:`prompt_grid`) and ``case_runs`` the rows; the rates and the
+    outcome counts are over the rows (a case may pass under one prompt and fail under
+    another; per prompt: the ``prompt`` slice, and in a grid each gate is measured per
+    prompt)."""
     counted = [c for c in cases if not c.meta.observation and c.n]
     out: dict[str, Any] = {
         "cases": len({(c.meta.case_id, c.meta.case_version) for c in counted}),
@@ -170,6 +172,10 @@ def rates(cases: Iterable[CaseFigures]) -> dict[str, Any]:
     if prompts:
         out["prompts"] = len(prompts)
         out["case_runs"] = len(counted)
+        out["prompted_cases"] = len(
+            {(c.meta.case_id, c.meta.case_version) for c in counted if c.meta.prompt}
+        )
+        out["prompt_grid"] = prompt_grid(counted)
     for name in METRICS:
         out[name] = (
             round(sum(c.metric(name) for c in counted) / len(counted), 6) if counted else None
@@ -182,6 +188,20 @@ def rates(cases: Iterable[CaseFigures]) -> dict[str, Any]:
     out["pending"] = sum(1 for c in counted if c.status == "pending")
     out["errors"] = sum(1 for c in counted if c.status == "error")
     return out
+
+
+def prompt_grid(cases: Iterable[CaseFigures]) -> bool:
+    """Whether the rows are a prompt × case grid (``run --prompt a,b``): some case ran
+    under more than one prompt. Cases that each ran once, some under the prompt fixture
+    they name (``prompt:``) and some under none, are no grid: one row per case."""
+    seen: dict[tuple[str, str], str] = {}
+    for c in cases:
+        if not c.n:
+            continue
+        key = (c.meta.case_id, c.meta.case_version)
+        if seen.setdefault(key, c.meta.prompt) != c.meta.prompt:
+            return True
+    return False
 
 
 def slices(cases: Sequence[CaseFigures]) -> dict[str, dict[str, Any]]:

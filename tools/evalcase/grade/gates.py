@@ -31,12 +31,12 @@ still an ``error``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcase import suites
-from evalcase.grade.aggregate import METRICS, CaseFigures
+from evalcase.grade.aggregate import METRICS, CaseFigures, prompt_grid
 from evalcase.grade.noise import lower_bound
 from evalcase.grade.spec import as_list
 
@@ -92,6 +92,33 @@ def _case_passes(raw: Any) -> tuple[int, int] | str:
     return m, k
 
 
+def selection(
+    gate: Mapping[str, Any], named: Mapping[str, Any]
+) -> Callable[[Sequence[CaseFigures]], list[CaseFigures]] | str:
+    """The gate's choice of cases (``risk_levels``, ``suite``; never an observation), or
+    what is wrong with it (an unknown or malformed suite)."""
+    levels = [str(v) for v in as_list(gate.get("risk_levels"))]
+    wanted: suites.Criteria | None = None
+    if gate.get("suite") is not None:
+        suite = named.get(str(gate["suite"]))
+        if not isinstance(suite, Mapping):
+            return f"unknown suite {gate['suite']!r}"
+        try:
+            wanted = suites.criteria(suite, str(gate["suite"]))
+        except suites.SuiteError as exc:
+            return str(exc)
+
+    def chosen(pool: Sequence[CaseFigures]) -> list[CaseFigures]:
+        out = [c for c in pool if not c.meta.observation]
+        if levels:
+            out = [c for c in out if c.meta.risk_level in levels]
+        if wanted is not None:
+            out = [c for c in out if in_suite(c, wanted)]
+        return out
+
+    return chosen
+
+
 def evaluate(
     gate: Mapping[str, Any],
     cases: Sequence[CaseFigures],
@@ -135,25 +162,9 @@ def evaluate(
         not isinstance(confidence, int | float) or not 0 < float(confidence) < 1
     ):
         return result("error", f"confidence {confidence!r} is not between 0 and 1")
-    levels = [str(v) for v in as_list(gate.get("risk_levels"))]
-    wanted: suites.Criteria | None = None
-    if gate.get("suite") is not None:
-        suite = named.get(str(gate["suite"]))
-        if not isinstance(suite, Mapping):
-            return result("error", f"unknown suite {gate['suite']!r}")
-        try:
-            wanted = suites.criteria(suite, str(gate["suite"]))
-        except suites.SuiteError as exc:
-            return result("error", str(exc))
-
-    def chosen(pool: Sequence[CaseFigures]) -> list[CaseFigures]:
-        out = [c for c in pool if not c.meta.observation]
-        if levels:
-            out = [c for c in out if c.meta.risk_level in levels]
-        if wanted is not None:
-            out = [c for c in out if in_suite(c, wanted)]
-        return out
-
+    chosen = selection(gate, named)
+    if isinstance(chosen, str):
+        return result("error", chosen)
     selected = [c for c in chosen(cases) if c.n]
     if not selected:
         ran = {c.meta.case_id for c in cases}
@@ -274,15 +285,24 @@ def evaluate_all(
     judged: Mapping[str, set[tuple[str, str]]] | None = None,
     dataset: Sequence[CaseFigures] | None = None,
 ) -> list[GateResult]:
-    """Every gate of the manifest; in a run with several prompts, every gate once per
-    prompt (``name [prompt_id@version]``), over that prompt's rows: a prompt that
-    misses a gate is not averaged away by another (rows without a prompt, such as the
-    cases ``--skip-invalid`` left out, count under every prompt)."""
+    """Every gate of the manifest.
+
+    In a prompt × case grid (``run --prompt a,b``: some case ran under several prompts,
+    evalcase.grade.aggregate.prompt_grid) every gate once per prompt (``name
+    [prompt_id@version]``), over that prompt's rows: a prompt that misses a gate is not
+    averaged away by another (rows without a prompt, such as the cases ``--skip-invalid``
+    left out, count under every prompt).
+
+    Otherwise (each case ran once, under the prompt fixture it names or under none) each
+    gate once, over its cases, labelled with a prompt only when every case it measured
+    ran under that one prompt: two cases naming ``prompt: intent_labels`` among nine do
+    not make the nine cases' gate that prompt's."""
     named = manifest.get("suites") or {}
     gates = [g for g in as_list(manifest.get("gates")) if isinstance(g, Mapping)]
-    prompts = sorted({c.meta.prompt for c in cases if c.meta.prompt})
-    if not prompts:
-        return [evaluate(g, cases, named, calibration, judged, dataset) for g in gates]
+    prompts = sorted({c.meta.prompt for c in cases if c.n and c.meta.prompt})
+    if not prompts or not prompt_grid(cases):
+        return [_labelled(evaluate(g, cases, named, calibration, judged, dataset), g, cases,
+                          named) for g in gates]  # fmt: skip
     out = []
     for gate in gates:
         for prompt in prompts:
@@ -290,3 +310,19 @@ def evaluate_all(
             result = evaluate(gate, rows, named, calibration, judged, dataset)
             out.append(replace(result, name=f"{result.name} [{prompt}]"))
     return out
+
+
+def _labelled(
+    result: GateResult,
+    gate: Mapping[str, Any],
+    cases: Sequence[CaseFigures],
+    named: Mapping[str, Any],
+) -> GateResult:
+    """``result`` named after the one prompt all the cases it measured ran under, if any."""
+    chosen = selection(gate, named)
+    if isinstance(chosen, str):
+        return result
+    under = {c.meta.prompt for c in chosen(cases) if c.n}
+    if len(under) != 1 or "" in under:
+        return result
+    return replace(result, name=f"{result.name} [{under.pop()}]")

@@ -129,11 +129,17 @@ def summary_lines(outcome: Outcome) -> list[str]:
         f"{pct(r['pass^k']):>10}",
         "",
     ]
-    if r.get("prompts"):
+    if r.get("prompts") and r.get("prompt_grid"):
         lines.insert(
             -1,
             f"{r['cases']} cases × {r['prompts']} prompts: {r['case_runs']} case runs "
             "(the rates and the outcomes below are over the case runs; gates per prompt)",
+        )
+    elif r.get("prompts"):  # each case ran once, some under the prompt fixture they name
+        lines.insert(
+            -1,
+            f"{r['cases']} cases, {r['prompted_cases']} under "
+            f"{r['prompts']} prompt{'s' * (r['prompts'] != 1)}",
         )
     by_prompt = slices(outcome.graded.cases)["prompt"]
     if by_prompt:

@@ -422,17 +422,25 @@ def find_pair(
     config: Config, base: str, new: str | None, *, usable: Usable | None = None
 ) -> tuple[RunRef, RunRef]:
     """The graded runs ``compare BASE NEW`` compares: NEW first, then BASE among the
-    runs of NEW's dataset. A FatalError when both are the same grading of the same run
-    (a run compared with itself shows no change, whatever it did). Without ``new``: BASE
+    runs of NEW's dataset. A FatalError when both are the same grading of the same run,
+    however each is named (a run ID, a reference, a grading's folder: a run compared with
+    itself shows no change, whatever it did). Without ``new``: BASE
     twice (two prompts of one run)."""
     new_ref = find(config, base if new is None else new, graded=True, usable=usable)
     if new is None:
         return new_ref, new_ref
     base_ref = find(config, base, dataset=new_ref.dataset_id or None, graded=True, usable=usable)
-    if base_ref.run_id == new_ref.run_id and base_ref.report.resolve() == new_ref.report.resolve():
+    if base_ref.run_id == new_ref.run_id and _grading(base_ref.report) == _grading(new_ref.report):
         raise FatalError(
             f"BASE '{base}' and NEW '{new}' are the same run, {new_ref.run_id} (commit "
             f"{new_ref.commit[:10]}): a run compared with itself shows no change. Name the "
             "run to compare against (a run ID, latest~1, a branch with its own run)"
         )
     return base_ref, new_ref
+
+
+def _grading(report: Path) -> str:
+    """Which grading a report.json is: its ``grading_id`` (the run's default report.json
+    is a copy of its newest grading's), else its own path (a report from before gradings)."""
+    grading = _dict(_json(report).get("grading")).get("grading_id")
+    return str(grading) if grading else str(report.resolve())

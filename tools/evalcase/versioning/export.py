@@ -112,7 +112,7 @@ def export_dataset(config: Config, spec: str, analyzer: Analyzer | None = None) 
         )
         record: dict[str, Any] = {
             "dataset_id": content.dataset_id,
-            "dataset_version": content.version,
+            "dataset_version": release.version if release is not None else content.version,
             "release": release.tag if release is not None else None,
             "commit": revision.commit,
             "case_id": case.get("case_id"),

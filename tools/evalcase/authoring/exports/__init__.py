@@ -151,8 +151,17 @@ def render(
                 refused.append((case_id, why))
     skip = {case_id for case_id, _ in refused}
     kept = [r for r in records if r.get("case_id") in by_id and r.get("case_id") not in skip]
+    # The dataset's version is the record's (the release tag's, else the manifest's),
+    # never a case's own dataset_version: that says where the case last changed, and the
+    # cases of one release may carry several.
     cases = [
-        from_task(by_id[str(r["case_id"])], prompts, int(r.get("tool_turns") or 0)) for r in kept
+        from_task(
+            by_id[str(r["case_id"])],
+            prompts,
+            int(r.get("tool_turns") or 0),
+            str(r["dataset_version"]) if r.get("dataset_version") else None,
+        )
+        for r in kept
     ]
     result: Rendered = module.render(cases, kept, prompts)
     listed = {str(r.get("case_id")) for r in records}

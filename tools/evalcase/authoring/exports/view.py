@@ -46,6 +46,8 @@ class ExportCase:
     case_id: str
     case_version: str
     dataset_id: str
+    # the version exported (the release's, else the manifest's); the case's own
+    # ``dataset_version`` field, the version in which it last changed, is ``changed_in``
     dataset_version: str
     # the agent-visible part
     system: str | None
@@ -88,6 +90,7 @@ class ExportCase:
     prompt_error: str | None = None  # why the case's prompt fixture could not be applied
     tool_turns: int = 0  # role: tool turns of its conversation (no agent view has them)
     view: AgentView | None = None  # the case's own agent view, no prompt fixture applied
+    changed_in: str = ""  # the case's own dataset_version: the version it last changed in
 
     @property
     def input_text(self) -> str:
@@ -105,6 +108,7 @@ class ExportCase:
             "case_version": self.case_version,
             "dataset_id": self.dataset_id,
             "dataset_version": self.dataset_version,
+            "case_dataset_version": self.changed_in,
             "case_types": list(self.case_types),
             "risk_level": self.risk_level,
             "tags": list(self.tags),
@@ -334,11 +338,16 @@ def prompt_problem(task: Task, prompts: Mapping[str, Prompt]) -> str | None:
 
 
 def from_task(
-    task: Task, prompts: Mapping[str, Prompt] | None = None, tool_turns: int = 0
+    task: Task,
+    prompts: Mapping[str, Prompt] | None = None,
+    tool_turns: int = 0,
+    dataset_version: str | None = None,
 ) -> ExportCase:
     """The export view of a built task: AgentView, JudgeSpec and meta kept apart. The
     agent part is the view ``evalcase run`` gives the agent: with the case's own prompt
-    fixture applied (its rendered system prompt, messages and user template)."""
+    fixture applied (its rendered system prompt, messages and user template).
+    ``dataset_version``: the version exported (evalcase.versioning.export's record: the
+    release tag's, else the manifest's); without it, the case's own field stands in."""
     agent, env, judge, meta = task.agent, task.env, task.judge, task.meta
     prompt = own_prompt(task, prompts or {})
     prompt_error = prompt_problem(task, prompts or {})
@@ -383,7 +392,10 @@ def from_task(
         case_id=task.case_id,
         case_version=task.case_version,
         dataset_id=task.dataset_id,
-        dataset_version=str(meta.get("dataset_version", "")),
+        dataset_version=(
+            dataset_version if dataset_version is not None else str(meta.get("dataset_version", ""))
+        ),
+        changed_in=str(meta.get("dataset_version", "")),
         system=agent.system,
         history=tuple((t.role, t.content) for t in agent.history),
         user_turns=agent.user_turns,
