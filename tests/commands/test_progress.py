@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalcase.commands.progress import PlainProgress
+from evalcase.contract.attempt import AttemptRecord
 
 
 class Clock:
@@ -17,7 +18,7 @@ class Clock:
         return self.now
 
 
-def _record(n: int, error: bool = False) -> dict[str, object]:
+def _record(n: int, error: bool = False) -> AttemptRecord:
     record: dict[str, object] = {
         "case_id": "refund_eligibility_001",
         "attempt": n,
@@ -25,7 +26,7 @@ def _record(n: int, error: bool = False) -> dict[str, object]:
     }
     if error:
         record["error"] = {"kind": "timeout", "message": "no reply"}
-    return record
+    return AttemptRecord.from_json(record)
 
 
 def _lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
