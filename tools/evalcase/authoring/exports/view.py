@@ -21,6 +21,9 @@ soft grader (``hard: false``) fails nothing alone, so it is no check either.
 field); each format says which of them it wrote, and the export summary lists the rest
 as not carried.
 
+A case with a simulated user (``user_simulator:``) has the part ``simulated user``: a
+format that cannot play one lists it as not carried, naming the case.
+
 ``environment`` names what a case needs from a simulated environment (state, tool
 behaviour, faults, permissions, retrieval corpora, final-state checks): formats that
 only replay prompts cannot carry it, and their summary says so.
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcase.contract.prompt import Prompt
-from evalcase.contract.task import AgentView, Task, ToolCard
+from evalcase.contract.task import AgentView, Task, ToolCard, UserSimulatorSpec
 
 # The graders whose verdict a script computes from the answer text alone.
 TEXT_GRADERS = ("exact_match", "must_include", "must_not_include", "regex", "json_schema")
@@ -88,6 +91,7 @@ class ExportCase:
     prompt_error: str | None = None  # why the case's prompt fixture could not be applied
     tool_turns: int = 0  # role: tool turns of its conversation (no agent view has them)
     view: AgentView | None = None  # the case's own agent view, no prompt fixture applied
+    simulator: UserSimulatorSpec | None = None  # its simulated user (user_simulator:)
 
     @property
     def input_text(self) -> str:
@@ -266,6 +270,7 @@ PARTS = (
     "system prompt",
     "conversation history",
     "scripted user turns after the first",
+    "simulated user",
     "context",
     "tool definitions",
     "reference",
@@ -291,6 +296,7 @@ def parts(case: ExportCase) -> tuple[str, ...]:
         "system prompt": case.system is not None,
         "conversation history": bool(case.history),
         "scripted user turns after the first": len(case.user_turns) > 1,
+        "simulated user": case.simulator is not None,
         "context": bool(case.context),
         "tool definitions": bool(case.tools),
         "reference": case.reference is not None,
@@ -425,5 +431,6 @@ def from_task(
         prompt_error=prompt_error,
         tool_turns=tool_turns,
         view=task.agent,
+        simulator=env.user_simulator,
     )
     return replace(case, present=parts(case))
