@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from evalcase.authoring.exports import Rendered, export
@@ -34,7 +36,7 @@ from evalcase.run.prompts import plan
 from evalcase.run.user_prompt import scenario
 from evalcase.yamlwrite import round_trip_load
 from tests.authoring.export_agreement import evalcase_verdict, promptfoo_eval
-from tests.authoring.test_exports import promptfoo_dir
+from tests.authoring.test_exports import TOOLS, promptfoo_dir
 from tests.helpers import POLL, REPO_ROOT, commit_all, init_repo
 
 __all__ = ["promptfoo_dir"]  # a fixture, imported for its name
@@ -298,3 +300,24 @@ def test_promptfoo_runs_nine_tests_and_the_simulated_user_converses(
     assert evalcase_verdict(tasks[CASE], final) is False
     assert result["success"] is False
     assert evalcase_verdict(tasks[CASE], "I have issued a refund.") is True
+
+
+@pytest.mark.slow
+def test_promptfoo_accepts_the_simulated_user_test_with_its_own_schemas(
+    repo: Path, promptfoo_dir: Path, tmp_path: Path
+) -> None:
+    config = promptfoo_config(repo)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config, ensure_ascii=False), "utf-8")
+    proc = subprocess.run(
+        ["node", str(TOOLS / "promptfoo_check.mjs"), str(path), str(tmp_path / "schema.json")],
+        cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["tests"] == 9 and report["prompts"] == 3
+    assert report["test_errors"] == [] and report["config_errors"] == []
+    schema = json.loads((tmp_path / "schema.json").read_text("utf-8"))
+    assert not list(
+        jsonschema.Draft7Validator(schema).iter_errors({**config, "providers": ["echo"]})
+    )

@@ -4,8 +4,8 @@ Built from the case's :class:`~evalcase.contract.task.Task` (``from_task``): the
 agent part comes from its AgentView only, the answer key from its JudgeSpec only, labels
 from its meta. The agent part is the view ``evalcase run`` gives the agent: a case that
 names a prompt fixture (``prompt:``) has it applied (its system prompt, messages and user
-template rendered; ``prompt`` is its ``id@version``), and ``with_prompt`` renders the case
-with any other prompt fixture, as ``run --prompt`` does. An export writes the agent part
+template rendered; ``prompt`` is its ``id@version``); a prompt fixture applies to the
+cases that name it, never to the others. An export writes the agent part
 where the target tool feeds the model, the answer key where it grades, and never mixes
 the two where the format allows keeping them apart.
 
@@ -126,20 +126,6 @@ def chat(
     if user_turns:
         out.append({"role": "user", "content": user_turns[0]})
     return out
-
-
-def with_prompt(case: ExportCase, prompt: Prompt) -> list[dict[str, str]] | None:
-    """The chat messages of the case run with ``prompt`` (``evalcase run --prompt``), or
-    None when the prompt cannot be rendered for it."""
-    from evalcase.contract.prompt import PromptError, apply
-
-    if case.view is None:
-        return None
-    try:
-        view = apply(prompt, case.view)
-    except PromptError:
-        return None
-    return chat(view.system, [(t.role, t.content) for t in view.history], view.user_turns)
 
 
 def mapping(value: Any) -> dict[str, Any]:
