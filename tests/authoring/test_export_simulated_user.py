@@ -321,3 +321,36 @@ def test_promptfoo_accepts_the_simulated_user_test_with_its_own_schemas(
     assert not list(
         jsonschema.Draft7Validator(schema).iter_errors({**config, "providers": ["echo"]})
     )
+
+
+@pytest.mark.parametrize("variant", ["scripted first turn", "template syntax"])
+def test_promptfoo_simulated_user_variants(variant: str, tmp_path: Path) -> None:
+    """A scripted first user turn opens the conversation and counts against max_turns;
+    instructions promptfoo would render as a template are not carried, and said so."""
+    root = tmp_path / "repo"
+    cases = root / "datasets" / DATASET / "cases"
+    cases.mkdir(parents=True)
+    for folder in ("fixtures", "examples"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
+    shutil.copy(REPO_ROOT / "datasets" / DATASET / "dataset.yaml", cases.parent)
+    text = SIMULATED
+    if variant == "scripted first turn":
+        text = text.replace("case_types: [llm]\n", 'case_types: [llm]\ninput: "Hello."\n')
+    else:
+        text = text.replace("you want a refund.", "you want a refund for {{ order }}.")
+    (cases / f"{CASE}.yaml").write_text(text, "utf-8")
+    init_repo(root)
+    commit_all(root, "one case with a simulated user")
+    rendered = exported(root, "promptfoo")
+    [test] = round_trip_load(rendered.text)["tests"]
+    if variant == "scripted first turn":
+        assert test["provider"]["config"]["maxTurns"] == 2  # max_turns 3, one scripted
+        assert json.loads(test["vars"]["initialMessages"]) == [
+            {"role": "user", "content": "Hello."}
+        ]
+        assert rendered.carried["simulated user"] == (CASE,)
+    else:
+        assert "provider" not in test and test["prompts"] == ["case"]
+        assert rendered.not_carried["simulated user"] == (CASE,)
+        assert f"  not carried: simulated user: {CASE}" in rendered.details()
