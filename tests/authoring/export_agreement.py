@@ -284,7 +284,9 @@ def promptfoo_verdicts(
         asserts = [a for a in test.get("assert", ()) if a["type"] not in MODEL_GRADED]
         if not asserts:  # nothing but the model's judgement: promptfoo decides nothing
             continue
-        tests.append({**test, "assert": asserts, "description": p.key,
+        # Graded under the one prompt below (the export's test names its own).
+        alone = {k: v for k, v in test.items() if k != "prompts"}
+        tests.append({**alone, "assert": asserts, "description": p.key,
                       "vars": {**test["vars"], "evalcase_answer": p.answer}})  # fmt: skip
         keys.append(p.key)
     if not tests:

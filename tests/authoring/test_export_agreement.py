@@ -6,7 +6,7 @@
   export's summary declares why not (tests/authoring/export_agreement.py).
 - Regexes keep Python's meaning in promptfoo (``(?i)``, ``\\d`` on full-width digits,
   ``\\w`` on Chinese text).
-- promptfoo's prompt × case grid is evalcase's ``run --prompt`` grid.
+- promptfoo runs each case once, under its own prompt, as ``evalcase run`` does.
 - The documented ``inspect eval "$(python -m …inspect_scorer)"`` command line runs, its
   relative dataset path read from the current directory.
 - ``role: tool`` turns are listed as not carried by every format.
@@ -157,11 +157,11 @@ def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
     assert [got[p.key] for p in probes_] == want
 
 
-# --- promptfoo's prompt x case grid -----------------------------------------------------
+# --- promptfoo: each case under its own prompt --------------------------------------------
 
 
 @pytest.mark.slow
-def test_promptfoo_prompt_grid_is_evalcases_run_prompt_grid(
+def test_promptfoo_runs_each_case_under_its_own_prompt_as_evalcase_run_does(
     promptfoo_dir: Path, tmp_path: Path
 ) -> None:
     dataset = load_dataset(REPO_ROOT, "english_support_set")
@@ -169,24 +169,22 @@ def test_promptfoo_prompt_grid_is_evalcases_run_prompt_grid(
     config = round_trip_load(text)
     labels = [p["label"] for p in config["prompts"]]
     assert labels == ["case", *(p.label for _, p in sorted(dataset.prompts.items()))]
-    # Echo shows what each cell sends; the answer key is not what this test reads.
+    # Echo shows what each test sends; the answer key is not what this test reads.
     tests = [{k: v for k, v in t.items() if k != "assert"} for t in config["tests"]]
     results = promptfoo_eval(promptfoo_dir, {**config, "tests": tests, "providers": ["echo"]},
                              tmp_path)  # fmt: skip
-    assert len(results) == len(tests) * len(labels)
-    sent = {(r["promptIdx"], tests[r["testIdx"]]["description"]): r["response"]["output"]
+    assert len(results) == len(tests)  # one per case, not one per case and prompt
+    sent = {tests[r["testIdx"]]["description"]: (labels[r["promptIdx"]], r["response"]["output"])
             for r in results}  # fmt: skip
-    grids = [plan(dataset.tasks, dataset.prompts, [])]  # each case's own prompt
-    grids += [plan(dataset.tasks, dataset.prompts, [pid]) for pid in sorted(dataset.prompts)]
-    for index, grid in enumerate(grids):
-        for variant in grid:
-            view = variant.view
-            history = [(t.role, t.content) for t in view.history]
-            assert json.loads(sent[(index, variant.case_id)]) == chat(
-                view.system, history, view.user_turns
-            ), (labels[index], variant.case_id)
-    # The intent cases' label set reaches the model under the "case" prompt too.
-    intent = sent[(0, "llm_intent_cancel_order_003")]
+    for variant in plan(dataset.tasks, dataset.prompts, []):  # each case's own prompt
+        view = variant.view
+        history = [(t.role, t.content) for t in view.history]
+        label, output = sent[variant.case_id]
+        assert label == (variant.prompt or "case"), variant.case_id
+        assert json.loads(output) == chat(view.system, history, view.user_turns), label
+    # The intent cases' label set reaches the model, under their prompt fixture.
+    label, intent = sent["llm_intent_cancel_order_003"]
+    assert label == "intent_labels_en@v1"
     assert "refund_request, order_status, cancel_order" in intent
 
 

@@ -231,7 +231,8 @@ def test_promptfoo_agrees_with_evalcase_on_every_kind_of_check(
         asserts = [a for a in test["assert"] if a["type"] not in MODEL_GRADED]
         assert not any(a.get("value") == "保证" for a in asserts)
         for reply in ANSWERS[case.case_id]:
-            tests.append({**test, "assert": asserts,
+            alone = {k: v for k, v in test.items() if k != "prompts"}  # under the one below
+            tests.append({**alone, "assert": asserts,
                           "vars": {**test["vars"], "evalcase_answer": reply}})  # fmt: skip
             expected.append(evalcase_text_verdict(case, reply))
     config = {"prompts": ["{{evalcase_answer}}"], "providers": ["echo"], "tests": tests}

@@ -306,8 +306,11 @@ def test_promptfoo_accepts_the_config_with_its_own_schemas(
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["tests"] == len(tasks(dataset))
-    # "case", then one entry per prompt fixture of the revision.
-    assert report["prompts"] == 1 + len(load_dataset(REPO_ROOT, dataset).prompts)
+    # One entry per prompt the cases run with ("case", or a prompt fixture a case names),
+    # each test restricted to its own.
+    named = {t.meta.get("prompt") for t in tasks(dataset).values()}
+    assert report["prompts"] == len(config["prompts"]) == len({*named} - {None}) + (None in named)
+    assert all(len(test["prompts"]) == 1 for test in config["tests"])
     assert report["test_errors"] == [] and report["config_errors"] == []
     known = set(report["assertion_types"])
     for test in config["tests"]:

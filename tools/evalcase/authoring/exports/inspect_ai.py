@@ -21,7 +21,9 @@ for the behaviours and the rubric. Inspect's built-in scorers must not be used o
 Inspect samples are prompts, not environments: the simulated state, tool behaviour,
 faults, permissions, retrieval corpora, final-state checks, side-effect policies, trace
 rules, expected tool calls and the graders that judge them, scripted user turns after
-the first, and ``role: tool`` turns (in no agent view) are not carried; the summary line
+the first, a simulated user (``user_simulator``: a sample is one prompt; its ``input``
+holds only what the case scripts) and ``role: tool`` turns (in no agent view) are not
+carried; the summary line
 counts the cases concerned.
 """
 

@@ -10,10 +10,11 @@ system prompt, the prompt's messages, history and the first user turn), ``expect
 ``schemas/offline-case.schema.json``, followed by evalcase's own record
 (evalcase.versioning.export): ``dataset_id``, ``dataset_version``, ``release``,
 ``commit``, ``case_id``, ``case_version``, ``digest``, and the task in its separate
-parts ``agent_view``, ``environment`` and ``answer_key``, with ``meta`` and
-``fixture_versions``. So nothing is lost: a run months later uses exactly what the
-release froze, and a tool that reads offline JSONL reads the first fields. That format puts
-``expected`` in the same line as ``input``; evalcase's own parts keep them apart.
+parts ``agent_view``, ``environment`` (a simulated user included, as ``user_simulator``)
+and ``answer_key``, with ``meta`` and ``fixture_versions``. So nothing is lost: a run
+months later uses exactly what the release froze, and a tool that reads offline JSONL
+reads the first fields. That format puts ``expected`` in the same line as ``input``;
+evalcase's own parts keep them apart.
 ``role: tool`` turns of a conversation (lint refuses them, EC350) are in no agent view:
 the record says how many (``tool_turns``) and the summary lists them as not carried.
 """

@@ -22,10 +22,10 @@ does)``. Use the ``inspect`` or ``promptfoo`` export for those.
 The registry format has no room for labels, negative behaviour or environments: case IDs
 and labels, references and expected behaviours (what a grader model reads), negative
 behaviours, must-not-include phrases, more than one required point, exact answers as
-such, regexes, schemas, rubrics, tool definitions, ``role: tool`` turns and every part
-of the simulated environment (state, tools, faults, permissions, corpora, final-state
-checks, side-effect policies, trace rules) are not carried; the summary line counts the
-cases concerned.
+such, regexes, schemas, rubrics, tool definitions, ``role: tool`` turns, simulated users
+(a sample is one prompt) and every part of the simulated environment (state, tools,
+faults, permissions, corpora, final-state checks, side-effect policies, trace rules) are
+not carried; the summary line counts the cases concerned.
 """
 
 from __future__ import annotations

@@ -1,14 +1,29 @@
 r"""``promptfoo``: a promptfoo configuration without providers
 (``promptfoo eval -c cases.yaml -r openai:gpt-4o-mini``).
 
-``prompts`` holds one entry per way evalcase can prompt a case: ``case`` (each case as
-``evalcase run`` sends it: its system prompt, history and first user turn, with its own
-prompt fixture rendered) and one entry per prompt fixture of the revision, labelled
-``id@version`` (the case run with that prompt, as ``evalcase run --prompt id`` does), so
-promptfoo's prompt × case grid is evalcase's. Each entry is a chat prompt: the JSON
-message list of that case, in a var (``messages``, ``messages__<prompt_id>``) the entry
-names, rendered by evalcase (a case a prompt fixture cannot be rendered for lacks that
-var, and the summary lists it).
+``prompts`` holds one entry per way the cases are prompted, and each test names its own
+(a test-level ``prompts`` filter), so a prompt applies only to the cases that run with it,
+as in ``evalcase run``: ``case`` (a case as ``evalcase run`` sends it: its system prompt,
+history and first user turn), one entry per prompt fixture some case names, labelled
+``id@version`` (the case with that prompt rendered), and ``case (simulated user)`` (or
+``id@version (simulated user)``) for the cases whose user is simulated. Nine cases are
+nine tests, whatever the number of prompt fixtures. Each entry is a chat prompt: the JSON
+message list of that case (the ``messages`` var), rendered by evalcase.
+
+A case with a simulated user (``user_simulator:``) runs promptfoo's simulated-user
+provider (``provider: {id: promptfoo:simulated-user, config: {instructions, maxTurns}}``
+on its test): ``instructions`` are the case's persona and instructions as evalcase's own
+simulator gets them (the ``<scenario>`` text of evalcase.run.user_prompt), ``maxTurns``
+its ``max_turns`` less the scripted first user turn. promptfoo then converses with the
+provider under test: its prompt is the case's system prompt (the ``agent_system`` var),
+the history and a scripted first user turn are the conversation's start
+(``initialMessages``), and promptfoo's conversation model plays the user (remote
+generation: ``PROMPTFOO_REMOTE_GENERATION_URL``, or promptfoo's service). The text checks
+read the agent's final answer, as evalcase's graders do (each has a ``transform``
+picking the last assistant message of the conversation); the ``llm-rubric`` reads the
+whole conversation. promptfoo renders the instructions and the starting messages as
+templates: a case where one of them (or the system prompt) holds template syntax is
+exported as a single prompt, and the summary lists its simulated user as not carried.
 
 ``tests`` holds each case as one promptfoo test case: ``description`` (the case ID),
 ``vars`` (the agent-visible part: ``input``, ``system``, ``history`` and ``context`` as
@@ -55,12 +70,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcase.authoring.exports import Ledger, Rendered
-from evalcase.authoring.exports.view import ExportCase, with_prompt
+from evalcase.authoring.exports.view import ExportCase
 from evalcase.contract.prompt import Prompt
 from evalcase.yamlwrite import round_trip_dump
 
 NAME = "promptfoo"
 SUFFIX = ".yaml"
+
+SIMULATED_USER = "promptfoo:simulated-user"
+# The agent's final answer in a simulated conversation (what evalcase's text graders
+# read): the last assistant message of the conversation the provider returns.
+FINAL_ANSWER = (
+    "((context.metadata || {}).messages || [])"
+    ".filter(m => m.role === 'assistant').map(m => m.content).pop() ?? ''"
+)
 
 
 def rubric_text(case: ExportCase) -> str | None:
@@ -155,17 +178,75 @@ def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
     return asserts
 
 
+def instructions(case: ExportCase) -> str | None:
+    """The simulated user's instructions as evalcase's simulator reads them (persona, then
+    the instructions), None when the case has no simulated user."""
+    from evalcase.run.user_prompt import scenario
+
+    return None if case.simulator is None else scenario(case.simulator.instructions)
+
+
+def max_turns(case: ExportCase) -> int:
+    """promptfoo's ``maxTurns``: simulated turns after the scripted first user turn
+    (evalcase's ``max_turns`` counts both)."""
+    assert case.simulator is not None
+    return max(case.simulator.max_turns - (1 if case.user_turns else 0), 0)
+
+
+def opening(case: ExportCase) -> list[dict[str, str]]:
+    """The conversation's start: the history and a scripted first user turn."""
+    return [m for m in case.messages() if m["role"] != "system"]
+
+
+def simulated(case: ExportCase) -> bool:
+    """Whether the case's test converses with promptfoo's simulated user: the case has one
+    and promptfoo would read none of its texts as a template (it renders them)."""
+    text = instructions(case)
+    if text is None:
+        return False
+    texts = [text, case.system or "", *(m["content"] for m in opening(case))]
+    return not any(templated(t) for t in texts)
+
+
+def prompt_label(case: ExportCase) -> str:
+    """The ``prompts`` entry the case's test runs with."""
+    label = case.prompt or "case"
+    return f"{label} (simulated user)" if simulated(case) else label
+
+
 def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     """The parts of ``case`` the promptfoo test holds, read back from its vars and asserts."""
     out = set()
     variables = test["vars"]
-    whole = variables.get("messages") == _json(case.messages())  # system prompt included
-    if case.system is not None and (variables.get("system") == case.system or whole):
-        out.add("system prompt")
-    if case.prompt is not None and whole:
-        out.add("prompt fixture")
-    if variables.get("history"):
-        out.add("conversation history")
+    own = test.get("prompts") == [prompt_label(case)]
+    provider = test.get("provider")
+    config = provider.get("config") or {} if isinstance(provider, Mapping) else {}
+    conversing = (
+        isinstance(provider, Mapping)
+        and provider.get("id") == SIMULATED_USER
+        and config.get("instructions") == instructions(case)
+        and config.get("maxTurns") == max_turns(case)
+    )
+    if conversing:  # the prompt is the system prompt; the conversation starts with the rest
+        start = variables.get("initialMessages")
+        has_start = start == _json(opening(case)) if opening(case) else start is None
+        has_system = variables.get("agent_system") == case.system
+        if own and has_start:
+            out.add("simulated user")
+        if case.system is not None and own and has_system:
+            out.add("system prompt")
+        if case.prompt is not None and own and has_start and has_system:
+            out.add("prompt fixture")
+        if case.history and has_start:
+            out.add("conversation history")
+    else:
+        whole = own and variables.get("messages") == _json(case.messages())  # with the system
+        if case.system is not None and (variables.get("system") == case.system or whole):
+            out.add("system prompt")
+        if case.prompt is not None and whole:
+            out.add("prompt fixture")
+        if variables.get("history"):
+            out.add("conversation history")
     if variables.get("context"):
         out.add("context")
     if variables.get("tools"):
@@ -176,7 +257,9 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     flat = [
         a for x in asserts for a in (x.get("assert", [x]) if x["type"] == "assert-set" else [x])
     ]
-    kinds = [(a["type"], json.dumps(a.get("value"), ensure_ascii=False)) for a in flat]
+    # In a conversation a text check counts when it reads the final answer.
+    text_checks = [a for a in flat if not conversing or a.get("transform") == FINAL_ANSWER]
+    kinds = [(a["type"], json.dumps(a.get("value"), ensure_ascii=False)) for a in text_checks]
 
     def has(kind: str, value: Any) -> bool:
         return (kind, json.dumps(value, ensure_ascii=False)) in kinds
@@ -225,21 +308,12 @@ def _json(value: Any) -> str:
     return _CLOSERS.sub(r"\\u007d", text)
 
 
-def var_of(prompt_id: str) -> str:
-    """The var holding a case's messages rendered with prompt fixture ``prompt_id``."""
-    return "messages__" + "".join(c if c.isalnum() or c == "_" else "_" for c in prompt_id)
-
-
-def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]:
+def test_case(case: ExportCase) -> dict[str, Any]:
     variables: dict[str, Any] = {"messages": _json(case.messages())}
     # Plain-text vars as written, unless promptfoo would read them as templates (the JSON
     # message list carries their text in any case).
     if not templated(case.input_text):
         variables["input"] = case.input_text
-    for prompt_id, prompt in prompts.items():
-        messages = with_prompt(case, prompt)
-        if messages is not None:
-            variables[var_of(prompt_id)] = _json(messages)
     if case.system and not templated(case.system):
         variables["system"] = case.system
     if case.history:
@@ -260,13 +334,26 @@ def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]
                 for t in case.tools
             ]
         )
+    conversing = simulated(case)
     asserts = text_asserts(case)
+    if conversing:  # the provider's output is the conversation: check the final answer
+        asserts = [{**a, "transform": FINAL_ANSWER} for a in asserts]
     rubric = rubric_text(case)
     if rubric is not None:
         if templated(rubric) and "endraw" not in rubric:  # rendered once, as written
             rubric = "{% raw %}" + rubric + "{% endraw %}"
         asserts.append({"type": "llm-rubric", "value": rubric})
     test: dict[str, Any] = {"description": case.case_id, "vars": variables}
+    test["prompts"] = [prompt_label(case)]  # its own prompt only, as evalcase runs it
+    if conversing:
+        if case.system:
+            variables["agent_system"] = case.system
+        if opening(case):
+            variables["initialMessages"] = _json(opening(case))
+        test["provider"] = {
+            "id": SIMULATED_USER,
+            "config": {"instructions": instructions(case), "maxTurns": max_turns(case)},
+        }
     if asserts:
         test["assert"] = asserts
     labels = case.labels()
@@ -276,12 +363,22 @@ def test_case(case: ExportCase, prompts: Mapping[str, Prompt]) -> dict[str, Any]
     return test
 
 
-def prompt_entries(prompts: Mapping[str, Prompt]) -> list[dict[str, str]]:
-    """``case`` (each case's own view), then one entry per prompt fixture."""
-    entries = [{"label": "case", "raw": "{{ messages }}"}]
-    for prompt_id, prompt in sorted(prompts.items()):
-        entries.append({"label": prompt.label, "raw": "{{ " + var_of(prompt_id) + " }}"})
-    return entries
+def prompt_entries(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """One entry per prompt a test names: ``case``, the prompt fixtures, then the
+    simulated conversations (whose prompt is the agent's system prompt)."""
+    labels = sorted(
+        {str(t["prompts"][0]) for t in tests} or {"case"},
+        key=lambda label: (label.endswith(" (simulated user)"), label != "case", label),
+    )
+    return [
+        {
+            "label": label,
+            "raw": "{{ agent_system }}"
+            if label.endswith(" (simulated user)")
+            else "{{ messages }}",
+        }
+        for label in labels
+    ]
 
 
 def render(
@@ -290,26 +387,17 @@ def render(
     prompts: Mapping[str, Prompt] | None = None,
 ) -> Rendered:
     ledger = Ledger()
-    prompts = dict(prompts or {})
     tests = []
-    unrendered: dict[str, list[str]] = {}
     for case in cases:
-        test = test_case(case, prompts)
+        test = test_case(case)
         ledger.account(case, written(case, test))
         tests.append(test)
-        for prompt_id, prompt in prompts.items():
-            if var_of(prompt_id) not in test["vars"]:
-                unrendered.setdefault(prompt.label, []).append(case.case_id)
     config = {
         "description": _description(cases),
-        "prompts": prompt_entries(prompts),
+        "prompts": prompt_entries(tests),
         "tests": tests,
     }
-    rendered = ledger.rendered(round_trip_dump(config), len(cases))
-    for label, ids in sorted(unrendered.items()):
-        # promptfoo would run these cells with an empty prompt; evalcase refuses them
-        rendered = rendered.leaving_out(f"prompt {label} (cannot be rendered)", tuple(ids))
-    return rendered
+    return ledger.rendered(round_trip_dump(config), len(cases))
 
 
 def _description(cases: Sequence[ExportCase]) -> str:

@@ -4,8 +4,8 @@ Built from the case's :class:`~evalcase.contract.task.Task` (``from_task``): the
 agent part comes from its AgentView only, the answer key from its JudgeSpec only, labels
 from its meta. The agent part is the view ``evalcase run`` gives the agent: a case that
 names a prompt fixture (``prompt:``) has it applied (its system prompt, messages and user
-template rendered; ``prompt`` is its ``id@version``), and ``with_prompt`` renders the case
-with any other prompt fixture, as ``run --prompt`` does. An export writes the agent part
+template rendered; ``prompt`` is its ``id@version``); a prompt fixture applies to the
+cases that name it, never to the others. An export writes the agent part
 where the target tool feeds the model, the answer key where it grades, and never mixes
 the two where the format allows keeping them apart.
 
@@ -21,6 +21,9 @@ soft grader (``hard: false``) fails nothing alone, so it is no check either.
 field); each format says which of them it wrote, and the export summary lists the rest
 as not carried.
 
+A case with a simulated user (``user_simulator:``) has the part ``simulated user``: a
+format that cannot play one lists it as not carried, naming the case.
+
 ``environment`` names what a case needs from a simulated environment (state, tool
 behaviour, faults, permissions, retrieval corpora, final-state checks): formats that
 only replay prompts cannot carry it, and their summary says so.
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalcase.contract.prompt import Prompt
-from evalcase.contract.task import AgentView, Task, ToolCard
+from evalcase.contract.task import AgentView, Task, ToolCard, UserSimulatorSpec
 
 # The graders whose verdict a script computes from the answer text alone.
 TEXT_GRADERS = ("exact_match", "must_include", "must_not_include", "regex", "json_schema")
@@ -91,6 +94,7 @@ class ExportCase:
     tool_turns: int = 0  # role: tool turns of its conversation (no agent view has them)
     view: AgentView | None = None  # the case's own agent view, no prompt fixture applied
     changed_in: str = ""  # the case's own dataset_version: the version it last changed in
+    simulator: UserSimulatorSpec | None = None  # its simulated user (user_simulator:)
 
     @property
     def input_text(self) -> str:
@@ -126,20 +130,6 @@ def chat(
     if user_turns:
         out.append({"role": "user", "content": user_turns[0]})
     return out
-
-
-def with_prompt(case: ExportCase, prompt: Prompt) -> list[dict[str, str]] | None:
-    """The chat messages of the case run with ``prompt`` (``evalcase run --prompt``), or
-    None when the prompt cannot be rendered for it."""
-    from evalcase.contract.prompt import PromptError, apply
-
-    if case.view is None:
-        return None
-    try:
-        view = apply(prompt, case.view)
-    except PromptError:
-        return None
-    return chat(view.system, [(t.role, t.content) for t in view.history], view.user_turns)
 
 
 def mapping(value: Any) -> dict[str, Any]:
@@ -270,6 +260,7 @@ PARTS = (
     "system prompt",
     "conversation history",
     "scripted user turns after the first",
+    "simulated user",
     "context",
     "tool definitions",
     "reference",
@@ -295,6 +286,7 @@ def parts(case: ExportCase) -> tuple[str, ...]:
         "system prompt": case.system is not None,
         "conversation history": bool(case.history),
         "scripted user turns after the first": len(case.user_turns) > 1,
+        "simulated user": case.simulator is not None,
         "context": bool(case.context),
         "tool definitions": bool(case.tools),
         "reference": case.reference is not None,
@@ -437,5 +429,6 @@ def from_task(
         prompt_error=prompt_error,
         tool_turns=tool_turns,
         view=task.agent,
+        simulator=env.user_simulator,
     )
     return replace(case, present=parts(case))
