@@ -67,10 +67,18 @@ def text_verdicts(key: Mapping[str, Any], answer: str) -> list[tuple[str, bool, 
     """(grader, passed, reason) for every deterministic grader of the key, by evalcase's
     own graders. A grader that cannot grade (an error) counts as not passed."""
     from evalcase.grade.graders import load
+    from evalcase.grade.spec import judge_spec_from_case
 
+    # The key's text fields and graders, read as the case document they came from.
+    text = key.get("text")
+    graders = list(key.get("graders", ()))
+    written = [{"type": g["type"], **(g.get("options") or {})} for g in graders]  # as cases write
+    spec = judge_spec_from_case(
+        {**(text if isinstance(text, Mapping) else {}), "evaluator_config": {"graders": written}}
+    )
     out = []
-    for config in key.get("graders", ()):
-        grade = load(str(config["type"])).grade(key, {"output": answer})
+    for config in graders:
+        grade = load(str(config["type"])).grade(spec, {"output": answer})
         out.append((str(config["type"]), grade.verdict == "pass", str(grade.reason)))
     return out
 
