@@ -222,3 +222,19 @@ def write_atomic(
     ``parents`` and ``base`` as for :func:`replacing`."""
     with replacing(path, durable=durable, parents=parents, base=base) as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def read_bytes(path: Path, *, base: Path) -> bytes:
+    """The content of the file ``path`` under a data folder, reached from ``base`` without
+    following a link and opened with ``O_NOFOLLOW``: a link (to a secret outside, say) is
+    refused (:class:`UnsafePath`), never read; FileNotFoundError when it is missing."""
+    with _open_folder(path.parent, base, create=False) as dir_fd:
+        _refuse_link(path, dir_fd)
+        try:
+            fd = os.open(path.name, os.O_RDONLY | _NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(path, path, "is a symbolic link") from None
+            raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
