@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalcase.atomic import write_atomic
+from evalcase.atomic import UnsafePath, base_for, make_folders, write_atomic
 from evalcase.model import FatalError
 
 if TYPE_CHECKING:
@@ -201,19 +201,34 @@ class Folders:
 
     outputs: Path
     reports: Path
+    root: Path | None = None  # the repository: what writes are checked from
 
     def local(self, path: str) -> Path:
         """The local file of a remote path (already checked by :func:`_inside_run`)."""
         head, _, rest = path.partition("/")
         return (self.outputs if head == "outputs" else self.reports) / rest
 
+    def base(self, path: str) -> Path:
+        """The folder a local file of ``path`` is checked from when written
+        (evalcase.atomic.base_for): the repository root when the folder is inside it."""
+        head, _, _ = path.partition("/")
+        folder = self.outputs if head == "outputs" else self.reports
+        return folder if self.root is None else base_for(self.root, folder)
+
 
 def run_files(folders: Folders, commit: str, run_id: str) -> list[tuple[str, Path]]:
     """Every regular file of a run's two folders, as (remote path, file); lock and
-    temporary files (dot files) and symbolic links left out."""
+    temporary files (dot files) and symbolic links left out. UnsafePath when the run's
+    folder or its commit's is a link: a committed ``reports/<commit> -> ~/.aws`` would
+    publish what it points at."""
     found: list[tuple[str, Path]] = []
     for name, folder in (("outputs", folders.outputs), ("reports", folders.reports)):
         base = folder / commit / run_id
+        for link in (folder / commit, base):  # a committed link: never read through
+            if link.is_symlink():
+                raise UnsafePath(
+                    base, link, f"is a symbolic link (to {link.readlink()})", "publishing"
+                )
         if not base.is_dir():
             continue
         for path in sorted(base.rglob("*")):
@@ -401,7 +416,10 @@ def merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
 
 def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> list[PullResult]:
     """Fetch what the local copy lacks, run by run. A local file that differs from the
-    remote's is kept (the local folder is the facts) and reported as refused."""
+    remote's is kept (the local folder is the facts) and reported as refused. Nothing is
+    written through a link under outputs/ or reports/ (evalcase.atomic): a run whose
+    folders hold one (``outputs/<commit> -> elsewhere``, committed) is refused from that
+    file on, naming the link, and the other runs still pull."""
     by_run: dict[str, list[Manifest]] = {}
     for manifest in manifests:
         by_run.setdefault(manifest.run_id, []).append(manifest)
@@ -411,32 +429,47 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
         present: list[str] = []
         refused: list[str] = []
         for path, item in sorted(merged_files(items).items()):
-            target = folders.local(path)
-            if target.is_file():
-                if file_sha256(target) == item.sha256:
-                    present.append(path)
-                elif path.endswith(".jsonl") and _is_prefix_of(target, remote, item):
-                    # A resumed run: the local file is an earlier, shorter copy.
-                    written.append(path)
-                else:
-                    refused.append(f"{path}: the local file differs (kept)")
-                continue
-            if not fetch_to(remote, item, target, MAX_OBJECT_BYTES):
-                refused.append(f"{path}: {NOT_ITS_DIGEST}")
-                continue
-            written.append(path)
+            try:
+                outcome = _pull_file(remote, folders, path, item)
+            except UnsafePath as exc:
+                refused.append(f"run {run_id}: {exc}; the run's other files not pulled")
+                break
+            if outcome == "written":
+                written.append(path)
+            elif outcome == "present":
+                present.append(path)
+            else:
+                refused.append(f"{path}: {outcome}")
         results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
     return results
 
 
-def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile) -> bool:
+def _pull_file(remote: Remote, folders: Folders, path: str, item: RemoteFile) -> str:
+    """One published file made present locally: "written", "present", or why it was
+    refused; UnsafePath when its local path goes through a link (nothing written)."""
+    target, base = folders.local(path), folders.base(path)
+    make_folders(target.parent, base=base)  # every folder on the way checked (no link)
+    if target.is_symlink():
+        raise UnsafePath(target, target, f"is a symbolic link (to {target.readlink()})")
+    if target.is_file():
+        if file_sha256(target) == item.sha256:
+            return "present"
+        if path.endswith(".jsonl") and _is_prefix_of(target, remote, item, base):
+            return "written"  # a resumed run: the local file was an earlier, shorter copy
+        return "the local file differs (kept)"
+    if not fetch_to(remote, item, target, MAX_OBJECT_BYTES, base=base):
+        return NOT_ITS_DIGEST
+    return "written"
+
+
+def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile, base: Path) -> bool:
     local = target.read_bytes()
     if len(local) >= item.size:
         return False
     data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
     if data is None or not data.startswith(local):
         return False
-    write_atomic(target, data, parents=True)
+    write_atomic(target, data, base=base)
     return True
 
 
@@ -449,14 +482,18 @@ def fetch_checked(remote: Remote, item: RemoteFile, limit: int) -> bytes | None:
     return data if _sha256(data) == item.sha256 else None
 
 
-def fetch_to(remote: Remote, item: RemoteFile, target: Path, limit: int) -> bool:
+def fetch_to(
+    remote: Remote, item: RemoteFile, target: Path, limit: int, *, base: Path | None = None
+) -> bool:
     """Write a published file to ``target`` whole (folders made as needed); False, and
     nothing written, when its content does not match its digest. FatalError when it cannot
-    be fetched (over ``limit`` bytes, the remote unreachable)."""
+    be fetched (over ``limit`` bytes, the remote unreachable). ``base``: ``target`` is
+    under a data folder, checked from ``base`` down (evalcase.atomic: no link followed;
+    UnsafePath, nothing written, when one is on the way)."""
     data = fetch_checked(remote, item, limit)
     if data is None:
         return False
-    write_atomic(target, data, parents=True)
+    write_atomic(target, data, parents=True, base=base)
     return True
 
 
@@ -523,7 +560,7 @@ def remote_of(config: Config, url: str | None) -> Remote:
 def folders_of(config: Config) -> Folders:
     from evalcase.results.refs import folders
 
-    return Folders(*folders(config))
+    return Folders(*folders(config), root=config.root)
 
 
 def local_runs(folders: Folders) -> dict[str, str]:
