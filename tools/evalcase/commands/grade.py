@@ -320,7 +320,11 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = human_verdicts.record(run_dir, decisions, who)
+    from evalcase.atomic import base_for
+
+    # run_dir is <outputs>/<commit>/<run_id>: checked from the repository root down.
+    base = base_for(config.root, run_dir.parent.parent)
+    count = human_verdicts.record(run_dir, decisions, who, base=base)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
