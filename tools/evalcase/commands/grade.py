@@ -383,7 +383,10 @@ def _index(config: Config) -> None:
     installed (the store is derived: `evalcase store rebuild` recreates it any time)."""
     from evalcase.results.store import update_quietly
 
-    update_quietly(config)
+    def warn(message: str) -> None:  # a damaged store was set aside and rebuilt
+        click.echo(f"evalcase: warning: {message}", err=True)
+
+    update_quietly(config, warn=warn)
 
 
 COMMANDS: tuple[click.Command, ...] = (

@@ -236,7 +236,8 @@ def _graded_ok(config: Config, run_path: Path, redact: bool | None) -> bool:
         redact_outputs(run_path, base=base_for(config.root, run_path.parent.parent))
     from evalcase.results.store import update_quietly
 
-    update_quietly(config)  # the results store, when its extra is installed
+    # The results store, when its extra is installed; a damaged one is rebuilt, and said.
+    update_quietly(config, warn=lambda m: _tell(f"warning: {m}"))
     click.echo("\n".join(summary_lines(outcome)))
     return bool(outcome.graded.ok)
 
