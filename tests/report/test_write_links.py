@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from evalcase.cli import main
@@ -67,3 +68,22 @@ def test_an_old_report_that_is_a_link_is_never_copied_into_a_grading(tmp_path: P
         p for p in repo.joinpath("reports").rglob("*") if p.is_file() and not p.is_symlink()
     ]
     assert all("hunter2" not in p.read_text("utf-8", "replace") for p in published)
+
+
+def test_redacting_a_run_never_copies_what_a_linked_run_json_points_at(tmp_path: Path) -> None:
+    """`run --redact` rewrites outputs/<commit>/<run>/: a run.json committed as a link to
+    a secret is refused, and the secret lands in no file of the run."""
+
+    from evalcase.atomic import UnsafePath
+    from evalcase.report.pipeline import redact_outputs
+
+    repo, commit = refund_repo(tmp_path)
+    run_dir = write_run(repo, commit, "run-x", [check_008(True, 1)])
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "hunter2"}', "utf-8")
+    (run_dir / "run.json").unlink()
+    (run_dir / "run.json").symlink_to(secret)
+    with pytest.raises(UnsafePath, match=r"run\.json is a symbolic link"):
+        redact_outputs(run_dir, base=repo)
+    assert (run_dir / "run.json").is_symlink()
+    assert all(b"hunter2" not in p.read_bytes() for p in run_dir.iterdir() if not p.is_symlink())
