@@ -224,7 +224,9 @@ def run_files(folders: Folders, commit: str, run_id: str) -> list[tuple[str, Pat
     found: list[tuple[str, Path]] = []
     for name, folder in (("outputs", folders.outputs), ("reports", folders.reports)):
         base = folder / commit / run_id
-        for link in (folder / commit, base):  # a committed link: never read through
+        inside = folders.root is not None and folder.is_relative_to(folders.root)
+        links = (folder, folder / commit, base) if inside else (folder / commit, base)
+        for link in links:  # a committed link: never read through
             if link.is_symlink():
                 raise UnsafePath(
                     base, link, f"is a symbolic link (to {link.readlink()})", "publishing"
