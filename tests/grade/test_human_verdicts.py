@@ -89,3 +89,44 @@ def test_nothing_to_review(tmp_path: Path) -> None:
     proc = run_cli("review", "run-n", cwd=repo)
     assert proc.returncode == 0
     assert "nothing waits for review" in proc.stdout
+
+
+@pytest.mark.parametrize("link", ["reviews.jsonl", "commit folder"])
+def test_review_never_appends_through_a_committed_link(tmp_path: Path, link: str) -> None:
+    """outputs/ is data (issue 41.3): `reviews.jsonl -> ~/.bashrc`, or the commit's folder a
+    link to a folder outside, committed: review refuses (exit 2, naming the link) and
+    nothing outside changes."""
+    from click.testing import CliRunner
+
+    from evalcase.cli import main
+
+    repo, commit = refund_repo(tmp_path)
+    run_dir = write_run(repo, commit, "run-r", answers(1))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bashrc = outside / "bashrc"
+    bashrc.write_text("export PATH=/usr/bin\n", "utf-8")
+    if link == "reviews.jsonl":
+        (run_dir / "reviews.jsonl").symlink_to(bashrc)
+        named = "reviews.jsonl is a symbolic link"
+    else:
+        (outside / "run-r").mkdir()
+        for name in ("run.json", "attempts.jsonl"):
+            (outside / "run-r" / name).write_bytes((run_dir / name).read_bytes())
+        real = repo / "outputs" / commit
+        for path in sorted(real.rglob("*"), reverse=True):
+            path.unlink() if path.is_file() else path.rmdir()
+        real.rmdir()
+        real.symlink_to(outside)
+        named = f"outputs/{commit} is a symbolic link"
+    before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    todo = tmp_path / "review.json"
+    item = {"case_id": CASE, "case_version": "v1", "attempt": 1, "verdict": "fail"}
+    todo.write_text(json.dumps({"items": [{**item, "reason": "leaks"}]}), "utf-8")
+    result = CliRunner().invoke(
+        main, ["review", "run-r", "--import", str(todo), "--reviewer", "r", "--root", str(repo)]
+    )
+    assert result.exit_code == 2, result.output
+    assert named in result.output
+    assert "internal error" not in result.output
+    assert {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()} == before

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import GIT_ENV, REPO_ROOT, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, run_cli
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -707,7 +707,7 @@ def test_unreadable_keys_are_skipped_and_every_run_still_lists(
     segments, control characters, quotes and backslashes in the name), in listing pages
     of three keys: each is skipped and named, every manifest of every run is found, and
     nothing is said to be missing."""
-    from evalcase.results.remote import run_keys
+    from evalcase.results.remote_keys import run_keys
 
     good = [f"runs/{run}/{name}" for run in ("run-a", "run-b", "run-c") for name in M]
     remote, _store = _paged_remote(tmp_path, good + bad)
@@ -724,7 +724,7 @@ def test_unreadable_keys_are_skipped_and_every_run_still_lists(
 
 
 def test_a_healthy_remote_is_listed_in_one_pass(tmp_path: Path) -> None:
-    from evalcase.results.remote import run_keys
+    from evalcase.results.remote_keys import run_keys
 
     good = [f"runs/run-{n}/{name}" for n in range(5) for name in M]
     remote, store = _paged_remote(tmp_path, [*good, "runs/run-1/notes.txt"])
@@ -741,7 +741,8 @@ def test_a_refused_key_that_may_hide_manifests_says_the_run_may_be_incomplete(
     hex names): the failed page held manifests the client never returned. The run's
     folder is said to be possibly incomplete (a damaged listing: exit 1), never silently
     short."""
-    from evalcase.results.remote import list_manifests, run_keys
+    from evalcase.results.remote import list_manifests
+    from evalcase.results.remote_keys import run_keys
 
     good = [f"runs/run-a/{name}" for name in M]
     remote, _store = _paged_remote(tmp_path, [*good, "runs/run-a/zz\x01.json"], page=10)
@@ -759,7 +760,7 @@ def test_a_listing_that_cannot_move_past_unreadable_keys_is_an_error(
     refusal whose key cannot be read back from the client's error: a clear error
     (FatalError: exit 2), never a loop or a listing silently short."""
     from evalcase.model import FatalError
-    from evalcase.results import remote as remote_module
+    from evalcase.results import remote_keys as remote_module
 
     monkeypatch.setattr(remote_module, "MAX_UNREADABLE_KEYS", 3)
     # One restart lists past every key under one refused segment: five folders, five.
@@ -776,3 +777,58 @@ def test_a_listing_that_cannot_move_past_unreadable_keys_is_an_error(
     store.list = garbled  # type: ignore[method-assign]
     with pytest.raises(FatalError, match=r"cannot list runs/: Encountered object"):
         remote_module.run_keys(remote)
+
+
+@pytest.mark.slow
+def test_pull_never_writes_through_a_committed_link(s3: dict[str, str], tmp_path: Path) -> None:
+    """outputs/ and reports/ are data (issue 41.3): a clone that commits
+    `outputs/<commit> -> outside` (or a run's folder as a link) and pulls writes nothing
+    outside; the refusal names the link, and the other runs still pull."""
+    laptop, commit = _repo_with_runs(tmp_path / "laptop", "ln", ["run-a", "run-b"])
+    assert run_cli("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
+
+    # The probe: the commit's whole folder is a link, in outputs/ and in reports/.
+    trap = _clone(laptop, tmp_path / "trap", "ln")
+    outside = tmp_path / "outside"
+    (outside / "outputs").mkdir(parents=True)
+    (outside / "reports").mkdir()
+    for folder in ("outputs", "reports"):
+        (trap / folder).mkdir()
+        (trap / folder / commit).symlink_to(outside / folder)
+    commit_all(trap, "hostile links")
+    pulled = run_cli("pull", cwd=trap, env=s3)
+    assert pulled.returncode == 1, pulled.stdout + pulled.stderr
+    assert f"outputs/{commit} is a symbolic link" in pulled.stderr, pulled.stderr
+    assert "Traceback" not in pulled.stderr and "internal error" not in pulled.stderr
+    assert [p for p in outside.rglob("*") if p.is_file()] == []
+
+    # One run's folder a link: that run is refused, the other pulls whole.
+    ci = _clone(laptop, tmp_path / "ci", "ln")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ci / "outputs" / commit).mkdir(parents=True)
+    (ci / "outputs" / commit / "run-a").symlink_to(elsewhere)
+    commit_all(ci, "a hostile link")
+    pulled = run_cli("pull", cwd=ci, env=s3)
+    assert pulled.returncode == 1, pulled.stdout + pulled.stderr
+    assert f"outputs/{commit}/run-a is a symbolic link" in pulled.stderr, pulled.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert _files(ci, commit, "run-b") == _files(laptop, commit, "run-b")
+
+
+def test_push_never_publishes_what_a_committed_report_link_points_at(tmp_path: Path) -> None:
+    """`reports/<commit>/<run> -> ~/.aws` committed beside a real run: push refuses (exit 2,
+    naming the link) and the remote holds none of what the link points at."""
+    repo, commit = refund_repo(tmp_path / "a")
+    write_run(repo, commit, "run-p", [check_008(True, 1)])
+    secrets = tmp_path / "aws"
+    secrets.mkdir()
+    (secrets / "credentials").write_text("aws_secret_access_key = hunter2", "utf-8")
+    (repo / "reports" / commit).mkdir(parents=True)
+    (repo / "reports" / commit / "run-p").symlink_to(secrets)
+    shared = tmp_path / "shared"
+    proc = run_cli("push", "run-p", "--remote", f"file://{shared}", cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"reports/{commit}/run-p is a symbolic link" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert all(b"hunter2" not in p.read_bytes() for p in shared.rglob("*") if p.is_file())

@@ -39,11 +39,11 @@ class UnsafePath(Exception):
     """A write under a data folder refused: a component of its path is a symbolic link,
     or not a folder where a folder is expected. Nothing was written."""
 
-    def __init__(self, path: Path, component: Path, why: str) -> None:
+    def __init__(self, path: Path, component: Path, why: str, doing: str = "writing") -> None:
         super().__init__(
-            f"{component} {why}: evalcase never writes through a link under outputs/ or "
-            f"reports/ (refused writing {path}); remove it, or point [run] outputs_dir / "
-            "[grade] reports_dir at the real folder"
+            f"{component} {why}: evalcase never writes or reads through a link under "
+            f"outputs/ or reports/ (refused {doing} {path}); remove it, or point [run] "
+            "outputs_dir / [grade] reports_dir at the real folder"
         )
         self.path = path
         self.component = component
@@ -91,7 +91,7 @@ def _why(name: str, dir_fd: int, *, folder: bool = True) -> str | None:
 
 
 @contextlib.contextmanager
-def _open_folder(path: Path, base: Path, *, create: bool) -> Iterator[int]:
+def _open_folder(path: Path, base: Path, *, create: bool, doing: str = "writing") -> Iterator[int]:
     """An open file descriptor of the folder ``path``, reached from ``base`` without
     following a link (created on the way when ``create``)."""
     base_abs, parts = _parts(path, base)
@@ -110,9 +110,9 @@ def _open_folder(path: Path, base: Path, *, create: bool) -> Iterator[int]:
             except OSError as exc:
                 why = _why(part, fd)
                 if why is not None:
-                    raise UnsafePath(path, here, why) from None
+                    raise UnsafePath(path, here, why, doing) from None
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafePath(path, here, "is not a folder") from None
+                    raise UnsafePath(path, here, "is not a folder", doing) from None
                 raise
             os.close(fd)
             fd = child
@@ -135,11 +135,11 @@ def make_folders(path: Path, *, base: Path, exist_ok: bool = True) -> None:
                 raise
 
 
-def _refuse_link(path: Path, fd: int) -> None:
+def _refuse_link(path: Path, fd: int, doing: str = "writing") -> None:
     """Refuse ``path`` (a file, in the open folder ``fd``) when it is a symbolic link."""
     why = _why(path.name, fd, folder=False)
     if why is not None:
-        raise UnsafePath(path, path, why)
+        raise UnsafePath(path, path, why, doing)
 
 
 OpenMode = Literal["a", "a+", "r+"]
@@ -222,3 +222,19 @@ def write_atomic(
     ``parents`` and ``base`` as for :func:`replacing`."""
     with replacing(path, durable=durable, parents=parents, base=base) as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def read_bytes(path: Path, *, base: Path) -> bytes:
+    """The content of the file ``path`` under a data folder, reached from ``base`` without
+    following a link and opened with ``O_NOFOLLOW``: a link (to a secret outside, say) is
+    refused (:class:`UnsafePath`), never read; FileNotFoundError when it is missing."""
+    with _open_folder(path.parent, base, create=False, doing="reading") as dir_fd:
+        _refuse_link(path, dir_fd, "reading")
+        try:
+            fd = os.open(path.name, os.O_RDONLY | _NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(path, path, "is a symbolic link", "reading") from None
+            raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()

@@ -320,7 +320,11 @@ def review_command(
                     "reason": reason,
                 }
             )
-    count = human_verdicts.record(run_dir, decisions, who)
+    from evalcase.atomic import base_for
+
+    # run_dir is <outputs>/<commit>/<run_id>: checked from the repository root down.
+    base = base_for(config.root, run_dir.parent.parent)
+    count = human_verdicts.record(run_dir, decisions, who, base=base)
     click.echo(f"recorded {count} verdict(s) by {who}")
     if count:
         outcome = grade_and_report(config, run_dir, replayer=_replayer(config))
@@ -379,7 +383,10 @@ def _index(config: Config) -> None:
     installed (the store is derived: `evalcase store rebuild` recreates it any time)."""
     from evalcase.results.store import update_quietly
 
-    update_quietly(config)
+    def warn(message: str) -> None:  # a damaged store was set aside and rebuilt
+        click.echo(f"evalcase: warning: {message}", err=True)
+
+    update_quietly(config, warn=warn)
 
 
 COMMANDS: tuple[click.Command, ...] = (

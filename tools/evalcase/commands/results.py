@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -24,32 +23,42 @@ from evalcase.commands.common import (
     table,
 )
 
+T = TypeVar("T")
+
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text"
 )
 dataset_option = click.option("--dataset", default=None, help="Only runs of this dataset.")
 
 
-@contextmanager
-def _store(root: str | None, from_remote: bool, url: str | None) -> Iterator[Any]:
-    """The local store, or (``--from-remote``, ``--remote URL``) the store over the
+def _ask(root: str | None, from_remote: bool, url: str | None, ask: Callable[[Any], T]) -> T:
+    """``ask`` the local store, or (``--from-remote``, ``--remote URL``) the store over the
     remote's index (evalcase.results.remote_index); what the remote sync did goes to
-    stderr."""
+    stderr. A damaged local store is set aside and rebuilt, with a warning, and asked
+    again (evalcase.results.store.asking)."""
     config = config_for(root)
     if not from_remote and url is None:
-        from evalcase.results.store import open_store
+        from evalcase.results.store import asking, open_store
 
-        with open_store(config) as store:
-            yield store
+        def local(store: Any) -> T:
+            answer = ask(store)
             _warn_unreadable(store)
-        return
+            return answer
+
+        return asking(lambda: open_store(config, warn=warn), local)
     from evalcase.results.remote import remote_of
     from evalcase.results.remote_index import open_remote_store
 
     with open_remote_store(config, remote_of(config, url)) as (store, stats):
         echo_mirror_stats(stats)
-        yield store
+        answer = ask(store)
         _warn_unreadable(store)
+    return answer
+
+
+def warn(message: str) -> None:
+    """A warning on stderr (what the store's ``warn`` is told)."""
+    click.echo(f"evalcase: warning: {message}", err=True)
 
 
 def _pct(value: float | None) -> str:
@@ -104,13 +113,14 @@ def store_rebuild(output_format: str, root: str | None) -> None:
 @fatal_errors
 def store_status(output_format: str, root: str | None) -> None:
     """Bring the store up to date and say what it holds."""
-    from evalcase.results.store import open_store, store_path
+    from evalcase.results.store import asking, open_store, store_path
 
     config = config_for(root)
-    with open_store(config, update=False) as store:
-        stats = store.update()
-        counts = store.counts()
-        problems = store.problems()
+
+    def status(store: Any) -> tuple[Any, dict[str, int], list[tuple[str, str]]]:
+        return store.update(), store.counts(), store.problems()
+
+    stats, counts, problems = asking(lambda: open_store(config, update=False, warn=warn), status)
     path = store_path(config)
     if output_format == "json":
         unreadable = [{"path": p, "why": w} for p, w in problems]
@@ -149,8 +159,9 @@ def history_command(
     from evalcase.model import FatalError
     from evalcase.results.queries import history
 
-    with _store(root, from_remote, url) as store:
-        rows = history(store, case_id, dataset=dataset, newest_only=newest)
+    rows = _ask(
+        root, from_remote, url, lambda s: history(s, case_id, dataset=dataset, newest_only=newest)
+    )
     if output_format == "json":
         _echo_json({"case_id": case_id, "history": [r.to_dict() for r in rows]})
         return
@@ -203,8 +214,7 @@ def flaky_command(
     configuration, with each one's pass rate and an interval."""
     from evalcase.results.queries import flaky
 
-    with _store(root, from_remote, url) as store:
-        rows = flaky(store, dataset=dataset, confidence=confidence)
+    rows = _ask(root, from_remote, url, lambda s: flaky(s, dataset=dataset, confidence=confidence))
     if output_format == "json":
         _echo_json({"confidence": confidence, "flaky": [r.to_dict() for r in rows]})
     elif not rows:
@@ -258,8 +268,7 @@ def trend_command(
 
     if slice_key is not None and slice_key not in SLICE_KEYS:
         raise click.UsageError(f"--slice {slice_key!r}: one of {', '.join(SLICE_KEYS)}")
-    with _store(root, from_remote, url) as store:
-        rows = trend(store, dataset, by=by, slice_key=slice_key)
+    rows = _ask(root, from_remote, url, lambda s: trend(s, dataset, by=by, slice_key=slice_key))
     if output_format == "json":
         _echo_json({"dataset": dataset, "by": by, "trend": [r.to_dict() for r in rows]})
         return

@@ -231,10 +231,14 @@ def _graded_ok(config: Config, run_path: Path, redact: bool | None) -> bool:
         config, run_path, redact=redact, replayer=configured(config.raw.get("run") or {})
     )
     if redact:
-        redact_outputs(run_path)
+        from evalcase.atomic import base_for
+
+        # run_path is <outputs>/<commit>/<run_id>: checked from the repository root down.
+        redact_outputs(run_path, base=base_for(config.root, run_path.parent.parent))
     from evalcase.results.store import update_quietly
 
-    update_quietly(config)  # the results store, when its extra is installed
+    # The results store, when its extra is installed; a damaged one is rebuilt, and said.
+    update_quietly(config, warn=lambda m: _tell(f"warning: {m}"))
     click.echo("\n".join(summary_lines(outcome)))
     return bool(outcome.graded.ok)
 

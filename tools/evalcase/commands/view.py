@@ -72,6 +72,7 @@ def view_command(
         token=token if not is_loopback(host) or token else None,
         host=host,
         mirror=mirror,
+        warn=lambda m: click.echo(f"evalcase: warning: {m}", err=True),
     )
     import uvicorn
 

@@ -53,8 +53,17 @@ def items(
     return out
 
 
-def record(run_dir: Path, decisions: Iterable[Mapping[str, Any]], reviewer: str) -> int:
-    """Append decisions ({case_id, case_version, attempt, verdict, reason}); returns how many."""
+def record(
+    run_dir: Path,
+    decisions: Iterable[Mapping[str, Any]],
+    reviewer: str,
+    *,
+    base: Path | None = None,
+) -> int:
+    """Append decisions ({case_id, case_version, attempt, verdict, reason}); returns how many.
+    ``base``: the folder ``run_dir`` is checked from (evalcase.atomic.base_for), else
+    ``run_dir`` itself: outputs/ is data, and ``reviews.jsonl`` is appended to without
+    following a link anywhere on the way (evalcase.atomic.UnsafePath, nothing written)."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     lines = []
     for d in decisions:
@@ -78,8 +87,11 @@ def record(run_dir: Path, decisions: Iterable[Mapping[str, Any]], reviewer: str)
         from evalcase import scrub
 
         lines = [scrub.active().text(line) for line in lines]
-        with (run_dir / REVIEWS).open("a", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        from evalcase.atomic import open_file
+
+        path = run_dir / REVIEWS
+        with open_file(path, "a", base=run_dir if base is None else base) as f:
+            f.write(("\n".join(lines) + "\n").encode("utf-8"))
     return len(lines)
 
 

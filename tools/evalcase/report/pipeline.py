@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from evalcase.atomic import base_for
 from evalcase.config import Config
 from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
@@ -93,6 +94,7 @@ def grade_and_report(
         grade_section=config.grade,
         audit=audit_of(config, record),
         clock=clock,
+        base=base_for(config.root, reports_root(config)),
     )
     return Outcome(graded, out)
 
@@ -229,10 +231,11 @@ def pending_lines(outcome: Outcome) -> list[str]:
     return out
 
 
-def redact_outputs(run_dir: Path) -> None:
+def redact_outputs(run_dir: Path, *, base: Path | None = None) -> None:
     """Mask personal data in a graded run's attempts.jsonl (atomically) and mark the run and
     each attempt as redacted: a later re-grade then reports privacy checks as errors instead
-    of passing them on masked text."""
+    of passing them on masked text. ``base``: the folder the paths are checked from
+    (evalcase.atomic.base_for), so no link under outputs/ is written through."""
     import json
 
     from evalcase import attempt_check, pii, scrub
@@ -243,7 +246,7 @@ def redact_outputs(run_dir: Path) -> None:
     scrubber = scrub.active()
     attempts_path = run_dir / "attempts.jsonl"
     records = read_jsonl(attempts_path)
-    with replacing(attempts_path) as handle:
+    with replacing(attempts_path, base=base) as handle:
         for record in records:
             masked = {**scrubber.data(pii.redact(record)), "redacted": True}
             attempt_check.check_written(masked)
@@ -252,4 +255,4 @@ def redact_outputs(run_dir: Path) -> None:
     if run_json.is_file():
         meta = json.loads(run_json.read_text("utf-8"))
         meta = {**scrubber.data(pii.redact(meta)), "redacted": True}
-        write_atomic(run_json, strict.dumps(meta, indent=2) + "\n")
+        write_atomic(run_json, strict.dumps(meta, indent=2) + "\n", base=base)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import pii, scrub
-from evalcase.atomic import write_atomic
+from evalcase.atomic import make_folders, open_file, read_bytes, write_atomic
 from evalcase.contract import records
 from evalcase.grade.recorded_run import GradedRun
 from evalcase.model import FatalError
@@ -150,22 +150,28 @@ def write_report(
     grade_section: Any = None,
     audit: Mapping[str, str] | None = None,
     clock: Callable[[], datetime] | None = None,
+    base: Path | None = None,
 ) -> Path:
     """Render and write the four files as a new grading beside the earlier ones, and as
     the run's default report (evalcase.report.gradings); returns the report directory.
     ``audit``: each case's audit status, when its dataset was audited (see build_report);
-    ``clock``: the time a grading ID is made from (evalcase.report.gradings), else now."""
+    ``clock``: the time a grading ID is made from (evalcase.report.gradings), else now.
+    ``base``: the folder every path below is checked from (evalcase.atomic.base_for: the
+    repository root when ``reports_root`` is inside it), else ``reports_root`` itself:
+    reports/ is data, and a committed link anywhere below is refused
+    (evalcase.atomic.UnsafePath), never written through."""
+    base = reports_root if base is None else base
     target = reports_root / graded.record.commit / graded.record.run_id
-    target.mkdir(parents=True, exist_ok=True)
+    make_folders(target, base=base)
     # The whole grading under the run's lock, its ID first: chosen after every earlier
     # grading's, so the newest grading is the one made last (evalcase.report.gradings).
-    with _default_copy_lock(target):
+    with _default_copy_lock(target, base):
         earlier = gradings.list_gradings(target)
         grading_id = gradings.new_grading_id(
             [g.grading_id for g in earlier], clock() if clock is not None else None
         )
         _write_grading(
-            graded, target, earlier, grading_id,
+            graded, target, earlier, grading_id, base,
             redact=redact, environ=environ, grade_section=grade_section, audit=audit,
         )  # fmt: skip
     return target
@@ -176,6 +182,7 @@ def _write_grading(
     target: Path,
     earlier: list[gradings.Grading],
     grading_id: str,
+    base: Path,
     *,
     redact: bool,
     environ: Mapping[str, str] | None,
@@ -205,19 +212,23 @@ def _write_grading(
         "report.html": env.get_template("report.html.j2").render(report=report, details=view),
     }
     texts[gradings.GRADING_FILE] = records.dumps(meta, indent=1) + "\n"
-    if not (target / gradings.GRADINGS_DIR).is_dir() and earlier:
-        _keep_unversioned(target)
+    versions = target / gradings.GRADINGS_DIR
+    if not versions.is_dir() and not versions.is_symlink() and earlier:
+        _keep_unversioned(target, base)
     # The grading's own folder first (staged, then renamed: never half written) ...
-    folder = target / gradings.GRADINGS_DIR / meta["grading_id"]
+    folder = versions / meta["grading_id"]
     staging = folder.with_name(folder.name + ".writing")
+    make_folders(versions, base=base)  # refused when gradings/ is a link
+    if staging.is_symlink():
+        staging.unlink()
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    make_folders(staging, base=base, exist_ok=False)
     for name, text in texts.items():
         # The data was scrubbed; the rendered Markdown and HTML once more, as text.
         texts[name] = (
             text if name.endswith("json") or name.endswith("jsonl") else scrubber.text(text)
         )
-        (staging / name).write_text(texts[name], "utf-8")
+        write_atomic(staging / name, texts[name], base=base)
     staging.rename(folder)
     # ... then the default copy at the run's report paths, each file replaced atomically,
     # still under the lock and only while this grading is the newest: two `grade` of one
@@ -226,15 +237,15 @@ def _write_grading(
     newest = gradings.list_gradings(target)
     if not newest or newest[-1].grading_id == meta["grading_id"]:
         for name, text in texts.items():
-            write_atomic(target / name, text)
+            write_atomic(target / name, text, base=base)
 
 
 @contextlib.contextmanager
-def _default_copy_lock(target: Path) -> Iterator[None]:
+def _default_copy_lock(target: Path, base: Path) -> Iterator[None]:
     """An exclusive lock on the run's report folder (a dot file: never published)."""
     import fcntl
 
-    with (target / ".default.lock").open("a") as handle:
+    with open_file(target / ".default.lock", "a", base=base) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -242,21 +253,25 @@ def _default_copy_lock(target: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _keep_unversioned(target: Path) -> None:
+def _keep_unversioned(target: Path, base: Path) -> None:
     """A report written before gradings were versioned becomes the grading
-    ``unversioned``, so the new grading does not replace it."""
+    ``unversioned``, so the new grading does not replace it. Each file is read without
+    following a link (a committed ``report.md -> ~/.aws/credentials`` is refused, never
+    copied into a published report) and written under ``base`` the same way."""
     folder = target / gradings.GRADINGS_DIR / gradings.UNVERSIONED
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folders(folder, base=base)
+    copied: dict[str, bytes] = {}
     for name in FILES:
-        if (target / name).is_file():
-            shutil.copy2(target / name, folder / name)
+        if (target / name).is_file() or (target / name).is_symlink():
+            copied[name] = read_bytes(target / name, base=base)
+            write_atomic(folder / name, copied[name], base=base)
     report: Any = {}
-    with contextlib.suppress(OSError, ValueError):
-        report = json.loads((target / "report.json").read_text("utf-8"))
+    with contextlib.suppress(ValueError):
+        report = json.loads(copied.get("report.json", b"{}").decode("utf-8"))
     run = report.get("run") if isinstance(report, dict) else None
     meta = {
         "grading_id": gradings.UNVERSIONED,
         "graded_at": (run or {}).get("graded_at", "") if isinstance(run, dict) else "",
         "config_digest": "",
     }
-    (folder / gradings.GRADING_FILE).write_text(records.dumps(meta, indent=1) + "\n", "utf-8")
+    write_atomic(folder / gradings.GRADING_FILE, records.dumps(meta, indent=1) + "\n", base=base)

@@ -33,15 +33,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalcase.atomic import write_atomic
+from evalcase.atomic import UnsafePath, base_for, make_folders, write_atomic
 from evalcase.model import FatalError
+from evalcase.results.remote_keys import UnreadableKey, run_keys, unreadable_key
 
 if TYPE_CHECKING:
     from evalcase.config import Config
@@ -266,7 +266,7 @@ class Remote:
         return objects, tuple(str(folder) for folder in result["common_prefixes"])
 
     def _listing_error(self, prefix: str, exc: Exception) -> Exception:
-        key = _unreadable_key(exc, self._key_prefix())
+        key = unreadable_key(exc, self._key_prefix())
         if key is not None:
             return UnreadableKey(key)
         return self._error(f"list {prefix}", exc)
@@ -278,73 +278,6 @@ class Remote:
         _bucket, _, path = self.url.removeprefix("s3://").partition("/")
         path = path.strip("/")
         return f"{path}/" if path else ""
-
-
-class UnreadableKey(Exception):
-    """A remote key the client refuses to parse (obstore fails the whole listing page
-    that holds it: developmentseed/obstore#429). ``key`` is relative to the remote."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-_DEBUG_PATH = re.compile(r'\bpath: "((?:[^"\\]|\\.)*)"')
-_DEBUG_ESCAPE = re.compile(r"\\(u\{([0-9a-fA-F]{1,6})\}|.)")
-_DEBUG_CHARS = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
-
-
-def _unreadable_key(exc: Exception, key_prefix: str) -> str | None:
-    """The key an obstore ``InvalidPathError`` names, relative to the remote; None when
-    the error is another one or its key cannot be read back for sure. The key is taken
-    from the error's debug section, where it is escaped (a key may hold quotes and line
-    breaks that would make the message's first line ambiguous)."""
-    if type(exc).__name__ != "InvalidPathError":
-        return None
-    text = str(exc)
-    _head, marker, debug = text.rpartition("\nDebug source:\n")
-    found = _DEBUG_PATH.search(debug) if marker else None
-    if found is None:
-        return None
-
-    def unescape(match: re.Match[str]) -> str:
-        if match.group(2) is not None:
-            return chr(int(match.group(2), 16))
-        return _DEBUG_CHARS.get(match.group(1), match.group(1))
-
-    key = _DEBUG_ESCAPE.sub(unescape, found.group(1))
-    if not key.startswith(key_prefix) or bad_segment(key.removeprefix(key_prefix)) is None:
-        return None
-    return key.removeprefix(key_prefix)
-
-
-def bad_segment(key: str) -> int | None:
-    """Where the first segment the client refuses starts in ``key`` (empty, ``.``, ``..``,
-    or holding an ASCII control character), or None when it reads every segment (one
-    trailing ``/``, a folder marker, is accepted)."""
-    start = 0
-    parts = key.split("/")
-    if key.endswith("/"):
-        parts.pop()
-    for part in parts:
-        if part in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in part):
-            return start
-        start += len(part) + 1
-    return None
-
-
-def _past(key: str, at: int) -> str:
-    """The smallest key the client reads that a listing may restart after, skipping
-    ``key`` (whose first refused segment starts at ``at``). Every key between the two
-    holds a refused segment too, except the returned key itself, which is never a run's
-    key (it ends in a space or ``0``, not ``.json``, or has two segments)."""
-    segment = key[at:].split("/", 1)[0]
-    for index, char in enumerate(segment):
-        if ord(char) < 0x20 or ord(char) == 0x7F:
-            return key[: at + index] + " "
-    if key[at + len(segment) : at + len(segment) + 1] == "/":
-        return key[: at + len(segment)] + "0"
-    return key + " "
 
 
 def _already_exists(exc: Exception) -> bool:
@@ -370,19 +303,36 @@ class Folders:
 
     outputs: Path
     reports: Path
+    root: Path | None = None  # the repository: what writes are checked from
 
     def local(self, path: str) -> Path:
         """The local file of a remote path (already checked by :func:`_inside_run`)."""
         head, _, rest = path.partition("/")
         return (self.outputs if head == "outputs" else self.reports) / rest
 
+    def base(self, path: str) -> Path:
+        """The folder a local file of ``path`` is checked from when written
+        (evalcase.atomic.base_for): the repository root when the folder is inside it."""
+        head, _, _ = path.partition("/")
+        folder = self.outputs if head == "outputs" else self.reports
+        return folder if self.root is None else base_for(self.root, folder)
+
 
 def run_files(folders: Folders, commit: str, run_id: str) -> list[tuple[str, Path]]:
     """Every regular file of a run's two folders, as (remote path, file); lock and
-    temporary files (dot files) and symbolic links left out."""
+    temporary files (dot files) and symbolic links left out. UnsafePath when the run's
+    folder or its commit's is a link: a committed ``reports/<commit> -> ~/.aws`` would
+    publish what it points at."""
     found: list[tuple[str, Path]] = []
     for name, folder in (("outputs", folders.outputs), ("reports", folders.reports)):
         base = folder / commit / run_id
+        inside = folders.root is not None and folder.is_relative_to(folders.root)
+        links = (folder, folder / commit, base) if inside else (folder / commit, base)
+        for link in links:  # a committed link: never read through
+            if link.is_symlink():
+                raise UnsafePath(
+                    base, link, f"is a symbolic link (to {link.readlink()})", "publishing"
+                )
         if not base.is_dir():
             continue
         for path in sorted(base.rglob("*")):
@@ -512,175 +462,6 @@ class Listing:
         return by_run
 
 
-RUNS = "runs/"
-# More unreadable keys than this in one listing (each costs a request to list past it):
-# the listing is refused.
-MAX_UNREADABLE_KEYS = 1000
-_MANIFEST_NAME = re.compile(r"[0-9a-f]{64}\.json")
-
-
-def run_key_problem(key: str) -> str | None:
-    """Why a key under ``runs/`` is no run's manifest key (``runs/<run_id>/<sha256>.json``,
-    the run's folder beginning with a letter or digit), or None when it is one."""
-    at = bad_segment(key)
-    if at is not None:
-        segment = key[at:].split("/", 1)[0]
-        return (
-            f"a {segment!r} path segment" if segment in ("", ".", "..") else "a control character"
-        )
-    parts = key.split("/")
-    if len(parts) != 3 or parts[0] != RUNS.rstrip("/"):
-        return "not runs/<run_id>/<sha256>.json"
-    if not _is_run_folder(parts[1]):
-        return "a run folder not beginning with a letter or digit"
-    if not _MANIFEST_NAME.fullmatch(parts[2]):
-        return "not a manifest's name (<sha256>.json)"
-    return None
-
-
-def _is_run_folder(name: str) -> bool:
-    return name[:1].isascii() and name[:1].isalnum()
-
-
-@dataclass(frozen=True)
-class RunKeys:
-    """What :func:`run_keys` found under ``runs/``."""
-
-    keys: tuple[str, ...]  # the run keys found
-    skipped: tuple[str, ...]  # "'key' (why)": keys that are no run's, left alone
-    incomplete: tuple[str, ...]  # "folder: why": keys there may not all have been listed
-
-
-class _Walk:
-    """The keys of ``runs/`` gathered past unreadable ones (see :func:`run_keys`)."""
-
-    def __init__(self, remote: Remote) -> None:
-        self.remote = remote
-        self.keys: list[str] = []
-        self.skipped: dict[str, str] = {}
-        self.incomplete: list[str] = []
-        self.restarts = 0
-
-    def take(self, key: str) -> None:
-        problem = run_key_problem(key)
-        if problem is None:
-            self.keys.append(key)
-            return
-        parts = key.split("/")
-        # A folder inside a run's folder is named once, not by every key under it.
-        deeper = len(parts) > 3 and bad_segment(key) is None
-        self.skipped.setdefault("/".join(parts[:3]) + "/" if deeper else key, problem)
-
-    def walk(self, prefix: str, depth: int) -> tuple[list[str], set[str]]:
-        """Every key under ``prefix``, restarting after each unreadable one, and the
-        folders (``runs/<name>/`` at ``depth``) that held an unreadable key further down.
-
-        A failed page may have held readable keys before the unreadable one: none that
-        matter when they all lie in the unreadable key's own folder at ``depth`` (listed
-        on its own, or no run's), or when the unreadable key's name at ``depth`` is empty
-        or begins below ``0`` (run folders and manifests begin with a letter or digit, so
-        none sorts before it). Otherwise ``prefix`` is said to be possibly incomplete."""
-        found: list[str] = []
-        folders: set[str] = set()
-        offset: str | None = None
-        while True:
-            try:
-                for key in self.remote.list(prefix, offset):
-                    found.append(key)
-                return found, folders
-            except UnreadableKey as exc:
-                key = exc.key
-                after = max(offset or "", found[-1] if found else "")
-                at = bad_segment(key)
-                if at is None or key <= after or not key.startswith(prefix):
-                    raise FatalError(
-                        f"{self.remote.url}: cannot list {prefix}: the listing did not move "
-                        f"past the unreadable key {key!r}"
-                    ) from exc
-                self.skipped.setdefault(key, run_key_problem(key) or "unreadable")
-                self.restarts += 1
-                if self.restarts > MAX_UNREADABLE_KEYS:
-                    raise FatalError(
-                        f"{self.remote.url}: cannot list {RUNS}: over {MAX_UNREADABLE_KEYS} "
-                        "keys the client cannot read (such as a '..' segment); delete them "
-                        "from the bucket"
-                    ) from exc
-                parts = key.split("/")
-                own = "/".join(parts[: depth + 1]) + "/"
-                if at >= len(own):  # the unreadable segment is below the name at depth
-                    folders.add(own)
-                name = parts[depth] if len(parts) > depth else ""
-                harmless = after.startswith(own) and at >= len(own)
-                if not harmless and name[:1] >= "0" and prefix not in self.incomplete:
-                    self.incomplete.append(prefix)
-                offset = _past(key, at)
-
-    def run_folders(self) -> list[str]:
-        """``runs/<run_id>/`` of every run folder: one level listed, or (a name in
-        ``runs/`` itself unreadable) every key walked."""
-        try:
-            objects, folders = self.remote.list_level(RUNS)
-        except UnreadableKey:
-            keys, below = self.walk(RUNS, 1)
-            names = set(below)
-            for key in keys:
-                parts = key.split("/")
-                if len(parts) >= 3 and _is_run_folder(parts[1]):
-                    names.add(f"{RUNS}{parts[1]}/")
-                else:
-                    self.take(key)
-            return sorted(names)
-        for key in objects:
-            self.take(key)
-        return [folder.rstrip("/") + "/" for folder in folders]
-
-    def folder(self, prefix: str) -> None:
-        """The keys of one run folder: one level listed, or (an unreadable key directly in
-        it) every key walked."""
-        try:
-            objects, folders = self.remote.list_level(prefix)
-        except UnreadableKey:
-            keys, _below = self.walk(prefix, 2)
-            for key in keys:
-                self.take(key)
-            return
-        for key in objects:
-            self.take(key)
-        for folder in folders:
-            self.skipped.setdefault(folder.rstrip("/") + "/", "not a manifest (<sha256>.json)")
-
-
-def run_keys(remote: Remote, run_ids: Iterable[str] | None = None) -> RunKeys:
-    """The manifest keys under ``runs/`` (or those of the given runs), and every other key
-    there, skipped with why. One listing of ``runs/`` when every key is readable (as a
-    healthy remote's are); when the client refuses a key (obstore fails the whole page
-    holding it), each run folder is listed on its own, one level at a time, so such a key
-    stops only its own folder's listing, which then restarts after it."""
-    walk = _Walk(remote)
-    if run_ids is None:
-        try:
-            for key in remote.list(RUNS):
-                walk.take(key)
-            return RunKeys(tuple(walk.keys), _said(walk.skipped), ())
-        except UnreadableKey:
-            walk = _Walk(remote)
-            prefixes = walk.run_folders()
-    else:
-        prefixes = [f"{RUNS}{run_id}/" for run_id in run_ids]
-    for prefix in prefixes:
-        walk.folder(prefix)
-    incomplete = tuple(
-        f"{prefix}: possibly incomplete: a key the client cannot list there may hide "
-        "other keys of its listing page (delete the keys named above from the bucket)"
-        for prefix in walk.incomplete
-    )
-    return RunKeys(tuple(walk.keys), _said(walk.skipped), incomplete)
-
-
-def _said(skipped: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(f"{key!r} ({why})" for key, why in sorted(skipped.items()))
-
-
 def list_manifests(
     remote: Remote, run_ids: Iterable[str] | None = None, *, cache: Path | None = None
 ) -> Listing:
@@ -742,7 +523,10 @@ def merged_files(manifests: Iterable[Manifest]) -> dict[str, RemoteFile]:
 
 def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> list[PullResult]:
     """Fetch what the local copy lacks, run by run. A local file that differs from the
-    remote's is kept (the local folder is the facts) and reported as refused."""
+    remote's is kept (the local folder is the facts) and reported as refused. Nothing is
+    written through a link under outputs/ or reports/ (evalcase.atomic): a run whose
+    folders hold one (``outputs/<commit> -> elsewhere``, committed) is refused from that
+    file on, naming the link, and the other runs still pull."""
     by_run: dict[str, list[Manifest]] = {}
     for manifest in manifests:
         by_run.setdefault(manifest.run_id, []).append(manifest)
@@ -752,32 +536,47 @@ def pull(remote: Remote, folders: Folders, manifests: Iterable[Manifest]) -> lis
         present: list[str] = []
         refused: list[str] = []
         for path, item in sorted(merged_files(items).items()):
-            target = folders.local(path)
-            if target.is_file():
-                if file_sha256(target) == item.sha256:
-                    present.append(path)
-                elif path.endswith(".jsonl") and _is_prefix_of(target, remote, item):
-                    # A resumed run: the local file is an earlier, shorter copy.
-                    written.append(path)
-                else:
-                    refused.append(f"{path}: the local file differs (kept)")
-                continue
-            if not fetch_to(remote, item, target, MAX_OBJECT_BYTES):
-                refused.append(f"{path}: {NOT_ITS_DIGEST}")
-                continue
-            written.append(path)
+            try:
+                outcome = _pull_file(remote, folders, path, item)
+            except UnsafePath as exc:
+                refused.append(f"run {run_id}: {exc}; the run's other files not pulled")
+                break
+            if outcome == "written":
+                written.append(path)
+            elif outcome == "present":
+                present.append(path)
+            else:
+                refused.append(f"{path}: {outcome}")
         results.append(PullResult(run_id, tuple(written), tuple(present), tuple(refused)))
     return results
 
 
-def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile) -> bool:
+def _pull_file(remote: Remote, folders: Folders, path: str, item: RemoteFile) -> str:
+    """One published file made present locally: "written", "present", or why it was
+    refused; UnsafePath when its local path goes through a link (nothing written)."""
+    target, base = folders.local(path), folders.base(path)
+    make_folders(target.parent, base=base)  # every folder on the way checked (no link)
+    if target.is_symlink():
+        raise UnsafePath(target, target, f"is a symbolic link (to {target.readlink()})")
+    if target.is_file():
+        if file_sha256(target) == item.sha256:
+            return "present"
+        if path.endswith(".jsonl") and _is_prefix_of(target, remote, item, base):
+            return "written"  # a resumed run: the local file was an earlier, shorter copy
+        return "the local file differs (kept)"
+    if not fetch_to(remote, item, target, MAX_OBJECT_BYTES, base=base):
+        return NOT_ITS_DIGEST
+    return "written"
+
+
+def _is_prefix_of(target: Path, remote: Remote, item: RemoteFile, base: Path) -> bool:
     local = target.read_bytes()
     if len(local) >= item.size:
         return False
     data = fetch_checked(remote, item, MAX_OBJECT_BYTES)
     if data is None or not data.startswith(local):
         return False
-    write_atomic(target, data, parents=True)
+    write_atomic(target, data, base=base)
     return True
 
 
@@ -790,14 +589,18 @@ def fetch_checked(remote: Remote, item: RemoteFile, limit: int) -> bytes | None:
     return data if _sha256(data) == item.sha256 else None
 
 
-def fetch_to(remote: Remote, item: RemoteFile, target: Path, limit: int) -> bool:
+def fetch_to(
+    remote: Remote, item: RemoteFile, target: Path, limit: int, *, base: Path | None = None
+) -> bool:
     """Write a published file to ``target`` whole (folders made as needed); False, and
     nothing written, when its content does not match its digest. FatalError when it cannot
-    be fetched (over ``limit`` bytes, the remote unreachable)."""
+    be fetched (over ``limit`` bytes, the remote unreachable). ``base``: ``target`` is
+    under a data folder, checked from ``base`` down (evalcase.atomic: no link followed;
+    UnsafePath, nothing written, when one is on the way)."""
     data = fetch_checked(remote, item, limit)
     if data is None:
         return False
-    write_atomic(target, data, parents=True)
+    write_atomic(target, data, parents=True, base=base)
     return True
 
 
@@ -864,7 +667,7 @@ def remote_of(config: Config, url: str | None) -> Remote:
 def folders_of(config: Config) -> Folders:
     from evalcase.results.refs import folders
 
-    return Folders(*folders(config))
+    return Folders(*folders(config), root=config.root)
 
 
 def local_runs(folders: Folders) -> dict[str, str]:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalcase.atomic import write_atomic
+from evalcase.atomic import UnsafePath, write_atomic
 from evalcase.model import FatalError
 from evalcase.report.gradings import GRADING_FILE, GRADINGS_DIR
 from evalcase.results.remote import (
@@ -158,10 +158,10 @@ def _sync(remote: Remote, where: Path) -> tuple[MirrorStats, dict[str, RemoteFil
                 keep[item.path] = item.sha256
                 continue
             try:
-                if not fetch_to(remote, item, target, item.size):
+                if not fetch_to(remote, item, target, item.size, base=where):
                     problems.append(f"{item.path}: {NOT_ITS_DIGEST}")
                     continue
-            except FatalError as exc:
+            except (FatalError, UnsafePath) as exc:
                 problems.append(f"{item.path}: {exc}")
                 continue
             keep[item.path] = item.sha256
@@ -250,7 +250,7 @@ class Mirror:
             if path.is_file() and file_sha256(path) == item.sha256:
                 self._present[published] = item.sha256
                 return
-            if not fetch_to(self.remote, item, path, MAX_OBJECT_BYTES):
+            if not fetch_to(self.remote, item, path, MAX_OBJECT_BYTES, base=self.root):
                 raise FatalError(f"{self.remote.url}: {published}: {NOT_ITS_DIGEST}")
             self._present[published] = item.sha256
 

@@ -65,11 +65,11 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalcase.model import FatalError
 from evalcase.report.gradings import GRADING_FILE, GRADINGS_DIR, UNVERSIONED
@@ -696,14 +696,89 @@ def _largest(files: Sequence[str]) -> int:
     return max((os.path.getsize(f) for f in files), default=0) + (1 << 20)
 
 
-def _connect(path: Path) -> Any:
+Warn = Callable[[str], None]
+
+# What DuckDB says when the file itself is damaged (a truncated file, a file that is not
+# a database, a block whose checksum fails, a log that cannot be replayed). Nothing else
+# sets the store aside: a store another process holds ("Could not set lock") is waited
+# for, then a clear error, never rebuilt under it.
+_DAMAGED = (
+    "could not read enough bytes",
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "does not match stored checksum",
+    "failure while replaying wal",
+)
+# What it says when another process holds the file ("block" holds "lock": whole words).
+_HELD = ("could not set lock", "conflicting lock")
+
+
+class StoreDamaged(FatalError):
+    """The store file turned out damaged while in use; it was set aside (``set_aside``),
+    and the next opening builds a new one from outputs/ and reports/."""
+
+    def __init__(self, path: Path, set_aside: Path, why: str) -> None:
+        super().__init__(
+            f"{path}: the results store is damaged ({why}); it was set aside as "
+            f"{set_aside.name} and is rebuilt from outputs/ and reports/ on the next command"
+        )
+        self.set_aside = set_aside
+
+
+def damage_of(exc: BaseException) -> str | None:
+    """The first line of a DuckDB error that says the store file is damaged; None for any
+    other error (a lock held by another process included)."""
+    duckdb = duckdb_module()
+    if not isinstance(exc, duckdb.Error):
+        return None
+    text = str(exc).strip()
+    low = text.lower()
+    if any(held in low for held in _HELD) or not any(marker in low for marker in _DAMAGED):
+        return None
+    return (text.splitlines() or [""])[0][:300]
+
+
+def set_aside(path: Path, now: float | None = None) -> Path:
+    """Rename a damaged store (and its ``.wal``) to ``<name>.damaged-<UTC time>`` beside
+    it, kept for a report, never read again; returns the new name of the store file."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    wal = path.with_name(path.name + ".wal")
+    if path.exists():
+        os.replace(path, target)
+    if wal.exists():
+        os.replace(wal, target.with_name(target.name + ".wal"))
+    return target
+
+
+def _warn_set_aside(warn: Warn | None, path: Path, aside: Path, why: str) -> None:
+    if warn is not None:
+        warn(
+            f"{path}: the results store was damaged ({why}); set aside as {aside.name} and "
+            "rebuilt from outputs/ and reports/ (it is derived: nothing is lost)"
+        )
+
+
+def _connect(path: Path, warn: Warn | None = None, *, fresh: bool = False) -> Any:
+    """A connection to the store at ``path``, its tables made when new. A file DuckDB
+    calls damaged is set aside (:func:`set_aside`, ``warn`` told) and a new one made."""
     duckdb = duckdb_module()
     path.parent.mkdir(parents=True, exist_ok=True)
     for wait in (0.05, 0.2, 0.5, 1.0, 2.0, 0.0):
         try:
             con = duckdb.connect(str(path))
             break
-        except duckdb.IOException as exc:
+        except duckdb.Error as exc:
+            why = damage_of(exc)
+            if why is not None and not fresh:
+                _warn_set_aside(warn, path, set_aside(path), why)
+                return _connect(path, warn, fresh=True)
+            if not isinstance(exc, duckdb.IOException):
+                raise
             if "lock" not in str(exc).lower() or not wait:
                 raise FatalError(
                     f"{path}: the results store cannot be opened ({exc}); it is derived: "
@@ -712,12 +787,17 @@ def _connect(path: Path) -> Any:
             time.sleep(wait)  # another evalcase is updating it
     try:
         version = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    except duckdb.Error:
+    except duckdb.Error as exc:
+        why = damage_of(exc)
+        if why is not None and not fresh:
+            con.close()
+            _warn_set_aside(warn, path, set_aside(path), why)
+            return _connect(path, warn, fresh=True)
         version = None
     if version is not None and version[0] != SCHEMA_VERSION:
         con.close()
         path.unlink()
-        return _connect(path)
+        return _connect(path, warn)
     if version is None:  # a new file: the tables (an existing one has them)
         con.execute(SCHEMA)
         con.execute("INSERT INTO meta VALUES ('schema', ?)", [SCHEMA_VERSION])
@@ -725,27 +805,76 @@ def _connect(path: Path) -> Any:
 
 
 @contextmanager
-def open_store(config: Config, *, update: bool = True) -> Iterator[Store]:
-    """The repository's store, brought up to date with its folders first (``update``)."""
+def open_store(config: Config, *, update: bool = True, warn: Warn | None = None) -> Iterator[Store]:
+    """The repository's store, brought up to date with its folders first (``update``);
+    ``warn``: told when a damaged store was set aside and rebuilt (see open_store_at)."""
     outputs, reports = folders(config)
-    with open_store_at(store_path(config), config.root, outputs, reports, update=update) as s:
+    with open_store_at(
+        store_path(config), config.root, outputs, reports, update=update, warn=warn
+    ) as s:
         yield s
 
 
 @contextmanager
 def open_store_at(
-    path: Path, root: Path, outputs: Path, reports: Path, *, update: bool = True
+    path: Path,
+    root: Path,
+    outputs: Path,
+    reports: Path,
+    *,
+    update: bool = True,
+    warn: Warn | None = None,
 ) -> Iterator[Store]:
     """A store file at ``path`` over any ``outputs``/``reports`` pair (a remote's index
-    uses its own: evalcase.results.remote_index)."""
-    con = _connect(path)
+    uses its own: evalcase.results.remote_index).
+
+    The store is derived, so a damaged one is never an internal error: a file DuckDB
+    cannot open, or whose first update reads a damaged block, is set aside
+    (:func:`set_aside`) and rebuilt, ``warn`` told. Damage found later, by a question
+    asked inside the block, sets the file aside too and raises :class:`StoreDamaged`
+    (a FatalError): the caller may ask again (:func:`asking` does), and gets a new
+    store."""
+    con = _connect(path, warn)
+    store = Store(con, root, outputs, reports)
     try:
-        store = Store(con, root, outputs, reports)
         if update:
-            store.update()
-        yield store
+            try:
+                store.update()
+            except Exception as exc:
+                why = damage_of(exc)
+                if why is None:
+                    raise
+                con.close()
+                _warn_set_aside(warn, path, set_aside(path), why)
+                con = _connect(path, warn)
+                store = Store(con, root, outputs, reports)
+                store.update()
+        try:
+            yield store
+        except Exception as exc:
+            why = damage_of(exc)
+            if why is None:
+                raise
+            con.close()
+            aside = set_aside(path)
+            _warn_set_aside(warn, path, aside, why)
+            raise StoreDamaged(path, aside, why) from None
     finally:
         con.close()
+
+
+T = TypeVar("T")
+
+
+def asking(opener: Callable[[], AbstractContextManager[Store]], ask: Callable[[Store], T]) -> T:
+    """``ask`` a store that ``opener`` opens; asked once more, of the rebuilt store, when
+    the first turned out damaged (:class:`StoreDamaged`: set aside by then)."""
+    try:
+        with opener() as store:
+            return ask(store)
+    except StoreDamaged:
+        with opener() as store:
+            return ask(store)
 
 
 def rebuild(config: Config) -> IndexStats:
@@ -757,15 +886,15 @@ def rebuild(config: Config) -> IndexStats:
         return store.update()
 
 
-def update_quietly(config: Config) -> IndexStats | None:
+def update_quietly(config: Config, warn: Warn | None = None) -> IndexStats | None:
     """Update the store after a run or a grading when DuckDB is installed; nothing (None)
-    when it is not or the store is busy: it is derived, the next question updates it."""
+    when it is not or the store is busy: it is derived, the next question updates it. A
+    damaged store is set aside and rebuilt, ``warn`` told (open_store_at)."""
     try:
         import duckdb  # noqa: F401
     except ImportError:
         return None
     try:
-        with open_store(config, update=False) as store:
-            return store.update()
+        return asking(lambda: open_store(config, update=False, warn=warn), Store.update)
     except FatalError:
         return None

@@ -167,12 +167,18 @@ class Viewer:
     """What the pages ask: the store (through :mod:`evalcase.results.store`) for lists
     across runs, the run folders for a run's report and transcripts."""
 
-    def __init__(self, config: Config, mirror: Mirror | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        mirror: Mirror | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         from evalcase.results.refs import folders
         from evalcase.results.store import duckdb_module
 
         duckdb_module()  # the clear error now, not at the first request
         self.config = config
+        self.warn = warn  # told when a damaged store was set aside and rebuilt
         # ``mirror``: the team's runs (evalcase.results.remote_index), not the local ones;
         # a transcript's files are fetched when its page is first opened.
         self.mirror = mirror
@@ -203,7 +209,7 @@ class Viewer:
             if self._open is None:
                 stack = ExitStack()
                 opened = (
-                    open_store(self.config, update=False)
+                    open_store(self.config, update=False, warn=self.warn)
                     if self.mirror is None
                     else self.mirror.open_store(update=False)
                 )
@@ -225,6 +231,30 @@ class Viewer:
                 self._local.store = None
                 self._used = time.monotonic()
                 self._closer()
+
+    def set_aside_if_damaged(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (raised while answering a request) says the store file is
+        damaged; then it is closed and set aside (evalcase.results.store.set_aside,
+        ``warn`` told), and the next session opens a new one, rebuilt from the folders."""
+        from evalcase.results.store import damage_of, set_aside, store_path
+
+        why = damage_of(exc)
+        if why is None:
+            return False
+        path = (
+            store_path(self.config) if self.mirror is None else self.mirror.root / "results.duckdb"
+        )
+        with self._lock:
+            if self._open is not None:
+                self._open[0].close()
+                self._open = None
+            aside = set_aside(path)
+        if self.warn is not None:
+            self.warn(
+                f"{path}: the results store was damaged ({why}); set aside as {aside.name} "
+                "and rebuilt from the run folders (it is derived: nothing is lost)"
+            )
+        return True
 
     def _closer(self) -> None:
         """Start the thread that closes the store when the viewer is idle (once)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hmac
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,11 +117,22 @@ def _same(given: str, token: str) -> bool:
 
 def application(viewer: Viewer, *, token: str | None, loopback_only: bool) -> Starlette:
     def guarded(handler: Any) -> Any:
+        def answer(request: Request) -> Response:
+            # A damaged store (truncated, overwritten) is set aside and the page asked
+            # again of a rebuilt one: the store is derived, never a 500.
+            for last in (False, True):
+                try:
+                    with viewer.session():
+                        response: Response = handler(request)
+                    return response
+                except Exception as exc:
+                    if last or not viewer.set_aside_if_damaged(exc):
+                        raise
+            raise AssertionError("unreachable")
+
         def endpoint(request: Request) -> Response:
             try:
-                with viewer.session():
-                    response: Response = handler(request)
-                return response
+                return answer(request)
             except LookupError as exc:
                 return render("error.html.j2", 404, title="Not found", message=str(exc.args[0]))
             except FatalError as exc:
@@ -383,11 +395,12 @@ def make_app(
     token: str | None = None,
     host: str = "127.0.0.1",
     mirror: Mirror | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Starlette:
     """The viewer's ASGI application: its pages over ``config``'s store and folders (or a
     remote's ``mirror``, synced by the caller), with the token required off loopback
     (:mod:`evalcase.results.view`, "Trust")."""
-    return application(Viewer(config, mirror), token=token, loopback_only=is_loopback(host))
+    return application(Viewer(config, mirror, warn), token=token, loopback_only=is_loopback(host))
 
 
 __all__ = ["RUNS_PER_PAGE", "application", "make_app"]
