@@ -12,6 +12,7 @@ from evalcase.config import Config
 from evalcase.contract.task import JudgeSpec, Task
 from evalcase.grade.aggregate import CaseMeta
 from evalcase.grade.spec import as_list
+from evalcase.index.dataset import Dataset
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class GradingDataset:
     problems: Mapping[str, str] = field(default_factory=dict)
     # case file -> what reports and gates need of a case that could not be built
     unbuilt: Mapping[str, CaseMeta] = field(default_factory=dict)
+    # case ID -> (the digest a run records of the case, its audit key: the content the
+    # audit store knows it by, evalcase.audit_facts.store.key_for)
+    contents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def case_meta(task: Task) -> CaseMeta:
@@ -86,4 +90,20 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
     }
     unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
-                          dataset.manifest, cases, problems, unbuilt)  # fmt: skip
+                          dataset.manifest, cases, problems, unbuilt,
+                          _contents(config, dataset))  # fmt: skip
+
+
+def _contents(config: Config, dataset: Dataset) -> dict[str, tuple[str, str]]:
+    if dataset.index is None:
+        return {}
+    from evalcase.audit_facts.store import key_for
+    from evalcase.index.digest import case_id_of
+
+    governance = tuple(sorted(config.governance_fields))
+    tasks = {t.path: t for t in dataset.tasks}
+    return {
+        case_id_of(case): (tasks[case.path].digest, key_for(dataset.index, case, governance))
+        for case in dataset.index.cases
+        if case.path in tasks and tasks[case.path].case_id == case_id_of(case)
+    }

@@ -13,7 +13,7 @@ from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
 from evalcase.grade.recorded_run import GradedRun, RunRecord, grade_run, read_run
-from evalcase.grade.tasks import load_dataset
+from evalcase.grade.tasks import GradingDataset, load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
 
@@ -91,22 +91,30 @@ def grade_and_report(
         redact=redact,
         environ=environ,
         grade_section=config.grade,
-        audit=audit_of(config, record),
+        audit=audit_of(config, record, dataset),
         clock=clock,
     )
     return Outcome(graded, out)
 
 
-def audit_of(config: Config, record: RunRecord) -> dict[str, str]:
-    """Each run case's audit status from the audit store (evalcase.audit_facts.store), by the
-    content digest the run recorded; {} when the dataset was never audited here."""
+def audit_of(config: Config, record: RunRecord, dataset: GradingDataset) -> dict[str, str]:
+    """Each run case's audit status, looked up the way lint and ``tag`` do: by the audit key
+    of the content that ran (evalcase.audit_facts.store.report_statuses). The dataset the
+    run is graded against gives the key of each case whose digest is the one the run
+    recorded; a case that changed since (a dirty run) is not audited. {} when the dataset
+    was never audited here."""
     from evalcase.audit_facts.store import report_statuses
 
     cases = record.run.get("cases")
     if not isinstance(cases, Mapping):
         return {}
-    digests = {str(k): str(v.get("digest")) for k, v in cases.items() if isinstance(v, Mapping)}
-    return report_statuses(config.root, record.dataset_id, digests)
+    ran: dict[str, str | None] = {}
+    for case_id, info in cases.items():
+        if not isinstance(info, Mapping):
+            continue
+        digest, key = dataset.contents.get(str(case_id), ("", None))
+        ran[str(case_id)] = key if digest and digest == info.get("digest") else None
+    return report_statuses(config.root, record.dataset_id, ran)
 
 
 def summary_lines(outcome: Outcome) -> list[str]:
