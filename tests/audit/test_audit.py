@@ -208,7 +208,6 @@ def test_a_run_report_shows_each_cases_audit_status(repo: Path) -> None:
     assert "### Audit" in (report.parent / "report.md").read_text("utf-8")
 
 
-
 @pytest.mark.slow
 def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
     repo: Path,

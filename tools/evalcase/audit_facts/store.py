@@ -252,4 +252,3 @@ def report_statuses(
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
