@@ -250,7 +250,31 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
         assert (status == "not audited") == (case_id in gate.unaudited), case_id
 
     [run_dir] = [p for p in (repo / "outputs").glob("*/*") if (p / "run.json").exists()]
+
+    def graded_now(before: set[Path]) -> Path:
+        [new] = set((repo / "reports").glob("*/*/**/report.json")) - before
+        return new
+
+    seen = set((repo / "reports").glob("*/*/**/report.json"))
     regraded = run_cli("grade", run_dir.name, cwd=repo)
     assert regraded.returncode in (0, 1), regraded.stderr[-2000:]
-    newest = max((repo / "reports").glob("*/*/**/report.json"), key=lambda p: p.stat().st_mtime_ns)
+    newest = graded_now(seen)
     assert json.loads(newest.read_text("utf-8"))["audit"]["cases"] == statuses
+
+    # The facts changed (this machine's audit of the case is gone): the next grading says so.
+    from evalcase.audit_facts.store import root_of
+
+    [facts] = [
+        f
+        for f in root_of(repo).glob("v*/cases/*/*.json")
+        if json.loads(f.read_text("utf-8")).get("case_id") == "llm_intent_cancel_order_003"
+    ]
+    facts.unlink()
+    seen.add(newest)
+    again = run_cli("grade", run_dir.name, cwd=repo)
+    assert again.returncode in (0, 1), again.stderr[-2000:]
+    latest = graded_now(seen)
+    assert json.loads(latest.read_text("utf-8"))["audit"]["cases"] == {
+        **statuses,
+        "llm_intent_cancel_order_003": "not audited",
+    }

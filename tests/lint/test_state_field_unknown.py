@@ -165,3 +165,21 @@ def test_the_field_is_checked_below_an_index_in_every_state(tmp_path: Path) -> N
     repo = make(tmp_path / "b", "accounts[args.account_id].balanse > 0")
     [(_path, _line, _column, message)] = ec328(repo)
     assert "'balanse'" in message and "did you mean 'balance'?" in message
+
+
+def test_the_commit_hook_reports_a_staged_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lint --staged`` (the hook) with only the tool staged still meets its cases' states."""
+    from tests.helpers import git
+
+    repo = make(tmp_path, "accounts[args.account_id].owner == args.customer_id")
+    tool = repo / "fixtures/tool/account_lookup.yaml"
+    tool.write_text(TOOL.format(when="accounts[args.account_id].ownr == 1"), "utf-8")
+    git(repo, "add", "-A")
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(
+        lint, ["--staged", "--format", "json", "fixtures/tool/account_lookup.yaml"]
+    )
+    found = [(f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)]
+    assert ("EC328", "fixtures/tool/account_lookup.yaml", 18) in found
