@@ -47,3 +47,9 @@ def test_literals_and_calls_are_walked() -> None:
 
 def test_an_expression_that_does_not_parse_has_no_chain() -> None:
     assert selections("1 +") == ()
+
+
+def test_places_count_characters_not_bytes() -> None:
+    source = '"退款" == x && orders[a].ownr'
+    [_line, column] = chains(source)[("orders", INDEX, "ownr")][-1]
+    assert source[column - 1 :] == "ownr"

@@ -170,9 +170,9 @@ class _Walk:
             return
         raw = _bytes(expr, _LIST)
         if raw is not None:  # CreateList: elements 1
-            for part in _message(raw).get(1, []):
-                if isinstance(part, bytes):
-                    self.expression(_message(part), bound)
+            for element in _message(raw).get(1, []):
+                if isinstance(element, bytes):
+                    self.expression(_message(element), bound)
             return
         raw = _bytes(expr, _STRUCT)
         if raw is not None:  # CreateStruct: entries 2, each with map_key 3 and value 4
@@ -180,19 +180,16 @@ class _Walk:
                 if isinstance(entry, bytes):
                     fields = _message(entry)
                     for number in (3, 4):
-                        if (part := _bytes(fields, number)) is not None:
-                            self.expression(_message(part), bound)
+                        if (item := _bytes(fields, number)) is not None:
+                            self.expression(_message(item), bound)
             return
         raw = _bytes(expr, _COMPREHENSION)
         if raw is not None:
             comp = _message(raw)
             names = frozenset(_text(comp, n) for n in (1, 3, 8)) - {""}
-            for number in (2, 4):
-                if (part := _bytes(comp, number)) is not None:
-                    self.expression(_message(part), bound)
-            for number in (5, 6, 7):
-                if (part := _bytes(comp, number)) is not None:
-                    self.expression(_message(part), bound | names)
+            for number in (2, 4, 5, 6, 7):
+                if (sub := _bytes(comp, number)) is not None:
+                    self.expression(_message(sub), bound if number in (2, 4) else bound | names)
 
 
 def _place(source: str, offset: int) -> tuple[int, int]:
@@ -204,15 +201,17 @@ def _place(source: str, offset: int) -> tuple[int, int]:
 @lru_cache(maxsize=8192)
 def selections(source: str) -> tuple[Selection, ...]:
     """The chains of the expression (module doc); () when it does not parse."""
-    from evalcase.contract.cel import _env
+    from evalcase.contract.cel import parsed_tree
 
+    serialized = parsed_tree(source)
+    if serialized is None:
+        return ()
     try:
-        serialized = _env().compile(source, disable_check=True).serialize()
         wrapper = _message(serialized)
         parsed = _message(_bytes(wrapper, 2) or b"")
         expr = _bytes(parsed, 2)
         info = _message(_bytes(parsed, 3) or b"")
-    except Exception:  # a parse error is EC601's; no chain is known
+    except (ValueError, IndexError):
         return ()
     if expr is None:
         return ()
