@@ -25,7 +25,9 @@ Failing::
       - when: 'accounts[args.account_id].ownr == args.customer_id'
 """
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from evalcase.config import Config
@@ -46,60 +48,113 @@ CASE_LOOKUPS: tuple[str, ...] = ()
 
 report = reporter(CODE, NAME, SEVERITY)
 
-_LEAF = "\0leaf"  # a node below which anything may exist (a list, a scalar, a write)
-_WIDE = 10_000  # an index over more nodes than this: not followed (no finding)
+_LEAF = "\0leaf"  # a node of the writes below which anything may exist
+_BUDGET = 200_000  # search steps for one chain; beyond: taken to exist (no finding)
 
 Node = dict[str, Any]
 
 
-def _add(trie: Node, parts: Sequence[str], leaf: bool) -> None:
-    node = trie
-    for part in parts:
-        node = node.setdefault(part, {})
-    if leaf:
-        node[_LEAF] = True
+class _State:
+    """One initial state as lint knows it: its dotted paths (every prefix) and leaves;
+    the paths sorted, once, when an index asks for a path's child keys."""
+
+    def __init__(self, paths: AbstractSet[str], leaves: AbstractSet[str]) -> None:
+        self.paths = paths
+        self.leaves = leaves
+        self._ordered: list[str] | None = None
+
+    def children(self, prefix: str) -> Iterator[str]:
+        if self._ordered is None:
+            self._ordered = sorted(self.paths)
+        ordered = self._ordered
+        # every path below ``prefix`` sorts between "prefix." and "prefix/" ("/" follows ".")
+        start = len(prefix) + 1
+        for i in range(bisect_left(ordered, prefix + "."), bisect_left(ordered, prefix + "/")):
+            rest = ordered[i][start:]
+            if "." not in rest:
+                yield rest
 
 
-def _missing(trie: Node, parts: Sequence[str]) -> tuple[int, set[str]] | None:
-    """The position of the first part that no state has, with the names the states
-    have there; None when every part may exist."""
-    frontier = [trie]
-    for i, part in enumerate(parts):
-        found: dict[int, Node] = {}
-        for node in frontier:
-            if _LEAF in node:
-                return None
-            if part == INDEX:
-                found.update((id(v), v) for k, v in node.items() if k != _LEAF)
-            else:
-                for key in (part, "*"):
-                    if key in node:
-                        found[id(node[key])] = node[key]
-        if not found:
-            return i, {k for node in frontier for k in node if k not in (_LEAF, "*")}
-        if len(found) > _WIDE:
-            return None
-        frontier = list(found.values())
-    return None
+def _state_of(index: RepoIndex, case: CaseFacts) -> _State | None:
+    state = case_state(index, case)
+    if not state.complete:
+        return None
+    known = index.derived.setdefault("state_field_children", {})
+    hit = known.get(id(state.paths))
+    if hit is None or hit.paths is not state.paths:
+        hit = known[id(state.paths)] = _State(state.paths, state.leaves)
+    assert isinstance(hit, _State)
+    return hit
 
 
-def _shape(index: RepoIndex, cases: list[CaseFacts]) -> Node | None:
-    """Every state the cases start from, and what their tools write, as one trie; None
-    when a case's state is not known (a state fixture that does not resolve)."""
+def _writes(index: RepoIndex, cases: list[CaseFacts]) -> Node:
+    """What the cases' tools write, as a tree ("*": any key; below a write, anything)."""
     trie: Node = {}
-    seen: set[int] = set()
-    for case in cases:
-        state = case_state(index, case)
-        if not state.complete:
-            return None
-        if id(state.paths) not in seen:
-            seen.add(id(state.paths))
-            for path in state.paths:
-                _add(trie, path.split("."), path in state.leaves)
     for fixture in index.referenced_fixtures(cases):
         for path in fixture.state_writes:
-            _add(trie, path.split("."), True)
+            node = trie
+            for part in path.split("."):
+                node = node.setdefault(part, {})
+            node[_LEAF] = True
     return trie
+
+
+class _Search:
+    """A depth-first search for one state (or write) that has every part of a chain:
+    the first found ends it, so a chain that exists costs a walk down one branch; only a
+    chain no state has is searched through (within :data:`_BUDGET` steps, else it is
+    taken to exist). ``deepest``: the furthest part any branch reached, with the names
+    found there."""
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.parts = parts
+        self.steps = 0
+        self.deepest = 0
+        self.have: set[str] = set()
+
+    def _fail(self, i: int, names: Iterable[str]) -> bool:
+        if i > self.deepest:
+            self.deepest, self.have = i, set()
+        if i == self.deepest:
+            self.have.update(names)
+        return False
+
+    def state(self, s: _State, prefix: str, i: int) -> bool:
+        self.steps += 1
+        if i == len(self.parts) or prefix in s.leaves or self.steps > _BUDGET:
+            return True  # found, or below a list or a value: not known
+        part = self.parts[i]
+        if part == INDEX:
+            if any(self.state(s, f"{prefix}.{k}", i + 1) for k in s.children(prefix)):
+                return True
+            return self._fail(i, ())
+        if f"{prefix}.{part}" in s.paths:
+            return self.state(s, f"{prefix}.{part}", i + 1)
+        return self._fail(i, s.children(prefix))
+
+    def write(self, node: Node, i: int) -> bool:
+        self.steps += 1
+        if i == len(self.parts) or _LEAF in node:
+            return True
+        part = self.parts[i]
+        keys = [k for k in node if k != _LEAF] if part == INDEX else [part, "*"]
+        if any(self.write(node[k], i + 1) for k in keys if k in node):
+            return True
+        return self._fail(i, (k for k in node if k not in (_LEAF, "*")))
+
+
+def _missing(
+    states: Sequence[_State], writes: Node, parts: Sequence[str]
+) -> tuple[int, set[str]] | None:
+    """The position of the first part that no state (nor a write) has, with the names
+    they have there; None when every part may exist."""
+    search = _Search(parts)
+    root = parts[0]
+    if any(search.state(s, root, 1) for s in states if root in s.paths):
+        return None
+    if any(search.write(writes[k], 1) for k in (root, "*") if k in writes):
+        return None
+    return max(search.deepest, 1), search.have
 
 
 def _text(parts: Sequence[str]) -> str:
@@ -130,13 +185,17 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
 def _check_tool(index: RepoIndex, tool: FixtureFacts, cases: list[CaseFacts]) -> Iterable[Finding]:
     if not cases:
         return  # no case offers it: no state is known
-    trie = _shape(index, cases)
-    if trie is None:
-        return  # a dangling state fixture (EC301)
+    states: dict[int, _State] = {}
+    for case in cases:
+        state = _state_of(index, case)
+        if state is None:
+            return  # a dangling state fixture (EC301)
+        states.setdefault(id(state.paths), state)
+    writes = _writes(index, cases)
     for parts, places in tool.state_reads:
-        if parts[0] not in trie:
+        if not any(parts[0] in s.paths for s in states.values()):
             continue  # not a state key of these cases (EC602 names unknown variables)
-        gone = _missing(trie, parts)
+        gone = _missing(list(states.values()), writes, parts)
         if gone is None:
             continue
         at, have = gone
