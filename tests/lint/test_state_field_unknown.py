@@ -183,3 +183,18 @@ def test_the_commit_hook_reports_a_staged_tool(
     )
     found = [(f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)]
     assert ("EC328", "fixtures/tool/account_lookup.yaml", 18) in found
+
+
+def test_a_tool_with_a_handler_may_write_anything(tmp_path: Path) -> None:
+    """A handler (registered Python) changes the state as it likes: nothing is known."""
+    repo = make(tmp_path, "accounts[args.account_id].frozen == false", freeze=True)
+    freeze = repo / "fixtures/tool/account_freeze.yaml"
+    text = freeze.read_text("utf-8")
+    freeze.write_text(
+        text.replace(
+            '{set: "accounts.{args.account_id}.frozen", value: true}', '{delete: "x"}'
+        ).replace("  side_effect: true\n", "  side_effect: true\n  handler: freeze_account\n"),
+        "utf-8",
+    )
+    commit_all(repo, "a handler")
+    assert [f for f in ec328(repo) if "frozen" in f[3]] == []

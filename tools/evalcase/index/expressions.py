@@ -353,7 +353,8 @@ def tool_state_reads(doc: Document) -> tuple[StateRead, ...]:
 def tool_state_writes(doc: Document) -> tuple[str, ...]:
     """The state paths a tool fixture's responses may write (``set``, ``append``,
     ``increment`` and the mapping form's keys), a ``{CEL}`` segment as ``*``: what a later
-    call may find in the state beside its initial state (EC328)."""
+    call may find in the state beside its initial state (EC328). A tool with a
+    ``handler`` writes ``*``: anything."""
     from evalcase.contract.paths import Expr as Segment
     from evalcase.contract.paths import parse
 
@@ -371,6 +372,8 @@ def tool_state_writes(doc: Document) -> tuple[str, ...]:
                     add(op.get(name))
                 steps((*at, i, "do"))
 
+    if isinstance(doc.get(("data", "handler")), str):
+        found.add("*")  # a handler may change any part of the state
     for response in tool_responses(doc):
         steps((*response, "state_change"))
         changes = doc.get((*response, "state_change"))

@@ -6,13 +6,15 @@ selects the field ``owner`` of whichever account the call names. A misspelt fiel
 (``.ownr``) compiles, and the attempt then ends with ``Key not found in map``. The states
 the tool can meet are known: the initial state of every case that offers it (its state
 fixtures and inline state) and what the tools of those cases write (``set``, ``append``,
-``increment``; a ``{CEL}`` segment stands for any key). A field is reported only when it
-exists in **none** of them, at its place in the fixture: a field present in one state
-and not in another is optional and is not reported, nor is anything below a list or a
-value a tool writes. An index (``[args.id]``) stands for any key of the map. A field the
-expression tests first (``has(accounts[args.id].nickname)``, ``"nickname" in
-accounts[args.id]``) may be absent and is not reported; nor are reads through ``state``,
-names a ``let`` or ``foreach`` binds, or tools no case offers (no state is known).
+``increment``; a ``{CEL}`` segment stands for any key; a tool with a ``handler`` may
+write anything). A field is reported only when it exists in **none** of them, at its
+place in the fixture: a field present in one state and not in another is optional and
+is not reported, nor is anything below a list or a value a tool writes. An index
+(``[args.id]``) stands for any key of the map. A field the expression tests first
+(``has(accounts[args.id].nickname)``, ``"nickname" in accounts[args.id]``) may be absent
+and is not reported; nor are reads through ``state``, names a ``let`` or ``foreach``
+binds, or tools no case offers (no state is known). State keys are read as dotted paths,
+as EC603 reads them: a key holding a dot is not told apart from a nested one.
 
 Passing (every account of the cases' state has ``owner``)::
 
@@ -79,7 +81,7 @@ def _state_of(index: RepoIndex, case: CaseFacts) -> _State | None:
     state = case_state(index, case)
     if not state.complete:
         return None
-    known = index.derived.setdefault("state_field_children", {})
+    known = index.derived.setdefault("state_field_states", {})
     hit = known.get(id(state.paths))
     if hit is None or hit.paths is not state.paths:
         hit = known[id(state.paths)] = _State(state.paths, state.leaves)
@@ -171,15 +173,14 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
     if not tools:
         return
     wanted = {f.path for f in tools}
-    users: dict[str, list[CaseFacts]] = {}
+    users: dict[str, dict[str, CaseFacts]] = {}
     for case in index.cases:
         for _field, kind, target, _line, _col in case.offered_tools():
             for fixture in index.resolve(kind, target):
-                found = users.setdefault(fixture.path, [])
-                if fixture.path in wanted and case not in found:
-                    found.append(case)
+                if fixture.path in wanted:
+                    users.setdefault(fixture.path, {})[case.path] = case
     for tool in tools:
-        yield from _check_tool(index, tool, users.get(tool.path, []))
+        yield from _check_tool(index, tool, list(users.get(tool.path, {}).values()))
 
 
 def _check_tool(index: RepoIndex, tool: FixtureFacts, cases: list[CaseFacts]) -> Iterable[Finding]:
