@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcase.config import Config
 from evalcase.contract.task import JudgeSpec, Task
 from evalcase.grade.aggregate import CaseMeta
 from evalcase.grade.spec import as_list
-from evalcase.index.dataset import Dataset
+
+if TYPE_CHECKING:
+    from evalcase.index.repo import RepoIndex
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,11 @@ class GradingDataset:
     problems: Mapping[str, str] = field(default_factory=dict)
     # case file -> what reports and gates need of a case that could not be built
     unbuilt: Mapping[str, CaseMeta] = field(default_factory=dict)
-    # case ID -> (the digest a run records of the case, its audit key: the content the
-    # audit store knows it by, evalcase.audit_facts.store.key_for)
-    contents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # case ID -> (its file, the digest a run records of it); and the facts the dataset
+    # was read from: a report looks each case's audit up by its content
+    # (evalcase.audit_facts.store.key_for), as lint and tag do
+    case_digests: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    index: RepoIndex | None = None
 
 
 def case_meta(task: Task) -> CaseMeta:
@@ -91,19 +95,5 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
     unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
                           dataset.manifest, cases, problems, unbuilt,
-                          _contents(config, dataset))  # fmt: skip
-
-
-def _contents(config: Config, dataset: Dataset) -> dict[str, tuple[str, str]]:
-    if dataset.index is None:
-        return {}
-    from evalcase.audit_facts.store import key_for
-    from evalcase.index.digest import case_id_of
-
-    governance = tuple(sorted(config.governance_fields))
-    tasks = {t.path: t for t in dataset.tasks}
-    return {
-        case_id_of(case): (tasks[case.path].digest, key_for(dataset.index, case, governance))
-        for case in dataset.index.cases
-        if case.path in tasks and tasks[case.path].case_id == case_id_of(case)
-    }
+                          {t.case_id: (t.path, t.digest) for t in dataset.tasks},
+                          dataset.index)  # fmt: skip

@@ -102,18 +102,24 @@ def audit_of(config: Config, record: RunRecord, dataset: GradingDataset) -> dict
     of the content that ran (evalcase.audit_facts.store.report_statuses). The dataset the
     run is graded against gives the key of each case whose digest is the one the run
     recorded; a case that changed since (a dirty run) is not audited. {} when the dataset
-    was never audited here."""
-    from evalcase.audit_facts.store import report_statuses
+    was never audited here (no key is computed then)."""
+    from evalcase.audit_facts.store import key_for, read_dataset, report_statuses
 
     cases = record.run.get("cases")
-    if not isinstance(cases, Mapping):
+    if not isinstance(cases, Mapping) or read_dataset(config.root, record.dataset_id) is None:
         return {}
+    governance = tuple(sorted(config.governance_fields))
+    index = dataset.index
+    facts = {c.path: c for c in index.cases} if index is not None else {}
     ran: dict[str, str | None] = {}
     for case_id, info in cases.items():
         if not isinstance(info, Mapping):
             continue
-        digest, key = dataset.contents.get(str(case_id), ("", None))
-        ran[str(case_id)] = key if digest and digest == info.get("digest") else None
+        path, digest = dataset.case_digests.get(str(case_id), ("", ""))
+        case = facts.get(path)
+        ran[str(case_id)] = None  # the content that ran is not the one graded against
+        if index is not None and case is not None and digest == info.get("digest"):
+            ran[str(case_id)] = key_for(index, case, governance)
     return report_statuses(config.root, record.dataset_id, ran)
 
 
