@@ -250,6 +250,16 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
         assert (status == "not audited") == (case_id in gate.unaudited), case_id
 
     [run_dir] = [p for p in (repo / "outputs").glob("*/*") if (p / "run.json").exists()]
+    # The viewer's run page shows the report's status.
+    from starlette.testclient import TestClient
+
+    from evalcase.results.view_pages import make_app
+
+    client = TestClient(make_app(config), base_url="http://127.0.0.1:8765")
+    page = client.get(f"/runs/{run_dir.name}")
+    assert page.status_code == 200, page.text[-2000:]
+    [row] = [r for r in page.text.split("<tr>") if "llm_intent_cancel_order_003" in r]
+    assert '<td class="audit">passed</td>' in row
 
     def graded_now(before: set[Path]) -> Path:
         [new] = set((repo / "reports").glob("*/*/**/report.json")) - before
