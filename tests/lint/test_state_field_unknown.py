@@ -198,3 +198,17 @@ def test_a_tool_with_a_handler_may_write_anything(tmp_path: Path) -> None:
     )
     commit_all(repo, "a handler")
     assert [f for f in ec328(repo) if "frozen" in f[3]] == []
+
+
+def test_the_tools_own_policy_preconditions_are_read_too(tmp_path: Path) -> None:
+    repo = make(tmp_path, "true")
+    tool = repo / "fixtures/tool/account_lookup.yaml"
+    text = tool.read_text("utf-8").replace(
+        "  side_effect: false\n",
+        "  side_effect: false\n  side_effect_policy:\n    tool: account_lookup\n"
+        "    precondition: ['accounts[args.account_id].balanse > 0']\n",
+    )
+    tool.write_text(text, "utf-8")
+    commit_all(repo, "a policy")
+    [(_path, line, _column, message)] = ec328(repo)
+    assert line == 12 and "'balanse'" in message

@@ -332,16 +332,23 @@ StateRead = tuple[tuple[str, ...], tuple[tuple[int, int], ...]]
 
 
 def tool_state_reads(doc: Document) -> tuple[StateRead, ...]:
-    """The field chains a tool fixture's responses read from free names that may be state
-    keys (``accounts[args.id].owner``: parts, each part's file place), for EC328. Chains
-    of ``args``, ``call``, ``state``, of a name a ``let`` or ``foreach`` binds, of a
-    single name, and those a guard tests (``has(x.f)``) are left out."""
+    """The field chains a tool fixture's responses and its own side_effect_policy's
+    preconditions read from free names that may be state keys (``accounts[args.id].owner``:
+    parts, each part's file place), for EC328. Chains of ``args``, ``call``, ``state``, of
+    a name a ``let`` or ``foreach`` binds, of a single name, and those a guard tests
+    (``has(x.f)``) are left out."""
     from evalcase.contract.cel import RESERVED
     from evalcase.contract.selections import selections
 
     bound = tool_bound_names(doc) | RESERVED
     out: list[StateRead] = []
-    for where, text, _scope in tool_scoped(doc):
+    policy = ("data", "side_effect_policy", "precondition")
+    conditions = [
+        ((*policy, i), text)
+        for i, text in enumerate(_list_at(doc, policy))
+        if isinstance(text, str)
+    ]
+    for where, text in [(w, t) for w, t, _scope in tool_scoped(doc)] + conditions:
         for chain in selections(text):
             if chain.guarded or len(chain.parts) < 2 or chain.parts[0] in bound:
                 continue

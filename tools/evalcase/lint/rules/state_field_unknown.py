@@ -1,7 +1,8 @@
 """A tool's expression reads a state field that no state the tool can meet has.
 
 A tool fixture's responses read the state of the call (``when``, ``let``,
-``result_from``, the steps of ``state_change``): ``accounts[args.account_id].owner``
+``result_from``, the steps of ``state_change``), and so do the preconditions of its own
+``side_effect_policy``: ``accounts[args.account_id].owner``
 selects the field ``owner`` of whichever account the call names. A misspelt field
 (``.ownr``) compiles, and the attempt then ends with ``Key not found in map``. The states
 the tool can meet are known: the initial state of every case that offers it (its state
