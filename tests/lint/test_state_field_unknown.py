@@ -212,3 +212,18 @@ def test_the_tools_own_policy_preconditions_are_read_too(tmp_path: Path) -> None
     commit_all(repo, "a policy")
     [(_path, line, _column, message)] = ec328(repo)
     assert line == 12 and "'balanse'" in message
+
+
+def test_a_handler_declared_without_side_effects_writes_nothing(tmp_path: Path) -> None:
+    """tau2's calculate: a handler with side_effect: false (EC317 holds it to that)."""
+    repo = make(tmp_path, "accounts[args.account_id].frozen == false", freeze=True)
+    freeze = repo / "fixtures/tool/account_freeze.yaml"
+    text = freeze.read_text("utf-8")
+    freeze.write_text(
+        text.replace(
+            '{set: "accounts.{args.account_id}.frozen", value: true}', '{delete: "x"}'
+        ).replace("  side_effect: true\n", "  side_effect: false\n  handler: freeze_account\n"),
+        "utf-8",
+    )  # (its delete step is EC317's: a declared side_effect: false is what lint holds to)
+    commit_all(repo, "a handler without side effects")
+    assert len([f for f in ec328(repo) if "frozen" in f[3]]) == 1

@@ -361,7 +361,8 @@ def tool_state_writes(doc: Document) -> tuple[str, ...]:
     """The state paths a tool fixture's responses may write (``set``, ``append``,
     ``increment`` and the mapping form's keys), a ``{CEL}`` segment as ``*``: what a later
     call may find in the state beside its initial state (EC328). A tool with a
-    ``handler`` writes ``*``: anything."""
+    ``handler`` writes ``*``, anything, unless it declares ``side_effect: false`` (which
+    EC317 holds it to)."""
     from evalcase.contract.paths import Expr as Segment
     from evalcase.contract.paths import parse
 
@@ -379,8 +380,11 @@ def tool_state_writes(doc: Document) -> tuple[str, ...]:
                     add(op.get(name))
                 steps((*at, i, "do"))
 
-    if isinstance(doc.get(("data", "handler")), str):
-        found.add("*")  # a handler may change any part of the state
+    if (
+        isinstance(doc.get(("data", "handler")), str)
+        and doc.get(("data", "side_effect")) is not False
+    ):
+        found.add("*")  # a handler may change any part of the state (unless declared not to)
     for response in tool_responses(doc):
         steps((*response, "state_change"))
         changes = doc.get((*response, "state_change"))

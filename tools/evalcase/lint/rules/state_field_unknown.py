@@ -2,16 +2,16 @@
 
 A tool fixture's responses read the state of the call (``when``, ``let``,
 ``result_from``, the steps of ``state_change``), and so do the preconditions of its own
-``side_effect_policy``: ``accounts[args.account_id].owner``
-selects the field ``owner`` of whichever account the call names. A misspelt field
-(``.ownr``) compiles, and the attempt then ends with ``Key not found in map``. The states
-the tool can meet are known: the initial state of every case that offers it (its state
-fixtures and inline state) and what the tools of those cases write (``set``, ``append``,
-``increment``; a ``{CEL}`` segment stands for any key; a tool with a ``handler`` may
-write anything). A field is reported only when it exists in **none** of them, at its
-place in the fixture: a field present in one state and not in another is optional and
-is not reported, nor is anything below a list or a value a tool writes. An index
-(``[args.id]``) stands for any key of the map. A field the expression tests first
+``side_effect_policy``: ``accounts[args.account_id].owner`` selects the field ``owner``
+of whichever account the call names. A misspelt field (``.ownr``) compiles, and the
+attempt then ends with ``Key not found in map``. The states the tool can meet are known:
+the initial state of every case that offers it (its state fixtures and inline state) and
+what the tools of those cases write (``set``, ``append``, ``increment``; a ``{CEL}``
+segment stands for any key; a tool with a ``handler`` may write anything, unless it
+declares ``side_effect: false``). A field is reported only when it exists in **none** of
+them, at its place in the fixture: a field present in one state and not in another is
+optional and is not reported, nor is anything below a list or a value a tool writes. An
+index (``[args.id]``) stands for any key of the map. A field the expression tests first
 (``has(accounts[args.id].nickname)``, ``"nickname" in accounts[args.id]``) may be absent
 and is not reported; nor are reads through ``state``, names a ``let`` or ``foreach``
 binds, or tools no case offers (no state is known). State keys are read as dotted paths,
