@@ -206,3 +206,85 @@ def test_a_run_report_shows_each_cases_audit_status(repo: Path) -> None:
     # The run ran content the audit never saw: not its audit's status.
     assert audit_section["cases"]["llm_intent_complaint_005"] == "not audited"
     assert "### Audit" in (report.parent / "report.md").read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
+    repo: Path,
+) -> None:
+    """42.8: after an audit, a case's title is edited (governance: its audit key stays,
+    its run digest does not) and committed. The run's report said "not audited" while
+    lint and tag counted it audited: all three now ask the store one way, and a re-grade
+    keeps the report's status."""
+    import json
+
+    from evalcase.audit_facts import release
+    from evalcase.index.dataset import load_dataset
+
+    picked = ("--select", "llm_intent_*")
+    audited = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    assert audited.returncode == 0, audited.stderr[-2000:]
+    case = "datasets/english_support_set/cases/llm_intent_cancel_order_003.yaml"
+    edit(repo, case, "title: Undoing", "title: Reverting")
+    commit_all(repo, "a clearer title")
+    done = run_cli(
+        "run", "english_support_set", *picked, "--agent", "english_agent",
+        "--progress", "none", cwd=repo,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    [report] = list((repo / "reports").glob("*/*/report.json"))
+    statuses = json.loads(report.read_text("utf-8"))["audit"]["cases"]
+
+    linted = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    stale = {f["path"] for f in json.loads(linted.stdout) if f["code"] == "EC420"}
+    dataset = load_dataset(repo, "english_support_set")
+    assert dataset.index is not None
+    config = load_config(repo)
+    gate = release.check(
+        repo, dataset.index, tuple(sorted(config.governance_fields)),
+        "datasets/english_support_set", "english_support_set",
+    )  # fmt: skip
+    assert case not in stale and "llm_intent_cancel_order_003" not in gate.unaudited
+    assert statuses["llm_intent_cancel_order_003"] == "passed"  # was "not audited"
+    for case_id, status in statuses.items():  # the report's word is lint's and tag's
+        assert (status == "not audited") == (case_id in gate.unaudited), case_id
+
+    [run_dir] = [p for p in (repo / "outputs").glob("*/*") if (p / "run.json").exists()]
+    # The viewer's run page shows the report's status.
+    from starlette.testclient import TestClient
+
+    from evalcase.results.view_pages import make_app
+
+    client = TestClient(make_app(config), base_url="http://127.0.0.1:8765")
+    page = client.get(f"/runs/{run_dir.name}")
+    assert page.status_code == 200, page.text[-2000:]
+    [row] = [r for r in page.text.split("<tr>") if "llm_intent_cancel_order_003" in r]
+    assert '<td class="audit">passed</td>' in row
+
+    def graded_now(before: set[Path]) -> Path:
+        [new] = set((repo / "reports").glob("*/*/**/report.json")) - before
+        return new
+
+    seen = set((repo / "reports").glob("*/*/**/report.json"))
+    regraded = run_cli("grade", run_dir.name, cwd=repo)
+    assert regraded.returncode in (0, 1), regraded.stderr[-2000:]
+    newest = graded_now(seen)
+    assert json.loads(newest.read_text("utf-8"))["audit"]["cases"] == statuses
+
+    # The facts changed (this machine's audit of the case is gone): the next grading says so.
+    from evalcase.audit_facts.store import root_of
+
+    [facts] = [
+        f
+        for f in root_of(repo).glob("v*/cases/*/*.json")
+        if json.loads(f.read_text("utf-8")).get("case_id") == "llm_intent_cancel_order_003"
+    ]
+    facts.unlink()
+    seen.add(newest)
+    again = run_cli("grade", run_dir.name, cwd=repo)
+    assert again.returncode in (0, 1), again.stderr[-2000:]
+    latest = graded_now(seen)
+    assert json.loads(latest.read_text("utf-8"))["audit"]["cases"] == {
+        **statuses,
+        "llm_intent_cancel_order_003": "not audited",
+    }

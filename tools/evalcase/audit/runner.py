@@ -128,11 +128,16 @@ def audit(
     runs: dict[str, str] = {}
     if todo:
         runs = _run_session(config, loaded, todo, keys, options, progress_for)
-    cases = {t.case_id: store.read_case(root, keys[t.case_id]) or {} for t in tasks}
+    # Each case's status by the lookup lint, tag and reports make (store.status_of).
+    cases = {
+        t.case_id: {
+            **(store.read_case(root, keys[t.case_id]) or {}),
+            "status": store.status_of(root, t.case_id, keys[t.case_id]).status,
+        }
+        for t in tasks
+    }
     last = store.read_dataset(root, loaded.source.dataset_id) or {}
     earlier = _dict(last.get("cases"))
-    statuses = _dict(last.get("statuses"))
-    digests = _dict(last.get("task_digests"))
     store.write_dataset(
         root,
         loaded.source.dataset_id,
@@ -144,12 +149,6 @@ def audit(
             "audited_at": _now(),
             # a --select audit adds to what the dataset's earlier audits recorded
             "cases": {**earlier, **{t.case_id: keys[t.case_id] for t in tasks}},
-            # the run digest of each audited content, so run reports can show its status
-            "task_digests": {**digests, **{t.case_id: t.digest for t in tasks}},
-            "statuses": {
-                **statuses,
-                **{cid: c.get("status", store.MISSING) for cid, c in cases.items()},
-            },
         },
     )
     return AuditResult(

@@ -54,11 +54,12 @@ def check(
     unresolved: list[str] = []
     unaudited: list[str] = []
     unproven: list[str] = []
+    last = store.read_dataset(repo_root, dataset_id)
     for case in sorted(index.cases, key=lambda c: c.path):
         if case.dataset_dir != dataset_dir or "observation" in case.roles:
             continue
         case_id = case_id_of(case)
-        status = store.status_of(repo_root, case_id, store.key_for(index, case, governance))
+        status = store.case_status(repo_root, index, case, governance, last)
         if status.status == store.MISSING:
             unaudited.append(case_id)
         elif status.status == store.UNPROVEN:

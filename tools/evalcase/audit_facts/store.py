@@ -212,32 +212,43 @@ def summary(finding: Mapping[str, Any]) -> str:
 NOT_AUDITED = "not audited"  # a report's word for MISSING: no audit of the content that ran
 
 
-def report_statuses(repo_root: Path, dataset_id: str, digests: Mapping[str, str]) -> dict[str, str]:
-    """case ID -> audit status, for a run's cases by the digest the run recorded
-    (``run.json`` ``cases.<id>.digest``): the stored status when the last audit of the
-    dataset saw that very content, else ``not audited``. {} when the dataset was never
-    audited here (a report then says nothing of audits)."""
+def case_status(
+    repo_root: Path,
+    index: RepoIndex,
+    case: CaseFacts,
+    governance: Collection[str],
+    last: Mapping[str, Any] | None,
+) -> CaseStatus:
+    """The audit status of this content of the case: the one lookup lint (EC420), ``tag``,
+    ``audit``, run reports and the viewer share. The content is the case's key
+    (:func:`key_for`: its execution and judging fields and its fixtures; governance left
+    out, so recording a review keeps its audit); ``last``: the last audit of its dataset
+    (:func:`read_dataset`), whose recorded key makes a missing audit stale."""
+    from evalcase.index.digest import case_id_of
+
+    case_id = case_id_of(case)
+    earlier = _mapping(_mapping(last).get("cases")).get(case_id)
+    return status_of(repo_root, case_id, key_for(index, case, governance), earlier)
+
+
+def report_statuses(
+    repo_root: Path, dataset_id: str, ran: Mapping[str, str | None]
+) -> dict[str, str]:
+    """case ID -> audit status word, for a run's cases: ``ran`` maps each case to the key
+    of the content that ran (:func:`key_for`), None when that content is not known (the
+    case changed since a dirty run). A status is :func:`status_of` that key, the lookup
+    lint and ``tag`` make; ``not audited`` for a missing audit or an unknown content. {}
+    when the dataset was never audited here (a report then says nothing of audits)."""
     last = read_dataset(repo_root, dataset_id)
     if last is None:
         return {}
-    seen = _mapping(last.get("task_digests"))
-    known = _mapping(last.get("statuses"))
-    return {
-        case_id: str(known.get(case_id, NOT_AUDITED))
-        if seen and seen.get(case_id) == digest
-        else NOT_AUDITED
-        for case_id, digest in sorted(digests.items())
-    }
+    recorded = _mapping(last.get("cases"))
+    out: dict[str, str] = {}
+    for case_id, key in sorted(ran.items()):
+        found = None if key is None else status_of(repo_root, case_id, key, recorded.get(case_id))
+        out[case_id] = NOT_AUDITED if found is None or found.status == MISSING else found.status
+    return out
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def statuses(repo_root: Path, dataset_id: str, keys: Mapping[str, str]) -> dict[str, CaseStatus]:
-    """case ID -> status, for the given case keys of one dataset."""
-    recorded = _mapping((read_dataset(repo_root, dataset_id) or {}).get("cases"))
-    return {
-        case_id: status_of(repo_root, case_id, key, recorded.get(case_id))
-        for case_id, key in sorted(keys.items())
-    }

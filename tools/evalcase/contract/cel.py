@@ -323,6 +323,17 @@ def compile(source: str) -> Program | CelError:
     return Program(source, expression)
 
 
+def parsed_tree(source: str) -> bytes | None:
+    """The expression's parsed tree, serialized (a ``cel.expr.ParsedExpr`` in a protobuf
+    ``Any``; macros expanded, no checker), or None when it does not parse: the binding
+    exposes no tree object (evalcase.contract.selections reads this one)."""
+    try:
+        serialized = _env().compile(source, disable_check=True).serialize()
+    except Exception:  # a parse error: EC601 reports it from compile()
+        return None
+    return serialized if isinstance(serialized, bytes) else None
+
+
 def plain(value: Any) -> Any:
     """A value CEL can read: tuples as lists, other mappings as dicts, recursively."""
     if isinstance(value, Mapping):

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcase.config import Config
 from evalcase.contract.task import JudgeSpec, Task
 from evalcase.grade.aggregate import CaseMeta
 from evalcase.grade.spec import as_list
+
+if TYPE_CHECKING:
+    from evalcase.index.repo import RepoIndex
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,11 @@ class GradingDataset:
     problems: Mapping[str, str] = field(default_factory=dict)
     # case file -> what reports and gates need of a case that could not be built
     unbuilt: Mapping[str, CaseMeta] = field(default_factory=dict)
+    # case ID -> (its file, the digest a run records of it); and the facts the dataset
+    # was read from: a report looks each case's audit up by its content
+    # (evalcase.audit_facts.store.key_for), as lint and tag do
+    case_digests: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    index: RepoIndex | None = None
 
 
 def case_meta(task: Task) -> CaseMeta:
@@ -86,4 +94,6 @@ def load_dataset(config: Config, dataset_id: str, commit: str | None) -> Grading
     }
     unbuilt = {path: raw_case_meta(path, data) for path, data in dataset.unbuilt.items()}
     return GradingDataset(dataset.dataset_id, dataset.version, dataset.digest,
-                          dataset.manifest, cases, problems, unbuilt)  # fmt: skip
+                          dataset.manifest, cases, problems, unbuilt,
+                          {t.case_id: (t.path, t.digest) for t in dataset.tasks},
+                          dataset.index)  # fmt: skip

@@ -326,3 +326,69 @@ def leaves(doc: Document, path: Path, prefix: tuple[str, ...] = ()) -> tuple[Lea
 
     walk(doc.get(path), path, prefix)
     return tuple(out)
+
+
+StateRead = tuple[tuple[str, ...], tuple[tuple[int, int], ...]]
+
+
+def tool_state_reads(doc: Document) -> tuple[StateRead, ...]:
+    """The field chains a tool fixture's responses and its own side_effect_policy's
+    preconditions read from free names that may be state keys (``accounts[args.id].owner``:
+    parts, each part's file place), for EC328. Chains of ``args``, ``call``, ``state``, of
+    a name a ``let`` or ``foreach`` binds, of a single name, and those a guard tests
+    (``has(x.f)``) are left out."""
+    from evalcase.contract.cel import RESERVED
+    from evalcase.contract.selections import selections
+
+    bound = tool_bound_names(doc) | RESERVED
+    out: list[StateRead] = []
+    policy = ("data", "side_effect_policy", "precondition")
+    conditions = [
+        ((*policy, i), text)
+        for i, text in enumerate(_list_at(doc, policy))
+        if isinstance(text, str)
+    ]
+    for where, text in [(w, t) for w, t, _scope in tool_scoped(doc)] + conditions:
+        for chain in selections(text):
+            if chain.guarded or len(chain.parts) < 2 or chain.parts[0] in bound:
+                continue
+            places = tuple(file_position(doc, where, text, ln, col) for ln, col in chain.places)
+            out.append((chain.parts, places))
+    return tuple(out)
+
+
+def tool_state_writes(doc: Document) -> tuple[str, ...]:
+    """The state paths a tool fixture's responses may write (``set``, ``append``,
+    ``increment`` and the mapping form's keys), a ``{CEL}`` segment as ``*``: what a later
+    call may find in the state beside its initial state (EC328). A tool with a
+    ``handler`` writes ``*``, anything, unless it declares ``side_effect: false`` (which
+    EC317 holds it to)."""
+    from evalcase.contract.paths import Expr as Segment
+    from evalcase.contract.paths import parse
+
+    found: set[str] = set()
+
+    def add(text: Any) -> None:
+        parsed = parse(text) if isinstance(text, str) else None
+        if isinstance(parsed, tuple):
+            found.add(".".join("*" if isinstance(s, Segment) else str(s) for s in parsed))
+
+    def steps(at: Path) -> None:
+        for i, op in enumerate(_list_at(doc, at)):
+            if isinstance(op, dict):
+                for name in ("set", "append", "increment"):
+                    add(op.get(name))
+                steps((*at, i, "do"))
+
+    if (
+        isinstance(doc.get(("data", "handler")), str)
+        and doc.get(("data", "side_effect")) is not False
+    ):
+        found.add("*")  # a handler may change any part of the state (unless declared not to)
+    for response in tool_responses(doc):
+        steps((*response, "state_change"))
+        changes = doc.get((*response, "state_change"))
+        if isinstance(changes, dict):
+            for key in changes:
+                add(str(key))
+    return tuple(sorted(found))

@@ -21,7 +21,13 @@ from typing import Any
 
 from evalcase.contract import param_schema
 from evalcase.contract.prompt import exceeds, offered, referenced
-from evalcase.index.expressions import case_expressions, leaves, tool_expressions
+from evalcase.index.expressions import (
+    case_expressions,
+    leaves,
+    tool_expressions,
+    tool_state_reads,
+    tool_state_writes,
+)
 from evalcase.loader import Document, Path
 from evalcase.suites import ALIASES, CRITERIA
 
@@ -170,6 +176,10 @@ class FixtureFacts(_FieldDigests):
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] = ()
+    # A tool's field chains read from state keys, each part with its place, and the state
+    # paths its responses write ("*" for a {CEL} segment): EC328.
+    state_reads: tuple[tuple[tuple[str, ...], tuple[tuple[int, int], ...]], ...] = ()
+    state_writes: tuple[str, ...] = ()
     # A prompt's templates: (field, variable path read, line, column); a template that
     # does not parse gives (field, "", line, column) (the schema rules say why).
     prompt_vars: tuple[tuple[str, str, int, int], ...] = ()
@@ -605,6 +615,8 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         if isinstance(policy, dict) and policy.get("tool")
         else None,
         cel=tool_expressions(doc) if kind == "tool" else (),
+        state_reads=tool_state_reads(doc) if kind == "tool" else (),
+        state_writes=tool_state_writes(doc) if kind == "tool" else (),
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),
         prompt_limits=_prompt_limits(doc, body) if kind == PROMPT else (),

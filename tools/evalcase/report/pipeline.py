@@ -14,7 +14,7 @@ from evalcase.contract.gold import Replayer
 from evalcase.grade.context import GradeContext, judge_cache_dir, judge_config_from
 from evalcase.grade.gold import GoldStates
 from evalcase.grade.recorded_run import GradedRun, RunRecord, grade_run, read_run
-from evalcase.grade.tasks import load_dataset
+from evalcase.grade.tasks import GradingDataset, load_dataset
 from evalcase.model import FatalError
 from evalcase.report.write import write_report
 
@@ -92,23 +92,37 @@ def grade_and_report(
         redact=redact,
         environ=environ,
         grade_section=config.grade,
-        audit=audit_of(config, record),
+        audit=audit_of(config, record, dataset),
         clock=clock,
         base=base_for(config.root, reports_root(config)),
     )
     return Outcome(graded, out)
 
 
-def audit_of(config: Config, record: RunRecord) -> dict[str, str]:
-    """Each run case's audit status from the audit store (evalcase.audit_facts.store), by the
-    content digest the run recorded; {} when the dataset was never audited here."""
-    from evalcase.audit_facts.store import report_statuses
+def audit_of(config: Config, record: RunRecord, dataset: GradingDataset) -> dict[str, str]:
+    """Each run case's audit status, looked up the way lint and ``tag`` do: by the audit key
+    of the content that ran (evalcase.audit_facts.store.report_statuses). The dataset the
+    run is graded against gives the key of each case whose digest is the one the run
+    recorded; a case that changed since (a dirty run) is not audited. {} when the dataset
+    was never audited here (no key is computed then)."""
+    from evalcase.audit_facts.store import key_for, read_dataset, report_statuses
 
     cases = record.run.get("cases")
-    if not isinstance(cases, Mapping):
+    if not isinstance(cases, Mapping) or read_dataset(config.root, record.dataset_id) is None:
         return {}
-    digests = {str(k): str(v.get("digest")) for k, v in cases.items() if isinstance(v, Mapping)}
-    return report_statuses(config.root, record.dataset_id, digests)
+    governance = tuple(sorted(config.governance_fields))
+    index = dataset.index
+    facts = {c.path: c for c in index.cases} if index is not None else {}
+    ran: dict[str, str | None] = {}
+    for case_id, info in cases.items():
+        if not isinstance(info, Mapping):
+            continue
+        path, digest = dataset.case_digests.get(str(case_id), ("", ""))
+        case = facts.get(path)
+        ran[str(case_id)] = None  # the content that ran is not the one graded against
+        if index is not None and case is not None and digest == info.get("digest"):
+            ran[str(case_id)] = key_for(index, case, governance)
+    return report_statuses(config.root, record.dataset_id, ran)
 
 
 def summary_lines(outcome: Outcome) -> list[str]:

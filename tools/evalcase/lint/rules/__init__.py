@@ -91,6 +91,7 @@ from evalcase.lint.rules import (
     side_effect_policy,
     stale_case_dataset_version,
     state_conflict,
+    state_field_unknown,
     state_path_missing,
     step_option_unused,
     suite_unknown_case,
@@ -181,6 +182,7 @@ _MODULES = (
     tool_turn_not_carried,
     not_judgeable,
     rubric_impossible,
+    state_field_unknown,
     # prompts (EC34x)
     unknown_prompt,
     prompt_variable_missing,

@@ -70,12 +70,11 @@ def check(index: RepoIndex, config: Config) -> Iterable[Finding]:
         last = audited[dataset_id]
         if last is None:
             continue
-        recorded = last.get("cases")
-        earlier = recorded.get(case_id_of(case)) if isinstance(recorded, dict) else None
-        key = store.key_for(index, case, governance)
         line, col = case.case_id[1:] if case.case_id else (1, 1)
-        status = store.status_of(root, case_id_of(case), key, earlier)
+        status = store.case_status(root, index, case, governance, last)
         if status.status == store.MISSING:
+            recorded = last.get("cases")
+            earlier = recorded.get(case_id_of(case)) if isinstance(recorded, dict) else None
             why = (
                 "changed since its audit (the case or a fixture it uses)"
                 if status.stale or earlier is not None
