@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from evalcase.authoring.exports import export
+from evalcase.authoring.exports.inspect_scorer import text_verdicts
 from evalcase.authoring.exports.view import ExportCase, from_task
 from evalcase.config import load_config
-from evalcase.grade.graders import load
 from evalcase.index.dataset import load_dataset
 from evalcase.yamlwrite import round_trip_load
 from tests.authoring.export_agreement import MODEL_GRADED, Probe, evals_verdicts, promptfoo_eval
@@ -64,10 +64,7 @@ def answer(case: ExportCase, kind: str) -> str | None:
 
 def evalcase_text_verdict(case: ExportCase, text: str) -> bool:
     """evalcase's deterministic graders on ``text`` (the portable key is the judge's)."""
-    key = case.portable_key
-    return all(
-        load(g["type"]).grade(key, {"output": text}).verdict == "pass" for g in key["graders"]
-    )
+    return all(passed for _, passed, _ in text_verdicts(case.portable_key, text))
 
 
 def judged(case: ExportCase, text: str) -> bool:
