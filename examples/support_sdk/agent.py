@@ -83,7 +83,9 @@ async def main() -> None:
                     pass
             else:
                 result = await Runner.run(agent, input=turns, max_turns=12)
-            print(json.dumps({"role": "assistant", "content": str(result.final_output)}), flush=True)
+            print(
+                json.dumps({"role": "assistant", "content": str(result.final_output)}), flush=True
+            )
 
 
 if __name__ == "__main__":

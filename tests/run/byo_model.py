@@ -96,8 +96,24 @@ def normalise(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def decide(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
     """The assistant message the model answers (its policy, see the module doc)."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    refused = any(
+        m.get("role") == "tool" and not _is_json(_text(m.get("content")))
+        for m in messages[last + 1 :]
+    )
+    # Call ids unique in the conversation as sent (not in the policy's shortened view).
+    n = sum(1 for m in messages if m.get("role") == "assistant") + 1
     messages = normalise(messages)
-    if model == "eager-1":
+    reply = _decide(model, messages, tools, refused)
+    for i, c in enumerate(reply.get("tool_calls") or ()):
+        c["id"] = f"call_{n}_{i}"
+    return reply
+
+
+def _decide(
+    model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], refused: bool
+) -> Any:
+    if model == "eager-1" and not refused:
         last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
         said = messages[last_user]["content"].lower() if last_user >= 0 else ""
         cancel = POLICY.tool_named(tools, "cancel")
@@ -200,6 +216,8 @@ class ModelServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
+        # Assistant messages answered first, whatever the request (a test's own scene).
+        self.script: list[dict[str, Any]] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -233,14 +251,20 @@ class ModelServer:
                     message = decide(model, responses_input(body), _tools_of(body))
                     self._send(200, response_object(model, message))
                     return
-                message = decide(model, list(body.get("messages") or ()), _tools_of(body))
+                with server.lock:
+                    scripted = server.script.pop(0) if server.script else None
+                message = scripted or decide(model, list(body.get("messages") or ()), _tools_of(body))
                 if not body.get("stream"):
                     self._send(200, completion(model, message))
                     return
                 usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                data = b"".join(
-                    b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks(model, message, usage)
-                ) + b"data: [DONE]\n\n"
+                data = (
+                    b"".join(
+                        b"data: " + json.dumps(c).encode() + b"\n\n"
+                        for c in chunks(model, message, usage)
+                    )
+                    + b"data: [DONE]\n\n"
+                )
                 self._send(200, data, "text/event-stream")
 
             def log_message(self, *args: Any) -> None:

@@ -215,10 +215,14 @@ class AttemptHost:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._mcp_task, 2)
 
-    def stop(self) -> None:
-        """End the servers: nothing is served after this (refused and recorded before)."""
+    def end(self) -> None:
+        """The attempt has ended: every request from now on is refused (and recorded)."""
         self.ended = True
         self.proxy.ended = True
+
+    def stop(self) -> None:
+        """End the servers: nothing is served after this."""
+        self.end()
         if self._loop is not None:
             future = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
             with contextlib.suppress(Exception):

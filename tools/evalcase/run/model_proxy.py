@@ -55,19 +55,28 @@ class Upstream:
     model: str | None = None
 
 
+DRAIN_FACTOR = 64  # an oversized body is read (and dropped) up to this many limits
+
+
 async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request's body, or None when it is longer than ``limit`` bytes."""
+    """The request's body, or None when it is longer than ``limit`` bytes. The rest of an
+    oversized body is read and dropped (up to ``DRAIN_FACTOR`` limits), so that the client
+    gets its 413 rather than a connection reset mid-send."""
     data = bytearray()
+    size = 0
     while True:
         message = await receive()
         if message.get("type") == "http.disconnect":
             break
-        data.extend(message.get("body", b""))
-        if len(data) > limit:
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size <= limit:
+            data.extend(chunk)
+        elif size > limit * DRAIN_FACTOR:
             return None
         if not message.get("more_body"):
             break
-    return bytes(data)
+    return bytes(data) if size <= limit else None
 
 
 async def respond(
@@ -128,7 +137,9 @@ class ModelProxy:
         return data
 
     async def refuse(self, send: Send, status: int, kind: str, message: str, **fields: Any) -> None:
-        self.notify("proxy_refused", {"status": status, "reason": kind, "message": message, **fields})
+        self.notify(
+            "proxy_refused", {"status": status, "reason": kind, "message": message, **fields}
+        )
         await respond(send, status, error_body(message, kind))
 
     def _spent(self) -> str | None:
@@ -258,14 +269,22 @@ class ModelProxy:
                     if not stream or status >= 400:
                         raw = self._mask(await upstream.content.read(self.limit + 1))
                         if len(raw) > self.limit:
-                            finish(status, None, f"the answer exceeds max_reply_bytes ({self.limit})")
-                            await respond(send, 502, error_body("upstream answer too long", "oversized"))
+                            finish(
+                                status, None, f"the answer exceeds max_reply_bytes ({self.limit})"
+                            )
+                            await respond(
+                                send, 502, error_body("upstream answer too long", "oversized")
+                            )
                             return
                         try:
                             parsed: Any = json.loads(raw)
                         except ValueError:
                             parsed = None
-                        error = None if status < 400 else f"HTTP {status}: {raw[:300].decode('utf-8', 'replace')}"
+                        error = (
+                            None
+                            if status < 400
+                            else f"HTTP {status}: {raw[:300].decode('utf-8', 'replace')}"
+                        )
                         finish(status, parsed, error)
                         await respond(send, status, raw, kind)
                         return
@@ -273,7 +292,10 @@ class ModelProxy:
                         {
                             "type": "http.response.start",
                             "status": status,
-                            "headers": [(b"content-type", kind.encode()), (b"cache-control", b"no-cache")],
+                            "headers": [
+                                (b"content-type", kind.encode()),
+                                (b"cache-control", b"no-cache"),
+                            ],
                         }
                     )
                     chunks = bytearray()
@@ -282,7 +304,9 @@ class ModelProxy:
                         chunk = self._mask(chunk)
                         chunks.extend(chunk)
                         if len(chunks) > self.limit:
-                            finish(status, None, f"the stream exceeds max_reply_bytes ({self.limit})")
+                            finish(
+                                status, None, f"the stream exceeds max_reply_bytes ({self.limit})"
+                            )
                             done = True
                             break
                         if not done and _stream_done(endpoint, chunks):

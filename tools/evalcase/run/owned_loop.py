@@ -328,7 +328,9 @@ class OwnedLoop:
         fields = item.fields
         name, arguments = str(fields["tool"]), str(fields["arguments"])
         proposal = self.ledger.link(name, arguments, fields.get("meta_id"))
-        call_id = str(proposal["id"]) if proposal and proposal["id"] else f"mcp_{len(self.env.calls) + 1}"
+        call_id = (
+            str(proposal["id"]) if proposal and proposal["id"] else f"mcp_{len(self.env.calls) + 1}"
+        )
         try:
             message = self.env.call(call_id, name, arguments, user_confirmed=self.confirmed)
         except AgentFault as fault:
@@ -347,7 +349,9 @@ class OwnedLoop:
         if proposal is not None:
             proposal["call"] = len(self.env.calls) - 1
             if proposal["ambiguity"]:
-                self.recorder.event("link_ambiguous", call=proposal["call"], note=proposal["ambiguity"])
+                self.recorder.event(
+                    "link_ambiguous", call=proposal["call"], note=proposal["ambiguity"]
+                )
 
     def check(self) -> None:
         """Raise the attempt's error the servers found (a spent budget)."""
@@ -374,7 +378,9 @@ class OwnedLoop:
             if problem is not None:
                 if options.get("require_sandbox"):
                     shutil.rmtree(workdir, ignore_errors=True)
-                    raise AgentFault("adapter", f"the sandbox is required and cannot work: {problem}")
+                    raise AgentFault(
+                        "adapter", f"the sandbox is required and cannot work: {problem}"
+                    )
                 sandboxed = False
         try:
             cards = [
@@ -402,7 +408,15 @@ class OwnedLoop:
             if config.upstream.model:
                 env["OPENAI_MODEL"] = config.upstream.model
             if sandboxed:
-                relay = [sys.executable, "-I", "-S", str(RELAY), str(host.socket_path), str(RELAY_PORT), "--"]
+                relay = [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    str(RELAY),
+                    str(host.socket_path),
+                    str(RELAY_PORT),
+                    "--",
+                ]
                 root = options.get("root")
                 argv = isolation.sandbox_argv(
                     relay + argv,
@@ -443,25 +457,38 @@ class OwnedLoop:
             return reply
 
     def close(self) -> None:
-        """End the agent, then the servers; what arrived meanwhile is refused, recorded."""
+        """End the attempt: from now on every request is refused (and recorded) while
+        the agent is ended; then the servers stop and what they saw is recorded."""
         session, host = self.session, self.host
+        if host is not None:
+            host.end()
+            self._late(host)  # a call waiting now is answered, not left to time out
         if session is not None:
             session.serving = False
             with contextlib.suppress(Exception):
                 session.close()
         if host is not None:
             host.stop()
-            for item in host.pending():
-                if item.kind == "tool":
-                    self.late += 1
-                    self.recorder.event(
-                        "late_call", tool=item.fields.get("tool"), reason="the attempt's turn had ended"
-                    )
-                    item.resolve(ToolAnswer("the attempt has ended", True))
-                elif item.kind == "model_call":
-                    self._model_call(item.fields)
-                else:
-                    self.recorder.event(item.kind, **dict(item.fields))
+            self._late(host)
+        self.unexecuted()
+
+    def _late(self, host: AttemptHost) -> None:
+        """What the servers handed over after the attempt's last turn: recorded; a tool
+        call is answered with an error, never executed."""
+        for item in host.pending():
+            if item.kind == "tool":
+                self.late += 1
+                self.recorder.event(
+                    "late_call", tool=item.fields.get("tool"), reason="the attempt had ended"
+                )
+                item.resolve(ToolAnswer("the attempt has ended", True))
+            elif item.kind == "model_call":
+                self._model_call(item.fields)
+            else:
+                self.recorder.event(item.kind, **dict(item.fields))
+
+    def unexecuted(self) -> None:
+        """Each proposal no call answered, in the trace (after the servers stopped)."""
         for p in self.ledger.proposals:
             if not p["executed"]:
                 self.recorder.event(
@@ -475,4 +502,3 @@ class OwnedLoop:
 
     def stderr_record(self) -> dict[str, Any] | None:
         return self.session.stderr_record() if self.session is not None else None
-
