@@ -249,3 +249,24 @@ def test_sandboxed_the_agent_reaches_its_servers_at_127_0_0_1_and_nothing_else(
     # The model server itself, on the host's loopback, is out of its reach.
     other = run_attempt(loop_job(server, "other_host", sandbox=True, extra=(server.url + "/models",)))
     assert other["output"].startswith("unreachable"), other["output"]
+
+
+def test_a_simulated_user_drives_the_turns_of_a_loop_agent(server: ModelServer) -> None:
+    from evalcase.contract.task import UserSimulatorSpec
+    from tests.run.openai_server import Server, completion
+
+    script = [
+        (200, completion("Hi, where is my order ORDER_1?"), {}),
+        (200, completion("Thanks, that is all. ###STOP###"), {}),
+    ]
+    with Server(script).running() as user:
+        base = loop_job(server, "loop", user_simulator=UserSimulatorSpec({"text": "You wait for ORDER_1."}, 5))
+        settings = {"base_url": user.url, "model": "sim-model-1", "max_retries": 0, "timeout_s": 5}
+        record = run_attempt(type(base)(**{**base.__dict__, "user_simulator": settings}))
+    assert record["status"] == "completed", record["error"]
+    # The scripted turn, one simulated turn, and the stop (recorded, never sent).
+    assert record["conversation"] == {"ended_by": "user_stop", "user_turns": 3}
+    assert [c["tool"] for c in record["calls"]] == ["order_lookup", "order_lookup"]
+    assert record["output"] == "Order ORDER_1 is signed."
+    assert [m["role"] for m in record["messages"]] == ["user", "assistant"] * 2
+    assert record["messages"][2]["content"] == "Hi, where is my order ORDER_1?"
