@@ -50,6 +50,11 @@ def repo(tmp_path_factory: pytest.TempPathFactory, server: ModelServer) -> Path:
                 f'loop = "agent", upstream = {{ base_url = "{server.url}", api_key_env = "{KEY_ENV}", '
                 f'model = "{model}" }} }}'
             )
+    refuser = Path(__file__).resolve().parents[1] / "run" / "cmd_agents" / "loop_agent.py"
+    lines.append(
+        f'loop_refuser = {{ spec = "cmd:{{python}} {refuser} refuse", loop = "agent", '
+        f'upstream = {{ base_url = "{server.url}", api_key_env = "{KEY_ENV}", model = "eager-1" }} }}'
+    )
     for model in ("english-1", "eager-1"):
         lines.append(
             f'openai_{model.split("-")[0]} = {{ spec = "openai:{model}", base_url = "{server.url}", '
@@ -158,3 +163,28 @@ def test_a_guardrail_refused_call_is_a_proposal_and_the_gate_judges_what_the_age
     assert any(e["type"] == "proposal_unexecuted" for e in record["trace"])
     assert got["gates"]["no_unconfirmed_cancellation"] == {"pass"}
     assert got["verdicts"][CANCEL] == "pass"
+
+
+def test_unexecuted_proposals_are_shown_in_the_report_and_the_viewer(repo: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view_pages import make_app
+
+    # An agent that refuses every cancellation: the case fails, its proposals stay.
+    got = run(repo, "loop_refuser", "--select", CANCEL)
+    record = got["records"][CANCEL]
+    assert got["verdicts"][CANCEL] == "fail"
+    assert record["calls"] and all(c["tool"] != "shop_order_cancel" for c in record["calls"])
+    refused = [p for p in record["proposals"] if not p["executed"]]
+    assert len(refused) >= 2 and {p["tool"] for p in refused} == {"shop_order_cancel"}
+    reports = sorted(repo.glob("reports/*/*/report.html"), key=lambda p: p.parent.name)
+    html = reports[-1].read_text("utf-8")
+    details = html.split(f'id="case-{CANCEL}', 1)[1]
+    assert "Proposals" in details and details.count("not executed") == len(refused)
+    run_id = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=lambda p: p.parent.name)[-1].parent.name
+    client = TestClient(make_app(load_config(repo)), follow_redirects=False)
+    page = client.get(f"/attempt?run={run_id}&case={CANCEL}&attempt=1", headers={"Host": "127.0.0.1"})
+    assert page.status_code == 200
+    table = page.text.split('id="proposals"', 1)[1].split("</table>", 1)[0]
+    assert table.count("not executed") == len(refused) and "loop: agent" in page.text
