@@ -270,3 +270,13 @@ def test_a_simulated_user_drives_the_turns_of_a_loop_agent(server: ModelServer) 
     assert record["output"] == "Order ORDER_1 is signed."
     assert [m["role"] for m in record["messages"]] == ["user", "assistant"] * 2
     assert record["messages"][2]["content"] == "Hi, where is my order ORDER_1?"
+
+
+@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not SANDBOX, reason="bubblewrap does not work here"))])  # fmt: skip
+def test_an_agent_taking_only_stdio_servers_uses_the_shim(server: ModelServer, sandbox: bool) -> None:
+    record = run_attempt(loop_job(server, "stdio", sandbox=sandbox))
+    assert record["status"] == "completed", record["error"]
+    assert record["output"] == "Order ORDER_1 is signed."
+    assert [c["tool"] for c in record["calls"]] == ["order_lookup"]
+    assert record["proposals"][0]["call"] == 0

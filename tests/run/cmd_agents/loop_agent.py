@@ -4,6 +4,7 @@ the tools through EVALCASE_MCP_URL (MCP JSON-RPC over HTTP POST). One mode per a
 - ``loop``: the model's proposals are all executed until it answers with text;
 - ``refuse``: like ``loop``, but a proposal of a ``*_cancel`` tool is never executed
   (the agent's own guardrail): the model is told it was refused;
+- ``stdio``: like ``loop``, its tools through the stdio shim (EVALCASE_MCP_STDIO);
 - ``twins``: runs the model once and executes its (identical, parallel) proposals;
 - ``silent``: never connects, never replies;
 - ``late``: replies, then calls a tool (after its turn ended) and waits for the answer;
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -49,8 +52,29 @@ def mcp(method: str, params: dict[str, Any]) -> tuple[int, Any]:
                                                  "params": params})  # fmt: skip
 
 
+SHIM: subprocess.Popen[str] | None = None
+
+
+def over_stdio(method: str, params: dict[str, Any]) -> tuple[int, Any]:
+    """One request through the stdio shim, started once (initialize first)."""
+    global SHIM
+    if SHIM is None:
+        SHIM = subprocess.Popen(shlex.split(os.environ["EVALCASE_MCP_STDIO"]), text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+        over_stdio("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "loop_agent", "version": "1"}})  # fmt: skip
+        assert SHIM.stdin is not None
+        SHIM.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        SHIM.stdin.flush()
+    assert SHIM.stdin is not None and SHIM.stdout is not None
+    SHIM.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}) + "\n")
+    SHIM.stdin.flush()
+    return 200, json.loads(SHIM.stdout.readline())
+
+
 def call_tool(name: str, arguments: str) -> str:
-    status, answer = mcp("tools/call", {"name": name, "arguments": json.loads(arguments or "{}")})
+    send = over_stdio if sys.argv[1] == "stdio" else mcp
+    status, answer = send("tools/call", {"name": name, "arguments": json.loads(arguments or "{}")})
     if status != 200 or "result" not in answer:
         return json.dumps({"error": {"code": "mcp", "message": f"{status}: {answer}"}})
     return str(answer["result"]["content"][0]["text"])
@@ -83,7 +107,7 @@ def main() -> None:
         request = json.loads(line)
         if mode == "silent":
             continue
-        if mode in ("loop", "refuse", "twins"):
+        if mode in ("loop", "refuse", "twins", "stdio"):
             try:
                 text = turn(request, mode)
             except RuntimeError as exc:

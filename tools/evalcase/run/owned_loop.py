@@ -11,10 +11,11 @@ call runs. Per attempt the runner serves it, and ends with the attempt
   recording every model call (:mod:`evalcase.run.model_proxy`).
 
 The agent is a ``cmd:`` program, isolated as any ``cmd:`` agent (a fresh directory, a
-minimal environment, the sandbox where bubblewrap works), with four more variables:
+minimal environment, the sandbox where bubblewrap works), with these variables:
 ``OPENAI_BASE_URL`` (the proxy), ``OPENAI_API_KEY`` (the attempt's token, never a real
-key), ``EVALCASE_MCP_URL`` (the MCP endpoint) and, when ``upstream.model`` is set,
-``OPENAI_MODEL``. Sandboxed, the network is off and both servers are reached at the
+key), ``EVALCASE_MCP_URL`` (the MCP endpoint), ``EVALCASE_MCP_STDIO`` (the command line of
+a stdio shim to the same endpoint, :mod:`evalcase.run.mcp_stdio`, for agents that take
+only stdio servers) and, when ``upstream.model`` is set, ``OPENAI_MODEL``. Sandboxed, the network is off and both servers are reached at the
 same kind of ``http://127.0.0.1:PORT`` URLs through a relay inside the sandbox
 (:mod:`evalcase.run.relay`) to a unix socket in the attempt's folder.
 
@@ -69,8 +70,11 @@ if TYPE_CHECKING:
 
 LOOP = "agent"
 RELAY = Path(__file__).with_name("relay.py")
+STDIO_SHIM = Path(__file__).with_name("mcp_stdio.py")
 RELAY_PORT = 8765  # the relay's port on the sandbox's own loopback (a private namespace)
-AGENT_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "EVALCASE_MCP_URL", "OPENAI_MODEL")
+AGENT_VARIABLES = (
+    "OPENAI_BASE_URL", "OPENAI_API_KEY", "EVALCASE_MCP_URL", "EVALCASE_MCP_STDIO", "OPENAI_MODEL",
+)  # fmt: skip
 
 
 def is_owned(options: Mapping[str, Any]) -> bool:
@@ -405,6 +409,7 @@ class OwnedLoop:
                 env.pop(name, None)
             base, mcp = host.urls(RELAY_PORT if sandboxed else None)
             env.update(OPENAI_BASE_URL=base, OPENAI_API_KEY=host.token, EVALCASE_MCP_URL=mcp)
+            env["EVALCASE_MCP_STDIO"] = shlex.join([sys.executable, "-I", "-S", str(STDIO_SHIM)])
             if config.upstream.model:
                 env["OPENAI_MODEL"] = config.upstream.model
             if sandboxed:
@@ -423,7 +428,7 @@ class OwnedLoop:
                     workdir,
                     None if root is None else Path(str(root)),
                     False,
-                    [str(p) for p in options.get("sandbox_paths") or ()],
+                    [str(STDIO_SHIM), *(str(p) for p in options.get("sandbox_paths") or ())],
                 )
             isolation.protect_runner()
             self.recorder.event("loop", loop=LOOP, sandboxed=sandboxed)
