@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import sys
 
 
@@ -34,6 +35,10 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 async def main(socket_path: str, port: int, argv: list[str]) -> int:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # a reply's head and body written apart: no delayed-ACK wait
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             up_reader, up_writer = await asyncio.open_unix_connection(socket_path)
         except OSError:
