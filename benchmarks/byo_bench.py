@@ -50,8 +50,13 @@ from evalcase.run.environment import Environment, Recorder  # noqa: E402
 from evalcase.run.mcp_server import ToolAnswer  # noqa: E402
 from evalcase.run.model_proxy import Budget, Upstream  # noqa: E402
 
-CARDS = [{"name": "order_lookup", "description": "the order_lookup tool",
-          "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}]  # fmt: skip
+CARDS = [
+    {
+        "name": "order_lookup",
+        "description": "the order_lookup tool",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
 AGENT_SH = """#!/bin/sh
 # One user turn: one model call through the proxy, then the reply line.
 while read -r line; do
@@ -110,8 +115,9 @@ def serve(h: AttemptHost, env: Environment, stop: threading.Event) -> None:
             h.drain_wake()
             for item in h.pending():
                 if item.kind == "tool":
-                    message = env.call("c", item.fields["tool"], item.fields["arguments"],
-                                       user_confirmed=False)  # fmt: skip
+                    message = env.call(
+                        "c", item.fields["tool"], item.fields["arguments"], user_confirmed=False
+                    )
                     item.resolve(ToolAnswer(str(message["content"])))
 
 
@@ -132,8 +138,14 @@ def tool_row(n: int) -> None:
     thread.start()
     _, path = h.urls()[1].split(f":{h.port}", 1)
     conn = http.client.HTTPConnection("127.0.0.1", h.port)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": "order_lookup", "arguments": {"order_id": "O1"}}})  # fmt: skip
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "order_lookup", "arguments": {"order_id": "O1"}},
+        }
+    )
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     through = []
     for i in range(n + 20):
@@ -148,8 +160,10 @@ def tool_row(n: int) -> None:
     stop.set()
     h.stop()
     diff = statistics.median(through) - statistics.median(direct)
-    print(f"tool    : Environment.call {ms(direct)}; through MCP {ms(through)}; "
-          f"difference of medians {diff * 1000:.2f} ms ({n} calls)")
+    print(
+        f"tool    : Environment.call {ms(direct)}; through MCP {ms(through)}; "
+        f"difference of medians {diff * 1000:.2f} ms ({n} calls)"
+    )
 
 
 def model_row(n: int) -> None:
@@ -179,8 +193,10 @@ def model_row(n: int) -> None:
     finally:
         stop_stub(stub)
     diff = statistics.median(through) - statistics.median(direct)
-    print(f"model   : upstream directly {ms(direct)}; through the proxy {ms(through)}; "
-          f"difference of medians {diff * 1000:.2f} ms ({n} calls)")
+    print(
+        f"model   : upstream directly {ms(direct)}; through the proxy {ms(through)}; "
+        f"difference of medians {diff * 1000:.2f} ms ({n} calls)"
+    )
 
 
 def concurrent_row(n: int, concurrency: int) -> None:
@@ -196,11 +212,15 @@ def concurrent_row(n: int, concurrency: int) -> None:
         tasks = [_task(i) for i in range(n)]
         options = driver.RunOptions(
             agent=f"cmd:/bin/sh {shlex.quote(str(agent))}",
-            agent_options={"loop": "agent", "sandbox": False, "cwd": str(folder),
-                           "upstream": {"base_url": f"http://127.0.0.1:{stub.port}/v1"}},
+            agent_options={
+                "loop": "agent",
+                "sandbox": False,
+                "cwd": str(folder),
+                "upstream": {"base_url": f"http://127.0.0.1:{stub.port}/v1"},
+            },
             concurrency=concurrency,
             timeout_s=120,
-        )  # fmt: skip
+        )
         source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
         t0 = time.perf_counter()
         result = driver.start(folder / "out", source, tasks, options, get_executor("local"))
@@ -208,10 +228,12 @@ def concurrent_row(n: int, concurrency: int) -> None:
     finally:
         seen = stop_stub(stub)
     ideal = n * 1.0 / concurrency
-    print(f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
-          f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
-          f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
-          f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once")
+    print(
+        f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
+        f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
+        f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
+        f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once"
+    )
 
 
 def main() -> None:

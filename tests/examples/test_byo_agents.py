@@ -26,9 +26,13 @@ KEY_ENV = "EVALCASE_BYO_UPSTREAM_KEY"
 KEY = "sk-byo-upstream-5d1f0a-never-leaked"
 FRAMEWORKS = ("sdk", "langgraph", "pydantic_ai")
 SUBSET = (
-    "--select", "agent_*", "--select", "rag_policy_return_window_001",
-    "--select", "llm_intent_refund_request_001",
-)  # fmt: skip
+    "--select",
+    "agent_*",
+    "--select",
+    "rag_policy_return_window_001",
+    "--select",
+    "llm_intent_refund_request_001",
+)
 CANCEL = "agent_state_order_cancel_confirmed_001"
 
 
@@ -40,25 +44,32 @@ def server() -> Iterator[ModelServer]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory, server: ModelServer) -> Path:
-    root = bundled_repo(tmp_path_factory.mktemp("byo") / "repo", ("/outputs/", "/reports/", "/.evalcase/"))
+    root = bundled_repo(
+        tmp_path_factory.mktemp("byo") / "repo", ("/outputs/", "/reports/", "/.evalcase/")
+    )
     lines = ["", "# Bring your own agent (tests/examples/test_byo_agents.py)"]
     for name in FRAMEWORKS:
-        for suffix, model, flag in (("", "english-1", ""), ("_stream", "english-1", " --stream"),
-                                    ("_eager", "eager-1", "")):  # fmt: skip
+        for suffix, model, flag in (
+            ("", "english-1", ""),
+            ("_stream", "english-1", " --stream"),
+            ("_eager", "eager-1", ""),
+        ):
+            spec = f"cmd:{{python}} examples/support_{name}/agent.py{flag}"
+            upstream = f'base_url = "{server.url}", api_key_env = "{KEY_ENV}", model = "{model}"'
             lines.append(
-                f'support_{name}{suffix} = {{ spec = "cmd:{{python}} examples/support_{name}/agent.py{flag}", '
-                f'loop = "agent", upstream = {{ base_url = "{server.url}", api_key_env = "{KEY_ENV}", '
-                f'model = "{model}" }} }}'
+                f'support_{name}{suffix} = {{ spec = "{spec}", loop = "agent", '
+                f"upstream = {{ {upstream} }} }}"
             )
     refuser = Path(__file__).resolve().parents[1] / "run" / "cmd_agents" / "loop_agent.py"
     lines.append(
         f'loop_refuser = {{ spec = "cmd:{{python}} {refuser} refuse", loop = "agent", '
-        f'upstream = {{ base_url = "{server.url}", api_key_env = "{KEY_ENV}", model = "eager-1" }} }}'
+        f'upstream = {{ base_url = "{server.url}", api_key_env = "{KEY_ENV}", '
+        f'model = "eager-1" }} }}'
     )
     for model in ("english-1", "eager-1"):
         lines.append(
-            f'openai_{model.split("-")[0]} = {{ spec = "openai:{model}", base_url = "{server.url}", '
-            f'api_key_env = "{KEY_ENV}" }}'
+            f'openai_{model.split("-")[0]} = {{ spec = "openai:{model}", '
+            f'base_url = "{server.url}", api_key_env = "{KEY_ENV}" }}'
         )
     with (root / "evalcase.toml").open("a", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
@@ -67,15 +78,28 @@ def repo(tmp_path_factory: pytest.TempPathFactory, server: ModelServer) -> Path:
 
 
 def run(repo: Path, agent: str, *args: str) -> dict[str, Any]:
-    proc = run_cli("run", DATASET, "--agent", agent, "--progress", "none", "--concurrency", "4",
-                   *args, cwd=repo, env={KEY_ENV: KEY})  # fmt: skip
+    proc = run_cli(
+        "run",
+        DATASET,
+        "--agent",
+        agent,
+        "--progress",
+        "none",
+        "--concurrency",
+        "4",
+        *args,
+        cwd=repo,
+        env={KEY_ENV: KEY},
+    )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     run_dir = repo / proc.stdout.splitlines()[0].split(" -> ")[-1]
     lines = (run_dir / "attempts.jsonl").read_text("utf-8").splitlines()
     records = {r["case_id"]: r for r in map(json.loads, lines)}
     report_dir = repo / "reports" / run_dir.parent.name / run_dir.name
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
-    texts = [p.read_text("utf-8") for p in (run_dir, report_dir) for p in p.iterdir() if p.is_file()]
+    texts = [
+        p.read_text("utf-8") for p in (run_dir, report_dir) for p in p.iterdir() if p.is_file()
+    ]
     assert not any(KEY in t for t in texts), "the upstream key is in a record or report"
     return {
         "records": records,
@@ -90,10 +114,15 @@ def run(repo: Path, agent: str, *args: str) -> dict[str, Any]:
 
 def calls(record: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [
-        (c["tool"], json.dumps(c["args"], sort_keys=True), c["fault"], c["user_confirmed"],
-         json.dumps(c["error"], sort_keys=True))
+        (
+            c["tool"],
+            json.dumps(c["args"], sort_keys=True),
+            c["fault"],
+            c["user_confirmed"],
+            json.dumps(c["error"], sort_keys=True),
+        )
         for c in record["calls"]
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +211,13 @@ def test_unexecuted_proposals_are_shown_in_the_report_and_the_viewer(repo: Path)
     html = reports[-1].read_text("utf-8")
     details = html.split(f'id="case-{CANCEL}', 1)[1]
     assert "Proposals" in details and details.count("not executed") == len(refused)
-    run_id = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=lambda p: p.parent.name)[-1].parent.name
+    run_id = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=lambda p: p.parent.name)[
+        -1
+    ].parent.name
     client = TestClient(make_app(load_config(repo)), follow_redirects=False)
-    page = client.get(f"/attempt?run={run_id}&case={CANCEL}&attempt=1", headers={"Host": "127.0.0.1"})
+    page = client.get(
+        f"/attempt?run={run_id}&case={CANCEL}&attempt=1", headers={"Host": "127.0.0.1"}
+    )
     assert page.status_code == 200
     table = page.text.split('id="proposals"', 1)[1].split("</table>", 1)[0]
     assert table.count("not executed") == len(refused) and "loop: agent" in page.text

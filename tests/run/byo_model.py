@@ -81,8 +81,13 @@ def normalise(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if role == "tool":
             if str(m.get("tool_call_id")) in refused:
                 continue
-            out.append({"role": "tool", "tool_call_id": m.get("tool_call_id"),
-                        "content": _text(m.get("content"))})  # fmt: skip
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": m.get("tool_call_id"),
+                    "content": _text(m.get("content")),
+                }
+            )
             continue
         entry: dict[str, Any] = {"role": role, "content": _text(m.get("content"))}
         calls = [c for c in m.get("tool_calls") or () if str(c.get("id")) not in refused]
@@ -134,12 +139,18 @@ def completion(model: str, message: dict[str, Any]) -> dict[str, Any]:
         "created": 1,
         "model": model,
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": message.get("content"),
-                                     **({"tool_calls": calls} if calls else {})},
-             "finish_reason": "tool_calls" if calls else "stop"}
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    **({"tool_calls": calls} if calls else {}),
+                },
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
         ],
         "usage": {"prompt_tokens": 30, "completion_tokens": 10, "total_tokens": 40},
-    }  # fmt: skip
+    }
 
 
 def chunks(model: str, message: dict[str, Any], usage: bool) -> Iterator[dict[str, Any]]:
@@ -156,13 +167,26 @@ def chunks(model: str, message: dict[str, Any], usage: bool) -> Iterator[dict[st
     for i, c in enumerate(calls):
         args = c["function"]["arguments"]
         half = len(args) // 2
-        yield chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
-                                     "function": {"name": c["function"]["name"], "arguments": args[:half]}}]})  # fmt: skip
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["function"]["name"], "arguments": args[:half]},
+                    }
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]})
     yield chunk({}, "tool_calls" if calls else "stop")
     if usage:
-        yield {**base, "choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 10,
-                                                 "total_tokens": 40}}  # fmt: skip
+        yield {
+            **base,
+            "choices": [],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 10, "total_tokens": 40},
+        }
 
 
 def responses_input(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -178,27 +202,65 @@ def responses_input(body: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == "message":
             messages.append({"role": item.get("role"), "content": _text(item.get("content"))})
         elif kind == "function_call":
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": item.get("call_id"), "type": "function",
-                 "function": {"name": item.get("name"), "arguments": item.get("arguments")}}]})  # fmt: skip
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": item.get("call_id"),
+                            "type": "function",
+                            "function": {
+                                "name": item.get("name"),
+                                "arguments": item.get("arguments"),
+                            },
+                        }
+                    ],
+                }
+            )
         elif kind == "function_call_output":
-            messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                             "content": _text(item.get("output"))})  # fmt: skip
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": item.get("call_id"),
+                    "content": _text(item.get("output")),
+                }
+            )
     return messages
 
 
 def response_object(model: str, message: dict[str, Any]) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     for c in message.get("tool_calls") or ():
-        output.append({"type": "function_call", "id": f"fc_{c['id']}", "call_id": c["id"],
-                       "name": c["function"]["name"], "arguments": c["function"]["arguments"],
-                       "status": "completed"})  # fmt: skip
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{c['id']}",
+                "call_id": c["id"],
+                "name": c["function"]["name"],
+                "arguments": c["function"]["arguments"],
+                "status": "completed",
+            }
+        )
     if message.get("content"):
-        output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})  # fmt: skip
-    return {"id": "resp_det", "object": "response", "created_at": 1, "model": model,
-            "status": "completed", "output": output,
-            "usage": {"input_tokens": 30, "output_tokens": 10, "total_tokens": 40}}  # fmt: skip
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": message["content"], "annotations": []}],
+            }
+        )
+    return {
+        "id": "resp_det",
+        "object": "response",
+        "created_at": 1,
+        "model": model,
+        "status": "completed",
+        "output": output,
+        "usage": {"input_tokens": 30, "output_tokens": 10, "total_tokens": 40},
+    }
 
 
 def _tools_of(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -207,7 +269,12 @@ def _tools_of(body: dict[str, Any]) -> list[dict[str, Any]]:
         if "function" in t:
             out.append(t)
         elif t.get("type") == "function":  # the Responses API's flat tool shape
-            out.append({"type": "function", "function": {k: t.get(k) for k in ("name", "description", "parameters")}})  # fmt: skip
+            out.append(
+                {
+                    "type": "function",
+                    "function": {k: t.get(k) for k in ("name", "description", "parameters")},
+                }
+            )
     return out
 
 
@@ -234,7 +301,9 @@ class ModelServer:
             def do_GET(self) -> None:
                 with server.lock:
                     server.headers.append(dict(self.headers))
-                self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]})  # fmt: skip
+                self._send(
+                    200, {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]}
+                )
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
@@ -244,8 +313,16 @@ class ModelServer:
                     server.headers.append(dict(self.headers))
                 model = str(body.get("model"))
                 if model not in MODELS:
-                    self._send(404, {"error": {"message": f"The model `{model}` does not exist",
-                                               "type": "invalid_request_error", "code": "model_not_found"}})  # fmt: skip
+                    self._send(
+                        404,
+                        {
+                            "error": {
+                                "message": f"The model `{model}` does not exist",
+                                "type": "invalid_request_error",
+                                "code": "model_not_found",
+                            }
+                        },
+                    )
                     return
                 if self.path.endswith("/responses"):
                     message = decide(model, responses_input(body), _tools_of(body))
@@ -253,7 +330,9 @@ class ModelServer:
                     return
                 with server.lock:
                     scripted = server.script.pop(0) if server.script else None
-                message = scripted or decide(model, list(body.get("messages") or ()), _tools_of(body))
+                message = scripted or decide(
+                    model, list(body.get("messages") or ()), _tools_of(body)
+                )
                 if not body.get("stream"):
                     self._send(200, completion(model, message))
                     return

@@ -85,8 +85,12 @@ def loop_job(
     upstream: dict[str, Any] = {"base_url": server.url, "api_key_env": KEY_ENV}
     if model:
         upstream["model"] = model
-    options: dict[str, Any] = {"loop": "agent", "upstream": upstream, "sandbox": sandbox,
-                               "secret_env": [KEY_ENV]}  # fmt: skip
+    options: dict[str, Any] = {
+        "loop": "agent",
+        "upstream": upstream,
+        "sandbox": sandbox,
+        "secret_env": [KEY_ENV],
+    }
     if budget:
         options["budget"] = budget
     return type(j)(**{**j.__dict__, "adapter_options": options})
@@ -118,8 +122,14 @@ def test_the_agent_calls_tools_over_mcp_and_the_model_through_the_proxy(
 
 def test_a_proposal_the_agent_refused_is_kept_never_executed(server: ModelServer) -> None:
     record = run_attempt(
-        loop_job(server, "refuse", "Please cancel ORDER_7.", tools=(STATUS, CANCEL),
-                 model="eager-1", state={"orders": {"ORDER_7": {"status": "processing"}}})  # fmt: skip
+        loop_job(
+            server,
+            "refuse",
+            "Please cancel ORDER_7.",
+            tools=(STATUS, CANCEL),
+            model="eager-1",
+            state={"orders": {"ORDER_7": {"status": "processing"}}},
+        )
     )
     assert record["status"] == "completed", record["error"]
     assert [c["tool"] for c in record["calls"]] == ["shop_order_status"]
@@ -135,15 +145,23 @@ def test_a_confirmation_turn_makes_the_later_call_confirmed_and_the_fault_is_see
 ) -> None:
     record = run_attempt(
         loop_job(
-            server, "loop", "Please cancel ORDER_7.", "Yes, please cancel it.",
-            tools=(STATUS, CANCEL), confirmations=(1,),
+            server,
+            "loop",
+            "Please cancel ORDER_7.",
+            "Yes, please cancel it.",
+            tools=(STATUS, CANCEL),
+            confirmations=(1,),
             faults=(fault("shop_order_status", "rate_limited", {"call": 1}),),
             state={"orders": {"ORDER_7": {"status": "processing"}}},
         )
-    )  # fmt: skip
+    )
     assert record["status"] == "completed", record["error"]
     calls = record["calls"]
-    assert [c["tool"] for c in calls] == ["shop_order_status", "shop_order_status", "shop_order_cancel"]
+    assert [c["tool"] for c in calls] == [
+        "shop_order_status",
+        "shop_order_status",
+        "shop_order_cancel",
+    ]
     assert calls[0]["fault"] == "rate_limited" and calls[1]["fault"] is None
     assert [c["user_confirmed"] for c in calls] == [False, False, True]
     assert record["state_diff"] == [
@@ -156,10 +174,18 @@ def test_identical_parallel_proposals_are_linked_with_the_ambiguity_stated(
     server: ModelServer,
 ) -> None:
     # Two identical lookups in one answer: which call answers which proposal is unknown.
-    twins = {"id": "x", "type": "function",
-             "function": {"name": "order_lookup", "arguments": '{"order_id": "ORDER_1"}'}}  # fmt: skip
-    server.script = [{"role": "assistant", "content": None,
-                      "tool_calls": [{**twins, "id": "c1"}, {**twins, "id": "c2"}]}]  # fmt: skip
+    twins = {
+        "id": "x",
+        "type": "function",
+        "function": {"name": "order_lookup", "arguments": '{"order_id": "ORDER_1"}'},
+    }
+    server.script = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{**twins, "id": "c1"}, {**twins, "id": "c2"}],
+        }
+    ]
     try:
         record = run_attempt(loop_job(server, "twins"))
     finally:
@@ -222,8 +248,15 @@ def test_a_spent_budget_of_model_calls_ends_the_attempt(server: ModelServer) -> 
     assert len(record["model_calls"]) == 1
 
 
-@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=pytest.mark.skipif(
-    not SANDBOX, reason="bubblewrap does not work here"))])  # fmt: skip
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        False,
+        pytest.param(
+            True, marks=pytest.mark.skipif(not SANDBOX, reason="bubblewrap does not work here")
+        ),
+    ],
+)
 def test_the_key_is_never_in_the_agents_environment_nor_its_proc(
     server: ModelServer, sandbox: bool
 ) -> None:
@@ -247,7 +280,9 @@ def test_sandboxed_the_agent_reaches_its_servers_at_127_0_0_1_and_nothing_else(
     assert record["output"] == "Order ORDER_1 is signed."
     assert events(record, "loop")[0]["sandboxed"] is True
     # The model server itself, on the host's loopback, is out of its reach.
-    other = run_attempt(loop_job(server, "other_host", sandbox=True, extra=(server.url + "/models",)))
+    other = run_attempt(
+        loop_job(server, "other_host", sandbox=True, extra=(server.url + "/models",))
+    )
     assert other["output"].startswith("unreachable"), other["output"]
 
 
@@ -260,7 +295,9 @@ def test_a_simulated_user_drives_the_turns_of_a_loop_agent(server: ModelServer) 
         (200, completion("Thanks, that is all. ###STOP###"), {}),
     ]
     with Server(script).running() as user:
-        base = loop_job(server, "loop", user_simulator=UserSimulatorSpec({"text": "You wait for ORDER_1."}, 5))
+        base = loop_job(
+            server, "loop", user_simulator=UserSimulatorSpec({"text": "You wait for ORDER_1."}, 5)
+        )
         settings = {"base_url": user.url, "model": "sim-model-1", "max_retries": 0, "timeout_s": 5}
         record = run_attempt(type(base)(**{**base.__dict__, "user_simulator": settings}))
     assert record["status"] == "completed", record["error"]
@@ -272,9 +309,18 @@ def test_a_simulated_user_drives_the_turns_of_a_loop_agent(server: ModelServer) 
     assert record["messages"][2]["content"] == "Hi, where is my order ORDER_1?"
 
 
-@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=pytest.mark.skipif(
-    not SANDBOX, reason="bubblewrap does not work here"))])  # fmt: skip
-def test_an_agent_taking_only_stdio_servers_uses_the_shim(server: ModelServer, sandbox: bool) -> None:
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        False,
+        pytest.param(
+            True, marks=pytest.mark.skipif(not SANDBOX, reason="bubblewrap does not work here")
+        ),
+    ],
+)
+def test_an_agent_taking_only_stdio_servers_uses_the_shim(
+    server: ModelServer, sandbox: bool
+) -> None:
     record = run_attempt(loop_job(server, "stdio", sandbox=sandbox))
     assert record["status"] == "completed", record["error"]
     assert record["output"] == "Order ORDER_1 is signed."

@@ -48,8 +48,10 @@ def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[s
 
 
 def mcp(method: str, params: dict[str, Any]) -> tuple[int, Any]:
-    return post(os.environ["EVALCASE_MCP_URL"], {"jsonrpc": "2.0", "id": 1, "method": method,
-                                                 "params": params})  # fmt: skip
+    return post(
+        os.environ["EVALCASE_MCP_URL"],
+        {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+    )
 
 
 SHIM: subprocess.Popen[str] | None = None
@@ -59,15 +61,29 @@ def over_stdio(method: str, params: dict[str, Any]) -> tuple[int, Any]:
     """One request through the stdio shim, started once (initialize first)."""
     global SHIM
     if SHIM is None:
-        SHIM = subprocess.Popen(shlex.split(os.environ["EVALCASE_MCP_STDIO"]), text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
-        over_stdio("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                  "clientInfo": {"name": "loop_agent", "version": "1"}})  # fmt: skip
+        SHIM = subprocess.Popen(
+            shlex.split(os.environ["EVALCASE_MCP_STDIO"]),
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        over_stdio(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "loop_agent", "version": "1"},
+            },
+        )
         assert SHIM.stdin is not None
-        SHIM.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        SHIM.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
         SHIM.stdin.flush()
     assert SHIM.stdin is not None and SHIM.stdout is not None
-    SHIM.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}) + "\n")
+    SHIM.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}) + "\n"
+    )
     SHIM.stdin.flush()
     return 200, json.loads(SHIM.stdout.readline())
 
@@ -125,8 +141,11 @@ def main() -> None:
             )
             text = f"status {status}"
         elif mode == "wrong_token":
-            status, _ = post(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
-                             {"model": "english-1", "messages": []}, key="sk-guessed")  # fmt: skip
+            status, _ = post(
+                os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+                {"model": "english-1", "messages": []},
+                key="sk-guessed",
+            )
             text = f"status {status}"
         elif mode == "other_host":
             try:

@@ -113,8 +113,14 @@ class AttemptHost:
         mcp_path = f"/{self.token}/mcp"
         if path.rstrip("/") != mcp_path:
             kind = "wrong_token" if path.endswith("/mcp") else "not_found"
-            self.notify("mcp_refused", {"status": 401 if kind == "wrong_token" else 404,
-                                        "reason": kind, "path": path[-40:]})  # fmt: skip
+            self.notify(
+                "mcp_refused",
+                {
+                    "status": 401 if kind == "wrong_token" else 404,
+                    "reason": kind,
+                    "path": path[-40:],
+                },
+            )
             await respond(send, 401 if kind == "wrong_token" else 404, error_body(kind, kind))
             return
         if self.ended:
@@ -123,8 +129,14 @@ class AttemptHost:
             return
         body = await read_body(receive, self.limit)
         if body is None:
-            self.notify("mcp_refused", {"status": 413, "reason": "oversized",
-                                        "message": f"request over max_reply_bytes ({self.limit})"})  # fmt: skip
+            self.notify(
+                "mcp_refused",
+                {
+                    "status": 413,
+                    "reason": "oversized",
+                    "message": f"request over max_reply_bytes ({self.limit})",
+                },
+            )
             await respond(send, 413, error_body("request too large", "oversized"))
             return
         sent = False
@@ -184,9 +196,15 @@ class AttemptHost:
         sock.listen(256)
         sock.setblocking(False)
         config = uvicorn.Config(
-            self._app, lifespan="off", log_level="critical", access_log=False,
-            timeout_graceful_shutdown=1, ws="none", interface="asgi3", proxy_headers=False,
-        )  # fmt: skip
+            self._app,
+            lifespan="off",
+            log_level="critical",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            ws="none",
+            interface="asgi3",
+            proxy_headers=False,
+        )
         config.load()
         server = uvicorn.Server(config)
         server.lifespan = config.lifespan_class(config)

@@ -33,7 +33,7 @@ INSTALL_HINT = "pip install 'evalcase[agents]' (the mcp package: the official MC
 def missing() -> str | None:
     """None when the MCP SDK can be imported, else what to install."""
     try:
-        import mcp.server.lowlevel  # noqa: F401
+        import mcp.server.lowlevel
         import mcp.server.streamable_http_manager  # noqa: F401
     except ModuleNotFoundError as exc:
         return f"loop = \"agent\" needs the '{exc.name}' package, not installed: {INSTALL_HINT}"

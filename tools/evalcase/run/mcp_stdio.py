@@ -35,7 +35,11 @@ def forward(url: str, line: str) -> str | None:
         message = json.loads(line)
         if isinstance(message, dict) and "id" in message:
             return json.dumps(
-                {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32000, "message": problem}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": {"code": -32000, "message": problem},
+                }
             )
     body = body.strip()
     if not body:

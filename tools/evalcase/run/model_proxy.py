@@ -251,9 +251,10 @@ class ModelProxy:
                 entry["response"] = response
                 entry["usage"], entry["finish_reason"] = usage_of(endpoint, response)
                 self.tokens += sum(
-                    v for k, v in entry["usage"].items() if k in ("prompt_tokens", "completion_tokens")
-                    and isinstance(v, int)
-                )  # fmt: skip
+                    v
+                    for k, v in entry["usage"].items()
+                    if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
+                )
                 cost = entry["usage"].get("cost")
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
                     self.cost += float(cost)

@@ -15,8 +15,9 @@ minimal environment, the sandbox where bubblewrap works), with these variables:
 ``OPENAI_BASE_URL`` (the proxy), ``OPENAI_API_KEY`` (the attempt's token, never a real
 key), ``EVALCASE_MCP_URL`` (the MCP endpoint), ``EVALCASE_MCP_STDIO`` (the command line of
 a stdio shim to the same endpoint, :mod:`evalcase.run.mcp_stdio`, for agents that take
-only stdio servers) and, when ``upstream.model`` is set, ``OPENAI_MODEL``. Sandboxed, the network is off and both servers are reached at the
-same kind of ``http://127.0.0.1:PORT`` URLs through a relay inside the sandbox
+only stdio servers) and, when ``upstream.model`` is set, ``OPENAI_MODEL``. Sandboxed,
+the network is off and both servers are reached at the same kind of
+``http://127.0.0.1:PORT`` URLs through a relay inside the sandbox
 (:mod:`evalcase.run.relay`) to a unix socket in the attempt's folder.
 
 Turns go over stdin and stdout as for any ``cmd:`` agent: one request line per user turn
@@ -73,8 +74,12 @@ RELAY = Path(__file__).with_name("relay.py")
 STDIO_SHIM = Path(__file__).with_name("mcp_stdio.py")
 RELAY_PORT = 8765  # the relay's port on the sandbox's own loopback (a private namespace)
 AGENT_VARIABLES = (
-    "OPENAI_BASE_URL", "OPENAI_API_KEY", "EVALCASE_MCP_URL", "EVALCASE_MCP_STDIO", "OPENAI_MODEL",
-)  # fmt: skip
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "EVALCASE_MCP_URL",
+    "EVALCASE_MCP_STDIO",
+    "OPENAI_MODEL",
+)
 
 
 def is_owned(options: Mapping[str, Any]) -> bool:
@@ -388,10 +393,13 @@ class OwnedLoop:
                 sandboxed = False
         try:
             cards = [
-                {"name": t["function"]["name"], "description": t["function"]["description"],
-                 "parameters": t["function"]["parameters"]}
+                {
+                    "name": t["function"]["name"],
+                    "description": t["function"]["description"],
+                    "parameters": t["function"]["parameters"],
+                }
                 for t in tool_specs(job.agent)
-            ]  # fmt: skip
+            ]
             host = AttemptHost(
                 cards,
                 config.upstream,
