@@ -24,11 +24,12 @@ def forward(url: str, line: str) -> str | None:
         line.encode("utf-8"),
         {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
     )
+    body: str
     try:
         with urllib.request.urlopen(request, timeout=600) as response:
             body = response.read().decode("utf-8")
     except urllib.error.HTTPError as exc:
-        body = exc.read().decode("utf-8", "replace")
+        body = str(exc.read().decode("utf-8", "replace"))
     except OSError as exc:
         body = ""
         problem = f"the MCP endpoint cannot be reached: {type(exc).__name__}"
