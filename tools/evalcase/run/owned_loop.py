@@ -299,7 +299,14 @@ class OwnedLoop:
             self.recorder.event("budget", message=item.fields.get("message"))
             self.budget_spent = str(item.fields.get("message"))
         else:
-            self.recorder.event(item.kind, **dict(item.fields))
+            self._refused(item)
+
+    def _refused(self, item: Item) -> None:
+        """A request the servers refused (a wrong token, an oversized body...)."""
+        if item.kind == "mcp_refused":
+            self.recorder.event("mcp_refused", **dict(item.fields))
+        else:
+            self.recorder.event("proxy_refused", **dict(item.fields))
 
     def _model_call(self, entry: Mapping[str, Any]) -> None:
         added = self.ledger.add_model_call(entry)
@@ -495,10 +502,8 @@ class OwnedLoop:
                     "late_call", tool=item.fields.get("tool"), reason="the attempt had ended"
                 )
                 item.resolve(ToolAnswer("the attempt has ended", True))
-            elif item.kind == "model_call":
-                self._model_call(item.fields)
-            else:
-                self.recorder.event(item.kind, **dict(item.fields))
+            else:  # a model call, a refusal, a spent budget: recorded as ever
+                self.serve(item)
 
     def unexecuted(self) -> None:
         """Each proposal no call answered, in the trace (after the servers stopped)."""
