@@ -386,3 +386,39 @@ def test_an_audit_gives_the_same_facts_on_ray_as_on_the_local_pool(
 
     assert len(json.loads(local.stdout)) == 7  # five intents, two agent cases
     assert facts(on_ray.stdout) == facts(local.stdout)
+
+
+@pytest.mark.slow
+def test_a_loop_agent_runs_on_ray_as_on_the_local_pool(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """loop = "agent" on a Ray worker: the worker serves the attempt's MCP server and
+    model proxy itself; the same calls and state as on the local pool."""
+    from tests.helpers import bundled_repo, commit_all, run_cli
+    from tests.run.byo_model import ModelServer
+
+    agent = Path(__file__).parent / "cmd_agents" / "loop_agent.py"
+    repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", "/.evalcase/"))
+    with ModelServer().running() as server:
+        with (repo / "evalcase.toml").open("a", encoding="utf-8") as f:
+            f.write(
+                f'loop_agent = {{ spec = "cmd:{{python}} {agent} loop", loop = "agent", '
+                f'upstream = {{ base_url = "{server.url}", model = "english-1" }} }}\n'
+            )
+        commit_all(repo, "a loop agent")
+        common = ("run", "english_support_set", "--agent", "loop_agent", "--select", "agent_*",
+                  "--no-grade")  # fmt: skip
+        local = run_cli(*common, "--progress", "none", cwd=repo)
+        assert local.returncode == 0, local.stderr[-3000:]
+        on_ray = run_cli(
+            *common, "--executor", "ray", "--ray-address", cluster.address, "--progress", "plain",
+            cwd=repo, env=cluster.env,
+        )  # fmt: skip
+        assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    runs = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=lambda p: p.parent.name)
+    assert len(runs) == 2
+    local_records, ray_records = (list(outputs.read_attempts(p)) for p in runs)
+    assert all(r["loop"] == "agent" and r["error"] is None for r in ray_records)
+    assert all(r["worker"] for r in ray_records)  # they ran on the cluster
+    assert sorted(map(_facts, ray_records)) == sorted(map(_facts, local_records))
+    assert any(r["model_calls"] for r in ray_records)

@@ -178,6 +178,13 @@ def warm() -> str | None:
     return None
 
 
+def shared() -> tuple[asyncio.AbstractEventLoop, Any]:
+    """The process's event loop and its aiohttp session, for code that runs on the loop
+    itself (the model proxy and the MCP server of agent-owned loops: evalcase.run)."""
+    current = _loop()
+    return current.loop, current.session
+
+
 def post_json(
     url: str,
     body: bytes,

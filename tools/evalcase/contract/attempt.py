@@ -376,6 +376,12 @@ class AttemptRecord:
     user_usage: Usage | None = None  # the simulated user's, apart from the agent's
     worker: Json | None = None  # where a Ray worker ran it
     redacted: bool = False  # personal data masked after grading (--redact)
+    # An agent-owned loop (loop = "agent", evalcase.run.owned_loop): which loop was
+    # measured, every model call through the proxy, and the tool calls the models
+    # proposed, each linked to the call that executed it or left unexecuted.
+    loop: str | None = None
+    model_calls: Sequence[Json] | None = None
+    proposals: Sequence[Json] | None = None
     legacy: Json = field(default_factory=dict)  # LEGACY_FIELDS and other fields, as read
 
     @property
@@ -430,6 +436,12 @@ class AttemptRecord:
             out["worker"] = dict(self.worker)
         if self.redacted:
             out["redacted"] = True
+        if self.loop is not None:
+            out["loop"] = self.loop
+        if self.model_calls is not None:
+            out["model_calls"] = list(self.model_calls)
+        if self.proposals is not None:
+            out["proposals"] = list(self.proposals)
         out.update(self.legacy)
         return out
 
@@ -472,6 +484,9 @@ class AttemptRecord:
             user_usage=Usage.from_json(user_usage) if isinstance(user_usage, Mapping) else None,
             worker=worker if isinstance(worker, Mapping) else None,
             redacted=raw.get("redacted") is True,
+            loop=_opt_text(raw.get("loop")),
+            model_calls=_objects(raw["model_calls"]) if "model_calls" in raw else None,
+            proposals=_objects(raw["proposals"]) if "proposals" in raw else None,
             legacy={k: v for k, v in raw.items() if k not in _FIELDS},
         )
 

@@ -34,5 +34,9 @@ TRACE_FIELDS: dict[str, str] = {
 EVENT_TYPES = frozenset(
     {"system", "user", "assistant", "tool_call", "tool_result", "tool_error", "error",
      "state_change", "retrieval", "permission_denied", "fault", "audit",
-     "conversation_end"}
+     "conversation_end",
+     # an agent that runs its own loop (run/owned_loop.py, docs/byo-agent.md); the
+     # servers' refusals are proxy_refused and mcp_refused
+     "loop", "model_call", "agent_reply", "proposal_unexecuted", "link_ambiguous",
+     "late_call", "budget", "proxy_refused", "mcp_refused"}
 )  # fmt: skip

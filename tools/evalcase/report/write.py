@@ -115,6 +115,9 @@ def details(graded: GradedRun, report: Mapping[str, Any]) -> dict[str, list[dict
                 "grades": lines.get((case_id, number), []),
                 "messages": list(attempt.messages),
                 "calls": list(attempt.calls),
+                "loop": attempt.loop,
+                # An agent-owned loop's proposals (executed or not: never calls).
+                "proposals": None if attempt.proposals is None else list(attempt.proposals),
                 "state_diff": list(attempt.state_diff),
             }
         )

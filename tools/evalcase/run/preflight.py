@@ -3,7 +3,8 @@
 A misconfigured agent (``openai:`` without its ``aiohttp`` package, the API key variable
 unset, the endpoint not answering, an ``http:`` service accepting no connection, a ``cmd:``
 program that does not exist or may not be executed, a ``py:`` function that does not
-import, a ``replay:`` run that is not there) would otherwise start the run and record the
+import, a ``replay:`` run that is not there, a ``loop = "agent"`` entry without its
+``upstream``, its key variable or the ``mcp`` package) would otherwise start the run and record the
 same error for every attempt. Instead ``evalcase run`` stops with exit status 2 and one
 message, and writes no run folder.
 
@@ -54,12 +55,18 @@ def problem(choice: AgentChoice, outputs_dir: Path, *, local: bool = True) -> st
         return f"agent {choice.spec!r} needs the module {exc.name!r}, which is not installed"
     except ValueError as exc:
         return str(exc)
+    named = f" ([run.agents] {choice.name})" if choice.name else ""
+    if choice.options.get("loop") is not None:
+        from evalcase.run import owned_loop
+
+        owned = owned_loop.settings_problem(choice.spec, choice.options)
+        if owned is not None:
+            return f"the agent cannot run{named}: {owned}"
     if check is None or (not local and scheme in LOCAL_ONLY):
         return None
     found = check(target, {**choice.options, "outputs_dir": str(outputs_dir)})
     if found is None:
         return None
-    named = f" ([run.agents] {choice.name})" if choice.name else ""
     return f"the agent cannot run{named}: {found}"
 
 

@@ -122,6 +122,8 @@ def cap_record(record: AttemptRecord, limit: int, job: AttemptJob) -> AttemptRec
 
 
 def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> AttemptRecord:
+    if job.adapter_options.get("loop") == "agent":
+        return _run_owned(job, started_at, start, deadline)
     recorder = Recorder()
     env = Environment(job.env, recorder, limits=job.limits, deadline=deadline)
     view = job.agent
@@ -245,6 +247,102 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
         conversation=ended,
         user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
     )
+
+
+def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) -> AttemptRecord:
+    """An agent that runs its own loop (evalcase.run.owned_loop): one request line per
+    user turn, its tools over MCP and its model through the proxy while it works."""
+    from evalcase.run.owned_loop import LOOP, OwnedLoop
+
+    recorder = Recorder()
+    env = Environment(job.env, recorder, limits=job.limits, deadline=deadline)
+    view = job.agent
+    messages = first_messages(view)
+    for m in messages:
+        recorder.event(m["role"], content=m["content"], history=True)
+    output: str | None = None
+    error: dict[str, Any] | None = None
+    agent_version: str | None = None
+    confirmations = set(job.env.confirmations)
+    spec = job.env.user_simulator
+    user_usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cost": None}
+    conversation: Conversation | None = None
+    loop = OwnedLoop(job, env, recorder, deadline)
+    try:
+        loop.open()
+        conversation = Conversation(
+            view,
+            job.env,
+            simulator=(lambda: Simulator(spec, job.user_simulator, job.seed)) if spec else None,
+        )
+        last_text = ""
+        while True:
+            turn = conversation.next(messages, last_text, env.calls, env, deadline)
+            if isinstance(turn, End):
+                if turn.turn is not None:
+                    _add_usage(user_usage, turn.turn.usage)
+                    _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
+                if spec is not None or job.env.user_conditions or turn.reason != "script_end":
+                    recorder.event("conversation_end", reason=turn.reason, turn=conversation.sent)
+                break
+            _add_usage(user_usage, turn.usage)
+            if turn.index is not None and turn.index in confirmations:
+                loop.confirmed = True
+            messages.append({"role": "user", "content": turn.content})
+            _user_event(recorder, turn, conversation.sent - 1)
+            if time.monotonic() >= deadline:
+                raise AgentFault("timeout", f"no final answer within {job.timeout_s:g} s")
+            request = {**build_request(view, messages, job.attempt, job.seed), "loop": LOOP}
+            reply = loop.reply(request, deadline)
+            if reply.agent_version:
+                agent_version = reply.agent_version
+            messages.append(reply.message())
+            recorder.event("agent_reply", content=reply.content)
+            output = reply.content
+            last_text = reply.content or ""
+    except AgentFault as fault:
+        for event in fault.events:
+            recorder.event(str(event.get("type", "adapter")), **_fields(event))
+        error = {"kind": fault.kind, "message": fault.message}
+        recorder.event("error", kind=fault.kind, message=fault.message)
+    except Exception as exc:  # a bug of ours must not end the run
+        error = {"kind": "adapter", "message": f"{type(exc).__name__}: {exc}"}
+        recorder.event("error", kind="adapter", message=error["message"])
+    finally:
+        with contextlib.suppress(Exception):
+            loop.close()
+    ended: ConversationEnd | None = None
+    if conversation is not None and (spec is not None or job.env.user_conditions):
+        ended = ConversationEnd(
+            conversation.ended_by if error is None else "error", conversation.sent
+        )
+    truncated = any(c.get("finish_reason") == "length" for c in loop.ledger.model_calls)
+    record = AttemptRecord(
+        **_base(job),
+        status="error" if error else "completed",
+        error=AttemptError(error["kind"], error["message"]) if error else None,
+        output=output,
+        truncated=truncated,
+        messages=messages,
+        trace=recorder.trace,
+        calls=tuple(env.calls),
+        retrieved=env.retrieved,
+        initial_state_digest=env.initial_digest,
+        state_diff=env.final_diff(),
+        usage=Usage.from_json(loop.usage),
+        latency_ms=round((time.monotonic() - start) * 1000, 3),
+        agent_version=agent_version,
+        started_at=started_at,
+        ended_at=_now(),
+        record_version=RECORD_VERSION,
+        agent_stderr=loop.stderr_record(),
+        conversation=ended,
+        user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
+        loop=LOOP,
+        model_calls=loop.ledger.model_calls,
+        proposals=loop.ledger.proposals_json(),
+    )
+    return record
 
 
 def _user_event(

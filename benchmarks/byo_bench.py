@@ -1,0 +1,253 @@
+"""Bring your own agent (loop = "agent"): what the per-attempt servers cost.
+
+Measured, each in this one process after a warm-up (imports and the transport's event
+loop started once, as in a run):
+
+1. ``start``: the attempt's servers (MCP endpoint and model proxy, one uvicorn server on
+   a loopback port, evalcase.run.attempt_host) started and stopped, per attempt; beside
+   it the start of the smallest agent process (``python -I -S -c pass``) for scale.
+2. ``tool``: one tool call through MCP (JSON-RPC ``tools/call`` over HTTP keep-alive,
+   answered by the attempt's Environment on the attempt's thread) against
+   ``Environment.call`` itself; median difference.
+3. ``model``: one chat completion through the proxy against the same request sent to
+   the upstream directly (benchmarks/openai_stub.py answering at once); median difference.
+4. ``concurrent``: N attempts of a loop agent (``sh`` and ``curl``: one model call through
+   the proxy, then its reply) at concurrency 200 against the stub answering after 1 s,
+   through the whole runner (evalcase.run.driver), unsandboxed; against the ideal
+   N x 1 s / 200, with this process's peak resident memory (VmHWM).
+
+Usage, from the repository root (the agents extra installed)::
+
+    python benchmarks/byo_bench.py                 # everything (N = 1000)
+    python benchmarks/byo_bench.py --quick         # fewer samples, N = 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import select
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(REPO_ROOT / "tools"), str(BENCH)]
+
+from run_bench import BenchTask, Stub, _rss_mb, _task  # noqa: E402
+
+from evalcase.run.attempt_host import AttemptHost  # noqa: E402
+from evalcase.run.environment import Environment, Recorder  # noqa: E402
+from evalcase.run.mcp_server import ToolAnswer  # noqa: E402
+from evalcase.run.model_proxy import Budget, Upstream  # noqa: E402
+
+CARDS = [
+    {
+        "name": "order_lookup",
+        "description": "the order_lookup tool",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
+AGENT_SH = """#!/bin/sh
+# One user turn: one model call through the proxy, then the reply line.
+while read -r line; do
+  curl -s -o /dev/null -H "Authorization: Bearer $OPENAI_API_KEY" \\
+    -H "Content-Type: application/json" \\
+    -d '{"model": "stub-1", "messages": [{"role": "user", "content": "hi"}]}' \\
+    "$OPENAI_BASE_URL/chat/completions"
+  echo '{"role": "assistant", "content": "ok"}'
+done
+"""
+
+
+def stop_stub(stub: Stub) -> dict[str, Any]:
+    """Stop the stub; what it saw. Its last JSON line: connections the proxy's pool keeps
+    alive end with tracebacks before it, which say nothing."""
+    stub.proc.terminate()
+    _, err = stub.proc.communicate(timeout=10)
+    lines = [x for x in err.splitlines() if x.startswith("{")]
+    return dict(json.loads(lines[-1])) if lines else {}
+
+
+def ms(seconds: list[float]) -> str:
+    q = statistics.quantiles(seconds, n=10)
+    return f"median {statistics.median(seconds) * 1000:.2f} ms, p90 {q[-1] * 1000:.2f} ms"
+
+
+def host(upstream: str = "http://127.0.0.1:1/v1") -> AttemptHost:
+    return AttemptHost(CARDS, Upstream(upstream, None), Budget(), 1_000_000, time.monotonic() + 600)
+
+
+def start_row(n: int) -> None:
+    h = host()
+    h.start()
+    h.stop()  # warm-up: imports, the event loop
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        h = host()
+        h.start()
+        h.stop()
+        times.append(time.perf_counter() - t)
+    agent = []
+    for _ in range(max(10, n // 5)):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+        agent.append(time.perf_counter() - t)
+    print(f"start   : servers started and stopped per attempt, {n} times: {ms(times)}")
+    print(f"          the smallest Python agent process (-I -S -c pass): {ms(agent)}")
+
+
+def serve(h: AttemptHost, env: Environment, stop: threading.Event) -> None:
+    """What the attempt's thread does while it waits for the agent's reply."""
+    while not stop.is_set():
+        ready, _, _ = select.select([h.wake_r], [], [], 0.1)
+        if ready:
+            h.drain_wake()
+            for item in h.pending():
+                if item.kind == "tool":
+                    message = env.call(
+                        "c", item.fields["tool"], item.fields["arguments"], user_confirmed=False
+                    )
+                    item.resolve(ToolAnswer(str(message["content"])))
+
+
+def tool_row(n: int) -> None:
+    task: BenchTask = _task(0)
+    env = Environment(task.env, Recorder())
+    direct = []
+    for _ in range(n):
+        t = time.perf_counter()
+        env = Environment(task.env, Recorder())  # a fresh attempt: no max_tool_calls
+        env.call("c", "order_lookup", '{"order_id": "O1"}', user_confirmed=False)
+        direct.append(time.perf_counter() - t)
+    h = host()
+    h.start()
+    stop = threading.Event()
+    served = Environment(task.env, Recorder())
+    thread = threading.Thread(target=serve, args=(h, served, stop), daemon=True)
+    thread.start()
+    _, path = h.urls()[1].split(f":{h.port}", 1)
+    conn = http.client.HTTPConnection("127.0.0.1", h.port)
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "order_lookup", "arguments": {"order_id": "O1"}},
+        }
+    )
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    through = []
+    for i in range(n + 20):
+        if i % 200 == 0:  # a fresh attempt's budget of calls
+            served.calls.clear()
+        t = time.perf_counter()
+        conn.request("POST", path, body, headers)
+        answer = conn.getresponse().read()
+        if i >= 20:
+            through.append(time.perf_counter() - t)
+    assert b"signed" in answer, answer
+    stop.set()
+    h.stop()
+    diff = statistics.median(through) - statistics.median(direct)
+    print(
+        f"tool    : Environment.call {ms(direct)}; through MCP {ms(through)}; "
+        f"difference of medians {diff * 1000:.2f} ms ({n} calls)"
+    )
+
+
+def model_row(n: int) -> None:
+    stub = Stub(0.0)
+    try:
+        body = json.dumps({"model": "stub-1", "messages": [{"role": "user", "content": "hi"}]})
+        headers = {"Content-Type": "application/json"}
+
+        def timed(port: int, path: str, extra: dict[str, str]) -> list[float]:
+            conn = http.client.HTTPConnection("127.0.0.1", port)
+            out = []
+            for i in range(n + 20):
+                t = time.perf_counter()
+                conn.request("POST", path, body, {**headers, **extra})
+                data = conn.getresponse().read()
+                if i >= 20:
+                    out.append(time.perf_counter() - t)
+            assert b"chat.completion" in data, data
+            return out
+
+        direct = timed(stub.port, "/v1/chat/completions", {})
+        h = host(f"http://127.0.0.1:{stub.port}/v1")
+        h.start()
+        assert h.port is not None
+        through = timed(h.port, "/v1/chat/completions", {"Authorization": f"Bearer {h.token}"})
+        h.stop()
+    finally:
+        stop_stub(stub)
+    diff = statistics.median(through) - statistics.median(direct)
+    print(
+        f"model   : upstream directly {ms(direct)}; through the proxy {ms(through)}; "
+        f"difference of medians {diff * 1000:.2f} ms ({n} calls)"
+    )
+
+
+def concurrent_row(n: int, concurrency: int) -> None:
+    from evalcase.run import driver
+    from evalcase.run.executors import get_executor
+
+    stub = Stub(1.0)
+    folder = Path(tempfile.mkdtemp(prefix="byo-bench-"))
+    agent = folder / "agent.sh"
+    agent.write_text(AGENT_SH, "utf-8")
+    agent.chmod(0o755)
+    try:
+        tasks = [_task(i) for i in range(n)]
+        options = driver.RunOptions(
+            agent=f"cmd:/bin/sh {shlex.quote(str(agent))}",
+            agent_options={
+                "loop": "agent",
+                "sandbox": False,
+                "cwd": str(folder),
+                "upstream": {"base_url": f"http://127.0.0.1:{stub.port}/v1"},
+            },
+            concurrency=concurrency,
+            timeout_s=120,
+        )
+        source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
+        t0 = time.perf_counter()
+        result = driver.start(folder / "out", source, tasks, options, get_executor("local"))
+        elapsed = time.perf_counter() - t0
+    finally:
+        seen = stop_stub(stub)
+    ideal = n * 1.0 / concurrency
+    print(
+        f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
+        f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
+        f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
+        f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    with open("/proc/loadavg") as f:
+        print(f"host: {os.cpu_count()} cores, load average {f.read().split()[0]} at the start")
+    samples = 100 if args.quick else 400
+    start_row(50 if args.quick else 200)
+    tool_row(samples)
+    model_row(samples)
+    concurrent_row(200 if args.quick else 1000, 200)
+
+
+if __name__ == "__main__":
+    main()

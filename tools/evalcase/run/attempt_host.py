@@ -1,0 +1,256 @@
+"""The per-attempt servers of an agent-owned loop: the MCP endpoint and the model proxy.
+
+One HTTP server per attempt (uvicorn, on :mod:`evalcase.transport`'s event loop, the
+process's one loop: no thread per attempt), with two routes:
+
+- ``/<token>/mcp``: the case's tools (:mod:`evalcase.run.mcp_server`);
+- ``/v1/...``: the model proxy (:mod:`evalcase.run.model_proxy`), the token as the
+  bearer key.
+
+Unsandboxed it listens on a loopback port (``127.0.0.1``, port chosen by the system);
+sandboxed, on a unix socket in the attempt's folder, which the sandbox's relay
+(:mod:`evalcase.run.relay`) serves on the sandbox's own ``127.0.0.1``. Either way a
+request without the attempt's token is refused and recorded, and nothing is served once
+the attempt has ended.
+
+Everything the servers learn reaches the attempt's thread through :attr:`AttemptHost.inbox`
+(a FIFO queue) and a wake-up pipe the thread watches beside the agent's output: a tool
+call waits for the thread to answer it with the attempt's ``Environment`` (which is
+single-threaded, and bounded per thread by :func:`evalcase.run.expr.bounded`), so every
+guarantee of the runner's loop holds. A request body over ``max_reply_bytes`` is refused
+(413) before it is read further.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import secrets
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.run import mcp_server
+from evalcase.run.model_proxy import Budget, ModelProxy, Upstream, error_body, read_body, respond
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing the servers tell the attempt's thread: ``kind`` is ``tool`` (a call to
+    answer: ``resolve`` answers it), ``model_call``, ``proxy_refused``, ``mcp_refused`` or
+    ``budget``."""
+
+    kind: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    resolve: Any = None
+
+
+class AttemptHost:
+    def __init__(
+        self,
+        tools: Sequence[Mapping[str, Any]],
+        upstream: Upstream,
+        budget: Budget,
+        limit: int,
+        deadline: float,
+        socket_path: Path | None = None,
+    ) -> None:
+        self.tools = tools
+        self.limit = limit
+        self.deadline = deadline
+        self.token = "evalcase-" + secrets.token_urlsafe(24)
+        self.inbox: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.socket_path = socket_path
+        self.port: int | None = None
+        self.ended = False
+        self.proxy = ModelProxy(upstream, self.token, budget, limit, deadline, self.notify)
+        self._server: Any = None
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._mcp_task: asyncio.Future[Any] | None = None
+
+    # -- what the attempt's thread reads -------------------------------------------------
+    def notify(self, kind: str, fields: Mapping[str, Any], resolve: Any = None) -> None:
+        self.inbox.put(Item(kind, dict(fields), resolve))
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self.wake_w, b"x")
+
+    def drain_wake(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            while os.read(self.wake_r, 4096):
+                pass
+
+    def pending(self) -> list[Item]:
+        out = []
+        while True:
+            try:
+                out.append(self.inbox.get_nowait())
+            except queue.Empty:
+                return out
+
+    # -- the URLs the agent gets --------------------------------------------------------
+    def urls(self, port: int | None = None) -> tuple[str, str]:
+        """(OPENAI_BASE_URL, EVALCASE_MCP_URL) on ``port`` (the relay's inside a sandbox)."""
+        at = port if port is not None else self.port
+        base = f"http://127.0.0.1:{at}"
+        return f"{base}/v1", f"{base}/{self.token}/mcp"
+
+    # -- serving ---------------------------------------------------------------------
+    async def _app(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            return
+        path = str(scope.get("path") or "")
+        if path.startswith("/v1/") or path == "/v1":
+            await self.proxy(scope, receive, send)
+            return
+        mcp_path = f"/{self.token}/mcp"
+        if path.rstrip("/") != mcp_path:
+            kind = "wrong_token" if path.endswith("/mcp") else "not_found"
+            self.notify(
+                "mcp_refused",
+                {
+                    "status": 401 if kind == "wrong_token" else 404,
+                    "reason": kind,
+                    "path": path[-40:],
+                },
+            )
+            await respond(send, 401 if kind == "wrong_token" else 404, error_body(kind, kind))
+            return
+        if self.ended:
+            self.notify("mcp_refused", {"status": 410, "reason": "attempt_ended"})
+            await respond(send, 410, error_body("the attempt has ended", "attempt_ended"))
+            return
+        body = await read_body(receive, self.limit)
+        if body is None:
+            self.notify(
+                "mcp_refused",
+                {
+                    "status": 413,
+                    "reason": "oversized",
+                    "message": f"request over max_reply_bytes ({self.limit})",
+                },
+            )
+            await respond(send, 413, error_body("request too large", "oversized"))
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if sent:  # after the body: what the connection says next (a disconnect)
+                return dict(await receive())
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        assert self._mcp_handle is not None
+        await self._mcp_handle(scope, replay, send)
+
+    async def _tool(self, name: str, arguments: str, meta_id: str | None) -> mcp_server.ToolAnswer:
+        if self.ended:
+            self.notify("mcp_refused", {"status": 410, "reason": "attempt_ended", "tool": name})
+            return mcp_server.ToolAnswer("the attempt has ended", True)
+        assert self._loop is not None
+        future, resolve = mcp_server.wait_answer(self._loop)
+        self.notify("tool", {"tool": name, "arguments": arguments, "meta_id": meta_id}, resolve)
+        try:
+            async with asyncio.timeout_at(self.deadline + 1):
+                return await future
+        except TimeoutError:
+            return mcp_server.ToolAnswer("the attempt's deadline passed", True)
+
+    async def _start(self) -> None:
+        import uvicorn
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        ready: asyncio.Future[Any] = self._loop.create_future()
+
+        async def hold_mcp() -> None:
+            try:
+                async with mcp_server.serving(self.tools, self._tool) as handle:
+                    ready.set_result(handle)
+                    await self._stop.wait()  # type: ignore[union-attr]
+            except BaseException as exc:
+                if not ready.done():
+                    ready.set_exception(exc)
+                raise
+
+        self._mcp_task = asyncio.ensure_future(hold_mcp())
+        self._mcp_handle = await ready
+        if self.socket_path is not None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(str(self.socket_path))
+        else:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+            # Accepted connections inherit it: an answer's head and body, written apart,
+            # must not wait for the client's delayed ACK (40 ms a request, keep-alive).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.listen(256)
+        sock.setblocking(False)
+        config = uvicorn.Config(
+            self._app,
+            lifespan="off",
+            log_level="critical",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            ws="none",
+            interface="asgi3",
+            proxy_headers=False,
+        )
+        config.load()
+        server = uvicorn.Server(config)
+        server.lifespan = config.lifespan_class(config)
+        await server.startup(sockets=[sock])
+        self._server = server
+        self._sock = sock
+
+    _mcp_handle: Any = None
+
+    def start(self) -> None:
+        from evalcase import transport
+
+        loop, _ = transport.shared()
+        asyncio.run_coroutine_threadsafe(self._start(), loop).result(timeout=30)
+
+    async def _shutdown(self) -> None:
+        server = self._server
+        if server is not None:
+            for s in server.servers:
+                s.close()
+            server.force_exit = True
+            for connection in list(server.server_state.connections):
+                connection.shutdown()
+            with contextlib.suppress(Exception):
+                self._sock.close()
+        if self._stop is not None:
+            self._stop.set()
+        if self._mcp_task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._mcp_task, 2)
+
+    def end(self) -> None:
+        """The attempt has ended: every request from now on is refused (and recorded)."""
+        self.ended = True
+        self.proxy.ended = True
+
+    def stop(self) -> None:
+        """End the servers: nothing is served after this."""
+        self.end()
+        if self._loop is not None:
+            future = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+            with contextlib.suppress(Exception):
+                future.result(timeout=3)
+        for fd in (self.wake_r, self.wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.socket_path is not None:
+            with contextlib.suppress(OSError):
+                self.socket_path.unlink()
