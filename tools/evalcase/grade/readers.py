@@ -91,7 +91,7 @@ def _build(cls: type[T], data: Mapping[str, Any], prefix: str) -> T:
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if not f.init:
             continue
-        value = data[f.name] if f.name in data else None
+        value = data.get(f.name)
         if value is not None:
             values[f.name] = _convert(hints[f.name], value, prefix + f.name)
     return cls(**values)
