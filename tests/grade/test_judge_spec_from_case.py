@@ -38,10 +38,12 @@ def test_the_judge_fields_of_a_case() -> None:
 @pytest.mark.parametrize(
     ("case", "said"),
     [
-        ({"evaluator_config": ["must_include"]}, "case: evaluator_config: must be an object, not list"),
+        ({"evaluator_config": ["must_include"]},
+         "case: evaluator_config: must be an object, not list"),
         ({"environment": "prod"}, "case: environment: must be an object, not str"),
         ({"trace_requirement": ["r"]}, "case: trace_requirement: must be an object, not list"),
-        ({"evaluator_config": {"judge": "strict"}}, "evaluator_config: judge: must be an object, not str"),
+        ({"evaluator_config": {"judge": "strict"}},
+         "evaluator_config: judge: must be an object, not str"),
     ],
 )  # fmt: skip
 def test_a_judge_field_of_the_wrong_kind_is_named(case: dict[str, object], said: str) -> None:
