@@ -73,3 +73,19 @@ def test_a_review_with_a_bad_attempt_is_a_clear_error(tmp_path: Path) -> None:
     (run_dir / "reviews.jsonl").write_text(json.dumps(line) + "\n", "utf-8")
     with pytest.raises(FatalError, match=r"reviews.jsonl: review 1: attempt: must be a number"):
         read_reviews(run_dir)
+
+
+def test_a_review_file_item_of_the_wrong_kind_is_named(tmp_path: Path) -> None:
+    """The review file a person edits is read into ``Decision`` values: an attempt that
+    is not a number is an error naming the item, before anything is recorded."""
+    from evalcase.grade import human_verdicts
+
+    path = tmp_path / "review.json"
+    item = {"case_id": "a", "case_version": "v1", "attempt": 1, "verdict": "pass"}
+    path.write_text(json.dumps({"items": [item, {**item, "verdict": None}]}), "utf-8")
+    assert [d.attempt for d in human_verdicts.import_file(path)] == [1]
+    path.write_text(json.dumps({"items": [{**item, "attempt": "first"}]}), "utf-8")
+    with pytest.raises(FatalError) as caught:
+        human_verdicts.record(tmp_path, human_verdicts.import_file(path), "王审核")
+    assert str(caught.value) == f"{path}: items[0]: attempt: must be a number, not 'first'"
+    assert not (tmp_path / "reviews.jsonl").exists()
