@@ -50,4 +50,3 @@ def test_a_judge_setting_of_the_wrong_kind_is_a_clear_error(
     assert str(caught.value) == (
         f"evalcase.toml: judge setting {said} ([grade.judge], docs/configuration.md)"
     )
-

@@ -24,6 +24,7 @@ class ToolError:
 
     code: Any = None
 
+
 # Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken
 # tool contract; any other kind is the agent's.
 ENVIRONMENT_ERRORS = frozenset(

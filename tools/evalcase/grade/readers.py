@@ -16,7 +16,6 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, TypeVar, Union
 
 __all__ = ["ReadError", "parse"]
@@ -39,9 +38,13 @@ class _Bad(Exception):
         self.field, self.message = field, message
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _kind(value: object) -> str:
