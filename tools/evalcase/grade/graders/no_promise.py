@@ -7,7 +7,8 @@ Passing: "退款审核通常需要 1-3 个工作日，结果以短信通知为�
 (the reason quotes the promise). A match right after a negation (不/无法/不能/不得/没法/
 无权..., optionally 为您/向您...) is a refusal to promise, not a promise: "我无法承诺具体到账
 时间" and "客服不得承诺具体到账日期" pass; "无法保证，但肯定今天到账" still fails on its
-second clause. No phrase, pattern or preset is an error; so is no answer.
+second clause. No phrase, pattern or preset is an error; so is a pattern or preset that is
+not a string (and lint's EC320), and no answer.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Configuration: grader options ``{type: regex, must_match: [...], must_not_match:
 (``pattern`` / ``patterns`` are read as ``must_match``), else the case's ``regex`` field in
 the same shape. Python ``re`` syntax, searched anywhere in the answer. Passing: must_match
 ``ORDER_[0-9]{4}``, answer ``"订单 ORDER_6001 已受理"``. Failing: the answer names no order. An
-invalid pattern, no pattern or no answer is an error.
+invalid pattern, a pattern that is not a string, no pattern or no answer is an error (and
+lint's EC320).
 """
 
 from __future__ import annotations
