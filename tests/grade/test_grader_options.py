@@ -47,3 +47,17 @@ def test_typed_options_grade_as_before() -> None:
     graders = {"graders": [{"type": "regex"}]}
     empty = judge_spec_from_case({"case_id": "c1", "regex": "", "evaluator_config": graders})
     assert needs("regex", empty) is not None
+
+
+def test_a_recall_threshold_that_is_not_a_number_is_named() -> None:
+    """``RecallOptions``: a threshold of the wrong kind is the grader's needs answer, not a
+    ValueError while grading."""
+    spec = judge_spec_from_case({
+        "case_id": "c1", "gold_evidence": [{"doc_id": "d", "passage_id": "p1"}],
+        "evaluator_config": {"graders": [{"type": "evidence_recall_at_k", "threshold": "high"}]},
+    })  # fmt: skip
+    said = "grader options: threshold: must be a number, not 'high'"
+    assert needs("evidence_recall_at_k", spec) == said
+    result = grade_attempt(spec, attempt("x"), GradeContext())
+    graded = next(r for r in result.results if r.grader == "evidence_recall_at_k")
+    assert (graded.grade.verdict, graded.grade.reason) == ("error", said)
