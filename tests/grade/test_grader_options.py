@@ -61,3 +61,22 @@ def test_a_recall_threshold_that_is_not_a_number_is_named() -> None:
     result = grade_attempt(spec, attempt("x"), GradeContext())
     graded = next(r for r in result.results if r.grader == "evidence_recall_at_k")
     assert (graded.grade.verdict, graded.grade.reason) == ("error", said)
+
+
+def test_an_exact_match_flag_that_is_not_a_boolean_is_named() -> None:
+    """``ExactOptions``: ``ignore_case: "no"`` was truthy, so it ignored case; now it is
+    the grader's needs answer."""
+    spec = judge_spec_from_case({
+        "case_id": "c1", "reference": "Refund",
+        "evaluator_config": {"graders": [{"type": "exact_match", "ignore_case": "no"}]},
+    })  # fmt: skip
+    said = "grader options: ignore_case: must be true or false, not 'no'"
+    assert needs("exact_match", spec) == said
+    result = grade_attempt(spec, attempt("refund"), GradeContext())
+    graded = next(r for r in result.results if r.grader == "exact_match")
+    assert (graded.grade.verdict, graded.grade.reason) == ("error", said)
+    flags = {"type": "exact_match", "ignore_case": True, "ignore_whitespace": True}
+    spec = judge_spec_from_case(
+        {"case_id": "c1", "reference": "Re fund", "evaluator_config": {"graders": [flags]}}
+    )
+    assert grade_attempt(spec, attempt("refund"), GradeContext()).verdict == "pass"
