@@ -230,3 +230,21 @@ def _dims(request: dict[str, Any]) -> list[tuple[str, float, float]]:
     from tests.grade.judge_server import asked_dimensions
 
     return asked_dimensions(request)
+
+
+def test_a_rubric_dimension_of_the_wrong_kind_is_left_out() -> None:
+    """Dimensions are read into ``DimensionDocument``: a scale that is not a number is
+    left out like an impossible one, not a ValueError in the middle of grading."""
+    from evalcase.grade import judge
+
+    rubric = {"dimensions": [
+        {"name": "polite", "description": "kind", "scale": {"min": 0, "max": 10}, "weight": 2},
+        {"name": "accurate", "scale": {"min": "low", "max": "high"}},
+        {"name": "brief", "weight": "heavy"},
+        {"name": "upside_down", "scale": {"min": 5, "max": 1}},
+        "clear",
+    ]}  # fmt: skip
+    assert judge.dimensions(rubric) == [
+        judge.Dimension("polite", "kind", 0.0, 10.0, 2.0),
+        judge.Dimension("clear", "", 1.0, 5.0, 1.0),
+    ]

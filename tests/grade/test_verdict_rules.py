@@ -164,3 +164,13 @@ def test_a_written_graders_list_is_what_runs_with_the_declared_checks() -> None:
     assert [(r.grader, r.weight) for r in result.results] == [("trace_rule", 1.0)]
     assert (result.verdict, result.score) == ("pass", 1.0)
     assert verdict(spec, attempt("放心，保证今天到账")) == "fail"
+
+
+def test_a_grade_line_of_the_wrong_kind_recomputes_as_an_error() -> None:
+    """grades.jsonl is data: its lines are read into ``GradeLine``; a line whose score is
+    not a number makes the recomputed verdict an error, never a traceback or a pass."""
+    good = {"grader": "tool_calls", "grader_version": "1", "weight": 1.0, "hard": True,
+            "verdict": "pass", "score": 1.0, "reason": ""}  # fmt: skip
+    assert attempt_from_lines([good]) == ("pass", 1.0)
+    assert attempt_from_lines([good, {**good, "grader": "regex", "score": "high"}])[0] == "error"
+    assert attempt_from_lines([{**good, "verdict": "great"}])[0] == "error"

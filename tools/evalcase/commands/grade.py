@@ -312,13 +312,13 @@ def review_command(
                 continue
             reason = click.prompt("reason", default="", show_default=False)
             decisions.append(
-                {
-                    "case_id": item.case_id,
-                    "case_version": item.case_version,
-                    "attempt": item.attempt,
-                    "verdict": "pass" if choice == "p" else "fail",
-                    "reason": reason,
-                }
+                human_verdicts.Decision(
+                    item.case_id,
+                    item.case_version,
+                    item.attempt,
+                    "pass" if choice == "p" else "fail",
+                    reason,
+                )
             )
     from evalcase.atomic import base_for
 

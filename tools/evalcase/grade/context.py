@@ -74,6 +74,48 @@ def _inside(path: Path, folder: Path) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class JudgeSettings:
+    """``[grade.judge]`` (or ``[run.judge]``) as read from evalcase.toml, with the
+    EVALCASE_JUDGE_* variables over it (evalcase.grade.readers.parse)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = "EVALCASE_JUDGE_API_KEY"
+    prompt_version: str = "rubric-v1"
+    max_retries: int = 3
+    timeout_s: float = 60.0
+    pass_threshold: float = 0.6
+    max_tokens: int = 1024
+    concurrency: int = 16
+    response_format: str = "json_schema"
+    cache_dir: str = ""
+
+
+# The variables that override a setting, setting -> variable.
+JUDGE_ENVIRON = {
+    "base_url": "EVALCASE_JUDGE_BASE_URL",
+    "model": "EVALCASE_JUDGE_MODEL",
+    "api_key_env": "EVALCASE_JUDGE_API_KEY_ENV",
+    "cache_dir": "EVALCASE_JUDGE_CACHE_DIR",
+}
+
+
+def judge_settings(settings: Mapping[str, Any], environ: Mapping[str, str]) -> JudgeSettings:
+    """The settings read once into their type; a value of the wrong kind (``[run.judge]``
+    has no schema) is a ``FatalError`` naming the setting."""
+    from evalcase.grade.readers import ReadError, parse
+    from evalcase.model import FatalError
+
+    over = {key: environ[var] for key, var in JUDGE_ENVIRON.items() if environ.get(var)}
+    read = parse(JudgeSettings, {**settings, **over})
+    if isinstance(read, ReadError):
+        raise FatalError(
+            f"evalcase.toml: judge setting {read} ([grade.judge], docs/configuration.md)"
+        )
+    return read
+
+
 def judge_cache_dir(
     settings: Mapping[str, Any], environ: Mapping[str, str], work_tree: Path | None
 ) -> tuple[Path, str | None]:
@@ -81,11 +123,11 @@ def judge_cache_dir(
     refused: ``EVALCASE_JUDGE_CACHE_DIR``, else ``[grade.judge] cache_dir`` (relative to
     the work tree), else the user cache directory. A folder inside the git work tree is
     never used (anyone with a pull request could commit an answer there)."""
-    raw = environ.get("EVALCASE_JUDGE_CACHE_DIR") or settings.get("cache_dir")
+    raw = judge_settings(settings, environ).cache_dir
     default = default_cache_dir()
     if not raw:
         return default, None
-    chosen = Path(str(raw)).expanduser()
+    chosen = Path(raw).expanduser()
     if not chosen.is_absolute() and work_tree is not None:
         chosen = work_tree / chosen
     if work_tree is not None and _inside(chosen, work_tree):
@@ -103,22 +145,18 @@ def judge_config_from(
     cache_warning: str | None = None,
 ) -> JudgeConfig:
     """``[grade.judge]`` settings, overridden by EVALCASE_JUDGE_BASE_URL / _MODEL / _API_KEY_ENV."""
-    base_url = environ.get("EVALCASE_JUDGE_BASE_URL") or settings.get("base_url")
-    model = environ.get("EVALCASE_JUDGE_MODEL") or settings.get("model")
-    key_env = environ.get("EVALCASE_JUDGE_API_KEY_ENV") or settings.get(
-        "api_key_env", "EVALCASE_JUDGE_API_KEY"
-    )
+    read = judge_settings(settings, environ)
     return JudgeConfig(
-        base_url=base_url,
-        model=model,
-        api_key_env=key_env,
-        prompt_version=str(settings.get("prompt_version", "rubric-v1")),
-        max_retries=int(settings.get("max_retries", 3)),
-        timeout_s=float(settings.get("timeout_s", 60.0)),
-        pass_threshold=float(settings.get("pass_threshold", 0.6)),
+        base_url=read.base_url,
+        model=read.model,
+        api_key_env=read.api_key_env,
+        prompt_version=read.prompt_version,
+        max_retries=read.max_retries,
+        timeout_s=read.timeout_s,
+        pass_threshold=read.pass_threshold,
         cache_dir=cache_dir,
-        max_tokens=int(settings.get("max_tokens", 1024)),
+        max_tokens=read.max_tokens,
         cache_warning=cache_warning,
-        concurrency=int(settings.get("concurrency", 16)),
-        response_format=str(settings.get("response_format", "json_schema")),
+        concurrency=read.concurrency,
+        response_format=read.response_format,
     )

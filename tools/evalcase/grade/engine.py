@@ -38,8 +38,10 @@ from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
 from evalcase.grade.graders import GRADERS, LoadedGrader, load, observed
-from evalcase.grade.model import Evidence, Grade, GraderResult, Verdict, error, failed
+from evalcase.grade.model import VERDICTS, Evidence, Grade, GraderResult, Verdict, error, failed
+from evalcase.grade.readers import parse
 from evalcase.grade.spec import JudgeSpec, grader_configs, unrun_rule_checks
+from evalcase.grade.trace_events import events
 
 TRUNCATION = "finish_reason"  # the grades.jsonl line of a truncated attempt
 UNRUN_RULE_CHECKS = "(rule_checks)"  # the grades.jsonl line of rule checks nothing ran
@@ -82,7 +84,7 @@ def truncation(attempt: Observed) -> GraderResult | None:
     record = attempt.record
     if not record.truncated or record.errored:
         return None
-    steps = [e.get("step") for e in record.trace if e.get("finish_reason") == "length"]
+    steps = [e.step for e in events(record.trace) if e.finish_reason == "length"]
     return GraderResult(
         TRUNCATION,
         "1",
@@ -168,10 +170,27 @@ def decides(result: GraderResult) -> bool:
     return result.hard or result.grader == "human"
 
 
+@dataclass(frozen=True)
+class _Evaluator:
+    pass_threshold: Any = None  # a number, else no threshold
+
+
+@dataclass(frozen=True)
+class _Case:
+    """What the engine reads of the case document itself (``JudgeSpec.raw``)."""
+
+    evaluator_config: Any = None
+
+
+def _evaluator_config(spec: JudgeSpec) -> Any:
+    case = parse(_Case, spec.raw or {})
+    return case.evaluator_config if isinstance(case, _Case) else None
+
+
 def pass_threshold(spec: JudgeSpec) -> float | None:
     """``evaluator_config.pass_threshold``: the weighted score an attempt needs (0-1)."""
-    evaluator = (spec.raw or {}).get("evaluator_config")
-    value = evaluator.get("pass_threshold") if isinstance(evaluator, Mapping) else None
+    evaluator = parse(_Evaluator, _evaluator_config(spec))
+    value = evaluator.pass_threshold if isinstance(evaluator, _Evaluator) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
@@ -219,6 +238,12 @@ def combine(
     return verdict, round(score, 6), classify(record, results, verdict)
 
 
+@dataclass(frozen=True)
+class _Named:
+    case_id: str | None = None
+    case_version: str | None = None
+
+
 def grade_attempt(
     spec: JudgeSpec, attempt: Observed | Mapping[str, Any], ctx: GradeContext
 ) -> AttemptResult:
@@ -227,15 +252,16 @@ def grade_attempt(
     threshold = pass_threshold(spec)
     # The trace_rule added beside a written list (contract.graders) does not make soft
     # written graders decide: EC322's case stays an error, as lint says.
-    left_out = {UNRUN_RULE_CHECKS, *added_graders((spec.raw or {}).get("evaluator_config"))}
+    left_out = {UNRUN_RULE_CHECKS, *added_graders(_evaluator_config(spec))}
     configured = [r for r in results if r.grader not in left_out]
     if configured and not any(r.hard for r in configured) and threshold is None:
         results.append(GraderResult("(none)", "0", 0.0, True, error(NO_HARD_GRADER)))
     verdict, score, failure = combine(seen, results, threshold)
     record = seen.record
-    if isinstance(attempt, Mapping):  # a hand-made mapping may leave out what the spec has
-        case_id = str(attempt.get("case_id", spec.case_id))
-        case_version = str(attempt.get("case_version", spec.case_version))
+    named = parse(_Named, attempt) if isinstance(attempt, Mapping) else None
+    if isinstance(named, _Named):  # a hand-made mapping may leave out what the spec has
+        case_id = spec.case_id if named.case_id is None else named.case_id
+        case_version = spec.case_version if named.case_version is None else named.case_version
     else:
         case_id, case_version = record.case_id, record.case_version
     return AttemptResult(
@@ -277,20 +303,37 @@ def grade_lines(result: AttemptResult) -> list[dict[str, Any]]:
     return lines
 
 
+@dataclass(frozen=True)
+class GradeLine:
+    """What a verdict is recomputed from in a grades.jsonl line (``grade_lines`` writes them)."""
+
+    grader: str = ""
+    grader_version: str = ""
+    weight: float = 0.0
+    hard: bool = True
+    verdict: str = "error"
+    score: float = 0.0
+    reason: str = ""
+
+
+def _verdict(value: str) -> Verdict:
+    return next((v for v in VERDICTS if v == value), "error")
+
+
 def attempt_from_lines(
     lines: list[Mapping[str, Any]], threshold: float | None = None
 ) -> tuple[Verdict, float]:
     """Recompute an attempt's verdict and score from its grades.jsonl lines alone (and the
     case's pass_threshold): the same rules as ``combine``."""
+    read = [parse(GradeLine, ln) for ln in lines]
     results = [
         GraderResult(
-            str(ln["grader"]),
-            str(ln.get("grader_version", "")),
-            float(ln["weight"]),
-            bool(ln.get("hard", True)),
-            Grade(ln["verdict"], float(ln["score"]), str(ln.get("reason", ""))),
+            ln.grader, ln.grader_version, ln.weight, ln.hard,
+            Grade(_verdict(ln.verdict), ln.score, ln.reason),
         )
-        for ln in lines
-    ]
+        if isinstance(ln, GradeLine)
+        else GraderResult("(unreadable)", "", 0.0, True, error(f"a grade line: {ln}"))
+        for ln in read
+    ]  # fmt: skip
     verdict, score, _ = combine(None, results, threshold)
     return verdict, score

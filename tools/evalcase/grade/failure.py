@@ -9,9 +9,21 @@ a safety breach is reported as such even when the task also failed or was cut.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from evalcase.contract.attempt import AttemptRecord
 from evalcase.grade.model import GraderResult
+from evalcase.grade.readers import parse
+
+
+@dataclass(frozen=True)
+class ToolError:
+    """A tool call's error as recorded (``ToolCallRecord.error``): its code decides
+    whether a failure is missing data."""
+
+    code: Any = None
+
 
 # Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken
 # tool contract; any other kind is the agent's.
@@ -59,7 +71,8 @@ def classify(
     calls = record.calls if record is not None else ()
     if "tool_contract" in kinds or any(not c.valid for c in calls):
         return "tool_contract"
-    codes = {str(c.error.get("code")) for c in calls if c.error}
+    errors = [parse(ToolError, c.error) for c in calls if c.error]
+    codes = {str(e.code) for e in errors if isinstance(e, ToolError)}
     if "missing_data" in kinds or codes & _MISSING_DATA_CODES:
         return "missing_data"
     return "agent_capability"

@@ -14,7 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalcase.grade.readers import ReadError, parse
 from evalcase.grade.recorded_run import REVIEWS, RunRecord, read_jsonl
+from evalcase.grade.trace_events import messages
 from evalcase.model import FatalError
 
 
@@ -28,24 +30,49 @@ class ReviewItem:
     criteria: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A person's verdict on one attempt (an item of the review file, or typed in)."""
+
+    case_id: str = ""
+    case_version: str = ""
+    attempt: int = 0
+    verdict: str | None = None  # pass | fail; None: skipped
+    reason: str = ""
+    reviewed_at: str = ""
+
+
+@dataclass(frozen=True)
+class _Graded:
+    """What ``items`` reads of a grades.jsonl line."""
+
+    case_id: str = ""
+    case_version: str = ""
+    attempt: int = 0
+    grader: str = ""
+    verdict: str = ""
+
+
 def items(
     record: RunRecord, grades_path: Path, criteria: Mapping[str, Any] | None = None
 ) -> list[ReviewItem]:
     """Attempts whose ``human`` grade is pending in the run's latest report."""
     if not grades_path.is_file():
         raise FatalError(f"{grades_path} does not exist: grade the run first (evalcase grade)")
-    waiting = {
-        (ln["case_id"], ln["case_version"], int(ln["attempt"]))
-        for ln in read_jsonl(grades_path)
-        if ln.get("grader") == "human" and ln.get("verdict") == "pending"
-    }
+    waiting = set()
+    for n, raw in enumerate(read_jsonl(grades_path), 1):
+        ln = parse(_Graded, raw)
+        if isinstance(ln, ReadError):
+            raise FatalError(f"{grades_path}: grade {n}: {ln} (re-grade the run: evalcase grade)")
+        if ln.grader == "human" and ln.verdict == "pending":
+            waiting.add((ln.case_id, ln.case_version, ln.attempt))
     out = []
     for attempt in record.attempts:
         key = (attempt.case_id, attempt.case_version, attempt.attempt or 1)
         if key not in waiting:
             continue
         question = next(
-            (str(m.get("content")) for m in attempt.messages if m.get("role") == "user"),
+            (str(m.content) for m in messages(attempt.messages) if m.role == "user"),
             "",
         )
         wanted = tuple(str(c) for c in (criteria or {}).get(key[0], ()))
@@ -53,9 +80,18 @@ def items(
     return out
 
 
+def _decision(raw: Decision | Mapping[str, Any], where: str) -> Decision:
+    if isinstance(raw, Decision):
+        return raw
+    read = parse(Decision, raw)
+    if isinstance(read, ReadError):
+        raise FatalError(f"{where}: {read}")
+    return read
+
+
 def record(
     run_dir: Path,
-    decisions: Iterable[Mapping[str, Any]],
+    decisions: Iterable[Decision | Mapping[str, Any]],
     reviewer: str,
     *,
     base: Path | None = None,
@@ -66,19 +102,20 @@ def record(
     following a link anywhere on the way (evalcase.atomic.UnsafePath, nothing written)."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     lines = []
-    for d in decisions:
-        if d.get("verdict") not in ("pass", "fail"):
+    for n, raw in enumerate(decisions):
+        d = _decision(raw, f"decision {n}")
+        if d.verdict not in ("pass", "fail"):
             continue
         lines.append(
             json.dumps(
                 {
-                    "case_id": d["case_id"],
-                    "case_version": d["case_version"],
-                    "attempt": int(d["attempt"]),
-                    "verdict": d["verdict"],
-                    "reason": str(d.get("reason") or ""),
+                    "case_id": d.case_id,
+                    "case_version": d.case_version,
+                    "attempt": d.attempt,
+                    "verdict": d.verdict,
+                    "reason": d.reason,
                     "reviewer": reviewer,
-                    "reviewed_at": str(d.get("reviewed_at") or now),
+                    "reviewed_at": d.reviewed_at or now,
                 },
                 ensure_ascii=False,
             )
@@ -120,19 +157,28 @@ def export_file(path: Path, pending: list[ReviewItem]) -> None:
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
-def import_file(path: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _ReviewFile:
+    items: Any = None  # a list of Decision objects (export_file writes it)
+
+
+def import_file(path: Path) -> list[Decision]:
     try:
         doc = json.loads(path.read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise FatalError(f"{path}: cannot read the review file ({exc})") from exc
-    entries = doc.get("items") if isinstance(doc, dict) else None
+    read = parse(_ReviewFile, doc) if isinstance(doc, dict) else None
+    entries = read.items if isinstance(read, _ReviewFile) else None
     if not isinstance(entries, list):
         raise FatalError(f"{path}: no 'items' list")
     out = []
     for n, item in enumerate(entries):
-        if not isinstance(item, dict) or item.get("verdict") is None:
+        if not isinstance(item, dict):
             continue
-        if item["verdict"] not in ("pass", "fail"):
+        decision = _decision(item, f"{path}: items[{n}]")
+        if decision.verdict is None:
+            continue
+        if decision.verdict not in ("pass", "fail"):
             raise FatalError(f'{path}: items[{n}].verdict must be "pass", "fail" or null')
-        out.append(item)
+        out.append(decision)
     return out

@@ -34,6 +34,7 @@ from typing import Any
 
 from evalcase import __version__
 from evalcase.contract.task import Rubric
+from evalcase.grade import readers
 from evalcase.grade.context import JudgeConfig
 from evalcase.grade.judge_prompt import PROMPT_VERSION, Dimension, response_schema, rubric_setting
 from evalcase.grade.spec import as_list
@@ -71,26 +72,58 @@ def rubric_id(rubric: Rubric | Mapping[str, Any] | None) -> str:
     return f"{ident}@{version}"
 
 
+@dataclass(frozen=True)
+class Scale:
+    min: float = 1.0
+    max: float = 5.0
+
+
+@dataclass(frozen=True)
+class DimensionDocument:
+    """One rubric dimension as written (a fixture's ``dimensions`` entry)."""
+
+    name: str = ""
+    description: str = ""
+    scale: Scale = Scale()
+    weight: float = 1.0
+
+
 def dimensions(rubric: Rubric | Mapping[str, Any] | None) -> list[Dimension]:
+    """The rubric's dimensions; one whose fields are of the wrong kind or whose scale is
+    impossible is left out, as before (lint's EC319 reports an impossible scale)."""
     out = []
     for d in as_list(rubric_setting(rubric, "dimensions")):
         if isinstance(d, str):  # an inline rubric may list dimension names only
             out.append(Dimension(d, "", 1.0, 5.0, 1.0))
             continue
-        if not isinstance(d, Mapping):
+        read = readers.parse(DimensionDocument, d)
+        if isinstance(read, readers.ReadError):
             continue
-        scale = d.get("scale") or {}
-        scale = scale if isinstance(scale, Mapping) else {}
-        out.append(
-            Dimension(
-                name=str(d.get("name", "")),
-                description=str(d.get("description", "")),
-                low=float(scale.get("min", 1)),
-                high=float(scale.get("max", 5)),
-                weight=float(d.get("weight", 1.0)),
-            )
-        )
+        out.append(Dimension(read.name, read.description, read.scale.min, read.scale.max,
+                             read.weight))  # fmt: skip
     return [d for d in out if d.name and d.high > d.low]
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One scored dimension of a judge's answer (checked by ``parse``)."""
+
+    name: Any = None
+    score: Any = None
+    reason: Any = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    dimensions: Any = None
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A cached judge answer: bound to the digest of the request it answered."""
+
+    request_digest: Any = None
+    content: Any = None
 
 
 # The most bytes of a judge's reply read (the HTTP body): a verdict is a few hundred
@@ -111,31 +144,32 @@ def parse(content: str, dims: list[Dimension]) -> Verdict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return Verdict(problem=f"the judge's answer is not JSON ({exc.msg})")
-    items = data.get("dimensions") if isinstance(data, dict) else None
+    answer = readers.parse(Answer, data) if isinstance(data, dict) else None
+    items = answer.dimensions if isinstance(answer, Answer) else None
     if not isinstance(items, list):
         return Verdict(problem="the judge's answer has no 'dimensions' list")
-    by_name: dict[Any, Any] = {}
-    for item in items:
-        if not isinstance(item, dict):
+    by_name: dict[Any, AnswerItem] = {}
+    for raw in items:
+        item = readers.parse(AnswerItem, raw) if isinstance(raw, dict) else None
+        if not isinstance(item, AnswerItem):
             continue
-        name = item.get("name")
-        if name in by_name:
-            return Verdict(problem=f"the judge's answer scores dimension {name!r} twice")
-        by_name[name] = item
+        if item.name in by_name:
+            return Verdict(problem=f"the judge's answer scores dimension {item.name!r} twice")
+        by_name[item.name] = item
     scores = []
     total = weights = 0.0
     for d in dims:
         item = by_name.get(d.name)
         if item is None:
             return Verdict(problem=f"the judge's answer lacks dimension {d.name!r}")
-        score = item.get("score")
+        score = item.score
         if isinstance(score, bool) or not isinstance(score, int | float):
             return Verdict(problem=f"dimension {d.name!r}: score is not a number")
         if not d.low <= float(score) <= d.high:
             return Verdict(
                 problem=f"dimension {d.name!r}: score {score} outside {d.low:g}-{d.high:g}"
             )
-        reason = item.get("reason")
+        reason = item.reason
         if not isinstance(reason, str) or not reason.strip():
             return Verdict(problem=f"dimension {d.name!r}: no reason given")
         scores.append((d.name, float(score), reason.strip()))
@@ -186,9 +220,10 @@ def _cached(config: JudgeConfig, body: Mapping[str, Any], dims: list[Dimension])
         entry = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(entry, dict) or entry.get("request_digest") != wanted:
+    read = readers.parse(CacheEntry, entry)
+    if not isinstance(read, CacheEntry) or read.request_digest != wanted:
         return None  # an entry for another request (or forged): the judge is asked
-    content = entry.get("content")
+    content = read.content
     if not isinstance(content, str):
         return None
     verdict = parse(content, dims)
@@ -210,8 +245,8 @@ def _store(
     key = digest(body)
     path: Path = config.cache_dir / f"{key}.json"
     try:
-        entry = {"request_digest": key, "model": body.get("model"),
-                 "prompt_version": body.get("prompt_version"), "rubric": body.get("rubric"),
+        entry = {"request_digest": key, "model": body["model"],
+                 "prompt_version": body["prompt_version"], "rubric": body["rubric"],
                  "content": content}  # fmt: skip
         from evalcase import scrub
         from evalcase.atomic import write_atomic

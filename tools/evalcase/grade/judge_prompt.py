@@ -32,7 +32,9 @@ from typing import Any
 from evalcase.contract.records import Observed
 from evalcase.contract.task import Rubric
 from evalcase.grade.graders import observed
+from evalcase.grade.readers import parse
 from evalcase.grade.spec import JudgeSpec, as_list, judge_spec_from_case
+from evalcase.grade.trace_events import TraceEvent, events, messages
 
 PROMPT_VERSION = "p2"
 
@@ -153,31 +155,37 @@ def _bullets(value: Any, cut: Cutter) -> str:
     return "\n".join(f"- {cut.text(v)}" for v in items)
 
 
-def _step(event: Mapping[str, Any], cut: Cutter) -> str | None:
-    kind = event.get("type")
-    n = event.get("step")
+def _step(event: TraceEvent, cut: Cutter) -> str | None:
+    kind, n = event.type, event.step
     if kind in ("system", "user"):
-        return f"[{n}] {kind}: {cut.text(event.get('content') or '')}"
+        return f"[{n}] {kind}: {cut.text(event.content or '')}"
     if kind == "assistant":
-        calls = [c for c in event.get("tool_calls") or () if isinstance(c, Mapping)]
-        asked = [str(c.get("tool")) for c in calls]
-        content = event.get("content")
+        calls = messages(c for c in event.tool_calls or () if isinstance(c, Mapping))
+        asked = [str(c.tool) for c in calls]
+        content = event.content
         said = cut.text(content) if isinstance(content, str) and content else "(no text)"
         return f"[{n}] assistant: {said}" + (f" -> calls {', '.join(asked)}" if asked else "")
     if kind == "tool_call":
-        return f"[{n}] tool call {event.get('tool')} arguments {cut.text(event.get('args'))}"
+        return f"[{n}] tool call {event.tool} arguments {cut.text(event.args)}"
     if kind == "tool_result":
-        return f"[{n}] tool result of {event.get('tool')}: {cut.text(event.get('result'))}"
+        return f"[{n}] tool result of {event.tool}: {cut.text(event.result)}"
     if kind == "tool_error":
-        return f"[{n}] tool ERROR of {event.get('tool')}: {cut.text(event.get('error'))}"
+        return f"[{n}] tool ERROR of {event.tool}: {cut.text(event.error)}"
     if kind == "fault":
-        applied = " (the action still took effect)" if event.get("applied") else ""
-        return f"[{n}] injected fault on {event.get('tool')}: {event.get('kind')}{applied}"
+        applied = " (the action still took effect)" if event.applied else ""
+        return f"[{n}] injected fault on {event.tool}: {event.kind}{applied}"
     if kind == "permission_denied":
-        return f"[{n}] permission {event.get('policy')} refused {event.get('tool')}"
+        return f"[{n}] permission {event.policy} refused {event.tool}"
     if kind == "error":
-        return f"[{n}] attempt error: {event.get('kind')}: {cut.text(event.get('message'))}"
+        return f"[{n}] attempt error: {event.kind}: {cut.text(event.message)}"
     return None  # state changes, audits and retrievals have their own sections
+
+
+@dataclass(frozen=True)
+class _Inline:
+    """An inline rubric: its settings are its own keys, else its ``data``'s."""
+
+    data: Mapping[str, Any] | None = None
 
 
 def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
@@ -186,29 +194,41 @@ def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
         return rubric.data.get(name)
     if not isinstance(rubric, Mapping):
         return None
-    data = rubric.get("data")
-    return rubric.get(name) or (data.get(name) if isinstance(data, Mapping) else None)
+    inline = parse(_Inline, rubric)
+    data = inline.data if isinstance(inline, _Inline) else None
+    return rubric.get(name) or (data.get(name) if data is not None else None)
 
 
 def _steps(attempt: Observed, cut: Cutter) -> str:
-    lines = [line for e in attempt.record.trace if (line := _step(e, cut)) is not None]
+    lines = [line for e in events(attempt.record.trace) if (line := _step(e, cut)) is not None]
     if not lines:  # a record without trace: the messages it has
-        for m in attempt.record.messages:
-            if isinstance(m.get("content"), str):
-                lines.append(f"{m.get('role')}: {cut.text(m['content'])}")
+        for m in messages(attempt.record.messages):
+            if isinstance(m.content, str):
+                lines.append(f"{m.role}: {cut.text(m.content)}")
     shown, note = cut.items(lines, "steps")
     return "\n".join(shown + ([note] if note else []))
+
+
+@dataclass(frozen=True)
+class _Passages:
+    passages: Any = None  # a retrieval tool's result
+
+
+@dataclass(frozen=True)
+class _PassageKey:
+    doc_id: Any = None
+    passage_id: Any = None
 
 
 def _passages(attempt: Observed) -> list[dict[str, Any]]:
     """Passages a tool returned (with text), in retrieval order, once each."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for call in attempt.calls:
-        result = call.result
-        for p in (result.get("passages") or ()) if isinstance(result, Mapping) else ():
-            if isinstance(p, Mapping):
-                key = (str(p.get("doc_id")), str(p.get("passage_id")))
-                out.setdefault(key, dict(p))
+        result = parse(_Passages, call.result)
+        for p in (result.passages or ()) if isinstance(result, _Passages) else ():
+            key = parse(_PassageKey, p)
+            if isinstance(key, _PassageKey):
+                out.setdefault((str(key.doc_id), str(key.passage_id)), dict(p))
     return list(out.values())
 
 
@@ -220,6 +240,18 @@ def _changes(attempt: Observed) -> list[str]:
         for call in attempt.calls
         for c in call.changes
     ]
+
+
+@dataclass(frozen=True)
+class _CaseJudge:
+    """``evaluator_config.judge``: what the case tells the judge."""
+
+    instructions: Any = None
+
+
+@dataclass(frozen=True)
+class _Gold:
+    gold_passages: Any = None  # the case's RAG field (JudgeSpec.rag)
 
 
 @dataclass(frozen=True)
@@ -242,11 +274,12 @@ def build(
     cut = Cutter()
     system = SYSTEM + json.dumps(answer_shape(dims), ensure_ascii=False)
     parts = [_section("Rubric", _rubric(dims, cut))]
+    case_judge = parse(_CaseJudge, spec.judge)
     instructions = [
         str(x)
         for x in (
             rubric_setting(rubric, "judge_instructions"),
-            spec.judge.get("instructions"),
+            case_judge.instructions if isinstance(case_judge, _CaseJudge) else None,
         )
         if x
     ]
@@ -260,7 +293,8 @@ def build(
             expectations.append(f"### {title}\n{_bullets(value, cut)}")
     if expectations:
         parts.append(_section("What the case expects", "\n".join(expectations)))
-    gold = as_list(spec.rag.get("gold_passages"))
+    rag = parse(_Gold, spec.rag)
+    gold = as_list(rag.gold_passages) if isinstance(rag, _Gold) else []
     if gold:
         rows = [f"- {g['doc_id']}#{g['passage_id']}: {cut.text(g.get('text', ''))}" for g in gold]
         parts.append(_section("Gold evidence (the passages a correct answer rests on)",

@@ -24,10 +24,6 @@ class Evidence:
             out["note"] = self.note
         return out
 
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Evidence:
-        return cls(raw.get("step"), raw.get("path"), raw.get("note"))
-
 
 @dataclass(frozen=True)
 class JudgeInfo:

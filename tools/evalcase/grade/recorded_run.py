@@ -20,10 +20,41 @@ from evalcase.grade.context import GradeContext, HumanVerdict
 from evalcase.grade.engine import AttemptResult, grade_attempt, grade_lines
 from evalcase.grade.gates import GateResult, evaluate_all
 from evalcase.grade.model import GraderResult, error
+from evalcase.grade.readers import ReadError, parse
 from evalcase.grade.tasks import GradingDataset
 from evalcase.model import FatalError
 
 REVIEWS = "reviews.jsonl"
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What grading reads of run.json (evalcase.grade.readers.parse)."""
+
+    run_id: str = ""
+    commit: str = ""
+    dataset: DatasetRef = DatasetRef()
+    dataset_id: str = ""  # older runs
+    # case file -> why --skip-invalid did not run it
+    skipped: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Review:
+    """A line of reviews.jsonl (evalcase.grade.human_verdicts.record writes them)."""
+
+    case_id: str = ""
+    case_version: str = ""
+    attempt: int = 0
+    verdict: str = ""
+    reviewer: str = ""
+    reviewed_at: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -32,21 +63,27 @@ class RunRecord:
     run: Mapping[str, Any]
     attempts: tuple[AttemptRecord, ...]
     damaged: tuple[str, ...] = ()  # lines of attempts.jsonl skipped as damaged
+    meta: RunMeta | None = None  # run.json read once (None: read from ``run`` on demand)
+
+    @property
+    def run_meta(self) -> RunMeta:
+        if self.meta is not None:
+            return self.meta
+        meta = parse(RunMeta, self.run)
+        return RunMeta() if isinstance(meta, ReadError) else meta
 
     @property
     def run_id(self) -> str:
-        return str(self.run.get("run_id") or self.run_dir.name)
+        return self.run_meta.run_id or self.run_dir.name
 
     @property
     def commit(self) -> str:
-        return str(self.run.get("commit") or self.run_dir.parent.name)
+        return self.run_meta.commit or self.run_dir.parent.name
 
     @property
     def dataset_id(self) -> str:
-        dataset = self.run.get("dataset")
-        if isinstance(dataset, Mapping) and dataset.get("id"):
-            return str(dataset["id"])
-        return str(self.run.get("dataset_id", ""))
+        meta = self.run_meta
+        return meta.dataset.id or meta.dataset_id
 
 
 def read_jsonl(path: Path, damaged: list[records.Damaged] | None = None) -> list[dict[str, Any]]:
@@ -84,11 +121,16 @@ def read_run(run_dir: Path) -> RunRecord:
             run = json.loads(run_json.read_text("utf-8"))
         except json.JSONDecodeError as exc:
             raise FatalError(f"{run_json}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from exc
+    meta = parse(RunMeta, run)
+    if isinstance(meta, ReadError):
+        raise FatalError(
+            f"{run_json}: {meta} (run.json is written by evalcase run: restore it from "
+            "the run's folder or object storage)"
+        )
     damaged: list[records.Damaged] = []
     attempts = records.dedup(read_jsonl(run_dir / "attempts.jsonl", damaged))
-    return RunRecord(
-        run_dir, run, tuple(attempt.read(a) for a in attempts), tuple(map(str, damaged))
-    )
+    typed = tuple(attempt.read(a) for a in attempts)
+    return RunRecord(run_dir, run, typed, tuple(map(str, damaged)), meta)
 
 
 def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:
@@ -96,18 +138,19 @@ def read_reviews(run_dir: Path) -> dict[tuple[str, str, int], HumanVerdict]:
     out: dict[tuple[str, str, int], HumanVerdict] = {}
     if not path.is_file():
         return out
-    for line in read_jsonl(path):  # later lines win: a reviewer may change their mind
-        if line.get("verdict") in ("pass", "fail"):
-            key = (
-                str(line.get("case_id")),
-                str(line.get("case_version")),
-                int(line.get("attempt") or 0),
+    for n, line in enumerate(
+        read_jsonl(path), 1
+    ):  # later lines win: a reviewer may change their mind
+        review = parse(Review, line)
+        if isinstance(review, ReadError):
+            raise FatalError(
+                f"{path}: review {n}: {review} (evalcase review writes this file: fix or "
+                "remove the line)"
             )
+        if review.verdict in ("pass", "fail"):
+            key = (review.case_id, review.case_version, review.attempt)
             out[key] = HumanVerdict(
-                str(line["verdict"]),
-                str(line.get("reviewer", "")),
-                str(line.get("reviewed_at", "")),
-                str(line.get("reason", "")),
+                review.verdict, review.reviewer, review.reviewed_at, review.reason
             )
     return out
 
@@ -162,9 +205,8 @@ class SkippedCase:
 
 
 def skipped_cases(record: RunRecord, dataset: GradingDataset) -> list[tuple[SkippedCase, CaseMeta]]:
-    raw = record.run.get("skipped")
     out = []
-    for path, whys in sorted((raw or {}).items()) if isinstance(raw, Mapping) else ():
+    for path, whys in sorted(record.run_meta.skipped.items()):
         meta = dataset.unbuilt.get(str(path))
         if meta is None:
             stem = str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0]

@@ -9,11 +9,13 @@ only judge fields (the runner's tasks come from ``contract.build.build_task``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalcase.contract import build
 from evalcase.contract.graders import RENAMED, configured
 from evalcase.contract.task import GraderConfig, JudgeSpec, Rubric
+from evalcase.grade.readers import ReadError, parse
 
 __all__ = [
     "GraderConfig",
@@ -81,42 +83,96 @@ _TEXT = (*build.JUDGE_TEXT, "must_include", "must_not_include", "regex", "json_s
          "output_schema", "promise_phrases", "expected_output")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RubricDocument:
+    """A rubric fixture (``fixture_id``, ``fixture_version``, ``data``) or inline rubric."""
+
+    fixture_id: str | None = None
+    fixture_version: str | None = None
+    data: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class EvaluatorFields:
+    rule_checks: tuple[Any, ...] = ()
+    judge: Mapping[str, Any] = field(default_factory=dict)
+    pass_k: Any = None
+
+
+@dataclass(frozen=True)
+class EnvironmentFields:
+    effective_at: Any = None
+
+
+@dataclass(frozen=True)
+class TraceRequirement:
+    rules: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class CaseJudgeFields:
+    """The judge fields of a case document that ``judge_spec_from_case`` reads by name
+    (the rest go through the contract's converters)."""
+
+    case_id: str = ""
+    case_version: str = "v1"
+    risk_level: str = ""
+    case_types: tuple[Any, ...] = ()
+    forbidden_tools: tuple[Any, ...] = ()
+    required_tools: tuple[Any, ...] = ()
+    side_effect_policy: Any = None
+    final_state_check: Any = None
+    evaluator_config: Mapping[str, Any] = field(default_factory=dict)
+    rubric: Any = None
+    environment: EnvironmentFields = EnvironmentFields()
+    trace_requirement: TraceRequirement = TraceRequirement()
+
+
+def _read(cls: type[Any], data: object, what: str) -> Any:
+    read = parse(cls, data)
+    if isinstance(read, ReadError):
+        raise ValueError(f"{what}: {read}")
+    return read
+
+
 def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSpec:
-    """A ``JudgeSpec`` from the judge fields of a case document (plain data)."""
-    evaluator = case.get("evaluator_config") or {}
-    graders = tuple(build.grader_config(g) for g in configured(evaluator) if isinstance(g, Mapping))
-    if rubric is None and isinstance(case.get("rubric"), Mapping):
-        rubric = case["rubric"]
+    """A ``JudgeSpec`` from the judge fields of a case document (plain data); a field of
+    the wrong kind is a ``ValueError`` naming it."""
+    doc: CaseJudgeFields = _read(CaseJudgeFields, case, "case")
+    evaluator: EvaluatorFields = _read(EvaluatorFields, doc.evaluator_config, "evaluator_config")
+    graders = tuple(
+        build.grader_config(g) for g in configured(doc.evaluator_config) if isinstance(g, Mapping)
+    )
+    if rubric is None and isinstance(doc.rubric, Mapping):
+        rubric = doc.rubric
     if isinstance(rubric, Mapping):
-        rubric = Rubric(rubric.get("fixture_id"), rubric.get("fixture_version"),
-                        dict(rubric.get("data") or rubric))  # fmt: skip
+        read: RubricDocument = _read(RubricDocument, rubric, "rubric")
+        rubric = Rubric(read.fixture_id, read.fixture_version, dict(read.data or rubric))
     rag = {k: case[k] for k in build.RAG_FIELDS if k in case}
-    effective_at = (case.get("environment") or {}).get("effective_at")
-    if effective_at:
-        rag["effective_at"] = effective_at
-    trace = case.get("trace_requirement") or {}
+    if doc.environment.effective_at:
+        rag["effective_at"] = doc.environment.effective_at
     calls = build.expected_calls(case)
-    required = tuple(as_list(case.get("required_tools")))
+    required = doc.required_tools
     if not required and calls is not None and calls.any_of:  # as build_task derives them
         common = set.intersection(*[{c.tool for c in plan.calls} for plan in calls.any_of])
         required = tuple(dict.fromkeys(c.tool for c in calls.any_of[0].calls if c.tool in common))
     return JudgeSpec(
-        case_id=str(case.get("case_id", "")),
-        case_version=str(case.get("case_version", "v1")),
-        risk_level=str(case.get("risk_level", "")),
-        case_types=tuple(as_list(case.get("case_types"))),
+        case_id=doc.case_id,
+        case_version=doc.case_version,
+        risk_level=doc.risk_level,
+        case_types=doc.case_types,
         expected_calls=calls,
-        forbidden_tools=tuple(as_list(case.get("forbidden_tools"))),
+        forbidden_tools=doc.forbidden_tools,
         required_tools=required,
-        side_effect_policies=build.side_effect_policies(case.get("side_effect_policy")),
-        final_state_check=build.final_state_check(case.get("final_state_check")),
+        side_effect_policies=build.side_effect_policies(doc.side_effect_policy),
+        final_state_check=build.final_state_check(doc.final_state_check),
         graders=graders,
-        rule_checks=tuple(as_list(evaluator.get("rule_checks"))),
+        rule_checks=evaluator.rule_checks,
         rubric=rubric if isinstance(rubric, Rubric) else None,
-        judge=dict(evaluator.get("judge") or {}),
-        pass_k=evaluator.get("pass_k"),
+        judge=dict(evaluator.judge),
+        pass_k=evaluator.pass_k,
         text={k: case[k] for k in _TEXT if k in case},
         rag=rag,
-        trace_rules=tuple(r for r in as_list(trace.get("rules")) if isinstance(r, str)),
+        trace_rules=tuple(r for r in doc.trace_requirement.rules if isinstance(r, str)),
         raw=dict(case),
     )

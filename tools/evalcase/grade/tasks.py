@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evalcase.config import Config
 from evalcase.contract.task import JudgeSpec, Task
 from evalcase.grade.aggregate import CaseMeta
-from evalcase.grade.spec import as_list
+from evalcase.grade.readers import ReadError, parse
 
 if TYPE_CHECKING:
     from evalcase.index.repo import RepoIndex
@@ -44,39 +44,73 @@ class GradingDataset:
     index: RepoIndex | None = None
 
 
+@dataclass(frozen=True)
+class Labels:
+    """What reports slice a case by (``metadata.tags``, ``metadata.dataset_role``)."""
+
+    tags: tuple[str, ...] = ()
+    dataset_role: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Described:
+    title: str = ""
+    risk_level: str = ""
+    case_types: tuple[str, ...] = ()
+    ability_tags: tuple[str, ...] = ()
+    scenario: str = ""
+
+
+@dataclass(frozen=True)
+class TaskMeta(Described, Labels):
+    """``Task.meta`` (evalcase.contract.build: the labels lifted out of ``metadata``)."""
+
+
+@dataclass(frozen=True)
+class CaseDocument(Described):
+    """The reporting fields of a case document whose task could not be built."""
+
+    case_id: str = ""
+    case_version: str = ""
+    metadata: Labels = Labels()
+
+
 def case_meta(task: Task) -> CaseMeta:
-    meta = task.meta
+    read = parse(TaskMeta, task.meta)
+    meta = TaskMeta() if isinstance(read, ReadError) else read  # built: already checked
     tools = [card.name for card in task.agent.tools]
     return CaseMeta(
         case_id=task.case_id,
         case_version=task.case_version,
-        title=str(meta.get("title", "")),
-        risk_level=str(meta.get("risk_level") or task.judge.risk_level),
-        case_types=tuple(str(t) for t in as_list(meta.get("case_types"))),
-        ability_tags=tuple(str(t) for t in as_list(meta.get("ability_tags"))),
-        scenario=str(meta.get("scenario", "")),
+        title=meta.title,
+        risk_level=meta.risk_level or task.judge.risk_level,
+        case_types=meta.case_types,
+        ability_tags=meta.ability_tags,
+        scenario=meta.scenario,
         tools=tuple(dict.fromkeys(tools)),
-        dataset_roles=tuple(str(r) for r in as_list(meta.get("dataset_role"))),
-        tags=tuple(str(t) for t in as_list(meta.get("tags"))),
+        dataset_roles=meta.dataset_role,
+        tags=meta.tags,
         digest=task.digest,
     )
 
 
 def raw_case_meta(path: str, data: Mapping[str, Any]) -> CaseMeta:
-    """Reporting metadata from a case document whose task could not be built."""
-    raw = data.get("metadata")
-    metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    """Reporting metadata from a case document whose task could not be built (a field of
+    the wrong kind, which the build has already reported, leaves the file's name only)."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    doc = parse(CaseDocument, data)
+    if isinstance(doc, ReadError):
+        return CaseMeta(stem, "?")
     return CaseMeta(
-        case_id=str(data.get("case_id") or stem),
-        case_version=str(data.get("case_version") or "?"),
-        title=str(data.get("title", "")),
-        risk_level=str(data.get("risk_level", "")),
-        case_types=tuple(str(t) for t in as_list(data.get("case_types"))),
-        ability_tags=tuple(str(t) for t in as_list(data.get("ability_tags"))),
-        scenario=str(data.get("scenario", "")),
-        dataset_roles=tuple(str(r) for r in as_list(metadata.get("dataset_role"))),
-        tags=tuple(str(t) for t in as_list(metadata.get("tags"))),
+        case_id=doc.case_id or stem,
+        case_version=doc.case_version or "?",
+        title=doc.title,
+        risk_level=doc.risk_level,
+        case_types=doc.case_types,
+        ability_tags=doc.ability_tags,
+        scenario=doc.scenario,
+        dataset_roles=doc.metadata.dataset_role,
+        tags=doc.metadata.tags,
     )
 
 

@@ -7,19 +7,22 @@ Passing: "退款审核通常需要 1-3 个工作日，结果以短信通知为�
 (the reason quotes the promise). A match right after a negation (不/无法/不能/不得/没法/
 无权..., optionally 为您/向您...) is a refusal to promise, not a promise: "我无法承诺具体到账
 时间" and "客服不得承诺具体到账日期" pass; "无法保证，但肯定今天到账" still fails on its
-second clause. No phrase, pattern or preset is an error; so is no answer.
+second clause. No phrase, pattern or preset is an error; so is a pattern or preset that is
+not a string (and lint's EC320), and no answer.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import reads_attempt
 from evalcase.grade.graders._util import text_values
 from evalcase.grade.model import Evidence, Grade, error, failed, passed
-from evalcase.grade.spec import JudgeSpec, as_list, options_of
+from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.spec import JudgeSpec, options_of
 
 NAME = "no_promise"
 VERSION = "1"
@@ -34,12 +37,26 @@ PRESETS: dict[str, tuple[str, ...]] = {
 }
 
 
+@dataclass(frozen=True)
+class NoPromiseOptions:
+    """The grader's options (``phrases`` are read with the case's ``promise_phrases``)."""
+
+    patterns: tuple[str, ...] = ()
+    preset: tuple[str, ...] = ()
+
+
+def options(spec: JudgeSpec) -> NoPromiseOptions | ReadError:
+    return parse(NoPromiseOptions, options_of(spec, NAME))
+
+
 def patterns_for(spec: JudgeSpec) -> list[str]:
-    options = options_of(spec, NAME)
-    found = [re.escape(str(p)) for p in text_values(spec, options, "phrases", "promise_phrases")]
-    found += [str(p) for p in as_list(options.get("patterns"))]
-    for preset in as_list(options.get("preset")):
-        found += list(PRESETS.get(str(preset), ()))
+    raw = options_of(spec, NAME)
+    read = options(spec)
+    read = read if isinstance(read, NoPromiseOptions) else NoPromiseOptions()
+    found = [re.escape(str(p)) for p in text_values(spec, raw, "phrases", "promise_phrases")]
+    found += read.patterns
+    for preset in read.preset:
+        found += list(PRESETS.get(preset, ()))
     return found
 
 
@@ -77,8 +94,10 @@ def check(patterns: list[str], answer: str) -> Grade:
 
 
 def needs(spec: JudgeSpec) -> str | None:
-    options = options_of(spec, NAME)
-    unknown = [str(p) for p in as_list(options.get("preset")) if str(p) not in PRESETS]
+    read = options(spec)
+    if isinstance(read, ReadError):
+        return f"grader options: {read}"
+    unknown = [p for p in read.preset if p not in PRESETS]
     if unknown:
         return f"unknown preset {unknown[0]!r} (known: {', '.join(PRESETS)})"
     patterns = patterns_for(spec)
