@@ -131,6 +131,11 @@ def invoke(
         os.chdir(previous)
         if gc_enabled:
             gc.enable()
+        # What a process would free at its exit: a command's objects in reference cycles
+        # (an open SQLite transaction of the lint store among them) are collected now,
+        # not at some later command's expense. With the collector off during the command
+        # they are all still in the youngest generation, so collecting it is enough.
+        gc.collect(0)
     stderr = result.stderr
     code = result.exit_code
     if result.exception is not None and not isinstance(result.exception, SystemExit):
