@@ -105,7 +105,9 @@ def invoke(
     shape and environment of :func:`run_cli`: for tests that check a command's result, not
     its process (a whole process costs 0.25-0.36 s just to start). Keep :func:`run_cli`
     where the process is the point (exit status of a real process, signals, the sandbox,
-    the hook, servers, a killed run). The current directory is ``cwd`` for the call and
+    the hook, servers, a killed run) and where a process's own state is (``python -m``
+    puts the current directory on ``sys.path``; a plugin or handler found through it, or
+    through ``PYTHONPATH``, needs a process). The current directory is ``cwd`` for the call and
     restored after; the variables of ``env`` (and GIT_ENV) are set for the call only; the
     cyclic collector, which the group turns off for a short-lived process, is turned back
     on. An exception that escapes the command comes back the way Python would print it:
