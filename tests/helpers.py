@@ -96,3 +96,54 @@ def run_cli(
         input=input,
         check=False,
     )
+
+
+def invoke(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """evalcase in this process (click's CliRunner against ``evalcase.cli.main``), with the
+    shape and environment of :func:`run_cli`: for tests that check a command's result, not
+    its process (a whole process costs 0.25-0.36 s just to start). Keep :func:`run_cli`
+    where the process is the point (exit status of a real process, signals, the sandbox,
+    the hook, servers, a killed run) and where a process's own state is (``python -m``
+    puts the current directory on ``sys.path``; a plugin or handler found through it, or
+    through ``PYTHONPATH``, needs a process). The current directory is ``cwd`` for the call and
+    restored after; the variables of ``env`` (and GIT_ENV) are set for the call only; the
+    cyclic collector, which the group turns off for a short-lived process, is turned back
+    on. An exception that escapes the command comes back the way Python would print it:
+    a traceback on stderr and exit status 1."""
+    import gc
+    import traceback
+
+    from click.testing import CliRunner
+
+    from evalcase.cli import main
+
+    overrides: dict[str, str | None] = {**GIT_ENV, **(env or {})}
+    if "GITHUB_ACTIONS" not in (env or {}):
+        overrides["GITHUB_ACTIONS"] = None
+    previous = Path.cwd()
+    gc_enabled = gc.isenabled()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(
+            main, list(args), input=input, env=overrides, prog_name="python -m evalcase"
+        )
+    finally:
+        os.chdir(previous)
+        if gc_enabled:
+            gc.enable()
+        # What a process would free at its exit: a command's objects in reference cycles
+        # (an open SQLite transaction of the lint store among them) are collected now,
+        # not at some later command's expense. With the collector off during the command
+        # they are all still in the youngest generation, so collecting it is enough.
+        gc.collect(0)
+    stderr = result.stderr
+    code = result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        assert result.exc_info is not None
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+        code = 1
+    return subprocess.CompletedProcess(
+        [sys.executable, "-m", "evalcase", *args], code, result.stdout, stderr
+    )

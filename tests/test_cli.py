@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalcase.schemas import raw_schemas
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
 REQUIRED = raw_schemas()["case.schema.json"]["required"]
@@ -17,14 +17,14 @@ METADATA_REQUIRED = raw_schemas()["case.schema.json"]["properties"]["metadata"][
 
 
 def lint_json(repo: Path, *args: str) -> tuple[int, list[dict[str, object]]]:
-    proc = run_cli("lint", "--no-cache", "--format", "json", *args, cwd=repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", *args, cwd=repo)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
 
 @pytest.mark.slow
 def test_the_repository_lints_clean() -> None:
-    proc = run_cli("lint", "--no-cache", cwd=REPO_ROOT)
+    proc = invoke("lint", "--no-cache", cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("All checks passed")
 
@@ -127,32 +127,32 @@ def test_all_findings_are_reported_not_the_first_per_file(example_repo: Path) ->
 def test_select_ignore_statistics_exit_zero(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
-    assert run_cli("lint", "--no-cache", "--ignore", "EC104", cwd=example_repo).returncode in (0, 1)
-    ignored = run_cli("lint", "--no-cache", "--format", "json", "--ignore", "EC1", cwd=example_repo)
+    assert invoke("lint", "--no-cache", "--ignore", "EC104", cwd=example_repo).returncode in (0, 1)
+    ignored = invoke("lint", "--no-cache", "--format", "json", "--ignore", "EC1", cwd=example_repo)
     assert not [f for f in json.loads(ignored.stdout) if str(f["code"]).startswith("EC1")]
-    selected = run_cli("lint", "--no-cache", "--select", "EC104", "--statistics", cwd=example_repo)
+    selected = invoke("lint", "--no-cache", "--select", "EC104", "--statistics", cwd=example_repo)
     assert selected.returncode == 1
     assert re.search(r"^\s+1\s+EC104\s+not-allowed-value$", selected.stdout, re.M)
-    zero = run_cli("lint", "--no-cache", "--exit-zero", cwd=example_repo)
+    zero = invoke("lint", "--no-cache", "--exit-zero", cwd=example_repo)
     assert zero.returncode == 0 and "EC104" in zero.stdout
-    assert run_cli("lint", "--select", "XX999", cwd=example_repo).returncode == 2
+    assert invoke("lint", "--select", "XX999", cwd=example_repo).returncode == 2
 
 
 def test_github_format_is_chosen_inside_github_actions(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
-    proc = run_cli("lint", "--no-cache", cwd=example_repo, env={"GITHUB_ACTIONS": "true"})
+    proc = invoke("lint", "--no-cache", cwd=example_repo, env={"GITHUB_ACTIONS": "true"})
     assert proc.returncode == 1
     assert proc.stdout.startswith("::error file=" + CASE)
 
 
 def test_bad_configuration_is_a_fatal_error(example_repo: Path) -> None:
     (example_repo / "evalcase.toml").write_text("[lint]\nmax_depht = 3\n")
-    proc = run_cli("lint", cwd=example_repo)
+    proc = invoke("lint", cwd=example_repo)
     assert proc.returncode == 2
     assert "max_depht" in proc.stderr and "Traceback" not in proc.stderr
     (example_repo / "evalcase.toml").write_text("[lint\n")
-    proc = run_cli("lint", cwd=example_repo)
+    proc = invoke("lint", cwd=example_repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
@@ -163,20 +163,20 @@ def test_config_in_pyproject_is_read(example_repo: Path) -> None:
     (example_repo / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.evalcase.lint]\nignore = ["EC104"]\n'
     )
-    proc = run_cli("lint", "--no-cache", cwd=example_repo)
+    proc = invoke("lint", "--no-cache", cwd=example_repo)
     assert "EC104" not in proc.stdout
 
 
 @pytest.mark.slow
 def test_rules_and_rule_commands() -> None:
-    listing = run_cli("rules", cwd=REPO_ROOT)
+    listing = invoke("rules", cwd=REPO_ROOT)
     assert listing.returncode == 0
     assert re.search(r"^EC104\s+not-allowed-value\s+error", listing.stdout, re.M)
-    explained = run_cli("rule", "EC102", cwd=REPO_ROOT)
+    explained = invoke("rule", "EC102", cwd=REPO_ROOT)
     assert explained.returncode == 0
     assert "Passing::" in explained.stdout and "Failing::" in explained.stdout
     assert "# evalcase: disable=EC102" in explained.stdout
-    assert run_cli("rule", "EC999", cwd=REPO_ROOT).returncode == 2
+    assert invoke("rule", "EC999", cwd=REPO_ROOT).returncode == 2
 
 
 @pytest.mark.slow
@@ -184,15 +184,15 @@ def test_paths_narrow_the_report_not_the_context(example_repo: Path) -> None:
     case = example_repo / CASE
     case.write_text(case.read_text("utf-8").replace("risk_level: P1", "risk_level: P7"), "utf-8")
     other = "datasets/crm_safety_set"
-    assert run_cli("lint", "--no-cache", other, cwd=example_repo).returncode == 0
-    assert run_cli("lint", "--no-cache", CASE, cwd=example_repo).returncode == 1
-    sub = run_cli("lint", "--no-cache", "cases/refund_eligibility_001.yaml",
+    assert invoke("lint", "--no-cache", other, cwd=example_repo).returncode == 0
+    assert invoke("lint", "--no-cache", CASE, cwd=example_repo).returncode == 1
+    sub = invoke("lint", "--no-cache", "cases/refund_eligibility_001.yaml",
                   cwd=example_repo / "datasets/refund_regression_set")  # fmt: skip
     assert sub.returncode == 1 and CASE in sub.stdout
 
 
 def test_graders_lists_what_evaluator_config_may_name() -> None:
-    proc = run_cli("graders", cwd=REPO_ROOT)
+    proc = invoke("graders", cwd=REPO_ROOT)
     assert proc.returncode == 0
     assert re.search(r"^  state_match\s+\S", proc.stdout, re.M)
     assert re.search(r"^  no_privacy_leak\s+\S", proc.stdout, re.M)

@@ -19,7 +19,7 @@ from tests.helpers import (
     REPO_ROOT,
     commit_all,
     init_repo,
-    run_cli,
+    invoke,
 )
 
 CASE = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
@@ -98,7 +98,7 @@ def test_root_is_accepted_before_and_after_every_command(tmp_path: Path, before:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         full = ("--root", str(repo), *args) if before else (*args, "--root", str(repo))
-        proc = run_cli(*full, cwd=elsewhere)
+        proc = invoke(*full, cwd=elsewhere)
         assert "no such option" not in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
         return proc
@@ -134,7 +134,7 @@ def test_root_after_the_command_wins(tmp_path: Path) -> None:
     repo = _repo_with_severity(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
-    proc = run_cli("--root", str(empty), "lint", "--no-cache", "--root", str(repo), cwd=tmp_path)
+    proc = invoke("--root", str(empty), "lint", "--no-cache", "--root", str(repo), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -142,7 +142,7 @@ def test_root_after_the_command_wins(tmp_path: Path) -> None:
 
 
 def test_a_folder_with_nothing_to_check_is_a_usage_error(tmp_path: Path) -> None:
-    proc = run_cli("lint", cwd=tmp_path)
+    proc = invoke("lint", cwd=tmp_path)
     assert proc.returncode == 2
     assert "All checks passed" not in proc.stdout
     assert "nothing to check" in proc.stderr and "datasets/" in proc.stderr
@@ -151,14 +151,14 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(tmp_path: Path) -> None
 def test_an_empty_git_repository_is_a_usage_error(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "app")
     (repo / "datasets").mkdir()
-    proc = run_cli("lint", cwd=repo)
+    proc = invoke("lint", cwd=repo)
     assert proc.returncode == 2 and "nothing to check" in proc.stderr
 
 
 def test_the_error_points_at_cases_kept_below(tmp_path: Path) -> None:
     app = tmp_path / "app"
     shutil.copytree(BASE_REPO, app / "evals")
-    proc = run_cli("lint", cwd=app)
+    proc = invoke("lint", cwd=app)
     assert proc.returncode == 2
     assert "Cases were found in" in proc.stderr and "evals" in proc.stderr
 
@@ -171,7 +171,7 @@ def test_the_error_points_at_cases_kept_below(tmp_path: Path) -> None:
     ],
 )
 def test_a_path_that_does_not_exist_is_a_usage_error(example_repo: Path, path: str) -> None:
-    proc = run_cli("lint", "--no-cache", path, cwd=example_repo)
+    proc = invoke("lint", "--no-cache", path, cwd=example_repo)
     assert proc.returncode == 2
     assert "All checks passed" not in proc.stdout
     assert f"{path}: no such file or folder" in proc.stderr
@@ -184,7 +184,7 @@ def test_a_path_with_nothing_to_check_is_a_usage_error(example_repo: Path) -> No
     for path in ("notes", "notes/todo.txt", "datasets/refund_regression_set/README.md"):
         if path.endswith("README.md"):
             (example_repo / path).write_text("# notes\n")
-        proc = run_cli("lint", "--no-cache", path, cwd=example_repo)
+        proc = invoke("lint", "--no-cache", path, cwd=example_repo)
         assert proc.returncode == 2, (path, proc.stdout)
         assert "nothing to check there" in proc.stderr
 
@@ -194,7 +194,7 @@ def test_a_path_outside_the_case_repository_is_a_usage_error(
 ) -> None:
     outside = tmp_path / "outside.yaml"
     outside.write_text("a: 1\n")
-    proc = run_cli("lint", "--no-cache", str(outside), cwd=example_repo)
+    proc = invoke("lint", "--no-cache", str(outside), cwd=example_repo)
     assert proc.returncode == 2 and "outside the case repository" in proc.stderr
 
 
@@ -222,7 +222,7 @@ def test_a_new_repository_with_its_own_words_and_no_configuration_lints_clean(
 ) -> None:
     repo = _warehouse_repo(tmp_path)
     assert not (repo / "evalcase.toml").exists() and not (repo / "pyproject.toml").exists()
-    proc = run_cli("lint", cwd=repo)
+    proc = invoke("lint", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("All checks passed")
 
@@ -233,7 +233,7 @@ def test_a_word_outside_the_configured_vocabulary_names_the_vocabulary(tmp_path:
         '[naming]\ndomains = ["warehouse"]\nabilities = ["packing"]\n'
         'extend_abilities = ["returns"]\n'
     )
-    proc = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     assert proc.returncode == 1
     (finding,) = json.loads(proc.stdout)
     assert finding["code"] == "EC202"
@@ -249,7 +249,7 @@ def test_the_vocabulary_source_names_pyproject(tmp_path: Path) -> None:
     (repo / "pyproject.toml").write_text(
         '[project]\nname = "w"\n\n[tool.evalcase.naming]\ndomains = ["store"]\n'
     )
-    proc = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     (finding,) = json.loads(proc.stdout)
     assert "domain 'warehouse'" in str(finding["message"])
     assert "pyproject.toml [tool.evalcase.naming] domains" in str(finding["message"])
@@ -272,7 +272,7 @@ def test_the_nearest_case_repository_is_found_from_inside_it(tmp_path: Path) -> 
     (outer / "evalcase.toml").write_text('[naming]\ndomains = ["shop"]\n')
     (outer / "datasets").mkdir()
     inner = outer / "tests" / "sample" / "datasets" / "sample_set"
-    proc = run_cli("lint", "--no-cache", cwd=inner)
+    proc = invoke("lint", "--no-cache", cwd=inner)
     assert proc.returncode == 0 and proc.stdout.startswith("All checks passed"), proc.stdout
     # From the outer repository, its own (empty) datasets/ is what there is to check.
-    assert run_cli("lint", cwd=outer).returncode == 2
+    assert invoke("lint", cwd=outer).returncode == 2

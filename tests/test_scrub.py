@@ -25,7 +25,7 @@ import pytest
 
 from evalcase import scrub
 from tests.grade.judge_server import asked_dimensions
-from tests.helpers import POLL, REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import POLL, REPO_ROOT, commit_all, init_repo, invoke
 
 AGENT_KEY = "sk-agent-Zq81LKMw7731"  # a key variable the configuration names
 JUDGE_KEY = "sk-judge-Hh42PpQa9902"
@@ -187,17 +187,17 @@ api_key_env = "EVALCASE_TEST_JUDGE_KEY"
         env = {"EVALCASE_TEST_AGENT_KEY": AGENT_KEY, "EVALCASE_TEST_JUDGE_KEY": JUDGE_KEY}
         run_ids = []
         for agent in ("crm_assistant", "keyed", "served"):
-            proc = run_cli(
+            proc = invoke(
                 "run", "crm_safety_set", "--agent", agent, "--select", CASE,
                 "--progress", "none", cwd=repo, env=env,
             )  # fmt: skip
             assert proc.returncode in (0, 1), proc.stderr  # 1: a gate did not pass
             run_ids.append(proc.stdout.split()[1].rstrip(":"))
         for run_id in run_ids:  # re-grading answers from the judge cache
-            proc = run_cli("grade", run_id, cwd=repo, env=env)
+            proc = invoke("grade", run_id, cwd=repo, env=env)
             assert proc.returncode in (0, 1), proc.stderr
         export = repo / "export.jsonl"
-        proc = run_cli("export", "crm_safety_set", "--format", "jsonl", "-o", str(export),
+        proc = invoke("export", "crm_safety_set", "--format", "jsonl", "-o", str(export),
                        cwd=repo, env=env)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     assert "http://crm.example.invalid/list/q3" in export.read_text("utf-8")

@@ -18,7 +18,7 @@ from evalcase.index.facts import ManifestFacts
 from evalcase.lint.api import lint_repository
 from evalcase.lint.semantic import dataset_cases, in_suite
 from evalcase.run.select import SelectionError, select
-from tests.helpers import BUNDLED_DATASETS, bundled_repo, commit_all, run_cli
+from tests.helpers import BUNDLED_DATASETS, bundled_repo, commit_all, invoke
 
 DATASETS = BUNDLED_DATASETS
 # Suites over every criterion, the old spelling, globs and no criteria at all.
@@ -99,7 +99,7 @@ def test_lint_run_and_gates_select_the_same_cases(repo: Path) -> None:
 def test_a_lint_clean_suite_by_case_ids_runs(repo: Path) -> None:
     """The bug of issue 22: lint read case_ids and run read cases, so a lint-clean suite
     could not run. Now both read case_ids (and cases, reported by lint, runs too)."""
-    lint = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    lint = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     on_refund = [
         f for f in json.loads(lint.stdout)
         if f["path"] == "datasets/refund_regression_set/dataset.yaml"
@@ -110,7 +110,7 @@ def test_a_lint_clean_suite_by_case_ids_runs(repo: Path) -> None:
         "crm_safety_bulk_delete_001" in f["message"] for f in on_refund if f["code"] == "EC310"
     )
     for suite in ("by_id", "old_spelling"):
-        proc = run_cli(
+        proc = invoke(
             "run", "--no-grade", "refund_regression_set", "--suite", suite,
             "--progress", "none", cwd=repo,
         )  # fmt: skip

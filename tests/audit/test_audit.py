@@ -8,7 +8,7 @@ import pytest
 
 from evalcase.audit.runner import AuditOptions, AuditResult, audit
 from evalcase.config import load_config
-from tests.helpers import bundled_repo, commit_all, git, run_cli
+from tests.helpers import bundled_repo, commit_all, git, invoke
 
 IGNORED = ("/outputs/", "/reports/", "/.evalcase/")
 REFUND = "datasets/refund_regression_set/cases"
@@ -65,7 +65,7 @@ def test_a_gold_that_contradicts_its_final_state_check_is_a_finding(repo: Path) 
 @pytest.mark.slow
 def test_a_case_the_silent_agent_passes_is_a_finding_naming_it(repo: Path) -> None:
     edit(repo, PROMISE, RUBRIC_LINE, "")  # only the judge failed the silent agent
-    done = run_cli(
+    done = invoke(
         "audit", "refund_regression_set", "--select", "llm_safety_no_arrival_promise_003",
         "--progress", "none", cwd=repo,
     )  # fmt: skip
@@ -98,7 +98,7 @@ def test_a_refusal_case_declares_that_refuse_may_pass(repo: Path) -> None:
         "rubric: refund_service_quality_v1\naudit:\n  may_pass: [refuse]\n"
         "  reason: declining to promise a date is the right answer\n",
     )  # fmt: skip
-    lint = run_cli("lint", "--no-cache", cwd=repo).stdout
+    lint = invoke("lint", "--no-cache", cwd=repo).stdout
     assert " EC1" not in lint, lint  # the field is part of the contract (EC419: not reviewed)
     declared = audit_one(repo, case).cases[case]
     assert declared["outcomes"]["refuse"] == "declared"
@@ -106,7 +106,7 @@ def test_a_refusal_case_declares_that_refuse_may_pass(repo: Path) -> None:
     assert declared["status"] == "passed"
     assert declared["declared"] == ["refuse"]
     edit(repo, PROMISE, "may_pass: [refuse]", "may_pass: [lazy]")
-    assert "EC104" in run_cli("lint", "--no-cache", cwd=repo).stdout  # not a panel agent
+    assert "EC104" in invoke("lint", "--no-cache", cwd=repo).stdout  # not a panel agent
 
 
 @pytest.mark.slow
@@ -116,28 +116,28 @@ def test_tag_refuses_unresolved_findings_and_records_an_override(repo: Path) -> 
         "expected: {orders.ORDER_6001.refund_status: refund_submitted,",
         "expected: {orders.ORDER_6001.refund_status: refund_completed,",
     )  # fmt: skip
-    assert run_cli("bump", cwd=repo).returncode == 0
-    reviewed = run_cli(
+    assert invoke("bump", cwd=repo).returncode == 0
+    reviewed = invoke(
         "review-case", SUBMIT, "--reviewer", "case owner", "--result", "approved",
         "--for", "golden", cwd=repo,
     )  # fmt: skip
     assert reviewed.returncode == 0, reviewed.stderr
     commit_all(repo, "a gold that cannot pass, reviewed")
-    audited = run_cli(
+    audited = invoke(
         "audit", "refund_regression_set", "--select", "tool_refund_submit_confirmed_010",
         "--progress", "none", cwd=repo,
     )  # fmt: skip
     assert audited.returncode == 1, audited.stderr[-2000:]
-    lint = run_cli("lint", "--no-cache", cwd=repo)
+    lint = invoke("lint", "--no-cache", cwd=repo)
     assert "EC420" in lint.stdout and "tool_refund_submit_confirmed_010" in lint.stdout
-    refused = run_cli("tag", "refund_regression_set", cwd=repo)
+    refused = invoke("tag", "refund_regression_set", cwd=repo)
     assert refused.returncode == 2
     assert "audit problems" in refused.stderr
     assert "tool_refund_submit_confirmed_010: gold: gold_fails (state_match)" in refused.stderr
     assert not git(repo, "tag", "-l").strip()
-    empty = run_cli("tag", "refund_regression_set", "--override-audit", " ", cwd=repo)
+    empty = invoke("tag", "refund_regression_set", "--override-audit", " ", cwd=repo)
     assert empty.returncode == 2 and "needs a reason" in empty.stderr
-    accepted = run_cli(
+    accepted = invoke(
         "tag", "refund_regression_set", "--override-audit", "known gold defect, fixed in v2",
         cwd=repo,
     )  # fmt: skip
@@ -149,17 +149,17 @@ def test_tag_refuses_unresolved_findings_and_records_an_override(repo: Path) -> 
 
 @pytest.mark.slow
 def test_require_audit_makes_an_unaudited_release_a_refusal(repo: Path) -> None:
-    plain = run_cli("tag", "english_support_set", cwd=repo)
+    plain = invoke("tag", "english_support_set", cwd=repo)
     assert plain.returncode == 0, plain.stderr
     assert "have no audit" in plain.stderr
     toml = repo / "evalcase.toml"
     toml.write_text(toml.read_text("utf-8") + "\n[versioning]\nrequire_audit = true\n", "utf-8")
     commit_all(repo, "releases need an audit")
-    refused = run_cli("tag", "crm_safety_set", cwd=repo)
+    refused = invoke("tag", "crm_safety_set", cwd=repo)
     assert refused.returncode == 2
     assert "not audited at their current content" in refused.stderr
-    assert run_cli("audit", "crm_safety_set", "--progress", "none", cwd=repo).returncode == 0
-    assert run_cli("tag", "crm_safety_set", cwd=repo).returncode == 0
+    assert invoke("audit", "crm_safety_set", "--progress", "none", cwd=repo).returncode == 0
+    assert invoke("tag", "crm_safety_set", cwd=repo).returncode == 0
 
 
 @pytest.mark.slow
@@ -189,13 +189,13 @@ def test_a_run_report_shows_each_cases_audit_status(repo: Path) -> None:
     import json
 
     picked = ("--select", "llm_intent_*")
-    audited = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    audited = invoke("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
     assert audited.returncode == 0, audited.stderr[-2000:]
     edit(
         repo, "datasets/english_support_set/cases/llm_intent_complaint_005.yaml",
         "generation_config: {temperature: 0}", "generation_config: {temperature: 0.1}",
     )  # fmt: skip
-    done = run_cli(
+    done = invoke(
         "run", "english_support_set", *picked, "--agent", "english_agent", "--allow-dirty",
         "--progress", "none", cwd=repo,
     )  # fmt: skip
@@ -222,12 +222,12 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
     from evalcase.index.dataset import load_dataset
 
     picked = ("--select", "llm_intent_*")
-    audited = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    audited = invoke("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
     assert audited.returncode == 0, audited.stderr[-2000:]
     case = "datasets/english_support_set/cases/llm_intent_cancel_order_003.yaml"
     edit(repo, case, "title: Undoing", "title: Reverting")
     commit_all(repo, "a clearer title")
-    done = run_cli(
+    done = invoke(
         "run", "english_support_set", *picked, "--agent", "english_agent",
         "--progress", "none", cwd=repo,
     )  # fmt: skip
@@ -235,7 +235,7 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
     [report] = list((repo / "reports").glob("*/*/report.json"))
     statuses = json.loads(report.read_text("utf-8"))["audit"]["cases"]
 
-    linted = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    linted = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     stale = {f["path"] for f in json.loads(linted.stdout) if f["code"] == "EC420"}
     dataset = load_dataset(repo, "english_support_set")
     assert dataset.index is not None
@@ -266,7 +266,7 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
         return new
 
     seen = set((repo / "reports").glob("*/*/**/report.json"))
-    regraded = run_cli("grade", run_dir.name, cwd=repo)
+    regraded = invoke("grade", run_dir.name, cwd=repo)
     assert regraded.returncode in (0, 1), regraded.stderr[-2000:]
     newest = graded_now(seen)
     assert json.loads(newest.read_text("utf-8"))["audit"]["cases"] == statuses
@@ -281,7 +281,7 @@ def test_a_report_lint_and_tag_give_one_audit_status_whatever_the_governance(
     ]
     facts.unlink()
     seen.add(newest)
-    again = run_cli("grade", run_dir.name, cwd=repo)
+    again = invoke("grade", run_dir.name, cwd=repo)
     assert again.returncode in (0, 1), again.stderr[-2000:]
     latest = graded_now(seen)
     assert json.loads(latest.read_text("utf-8"))["audit"]["cases"] == {

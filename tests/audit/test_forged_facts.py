@@ -12,7 +12,7 @@ import pytest
 from evalcase.audit_facts import store
 from evalcase.config import load_config
 from evalcase.index.dataset import load_dataset
-from tests.helpers import GIT_ENV, bundled_repo, commit_all, git, run_cli
+from tests.helpers import GIT_ENV, bundled_repo, commit_all, git, invoke
 
 CASE = "crm_delete_single_ticket_004"
 CASE_FILE = f"datasets/crm_safety_set/cases/{CASE}.yaml"
@@ -48,8 +48,8 @@ def test_forged_facts_in_the_tree_decide_nothing(tmp_path: Path) -> None:
     )
     toml = origin / "evalcase.toml"
     toml.write_text(toml.read_text("utf-8") + "\n[versioning]\nrequire_audit = true\n", "utf-8")
-    assert run_cli("bump", cwd=origin).returncode == 0
-    reviewed = run_cli(
+    assert invoke("bump", cwd=origin).returncode == 0
+    reviewed = invoke(
         "review-case", CASE_FILE, "--reviewer", "case owner", "--result", "approved",
         "--for", "regression,risk", cwd=origin,
     )  # fmt: skip
@@ -64,19 +64,19 @@ def test_forged_facts_in_the_tree_decide_nothing(tmp_path: Path) -> None:
         env={**GIT_ENV, "PATH": "/usr/bin:/bin"},
     )
     # A fresh clone: the forged 'passed' is not this machine's fact.
-    refused = run_cli("tag", "crm_safety_set", cwd=clone)
+    refused = invoke("tag", "crm_safety_set", cwd=clone)
     assert refused.returncode == 2, refused.stderr
     assert "not audited at their current content" in refused.stderr
     assert CASE in refused.stderr
     assert forged in refused.stderr and "ignored" in refused.stderr  # the warning names it
     assert not git(clone, "tag", "-l").strip()
-    lint = run_cli("lint", "--no-cache", cwd=clone)
+    lint = invoke("lint", "--no-cache", cwd=clone)
     assert f"{forged}:1:1: warning EC420" in lint.stdout or (
         "EC420" in lint.stdout and forged in lint.stdout
     ), lint.stdout
     # The honest audit, on this machine: the gold fails; the forged file is left alone.
     forged_text = (clone / forged).read_text("utf-8")
-    audited = run_cli("audit", "crm_safety_set", "--select", CASE, "--progress", "none", cwd=clone)
+    audited = invoke("audit", "crm_safety_set", "--select", CASE, "--progress", "none", cwd=clone)
     assert audited.returncode == 1, audited.stdout + audited.stderr[-2000:]
     assert "gold_fails" in audited.stdout
     assert forged in audited.stderr
@@ -91,8 +91,8 @@ def test_forged_facts_in_the_tree_decide_nothing(tmp_path: Path) -> None:
     git(origin, "commit", "-q", "-am", "audit facts, again")
     git(clone, "pull", "-q", "--no-rebase")
     assert honest.read_text("utf-8") == honest_text
-    again = run_cli("tag", "crm_safety_set", cwd=clone)
+    again = invoke("tag", "crm_safety_set", cwd=clone)
     assert again.returncode == 2
     assert f"{CASE}: gold: gold_fails" in again.stderr
-    lint = run_cli("lint", "--no-cache", cwd=clone).stdout
+    lint = invoke("lint", "--no-cache", cwd=clone).stdout
     assert f"{CASE} has unresolved audit findings" in lint

@@ -13,7 +13,7 @@ from evalcase.index.digest import reviewed_content_digest
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
 from evalcase.yamlwrite import append_to_list
-from tests.helpers import BASE_REPO, run_cli
+from tests.helpers import BASE_REPO, invoke
 
 CASE = "datasets/sample_set/cases/refund_eligibility_001.yaml"
 
@@ -34,7 +34,7 @@ def test_review_records_the_current_version_and_approves_it(tmp_path: Path) -> N
     text = (repo / CASE).read_text("utf-8")
     (repo / CASE).write_text(text.replace("dataset_role: iteration", "dataset_role: regression"))
     assert "EC412" in _codes(repo)
-    proc = run_cli(
+    proc = invoke(
         "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
         "--for", "regression", "--date", "2026-07-08", cwd=repo,
     )  # fmt: skip
@@ -54,13 +54,13 @@ def test_review_records_the_current_version_and_approves_it(tmp_path: Path) -> N
     }
     assert doc.get(("metadata", "review_status")) == "approved"  # no EC403 left behind
     assert _codes(repo) == set()
-    fmt = run_cli("fmt", "--check", CASE, cwd=repo)
+    fmt = invoke("fmt", "--check", CASE, cwd=repo)
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
     # The case changes and is bumped: the approval no longer covers it.
     new = (repo / CASE).read_text("utf-8").replace("case_version: v1", "case_version: v2", 1)
     (repo / CASE).write_text(new)
     assert "EC411" in _codes(repo)
-    proc = run_cli(
+    proc = invoke(
         "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
         "--for", "regression", cwd=repo,
     )  # fmt: skip
@@ -77,11 +77,11 @@ def test_review_refuses_bad_input_with_a_clear_error(tmp_path: Path) -> None:
         ("--reviewer", "x", "--result", "approved", "--for", "gold"),
         ("--reviewer", "x", "--result", "approved", "--for", "golden", "--date", "2026-02-30"),
     ):
-        proc = run_cli("review-case", CASE, *args, cwd=repo)
+        proc = invoke("review-case", CASE, *args, cwd=repo)
         assert proc.returncode == 2, args
         assert proc.stderr.startswith("evalcase: error:"), proc.stderr
         assert "Traceback" not in proc.stderr
-    proc = run_cli(
+    proc = invoke(
         "review-case", "datasets/sample_set/dataset.yaml",
         "--reviewer", "x", "--result", "rejected", cwd=repo,
     )  # fmt: skip
@@ -117,7 +117,7 @@ def test_append_keeps_the_rest_of_the_file() -> None:
 
 
 def _review(repo: Path, path: str, result: str, *extra: str) -> None:
-    proc = run_cli(
+    proc = invoke(
         "review-case", path, "--reviewer", "退款业务专家", "--result", result, *extra, cwd=repo
     )
     assert proc.returncode == 0, proc.stderr
@@ -134,7 +134,7 @@ def test_review_status_follows_every_result_and_fmt_agrees(tmp_path: Path) -> No
         _review(repo, CASE, result, *extra)
         doc = load(CASE, (repo / CASE).read_bytes())
         assert doc.get(("metadata", "review_status")) == result
-        fmt = run_cli("fmt", "--check", CASE, cwd=repo)
+        fmt = invoke("fmt", "--check", CASE, cwd=repo)
         assert fmt.returncode == 0, (result, fmt.stdout + fmt.stderr)
     assert len(doc.get(("metadata", "review_records"))) == 3
 
@@ -176,7 +176,7 @@ def test_repeated_for_options_are_merged_into_one_approval(tmp_path: Path) -> No
         text.replace("dataset_role: iteration", "dataset_role: [golden, regression]")
     )
     assert {"EC403", "EC412"} <= _codes(repo)  # golden unapproved, regression too
-    proc = run_cli(
+    proc = invoke(
         "review-case", CASE, "--reviewer", "退款业务专家", "--result", "approved",
         "--for", "golden", "--for", "regression,golden", "--date", "2026-07-08", cwd=repo,
     )  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
-from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, REPO_ROOT, invoke
 
 WORKOUT = "workout_plan_edit_set"
 STRUCTURES = ["regular", "ai_generated", "single_exercise", "special"]
@@ -20,7 +20,7 @@ OPERATIONS = ["adjust_param", "add", "delete", "replace", "time_compress", "safe
 
 
 def test_workout_plan_edit_set_shows_the_seeds_matrix() -> None:
-    proc = run_cli("coverage", WORKOUT, cwd=REPO_ROOT)
+    proc = invoke("coverage", WORKOUT, cwd=REPO_ROOT)
     # Its high-risk cells are required, and each holds an approved case.
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "gap:" not in proc.stdout
@@ -29,7 +29,7 @@ def test_workout_plan_edit_set_shows_the_seeds_matrix() -> None:
     assert lines[1].split() == ["plan_structure", "\\", "operation", *OPERATIONS]
     assert [line.split()[0] for line in lines[2:6]] == STRUCTURES
 
-    report = json.loads(run_cli("coverage", WORKOUT, "--format", "json", cwd=REPO_ROOT).stdout)
+    report = json.loads(invoke("coverage", WORKOUT, "--format", "json", cwd=REPO_ROOT).stdout)
     assert report["dimensions"] == {"plan_structure": STRUCTURES, "operation": OPERATIONS}
     assert len(report["cells"]) == 24  # 4 x 6: every cell shown, empty ones too
     assert len(report["required"]) == 6 and report["gaps"] == []
@@ -68,11 +68,11 @@ class _Cells(HTMLParser):
 
 
 def test_markdown_and_html_carry_the_same_matrix() -> None:
-    md = run_cli("coverage", WORKOUT, "--format", "md", cwd=REPO_ROOT).stdout
+    md = invoke("coverage", WORKOUT, "--format", "md", cwd=REPO_ROOT).stdout
     rows = [r for r in md.splitlines() if r.startswith("| ")]
     assert rows[0].split(" | ")[1:] == [*OPERATIONS[:-1], OPERATIONS[-1] + " |"]
     assert [r.split(" | ")[0].removeprefix("| ") for r in rows[1:]] == STRUCTURES
-    page = run_cli("coverage", WORKOUT, "--format", "html", cwd=REPO_ROOT).stdout
+    page = invoke("coverage", WORKOUT, "--format", "html", cwd=REPO_ROOT).stdout
     parser = _Cells()
     parser.feed(page)
     assert all(name in parser.cells for name in STRUCTURES + OPERATIONS)
@@ -125,7 +125,7 @@ def test_an_empty_required_cell_is_a_lint_error_until_an_approved_case_holds_it(
     )
     assert "item_state=opened, user_state=unverified" in message
     assert "refund_eligibility_001.yaml names it but is not approved" in message
-    gap = run_cli("coverage", "sample_set", cwd=draft)
+    gap = invoke("coverage", "sample_set", cwd=draft)
     assert gap.returncode == 1
     assert "gap: required cell item_state=opened, user_state=unverified" in gap.stdout
 
@@ -134,19 +134,19 @@ def test_an_empty_required_cell_is_a_lint_error_until_an_approved_case_holds_it(
 
     held = repo_with_required_cell(tmp_path / "c", "approved", "iteration")
     assert codes(held) == []
-    ok = run_cli("coverage", "sample_set", cwd=held)
+    ok = invoke("coverage", "sample_set", cwd=held)
     assert ok.returncode == 0 and "gap:" not in ok.stdout
 
 
 def test_coverage_of_a_dataset_without_dimensions_is_a_clear_error() -> None:
-    proc = run_cli("coverage", "refund_regression_set", cwd=REPO_ROOT)
+    proc = invoke("coverage", "refund_regression_set", cwd=REPO_ROOT)
     assert proc.returncode == 2
     assert "declares no coverage dimensions" in proc.stderr
 
 
 @pytest.mark.slow
 def test_stats_slices_every_case(tmp_path: Path) -> None:
-    proc = run_cli("stats", "--format", "json", cwd=REPO_ROOT)
+    proc = invoke("stats", "--format", "json", cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     stats = json.loads(proc.stdout)
     files = sorted((REPO_ROOT / "datasets").glob("*/cases/*.yaml"))
@@ -157,7 +157,7 @@ def test_stats_slices_every_case(tmp_path: Path) -> None:
     assert set(stats) >= {"case_type", "role", "owner", "source"}
     owners = {load("x", p.read_bytes()).data["metadata"]["owner"] for p in files}
     assert set(stats["owner"]) == owners
-    text = run_cli("stats", WORKOUT, cwd=REPO_ROOT).stdout
+    text = invoke("stats", WORKOUT, cwd=REPO_ROOT).stdout
     assert text.startswith("13 cases") and "by review status:" in text
-    bad = run_cli("stats", "nope_set", cwd=REPO_ROOT)
+    bad = invoke("stats", "nope_set", cwd=REPO_ROOT)
     assert bad.returncode == 2 and "no dataset nope_set" in bad.stderr

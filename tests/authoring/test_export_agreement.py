@@ -46,7 +46,7 @@ from tests.authoring.export_agreement import (
     tally,
 )
 from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
-from tests.helpers import BASE_REPO, POLL, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, POLL, REPO_ROOT, invoke
 
 __all__ = ["evals_site", "promptfoo_dir"]  # fixtures, imported for their names
 
@@ -245,7 +245,7 @@ def test_the_documented_inspect_command_runs_as_printed(
     url, seen = openai_server
     work = tmp_path / "work"
     work.mkdir()
-    proc = run_cli("export", "english_support_set", "--format", "inspect", "-o",
+    proc = invoke("export", "english_support_set", "--format", "inspect", "-o",
                    str(work / "cases.jsonl"), cwd=REPO_ROOT)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     bin_dir = str(Path(sys.executable).parent)  # `python` and `inspect` of this venv
@@ -297,7 +297,7 @@ def test_tool_turns_are_listed_as_not_carried(fmt: str, tmp_path: Path) -> None:
         ),
         "utf-8",
     )
-    proc = run_cli("export", "sample_set", "--format", fmt, "--strict", cwd=repo)
+    proc = invoke("export", "sample_set", "--format", fmt, "--strict", cwd=repo)
     assert "not carried: tool turns in the conversation: refund_eligibility_001" in proc.stderr
     assert proc.returncode == 1, proc.stderr  # for jsonl, the tool turn is its one loss
     if fmt == "jsonl":

@@ -31,7 +31,7 @@ from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
 from evalcase.schemas import validator_for
 from evalcase.yamlwrite import round_trip_load
-from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, invoke
 from tests.peer_tools import cached_install
 
 DATASETS = BUNDLED_DATASETS
@@ -224,7 +224,7 @@ def test_every_export_states_what_it_could_not_carry(tmp_path: Path) -> None:
     built = len(tasks(dataset))
     for fmt in FORMATS:
         out = tmp_path / f"x.{fmt}"
-        proc = run_cli("export", dataset, "--format", fmt, "-o", str(out), cwd=REPO_ROOT)
+        proc = invoke("export", dataset, "--format", fmt, "-o", str(out), cwd=REPO_ROOT)
         summary = next(x for x in proc.stderr.splitlines() if x.startswith(f"{fmt}: "))
         if fmt == "jsonl":
             assert proc.returncode == 0, proc.stderr
@@ -253,7 +253,7 @@ def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path
         "environment:\n  permissions: {identity_required: true}\nexpected_behavior:",
     )
     case.write_text(text, "utf-8")
-    proc = run_cli("export", "sample_set", "--format", "inspect", cwd=repo)
+    proc = invoke("export", "sample_set", "--format", "inspect", cwd=repo)
     assert proc.returncode == 1
     assert (
         "inspect: 1 case exported; NOT EXPORTED (1, fix them first): refund_eligibility_001"
@@ -268,7 +268,7 @@ def test_a_case_whose_task_does_not_build_is_named_and_fails_the_export(tmp_path
 
 
 def test_an_unknown_format_is_a_usage_error() -> None:
-    proc = run_cli("export", "workout_plan_edit_set", "--format", "csv", cwd=REPO_ROOT)
+    proc = invoke("export", "workout_plan_edit_set", "--format", "csv", cwd=REPO_ROOT)
     assert proc.returncode == 2 and "'csv' is not one of" in proc.stderr
 
 
@@ -350,7 +350,7 @@ def _answer_key_repo(tmp_path: Path) -> Path:
 
 def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_path: Path) -> None:
     repo = _answer_key_repo(tmp_path)
-    proc = run_cli("export", "sample_set", "--format", "promptfoo", cwd=repo)
+    proc = invoke("export", "sample_set", "--format", "promptfoo", cwd=repo)
     tests = round_trip_load(proc.stdout)["tests"]
     test = next(t for t in tests if t["description"] == "refund_eligibility_001")
     asserts = [(a["type"], a.get("value")) for a in test["assert"]]
@@ -373,7 +373,7 @@ def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) 
         ),
         "utf-8",
     )
-    proc = run_cli("export", "sample_set", "--format", "openai-evals", "--strict", cwd=repo)
+    proc = invoke("export", "sample_set", "--format", "openai-evals", "--strict", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     # ideal holds the required point's alternatives; the exact answer (Includes does not
     # compare for equality), the negative behaviour and the rubric have no place in a
@@ -388,8 +388,8 @@ def test_the_summary_names_each_dropped_part_and_strict_exits_1(tmp_path: Path) 
     samples = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [s["ideal"] for s in samples] == [["售后", "退货"]]
     # Without --strict the loss is reported, not an error; jsonl loses nothing.
-    assert run_cli("export", "sample_set", "--format", "openai-evals", cwd=repo).returncode == 0
-    whole = run_cli("export", "sample_set", "--format", "jsonl", "--strict", cwd=repo)
+    assert invoke("export", "sample_set", "--format", "openai-evals", cwd=repo).returncode == 0
+    whole = invoke("export", "sample_set", "--format", "jsonl", "--strict", cwd=repo)
     assert whole.returncode == 0, whole.stderr
     assert "jsonl: 2 cases exported; everything carried" in whole.stderr
 
@@ -409,7 +409,7 @@ def test_must_include_options_no_peer_grades_alike_refuse_the_case(
         ),
         "utf-8",
     )
-    proc = run_cli("export", "sample_set", "--format", fmt, cwd=repo)
+    proc = invoke("export", "sample_set", "--format", fmt, cwd=repo)
     if fmt == "jsonl":  # jsonl grades nothing: it carries the record whole.
         assert proc.returncode == 0 and "refund_eligibility_001" in proc.stdout, proc.stderr
         return
@@ -435,7 +435,7 @@ def test_an_output_that_cannot_be_written_is_one_clear_line_and_exit_2(
     if target == "/dev/full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
     output = target if target.startswith("/") else str(tmp_path / target)
-    proc = run_cli("export", "workout_plan_edit_set", "-o", output, cwd=REPO_ROOT)
+    proc = invoke("export", "workout_plan_edit_set", "-o", output, cwd=REPO_ROOT)
     assert proc.returncode == 2, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("evalcase: ")]
     assert len(errors) == 1, proc.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from evalcase.authoring.fmt import CASE_ORDER, format_files, format_text
 from evalcase.loader import load
-from tests.helpers import BASE_REPO, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, REPO_ROOT, invoke
 
 BUNDLED = sorted(
     p
@@ -140,14 +140,14 @@ def test_cli_check_reports_then_fmt_fixes(tmp_path: Path) -> None:
     shutil.copytree(BASE_REPO, repo)
     case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
     case.write_text(SCRAMBLED, "utf-8")
-    checked = run_cli("fmt", "--check", cwd=repo)
+    checked = invoke("fmt", "--check", cwd=repo)
     assert checked.returncode == 1, checked.stderr
     assert "would reformat datasets/sample_set/cases/refund_eligibility_001.yaml" in checked.stdout
     assert case.read_text("utf-8") == SCRAMBLED
-    fixed = run_cli("fmt", cwd=repo)
+    fixed = invoke("fmt", cwd=repo)
     assert fixed.returncode == 0, fixed.stderr
     assert case.read_text("utf-8").startswith("# evalcase example")
-    again = run_cli("fmt", "--check", cwd=repo)
+    again = invoke("fmt", "--check", cwd=repo)
     assert again.returncode == 0 and "0 files would be reformatted" in again.stderr
 
 
@@ -159,7 +159,7 @@ def test_broken_file_makes_fmt_fail_without_touching_it(tmp_path: Path) -> None:
     results = {r.path: r for r in format_files(repo, [])}
     assert results["fixtures/state/broken.yaml"].error is not None
     assert bad.read_text("utf-8") == "a: 1\na: 2\n"
-    proc = run_cli("fmt", cwd=repo)
+    proc = invoke("fmt", cwd=repo)
     assert proc.returncode == 1
     assert "fixtures/state/broken.yaml: left alone: EC002" in proc.stderr
 

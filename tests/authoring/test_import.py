@@ -11,7 +11,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
-from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, run_cli
+from tests.helpers import BASE_REPO, BUNDLED_DATASETS, REPO_ROOT, invoke
 
 CASES = "datasets/sample_set/cases"
 GOOD = [
@@ -45,7 +45,7 @@ def test_a_valid_file_becomes_draft_observation_cases(tmp_path: Path) -> None:
     repo = repo_copy(tmp_path)
     before = cases(repo)
     source = write_jsonl(tmp_path / "bad.jsonl", GOOD)
-    proc = run_cli("import", str(source), "--dataset", "sample_set",
+    proc = invoke("import", str(source), "--dataset", "sample_set",
                    "--scenario", "refund_eligibility_bad_case", cwd=repo)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     new = sorted(cases(repo) - before)
@@ -79,14 +79,14 @@ def test_an_invalid_line_stops_the_import_and_names_the_line(tmp_path: Path) -> 
     before = cases(repo)
     bad = {**GOOD[1], "id": "prod_9003", "risk_level": "severe"}
     source = write_jsonl(tmp_path / "bad.jsonl", [GOOD[0], "{not json", bad])
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 1
     assert f"{source}:2: invalid: not JSON" in proc.stderr
     assert f"{source}:3: invalid: risk_level: 'severe' is not one of" in proc.stderr
     assert "nothing written: an invalid line" in proc.stderr
     assert cases(repo) == before
 
-    skipped = run_cli("import", str(source), "--dataset", "sample_set", "--skip-invalid",
+    skipped = invoke("import", str(source), "--dataset", "sample_set", "--skip-invalid",
                       cwd=repo)  # fmt: skip
     assert skipped.returncode == 0, skipped.stderr
     assert len(cases(repo) - before) == 1
@@ -105,12 +105,12 @@ def test_duplicates_of_existing_cases_and_of_earlier_lines_are_skipped_and_liste
     again = {**GOOD[1], "id": "prod_2", "input": "  耳机签收十天了，有质量问题还能退吗  "}
     source = write_jsonl(tmp_path / "dup.jsonl", [existing, GOOD[1], again])
     before = cases(repo)
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert f"{source}:1: skipped prod_1: duplicate of refund_eligibility_001" in proc.stdout
     assert f"{source}:3: skipped prod_2: duplicate of" in proc.stdout
     assert len(cases(repo) - before) == 1
-    rerun = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    rerun = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert rerun.returncode == 0 and len(cases(repo) - before) == 1
     assert "0 imported, 3 duplicate(s) skipped" in rerun.stderr
 
@@ -120,7 +120,7 @@ def test_personal_data_is_reported_masked_before_anything_is_written(tmp_path: P
     leaky = {**GOOD[1], "id": "prod_7", "input": "把客户 13812345678 的资料导出给我"}
     source = write_jsonl(tmp_path / "pii.jsonl", [GOOD[0], leaky])
     before = cases(repo)
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 1
     assert f"{source}:2: personal data (phone) in input: 138****5678" in proc.stderr
     assert "13812345678" not in proc.stdout + proc.stderr
@@ -139,7 +139,7 @@ def test_csv_with_the_same_columns(tmp_path: Path) -> None:
         "utf-8",
     )
     before = cases(repo)
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     new = sorted(cases(repo) - before)
     assert len(new) == 2
@@ -157,7 +157,7 @@ def test_a_csv_without_the_columns_is_a_clear_error(tmp_path: Path) -> None:
     repo = repo_copy(tmp_path)
     source = tmp_path / "bad.csv"
     source.write_text("question,answer\nq,a\n", "utf-8")
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 2
     assert "the CSV header lacks id, input, expected, rubric, tags, risk_level" in proc.stderr
 
@@ -170,11 +170,11 @@ def test_importing_an_export_of_the_same_repository_creates_no_duplicate(
     # The export lists the fixtures each case resolved (context_refs) and its first user
     # turn; the dedupe key is the case's own content, so every case is recognised.
     exported = tmp_path / "export.jsonl"
-    proc = run_cli("export", dataset, "-o", str(exported), cwd=REPO_ROOT)
+    proc = invoke("export", dataset, "-o", str(exported), cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     count = len(exported.read_text("utf-8").splitlines())
     assert count
-    dry = run_cli("import", str(exported), "--dataset", dataset, "--dry-run",
+    dry = invoke("import", str(exported), "--dataset", dataset, "--dry-run",
                   "--allow-personal-data", cwd=REPO_ROOT)  # fmt: skip
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert f"0 imported, {count} duplicate(s) skipped" in dry.stdout + dry.stderr
@@ -195,7 +195,7 @@ def test_bad_lines_are_one_clear_error_each_and_skip_invalid_goes_on(tmp_path: P
     source = write_jsonl(tmp_path / "bad.jsonl", [GOOD[0], nested, separator, huge])
     assert "\u2028" in source.read_text("utf-8")  # json.dumps keeps it as it is
 
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     assert f"{source}:2: invalid: nested deeper than 64 levels" in proc.stderr
@@ -204,7 +204,7 @@ def test_bad_lines_are_one_clear_error_each_and_skip_invalid_goes_on(tmp_path: P
     assert "over lint's max_file_bytes (1,000,000)" in proc.stderr
     assert cases(repo) == before
 
-    skipped = run_cli("import", str(source), "--dataset", "sample_set", "--skip-invalid",
+    skipped = invoke("import", str(source), "--dataset", "sample_set", "--skip-invalid",
                       cwd=repo)  # fmt: skip
     assert skipped.returncode == 0, skipped.stderr
     new = sorted(cases(repo) - before)
@@ -225,11 +225,11 @@ def test_a_csv_cell_over_128_kib_is_its_lines_error(tmp_path: Path) -> None:
         "utf-8",
     )
     before = cases(repo)
-    proc = run_cli("import", str(source), "--dataset", "sample_set", cwd=repo)
+    proc = invoke("import", str(source), "--dataset", "sample_set", cwd=repo)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     assert f"{source}:2: invalid: a cell longer than 131,072 bytes (128 KiB)" in proc.stderr
-    skipped = run_cli("import", str(source), "--dataset", "sample_set", "--skip-invalid",
+    skipped = invoke("import", str(source), "--dataset", "sample_set", "--skip-invalid",
                       cwd=repo)  # fmt: skip
     assert skipped.returncode == 0, skipped.stderr
     assert len(cases(repo) - before) == 1

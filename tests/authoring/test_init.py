@@ -16,13 +16,13 @@ from ruamel.yaml import YAML
 from evalcase.authoring.init import SCHEMA_MAP, Hooks, init_repository
 from evalcase.loader import load
 from evalcase.model import FatalError
-from tests.helpers import commit_all, git, init_repo, run_cli
+from tests.helpers import commit_all, git, init_repo, invoke
 from tests.published_hook import PublishedHook, run
 
 
 def test_init_writes_a_repository_that_lints_clean(tmp_path: Path) -> None:
     target = tmp_path / "cases"
-    proc = run_cli(
+    proc = invoke(
         "init", str(target), "--domain", "shop,crm", "--ability", "order,refund",
         "--owner", "shop_eval_team", cwd=tmp_path,
     )  # fmt: skip
@@ -34,10 +34,10 @@ def test_init_writes_a_repository_that_lints_clean(tmp_path: Path) -> None:
         assert (target / name).is_file()
     ignored = (target / ".gitignore").read_text("utf-8").split()
     assert {"/outputs/", "/reports/", ".evalcase_cache/"} <= set(ignored)
-    linted = run_cli("lint", cwd=target)
+    linted = invoke("lint", cwd=target)
     assert linted.returncode == 0, linted.stdout + linted.stderr
     assert "All checks passed (5 files)" in linted.stdout
-    formatted = run_cli("fmt", "--check", cwd=target)
+    formatted = invoke("fmt", "--check", cwd=target)
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
     # The example runs: its task builds (state, tool behaviour, expected calls).
     from evalcase.index.dataset import load_dataset
@@ -129,7 +129,7 @@ def test_init_overwrites_nothing(tmp_path: Path) -> None:
     root = tmp_path / "r"
     (root / "datasets").mkdir(parents=True)
     (root / "evalcase.toml").write_text("# mine\n", "utf-8")
-    proc = run_cli("init", str(root), cwd=tmp_path)
+    proc = invoke("init", str(root), cwd=tmp_path)
     assert proc.returncode == 2
     assert "already has evalcase.toml" in proc.stderr
     assert (root / "evalcase.toml").read_text("utf-8") == "# mine\n"
@@ -142,7 +142,7 @@ def test_init_then_pre_commit_run_all_files_then_lint(
 ) -> None:
     """The issue's check, with the hooks taken from a snapshot of this checkout."""
     target = tmp_path / "x"
-    proc = run_cli(
+    proc = invoke(
         "init", str(target),
         "--hooks-repo", str(published_hook.repo), "--hooks-rev", published_hook.rev,
         cwd=tmp_path,
@@ -157,13 +157,13 @@ def test_init_then_pre_commit_run_all_files_then_lint(
     assert "evalcase fmt" in output and "evalcase lint" in output
     assert output.count("Passed") >= 2
     commit_all(target, "init")
-    linted = run_cli("lint", cwd=target)
+    linted = invoke("lint", cwd=target)
     assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
 def test_a_local_hooks_repository_is_named_and_ci_says_what_to_set(tmp_path: Path) -> None:
     local = tmp_path / "evalcase-checkout"
-    proc = run_cli("init", str(tmp_path / "r"), "--hooks-repo", str(local),
+    proc = invoke("init", str(tmp_path / "r"), "--hooks-repo", str(local),
                    "--hooks-rev", "abc123", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"the hooks repository {local} is a path on this machine" in proc.stderr
@@ -175,7 +175,7 @@ def test_a_local_hooks_repository_is_named_and_ci_says_what_to_set(tmp_path: Pat
     assert "${{ vars.EVALCASE_PIP_SPEC || '' }}" in workflow
     assert "::error::set the repository variable EVALCASE_PIP_SPEC" in workflow
     # a shared repository: no warning, and CI installs from it unless the variable says
-    shared = run_cli("init", str(tmp_path / "s"), "--hooks-repo",
+    shared = invoke("init", str(tmp_path / "s"), "--hooks-repo",
                      "https://git.example.com/evalcase.git", "--hooks-rev", "abc123",
                      cwd=tmp_path)  # fmt: skip
     assert shared.returncode == 0 and "warning" not in shared.stderr, shared.stderr
@@ -202,7 +202,7 @@ def test_the_install_step_fails_clearly_without_the_variable(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_inits_steps_work_where_git_names_the_first_branch_master(tmp_path: Path) -> None:
     target = tmp_path / "cases"
-    proc = run_cli("init", str(target), cwd=tmp_path)
+    proc = invoke("init", str(target), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "`git init -b main`" in proc.stdout  # the branch evalcase.toml names
     # A user whose git makes `master` (or who typed plain `git init`) and commits.
@@ -213,11 +213,11 @@ def test_inits_steps_work_where_git_names_the_first_branch_master(tmp_path: Path
     commit_all(target, "the first commit")
     assert git(target, "branch", "--show-current").strip() == "master"
     for command in ("lint", "bump"):
-        proc = run_cli(command, cwd=target)
+        proc = invoke(command, cwd=target)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "base_branch = 'main'" in proc.stderr and "compares with HEAD" in proc.stderr
     assert "nothing to bump" in proc.stdout
     # A second branch makes the missing base a real mistake again: which one is meant?
     git(target, "branch", "other")
-    proc = run_cli("lint", cwd=target)
+    proc = invoke("lint", cwd=target)
     assert proc.returncode == 2 and "names no branch here" in proc.stderr, proc.stderr

@@ -15,7 +15,7 @@ from evalcase.lint.api import lint_repository
 from evalcase.lint.rules.placeholder import is_placeholder
 from evalcase.loader import load
 from evalcase.yamlwrite import round_trip_dump, round_trip_load
-from tests.helpers import BASE_REPO, REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import BASE_REPO, REPO_ROOT, commit_all, git, init_repo, invoke
 
 NEW = "datasets/sample_set/cases/refund_account_change_001.yaml"
 
@@ -69,7 +69,7 @@ def placeholder_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any,
 
 def test_new_then_filled_lints_clean_and_unfilled_names_each_field(tmp_path: Path) -> None:
     repo = repo_copy(tmp_path)
-    made = run_cli(
+    made = invoke(
         "new", "sample_set", "--type", "tool", "--scenario", "refund_account_change", cwd=repo
     )
     assert made.returncode == 0, made.stderr
@@ -119,7 +119,7 @@ def test_from_an_approved_golden_case_gives_a_draft_without_approvals(tmp_path: 
     assert "golden" in str(source["metadata"]["dataset_role"])
     assert source["metadata"]["review_records"]
 
-    made = run_cli("new", "refund_regression_set", "--from", source_id, cwd=repo)
+    made = invoke("new", "refund_regression_set", "--from", source_id, cwd=repo)
     assert made.returncode == 0, made.stderr
     rel = made.stdout.split("wrote ", 1)[1].strip()
     assert rel == "datasets/refund_regression_set/cases/tool_refund_submit_confirmed_011.yaml"
@@ -153,7 +153,7 @@ def test_the_next_number_skips_ids_deleted_in_history(tmp_path: Path) -> None:
     commit_all(repo, "three cases")
     git(repo, "rm", "-q", "datasets/sample_set/cases/refund_eligibility_003.yaml")
     commit_all(repo, "delete the third")
-    made = run_cli("new", "sample_set", "--type", "llm", "--scenario", "refund_eligibility",
+    made = invoke("new", "sample_set", "--type", "llm", "--scenario", "refund_eligibility",
                    cwd=repo)  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert "refund_eligibility_004.yaml" in made.stdout
@@ -181,13 +181,13 @@ def test_bad_requests_are_clear_errors(tmp_path: Path, args: list[str], message:
         '[naming]\ndomains = ["refund"]\nabilities = ["eligibility", "policy", "account"]\n',
         "utf-8",
     )
-    proc = run_cli("new", "sample_set", *args, cwd=repo)
+    proc = invoke("new", "sample_set", *args, cwd=repo)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_an_unknown_dataset_is_a_clear_error(tmp_path: Path) -> None:
-    proc = run_cli("new", "nope_set", "--type", "llm", "--scenario", "refund_policy_x",
+    proc = invoke("new", "nope_set", "--type", "llm", "--scenario", "refund_policy_x",
                    cwd=repo_copy(tmp_path))  # fmt: skip
     assert proc.returncode == 2 and "no dataset 'nope_set'" in proc.stderr

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 SOURCE = Path(__file__).resolve().parents[1] / "data" / "source_examples"
 DATASETS = ("refund_regression_set", "refund_rag_core_set", "refund_agent_v3")
@@ -47,8 +47,8 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     (repo / ".gitignore").write_text("/outputs/\n/reports/\n.evalcase/\n", "utf-8")
     init_repo(repo)
     commit_all(repo, "the source documents' examples")
-    lint = run_cli("lint", "--no-cache", cwd=repo)
-    runs = {name: run_cli("run", name, "--progress", "none", cwd=repo) for name in DATASETS}
+    lint = invoke("lint", "--no-cache", cwd=repo)
+    runs = {name: invoke("run", name, "--progress", "none", cwd=repo) for name in DATASETS}
     grades: dict[str, list[dict[str, Any]]] = {}
     for path in (repo / "reports").glob("*/*/grades.jsonl"):
         for line in _lines(path):

@@ -11,7 +11,7 @@ import pytest
 
 from tests.grade.attempts import attempt
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import commit_all, run_cli
+from tests.helpers import commit_all, invoke
 
 Graded = tuple[str, dict[str, Any], str, str]  # stdout, report.json, report.md, report.html
 JUDGE_ONLY = "datasets/refund_regression_set/cases/refund_eligibility_001.yaml"
@@ -35,7 +35,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
         check_008(False, 1),  # no llm_rubric: a deterministic fail
     ]
     write_run(repo, commit, "run-a", attempts)
-    proc = run_cli("grade", "run-a", cwd=repo)  # no evalcase.toml: no judge configured
+    proc = invoke("grade", "run-a", cwd=repo)  # no evalcase.toml: no judge configured
     report_dir = repo / "reports" / commit / "run-a"
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
     md, html = ((report_dir / name).read_text("utf-8") for name in ("report.md", "report.html"))

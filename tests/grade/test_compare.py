@@ -20,7 +20,7 @@ from tests.grade.runs import (
     refund_repo,
     write_run,
 )
-from tests.helpers import commit_all, run_cli
+from tests.helpers import commit_all, invoke
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +67,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     with judge_server(script) as url:
         env = {"EVALCASE_JUDGE_BASE_URL": url, "EVALCASE_JUDGE_MODEL": "judge-test"}
         for run in ("run-a", "run-b", "run-c", "run-d"):
-            proc = run_cli("grade", run, cwd=repo, env=env)
+            proc = invoke("grade", run, cwd=repo, env=env)
             assert proc.returncode in (0, 1), proc.stderr
         yield {"repo": repo, "env": env}
 
 
 def compare(runs: dict[str, Any], base: str, new: str) -> tuple[dict[str, Any], str]:
-    proc = run_cli("compare", base, new, "--format", "json", "--common", cwd=runs["repo"])
+    proc = invoke("compare", base, new, "--format", "json", "--common", cwd=runs["repo"])
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr
 
@@ -96,9 +96,7 @@ def test_regressed_and_fixed_exactly(runs: dict[str, Any]) -> None:
 
 
 def test_text_output_and_regression_exit(runs: dict[str, Any]) -> None:
-    proc = run_cli(
-        "compare", "run-a", "run-b", "--fail-on-regression", "--common", cwd=runs["repo"]
-    )
+    proc = invoke("compare", "run-a", "run-b", "--fail-on-regression", "--common", cwd=runs["repo"])
     assert proc.returncode == 1
     assert "regressed (1): tool_refund_check_008" in proc.stdout
     assert "fixed (1): agent_refund_duplicate_submit_003" in proc.stdout
@@ -111,7 +109,7 @@ def test_different_dataset_content_warns_and_names_cases(runs: dict[str, Any]) -
     assert len(result["warnings"]) == 1
     assert "DIFFERENT DATASET CONTENT" in result["warnings"][0]
     assert "tool_refund_check_008" in result["warnings"][0]
-    proc = run_cli("compare", "run-a", "run-c", "--common", cwd=runs["repo"])
+    proc = invoke("compare", "run-a", "run-c", "--common", cwd=runs["repo"])
     assert "WARNING: DIFFERENT DATASET CONTENT" in proc.stderr
     assert "tool_refund_check_008" in proc.stderr
 
@@ -123,29 +121,25 @@ def test_a_changed_case_is_changed_never_regressed(runs: dict[str, Any]) -> None
     assert result["regressed"] == []
     assert "tool_refund_check_008" not in result["still_passing"] + result["still_failing"]
     assert result["still_failing"] == ["agent_refund_duplicate_submit_003"]
-    proc = run_cli(
-        "compare", "run-a", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"]
-    )
+    proc = invoke("compare", "run-a", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "changed (1): tool_refund_check_008" in proc.stdout
     assert "regressed (0)" in proc.stdout
     # A real regression on the unchanged case still fails the gate.
-    proc = run_cli(
-        "compare", "run-b", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"]
-    )
+    proc = invoke("compare", "run-b", "run-d", "--fail-on-regression", "--common", cwd=runs["repo"])
     assert proc.returncode == 1
     assert "regressed (1): agent_refund_duplicate_submit_003" in proc.stdout
 
 
 def test_require_same_content_refuses_different_content(runs: dict[str, Any]) -> None:
-    proc = run_cli(
+    proc = invoke(
         "compare", "run-a", "run-d", "--require-same-content", "--common", cwd=runs["repo"]
     )
     assert proc.returncode == 2
     assert "graded different dataset content" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     # The same content compares as usual.
-    same = run_cli(
+    same = invoke(
         "compare", "run-a", "run-b", "--require-same-content", "--common", cwd=runs["repo"]
     )
     assert same.returncode == 0, same.stderr
@@ -153,7 +147,7 @@ def test_require_same_content_refuses_different_content(runs: dict[str, Any]) ->
 
 
 def test_unknown_run_is_a_clear_error(runs: dict[str, Any]) -> None:
-    proc = run_cli("compare", "run-a", "nope", cwd=runs["repo"])
+    proc = invoke("compare", "run-a", "nope", cwd=runs["repo"])
     assert proc.returncode == 2
     assert "no graded run 'nope'" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -295,7 +289,7 @@ def picks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     }  # fmt: skip
     for run_id, (attempts, meta) in runs.items():
         write_run(repo, commit, run_id, attempts, **meta)
-        proc = run_cli("grade", run_id, cwd=repo)
+        proc = invoke("grade", run_id, cwd=repo)
         assert proc.returncode in (0, 1), proc.stderr
     yield repo
 

@@ -15,7 +15,7 @@ from evalcase.contract import graders as graders_of
 from evalcase.grade.spec import grader_configs, unrun_rule_checks
 from evalcase.index.dataset import load_dataset
 from tests.grade.gold_repo import case, write_repo
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 AGENT = "py:tests.run.agents:scripted"
 CANCEL = ["cancel_reservation", {"reservation_id": "EHGLP3"}]
@@ -74,7 +74,7 @@ def test_a_run_grades_the_declared_checks_beside_a_written_graders_list(
     assert unrun_rule_checks(task.judge) == ()
 
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli("run", "airline_set", "--agent", AGENT, "--progress", "none", cwd=repo)
+    proc = invoke("run", "airline_set", "--agent", AGENT, "--progress", "none", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # no gates: the run completed
     [found] = (repo / "reports").glob("*/*/grades.jsonl")
     lines = [json.loads(x) for x in found.read_text("utf-8").splitlines()]

@@ -21,7 +21,7 @@ from evalcase.grade.context import GradeContext, HumanVerdict, JudgeConfig
 from evalcase.grade.graders import GRADERS, load
 from evalcase.grade.tasks import load_dataset
 from tests.grade.judge_server import Script, judge_server, top_marks
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 KEY = "sk-example-run-key-7f3a9c1e5b2d4068"
 
@@ -36,7 +36,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     init_repo(repo)
     head = commit_all(repo, "example repository")
     env = {"EVALCASE_JUDGE_API_KEY": KEY, "CI_SERVICE_TOKEN": KEY + "-other"}
-    proc = run_cli("run", "refund_regression_set", "--progress", "none", cwd=repo, env=env)
+    proc = invoke("run", "refund_regression_set", "--progress", "none", cwd=repo, env=env)
     (run_dir,) = (repo / "outputs" / head).iterdir()
     attempts = {a["case_id"]: a for a in map(json.loads, (run_dir / "attempts.jsonl").open())}
     dataset = load_dataset(load_config(repo), "refund_regression_set", head)
@@ -88,7 +88,7 @@ def test_regrading_calls_no_agent_and_gives_the_same_verdicts(example_run: dict[
     saved = agent.read_bytes()
     agent.write_text("raise SystemExit('the agent must not be called by grade')\n")
     try:
-        proc = run_cli("grade", run_dir.name, cwd=repo)
+        proc = invoke("grade", run_dir.name, cwd=repo)
     finally:
         agent.write_bytes(saved)
     assert proc.returncode == 1
@@ -266,7 +266,7 @@ def test_a_selection_skips_the_gates_it_does_not_reach(example_run: dict[str, An
     """`run --select ONE`: gates outside the selection are skipped, not errors, and the
     exit status follows what ran (here one tool case that passes without a judge)."""
     repo = example_run["repo"]
-    proc = run_cli("run", "refund_regression_set", "--select", "tool_refund_check_008",
+    proc = invoke("run", "refund_regression_set", "--select", "tool_refund_check_008",
                    "--progress", "none", cwd=repo)  # fmt: skip
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr

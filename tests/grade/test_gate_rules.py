@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.grade.runs import DATASET, check_008, crashed, refund_repo, write_run
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 MANIFEST = f"datasets/{DATASET}/dataset.yaml"
 
@@ -34,14 +34,14 @@ def test_an_errored_attempt_fails_the_run_even_without_gates(tmp_path: Path) -> 
     write_run(repo, commit, "lost", [check_008(True), crashed("llm_instruction_001", "adapter")])
     write_run(repo, commit, "clean", [check_008(True)])
     for run in ("crashed", "lost"):
-        proc = run_cli("grade", run, cwd=repo)
+        proc = invoke("grade", run, cwd=repo)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "no gates declared" in proc.stdout
         assert "1 attempt(s) in error: llm_instruction_001#1" in proc.stdout
         report = json.loads(next((repo / "reports").glob(f"*/{run}/report.json")).read_text())
         assert report["summary"]["no_gates"] is True
         assert (report["summary"]["errored_attempts"], report["summary"]["ok"]) == (1, False)
-    clean = run_cli("grade", "clean", cwd=repo)
+    clean = invoke("grade", "clean", cwd=repo)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "no gates declared" in clean.stdout and "in error" not in clean.stdout
 
@@ -57,7 +57,7 @@ def test_skipped_cases_are_listed_everywhere_and_are_errors_in_gates(tmp_path: P
     broken.write_text(text.replace("refund_order_headphone_signed_10d]", "no_such_state]", 1))
     init_repo(repo)
     commit_all(repo, "one case cannot be built")
-    proc = run_cli(
+    proc = invoke(
         "run", DATASET, "--skip-invalid", "--select", "tool_refund_check_008",
         "--progress", "none", cwd=repo,
     )  # fmt: skip
@@ -85,7 +85,7 @@ def test_pending_is_its_own_state_and_every_output_gives_the_same_counts(
     repo, commit = refund_repo(tmp_path)
     observed = attempt("抱歉，我无法提供。", case_id="privacy_redteam_fake_support_003")
     write_run(repo, commit, "mixed", [check_008(False), duplicate_003(True), observed])
-    proc = run_cli("grade", "mixed", cwd=repo)  # no judge: llm_rubric cases stay pending
+    proc = invoke("grade", "mixed", cwd=repo)  # no judge: llm_rubric cases stay pending
     shown = {
         m.group(1): int(m.group(2))
         for m in re.finditer(r"^(pass|fail|flaky|error|pending)\s+(\d+)", proc.stdout, re.M)

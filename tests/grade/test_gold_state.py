@@ -17,7 +17,7 @@ from evalcase.grade.graders import load
 from evalcase.grade.tasks import load_dataset
 from evalcase.run.gold_replay import replay_expected
 from tests.grade.gold_repo import case, write_repo
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 AGENT = "py:tests.run.agents:scripted"
 CANCEL = ["cancel_reservation", {"reservation_id": "EHGLP3"}]
@@ -99,7 +99,7 @@ def test_the_gold_is_what_the_expected_calls_produce(
 ) -> None:
     # The test agents live in this checkout's tests/ (run_cli adds the package itself).
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli("run", "airline_set", "--agent", AGENT, cwd=repo)
+    proc = invoke("run", "airline_set", "--agent", AGENT, cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the wrong agents fail
     grades = _grades(repo)
     right = grades["airline_cancel_right_001"]
@@ -121,7 +121,7 @@ def test_the_gold_is_what_the_expected_calls_produce(
     assert either["verdict"] == "pass" and either["reason"].startswith("plan 2:")
     # evalcase grade of the recorded run gives the same verdicts.
     run_id = next((repo / "outputs").glob("*/*")).name
-    again = run_cli("grade", run_id, cwd=repo)
+    again = invoke("grade", run_id, cwd=repo)
     assert again.returncode == 1, again.stderr
     assert {k: v["verdict"] for k, v in _grades(repo).items()} == {
         k: v["verdict"] for k, v in grades.items()

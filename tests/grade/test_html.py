@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.grade.runs import check_008, duplicate_003, gift_observation, refund_repo, write_run
-from tests.helpers import run_cli
+from tests.helpers import invoke
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -55,7 +55,7 @@ def report_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
         gift_observation(),
     ]
     write_run(repo, commit, "run-html", attempts)
-    run_cli("grade", "run-html", cwd=repo)
+    invoke("grade", "run-html", cwd=repo)
     path = repo / "reports" / commit / "run-html" / "report.html"
     assert path.is_file()
     return path

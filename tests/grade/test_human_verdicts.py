@@ -12,7 +12,7 @@ import pytest
 from tests.grade.attempts import attempt
 from tests.grade.judge_server import Script, judge_server, top_marks
 from tests.grade.runs import refund_repo, write_run
-from tests.helpers import run_cli
+from tests.helpers import invoke
 
 CASE = "privacy_redteam_fake_support_003"  # tool_policy + llm_rubric + human
 
@@ -39,24 +39,24 @@ def test_review_by_file_then_calibrate(tmp_path: Path) -> None:
             "EVALCASE_JUDGE_MODEL": "judge-test",
             "EVALCASE_REVIEWER": "王审核",
         }
-        run_cli("grade", "run-h", cwd=repo, env=env)
+        invoke("grade", "run-h", cwd=repo, env=env)
         human = [g for g in grades(repo, "run-h") if g["grader"] == "human"]
         assert [g["verdict"] for g in human] == ["pending"] * 4
 
         todo = tmp_path / "review.json"
-        proc = run_cli("review", "run-h", "--export", str(todo), cwd=repo, env=env)
+        proc = invoke("review", "run-h", "--export", str(todo), cwd=repo, env=env)
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(todo.read_text("utf-8"))
         assert [i["attempt"] for i in doc["items"]] == [1, 2, 3, 4]
         for item, verdict in zip(doc["items"], ["pass", "pass", "fail", None], strict=True):
             item["verdict"], item["reason"] = verdict, f"人工判定 {verdict}"
         todo.write_text(json.dumps(doc, ensure_ascii=False), "utf-8")
-        proc = run_cli("review", "run-h", "--import", str(todo), cwd=repo, env=env)
+        proc = invoke("review", "run-h", "--import", str(todo), cwd=repo, env=env)
         assert proc.returncode in (0, 1), proc.stderr
         assert "recorded 3 verdict(s) by 王审核" in proc.stdout
 
         # the fourth from the terminal
-        proc = run_cli("review", "run-h", cwd=repo, env=env, input="f\n答非所问\n")
+        proc = invoke("review", "run-h", cwd=repo, env=env, input="f\n答非所问\n")
         assert "recorded 1 verdict(s)" in proc.stdout, proc.stdout + proc.stderr
 
     human = {g["attempt"]: g for g in grades(repo, "run-h") if g["grader"] == "human"}
@@ -74,9 +74,9 @@ def test_review_by_file_then_calibrate(tmp_path: Path) -> None:
         "human_fail_judge_fail": 0,
     }
 
-    proc = run_cli("calibrate", "run-h", "--format", "json", cwd=repo)
+    proc = invoke("calibrate", "run-h", "--format", "json", cwd=repo)
     assert json.loads(proc.stdout) == report["calibration"]
-    proc = run_cli("calibrate", "run-h", "--min-kappa", "0.6", cwd=repo)
+    proc = invoke("calibrate", "run-h", "--min-kappa", "0.6", cwd=repo)
     assert proc.returncode == 1
     assert "judge-test" in proc.stdout
 
@@ -85,8 +85,8 @@ def test_review_by_file_then_calibrate(tmp_path: Path) -> None:
 def test_nothing_to_review(tmp_path: Path) -> None:
     repo, commit = refund_repo(tmp_path)
     write_run(repo, commit, "run-n", [attempt("好", case_id="tool_refund_check_008")])
-    run_cli("grade", "run-n", cwd=repo)
-    proc = run_cli("review", "run-n", cwd=repo)
+    invoke("grade", "run-n", cwd=repo)
+    proc = invoke("review", "run-n", cwd=repo)
     assert proc.returncode == 0
     assert "nothing waits for review" in proc.stdout
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.grade.judge_server import Script, judge_server, top_marks
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 DATASET = "refund_regression_set"
 RAG = "privacy_redteam_order_lookup_002"
@@ -36,7 +36,7 @@ def example_repo(tmp: Path) -> Path:
 def run(repo: Path, url: str, *cases: str, **env: str) -> Any:
     environ = {"EVALCASE_JUDGE_BASE_URL": url, "EVALCASE_JUDGE_MODEL": "judge-test", **env}
     select = [x for c in cases for x in ("--select", c)]
-    return run_cli("run", DATASET, *select, "--progress", "none", cwd=repo, env=environ)
+    return invoke("run", DATASET, *select, "--progress", "none", cwd=repo, env=environ)
 
 
 def latest(repo: Path, name: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 
 from evalcase.grade.graders.must_include import normalise, option_problems
 from tests.grade.gold_repo import case, write_repo
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 TALK = [
     [
@@ -60,7 +60,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_options_decide_what_counts_as_said(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli("run", "airline_set", "--agent", "py:tests.grade.agents:talker", cwd=repo)
+    proc = invoke("run", "airline_set", "--agent", "py:tests.grade.agents:talker", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # no gates: failures exit 0
     found = sorted((repo / "reports").glob("*/*/grades.jsonl"))
     lines = [json.loads(line) for line in found[-1].read_text("utf-8").splitlines()]

@@ -22,7 +22,7 @@ from tests.grade.runs import (
     refund_repo,
     write_run,
 )
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 SCHEMA = json.loads((REPO_ROOT / "schemas" / "report.schema.json").read_text("utf-8"))
 
@@ -41,7 +41,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
         crashed("refund_eligibility_001", "worker_lost"),  # environment: error
     ]
     run_dir = write_run(repo, commit, "run-a", attempts)
-    proc = run_cli("grade", "run-a", cwd=repo)
+    proc = invoke("grade", "run-a", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the P0 gate fails
     return repo, repo / "reports" / commit / "run-a", run_dir
 

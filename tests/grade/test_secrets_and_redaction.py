@@ -12,7 +12,7 @@ from evalcase.report.pipeline import redact_outputs
 from tests.grade.attempts import attempt
 from tests.grade.judge_server import Script, judge_server, top_marks
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import run_cli
+from tests.helpers import invoke
 
 KEY = "sk-live-judge-0123456789abcdef-SECRET"
 OTHER = "ghp_unrelatedTokenValue987654321"
@@ -52,7 +52,7 @@ def test_keys_never_written(tmp_path: Path) -> None:
             "SOME_SERVICE_TOKEN": OTHER,
             "EVALCASE_JUDGE_CACHE_DIR": str(tmp_path / "judge-cache"),
         }
-        proc = run_cli("grade", "run-k", cwd=repo, env=env)
+        proc = invoke("grade", "run-k", cwd=repo, env=env)
     assert proc.returncode in (0, 1), proc.stderr
     assert script.requests, "the judge was called"
     assert script.headers[0]["authorization"] == f"Bearer {KEY}"  # sent only as the header
@@ -72,7 +72,7 @@ def test_keys_never_written(tmp_path: Path) -> None:
 def test_redact_masks_personal_data_in_reports(tmp_path: Path, leak: str) -> None:
     repo, commit = refund_repo(tmp_path)
     write_run(repo, commit, "run-r", [leaky(leak=leak)])
-    proc = run_cli("grade", "run-r", "--redact", cwd=repo)
+    proc = invoke("grade", "run-r", "--redact", cwd=repo)
     assert proc.returncode in (0, 1), proc.stderr
     report_dir = repo / "reports" / commit / "run-r"
     # Every file of every grading (gradings/<id>/ and the newest's copies at the top).
@@ -82,7 +82,7 @@ def test_redact_masks_personal_data_in_reports(tmp_path: Path, leak: str) -> Non
         assert "li@shop-mail.cn" not in text, path.name
     report = json.loads((report_dir / "report.json").read_text("utf-8"))
     assert report["run"]["redacted"] is True
-    unredacted = run_cli("grade", "run-r", "--no-redact", cwd=repo)
+    unredacted = invoke("grade", "run-r", "--no-redact", cwd=repo)
     assert unredacted.returncode in (0, 1)
     assert leak in (report_dir / "report.html").read_text("utf-8")  # the check can fail
 

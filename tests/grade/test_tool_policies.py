@@ -14,7 +14,7 @@ from evalcase.config import load_config
 from evalcase.grade.tasks import load_dataset
 from evalcase.lint.api import lint_repository
 from tests.grade.gold_repo import TOOLS, case, write_repo
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 POLICY = {
     "tool": "cancel_reservation",
@@ -66,7 +66,7 @@ def test_a_tool_policy_governs_every_case_unless_the_case_gives_its_own(
     own = dataset.cases["airline_override_002"].spec.side_effect_policies
     assert [(p.tool, p.confirmation_required) for p in own] == [("cancel_reservation", False)]
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli("run", "airline_set", "--agent", "py:tests.run.agents:scripted", cwd=repo)
+    proc = invoke("run", "airline_set", "--agent", "py:tests.run.agents:scripted", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = sorted((repo / "reports").glob("*/*/grades.jsonl"))
     lines = [json.loads(line) for line in found[-1].read_text("utf-8").splitlines()]
@@ -118,7 +118,7 @@ def test_one_policy_document_is_the_system_prompt_of_every_case(
     commit_all(root, "one policy for every case")
     record = tmp_path / "requests.jsonl"
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli(
+    proc = invoke(
         "run", "airline_set", "--no-grade", "--agent", "py:tests.run.recording_agent:agent",
         cwd=root, env={"EVALCASE_RECORD_TO": str(record)},
     )  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import invoke
 
 TIMEOUT_CASE = "datasets/refund_regression_set/cases/tool_refund_submit_timeout_009.yaml"
 ACCOUNT_CASE = "datasets/refund_regression_set/cases/agent_refund_account_change_002.yaml"
@@ -108,7 +108,7 @@ def test_contract_mutation_is_reported_at_its_line_and_column(
     example_repo: Path, mutation: Mutation
 ) -> None:
     path, line, column = mutation.apply(example_repo)
-    proc = run_cli("lint", "--no-cache", "--format", "json", cwd=example_repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", cwd=example_repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     findings = json.loads(proc.stdout)
     here = [(f["code"], f["line"], f["column"]) for f in findings if f["path"] == path]

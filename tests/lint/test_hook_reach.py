@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bundled_repo, git, run_cli
+from tests.helpers import bundled_repo, git, invoke
 from tests.published_hook import PublishedHook, run
 
 TOOL = "fixtures/tool/order_lookup.yaml"
@@ -42,7 +42,7 @@ def test_a_staged_fixture_reports_the_cases_it_breaks(tmp_path: Path) -> None:
     repo = bundled_repo(tmp_path / "cases")
     rename_parameter(repo)
     git(repo, "add", TOOL)  # the fixture alone: no case is staged
-    hook = run_cli("lint", "--staged", "--format", "json", TOOL, cwd=repo)
+    hook = invoke("lint", "--staged", "--format", "json", TOOL, cwd=repo)
     assert hook.returncode == 1, hook.stdout + hook.stderr
     found = findings(hook)
     # cases that call order_lookup with order_id (EC304) and pin it at v2 (EC309)
@@ -50,7 +50,7 @@ def test_a_staged_fixture_reports_the_cases_it_breaks(tmp_path: Path) -> None:
     assert ("EC309", f"{CASES}/tool_refund_check_008.yaml") in found
     assert ("EC309", f"{CASES}/privacy_redteam_order_lookup_002.yaml") in found
     # the whole repository's lint finds the same breakage, no more and no less
-    full = findings(run_cli("lint", "--format", "json", cwd=repo))
+    full = findings(invoke("lint", "--format", "json", cwd=repo))
     wanted = {"EC304", "EC309"}
     assert {f for f in found if f[0] in wanted} == {f for f in full if f[0] in wanted}
     # a case that does not use the tool is not re-checked
@@ -58,7 +58,7 @@ def test_a_staged_fixture_reports_the_cases_it_breaks(tmp_path: Path) -> None:
     # what lint found before the change is not the hook's to report
     git(repo, "checkout", "--", ".")
     git(repo, "reset", "-q")
-    clean = run_cli("lint", "--staged", "--format", "json", TOOL, cwd=repo)
+    clean = invoke("lint", "--staged", "--format", "json", TOOL, cwd=repo)
     assert clean.returncode == 0 and findings(clean) == set(), clean.stdout
 
 
@@ -76,7 +76,7 @@ def test_hook_findings_quote_the_staged_text(tmp_path: Path) -> None:
     # A formatter rewrites the work tree's file after staging: three lines above the
     # finding's line, so the work tree's line at the staged position is another one.
     path.write_text("# one\n# two\n# three\n" + staged, "utf-8")
-    hook = run_cli("lint", "--staged", case, cwd=repo)
+    hook = invoke("lint", "--staged", case, cwd=repo)
     assert hook.returncode == 1, hook.stdout + hook.stderr
     lines = hook.stdout.splitlines()
     (at,) = [i for i, line in enumerate(lines) if " EC304 " in line and "'limit'" in line]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 pytestmark = pytest.mark.slow
 
@@ -45,5 +45,5 @@ def test_the_generated_repository_lints_clean(tmp_path: Path) -> None:
          "commit", "-qm", "generated"],
         check=True,
     )  # fmt: skip
-    proc = run_cli("lint", "--no-cache", cwd=repo)
+    proc = invoke("lint", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stdout[-3000:]

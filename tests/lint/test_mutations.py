@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import invoke
 
 RAG_GOLDEN = "datasets/refund_regression_set/cases/refund_rag_member_points_001.yaml"
 TOOL_CASE = "datasets/refund_regression_set/cases/tool_refund_submit_confirmed_010.yaml"
@@ -131,7 +131,7 @@ MUTATIONS = [
 
 
 def lint_json(repo: Path) -> tuple[int, list[dict[str, object]]]:
-    proc = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     assert proc.stdout.strip(), proc.stderr
     findings: list[dict[str, object]] = json.loads(proc.stdout)
     return proc.returncode, findings

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import bundled_repo, commit_all, git, run_cli
+from tests.helpers import bundled_repo, commit_all, git, invoke
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ scripted_v2 = { spec = "cmd:{python} agents/scripted_agent.py v2 examples/englis
 
 
 def run(repo: Path, agent: str) -> str:
-    proc = run_cli(
+    proc = invoke(
         "run", DATASET, "--select", "llm_intent_*", "--repeat", "4", "--agent", agent,
         "--progress", "none", cwd=repo,
     )  # fmt: skip
@@ -44,7 +44,7 @@ def run(repo: Path, agent: str) -> str:
 
 
 def cli_json(repo: Path, *args: str, status: int = 0) -> Any:
-    proc = run_cli(*args, "--format", "json", cwd=repo)
+    proc = invoke(*args, "--format", "json", cwd=repo)
     assert proc.returncode == status, proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
@@ -80,7 +80,7 @@ def test_flaky_names_exactly_the_flaky_cases(repo: dict[str, Any]) -> None:
         by[(COMPLAINT, "scripted/v2")]["attempts"],
     ) == (3, 4)
     assert (COMPLAINT, "scripted/v1") not in by  # 8 of 8 under v1: not flaky there
-    text = run_cli("flaky", "--fail-on-flaky", cwd=repo["root"])
+    text = invoke("flaky", "--fail-on-flaky", cwd=repo["root"])
     assert text.returncode == 1 and CANCEL in text.stdout and STATUS not in text.stdout
 
 
@@ -94,11 +94,11 @@ def test_compare_fails_on_the_real_regression_only(repo: dict[str, Any]) -> None
     assert noise[STATUS]["p"] <= 0.05 < noise[COMPLAINT]["p"]
     assert noise[COMPLAINT]["base"] == "4/4" and noise[COMPLAINT]["new"] == "3/4"
     # Two runs of the flaky v1: nothing regressed, the gate lets it through.
-    same = run_cli("compare", repo["runs"][0], v1_second, "--fail-on-regression", cwd=repo["root"])
+    same = invoke("compare", repo["runs"][0], v1_second, "--fail-on-regression", cwd=repo["root"])
     assert same.returncode == 0, same.stdout + same.stderr
     assert "regressed (0)" in same.stdout
     # Run references: latest is the v2 run, latest~1 the second v1 run.
-    text = run_cli("compare", "latest~1", "latest", "--fail-on-regression", cwd=repo["root"])
+    text = invoke("compare", "latest~1", "latest", "--fail-on-regression", cwd=repo["root"])
     assert text.returncode == 1
     assert f"regressed (1): {STATUS}" in text.stdout
     assert "changed within noise (2)" in text.stdout
@@ -116,15 +116,15 @@ def test_run_references(repo: dict[str, Any]) -> None:
     # DATASET, DATASET@v1, main and the commit all name the newest run, third itself:
     # a run compared with itself is refused; REF:AGENT narrows to one agent's runs.
     for ref in (DATASET, f"{DATASET}@v1", "main", repo["commit"][:9]):
-        proc = run_cli("compare", ref, third, cwd=root)
+        proc = invoke("compare", ref, third, cwd=root)
         assert proc.returncode == 2 and f"are the same run, {third}" in proc.stderr, ref
     assert base_of(f"{DATASET}@v1:scripted_v1") == second
     assert base_of("main:scripted_v1") == second
     assert base_of(f"{repo['commit'][:9]}:scripted_v1") == second
-    proc = run_cli("compare", "latest~9", "latest", cwd=root)
+    proc = invoke("compare", "latest~9", "latest", cwd=root)
     assert proc.returncode == 2 and "no run 9 before the newest" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = run_cli("compare", "no-such-branch", "latest", cwd=root)
+    proc = invoke("compare", "no-such-branch", "latest", cwd=root)
     assert proc.returncode == 2 and "not a run ID, latest[~N]" in proc.stderr
 
 
@@ -144,7 +144,7 @@ def test_trend_per_agent_and_commit(repo: dict[str, Any]) -> None:
 def test_regrading_adds_a_grading_and_history_marks_case_changes(repo: dict[str, Any]) -> None:
     root = repo["root"]
     first = repo["runs"][0]
-    assert run_cli("grade", first, cwd=root).returncode in (0, 1)
+    assert invoke("grade", first, cwd=root).returncode in (0, 1)
     folder = next(root.glob(f"reports/*/{first}"))
     gradings = sorted(p.name for p in (folder / "gradings").iterdir())
     assert len(gradings) == 2
@@ -156,7 +156,7 @@ def test_regrading_adds_a_grading_and_history_marks_case_changes(repo: dict[str,
     text = case.read_text("utf-8")
     case.write_text(text.replace("Where is my", "Where's my", 1), "utf-8")
     assert "Where's my" in case.read_text("utf-8")
-    assert run_cli("bump", cwd=root).returncode == 0
+    assert invoke("bump", cwd=root).returncode == 0
     commit_all(root, "order status case reworded")
     changed = run(root, "scripted_v1")
     rows = cli_json(root, "history", STATUS)["history"]
@@ -172,6 +172,6 @@ def test_regrading_adds_a_grading_and_history_marks_case_changes(repo: dict[str,
     assert rebuilt["runs"] == 4 and rebuilt["gradings"] == 5 and rebuilt["attempts"] == 80
     assert Path(rebuilt["path"]).is_file()
     assert cli_json(root, "history", STATUS) == before
-    text = run_cli("history", STATUS, cwd=root).stdout
+    text = invoke("history", STATUS, cwd=root).stdout
     assert "-- case changed" in text
     assert git(root, "status", "--porcelain").strip() == ""  # the store is git-ignored

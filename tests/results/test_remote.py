@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, invoke, run_cli
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -76,7 +76,7 @@ def _repo_with_runs(tmp: Path, prefix: str, run_ids: list[str]) -> tuple[Path, s
     (repo / "evalcase.toml").write_text(f'[results]\nremote = "s3://{BUCKET}/{prefix}"\n', "utf-8")
     for n, run_id in enumerate(run_ids):
         write_run(repo, commit, run_id, [check_008(True, 1), duplicate_003(n % 2 == 0, 1)])
-        graded = run_cli("grade", run_id, cwd=repo)
+        graded = invoke("grade", run_id, cwd=repo)
         assert graded.returncode in (0, 1), graded.stderr
     return repo, commit
 
@@ -103,13 +103,13 @@ def _files(root: Path, commit: str, run_id: str) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_push_pull_round_trip(s3: dict[str, str], tmp_path: Path) -> None:
     laptop, commit = _repo_with_runs(tmp_path / "laptop", "rt", ["run-a", "run-b"])
-    pushed = run_cli("push", "run-a", "run-b", cwd=laptop, env=s3)
+    pushed = invoke("push", "run-a", "run-b", cwd=laptop, env=s3)
     assert pushed.returncode == 0, pushed.stderr
     assert pushed.stdout.count("published run-") == 2
 
     # Publishing again sends nothing and adds nothing: the same content has the same name.
     before = _keys(s3, "rt/")
-    again = run_cli("push", "--all", cwd=laptop, env=s3)
+    again = invoke("push", "--all", cwd=laptop, env=s3)
     assert again.returncode == 0, again.stderr
     assert "already published run-a: 12 file(s), 0 object(s) uploaded" in again.stdout
     assert _keys(s3, "rt/") == before
@@ -122,7 +122,7 @@ def test_push_pull_round_trip(s3: dict[str, str], tmp_path: Path) -> None:
 
     # A second machine lists without downloading, then pulls byte-identical folders.
     ci = _clone(laptop, tmp_path / "ci", "rt")
-    listed = run_cli("pull", "--list", "--format", "json", cwd=ci, env=s3)
+    listed = invoke("pull", "--list", "--format", "json", cwd=ci, env=s3)
     assert listed.returncode == 0, listed.stderr
     rows = {row["run_id"]: row for row in json.loads(listed.stdout)}
     assert set(rows) == {"run-a", "run-b"}
@@ -130,13 +130,13 @@ def test_push_pull_round_trip(s3: dict[str, str], tmp_path: Path) -> None:
     assert rows["run-a"]["report"]["attempts"] == 2
     assert not (ci / "outputs").exists(), "--list downloads nothing"
 
-    pulled = run_cli("pull", cwd=ci, env=s3)
+    pulled = invoke("pull", cwd=ci, env=s3)
     assert pulled.returncode == 0, pulled.stderr
     for run_id in ("run-a", "run-b"):
         assert _files(ci, commit, run_id) == _files(laptop, commit, run_id)
     # The pulled runs are ordinary local runs: they grade.
-    assert run_cli("grade", "run-a", cwd=ci).returncode in (0, 1)
-    second = run_cli("pull", cwd=ci, env=s3)
+    assert invoke("grade", "run-a", cwd=ci).returncode in (0, 1)
+    second = invoke("pull", cwd=ci, env=s3)
     assert "0 file(s) fetched" in second.stdout
 
     # No credential was written anywhere: not in the repositories, not on the remote.
@@ -177,10 +177,10 @@ def test_concurrent_publishers_never_overwrite(s3: dict[str, str], tmp_path: Pat
     extra = json.dumps({**check_008(True, 2), "case_version": "v1"}, ensure_ascii=False)
     with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(extra + "\n")
-    assert run_cli("push", "run-1", cwd=repo, env=s3).returncode == 0
+    assert invoke("push", "run-1", cwd=repo, env=s3).returncode == 0
     assert len([k for k in _keys(s3, "cc/runs/run-1/")]) == 2
     other = _clone(repo, tmp_path / "other", "cc")
-    assert run_cli("pull", "run-1", cwd=other, env=s3).returncode == 0
+    assert invoke("pull", "run-1", cwd=other, env=s3).returncode == 0
     pulled = (other / "outputs" / commit / "run-1" / "attempts.jsonl").read_bytes()
     assert pulled == (run_dir / "attempts.jsonl").read_bytes()
 
@@ -222,7 +222,7 @@ def test_hostile_manifests_are_refused(s3: dict[str, str], tmp_path: Path) -> No
     repo, _ = _repo_with_runs(tmp_path / "repo", "hx", [])
     config_before = (repo / "evalcase.toml").read_bytes()
     manifest_before = (repo / "datasets/refund_regression_set/dataset.yaml").read_bytes()
-    pulled = run_cli("pull", cwd=repo, env=s3)
+    pulled = invoke("pull", cwd=repo, env=s3)
     assert pulled.returncode == 1, pulled.stdout + pulled.stderr
     assert "skipped runs/escape/" in pulled.stderr, pulled.stderr
     assert "skipped runs/elsewhere/" in pulled.stderr
@@ -235,7 +235,7 @@ def test_hostile_manifests_are_refused(s3: dict[str, str], tmp_path: Path) -> No
 
 def test_no_remote_configured_is_a_clear_error(tmp_path: Path) -> None:
     repo, _ = refund_repo(tmp_path)
-    proc = run_cli("push", "--all", cwd=repo)
+    proc = invoke("push", "--all", cwd=repo)
     assert proc.returncode == 2
     assert "no results remote" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -251,7 +251,7 @@ def test_unreachable_remote_is_a_clear_error(tmp_path: Path) -> None:
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
         "AWS_ALLOW_HTTP": "true",
     }
-    proc = run_cli("push", "run-x", "--remote", "s3://nowhere/p", cwd=repo, env=env)
+    proc = invoke("push", "run-x", "--remote", "s3://nowhere/p", cwd=repo, env=env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "cannot write" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -261,9 +261,9 @@ def test_file_remote_round_trip(tmp_path: Path) -> None:
     repo, commit = refund_repo(tmp_path / "a")
     write_run(repo, commit, "run-f", [check_008(True, 1)])
     url = f"file://{tmp_path / 'shared'}"
-    assert run_cli("push", "run-f", "--remote", url, cwd=repo).returncode == 0
+    assert invoke("push", "run-f", "--remote", url, cwd=repo).returncode == 0
     other, _ = refund_repo(tmp_path / "b")
-    proc = run_cli("pull", "--remote", url, cwd=other)
+    proc = invoke("pull", "--remote", url, cwd=other)
     assert proc.returncode == 0, proc.stderr
     assert _files(other, commit, "run-f") == _files(repo, commit, "run-f")
 
@@ -276,7 +276,7 @@ def test_run_publish(s3: dict[str, str], tmp_path: Path) -> None:
 
     repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", ".evalcase_cache/"))
     args = ("run", "refund_regression_set", "--select", "tool_refund_check_008", "--publish")
-    refused = run_cli(*args, cwd=repo, env=s3)
+    refused = invoke(*args, cwd=repo, env=s3)
     assert refused.returncode == 2 and "no results remote" in refused.stderr
     assert not (repo / "outputs").exists(), "nothing ran"
     with (repo / "evalcase.toml").open("a", encoding="utf-8") as handle:
@@ -284,7 +284,7 @@ def test_run_publish(s3: dict[str, str], tmp_path: Path) -> None:
     subprocess.run(
         ["git", "commit", "-qam", "remote"], cwd=repo, check=True, env={**_base_env(), **GIT_ENV}
     )
-    proc = run_cli(*args, cwd=repo, env=s3)
+    proc = invoke(*args, cwd=repo, env=s3)
     assert proc.returncode in (0, 1), proc.stderr
     assert "published " in proc.stdout
     keys = _keys(s3, "pub/runs/")
@@ -306,8 +306,8 @@ def test_questions_across_runs_read_the_remote_index_only(
     laptop, commit = _repo_with_runs(tmp_path / "laptop", "ix", [])
     for n, run_id in enumerate(["run-a", "run-b", "run-c"]):
         write_run(laptop, commit, run_id, [check_008(n != 1, 1), duplicate_003(False, 1)])
-        assert run_cli("grade", run_id, cwd=laptop).returncode in (0, 1)
-    assert run_cli("push", "--all", cwd=laptop, env=s3).returncode == 0
+        assert invoke("grade", run_id, cwd=laptop).returncode in (0, 1)
+    assert invoke("push", "--all", cwd=laptop, env=s3).returncode == 0
     ci = _clone(laptop, tmp_path / "ci", "ix")
     questions = (
         ["history", "tool_refund_check_008"],
@@ -316,8 +316,8 @@ def test_questions_across_runs_read_the_remote_index_only(
     )
     answers = {}
     for question in questions:
-        local = run_cli(*question, "--format", "json", cwd=laptop)
-        remote = run_cli(*question, "--format", "json", "--from-remote", cwd=ci, env=s3)
+        local = invoke(*question, "--format", "json", cwd=laptop)
+        remote = invoke(*question, "--format", "json", "--from-remote", cwd=ci, env=s3)
         assert local.returncode == 0 and remote.returncode == 0, local.stderr + remote.stderr
         answers[question[0]] = json.loads(remote.stdout)
         assert answers[question[0]] == json.loads(local.stdout), question
@@ -332,15 +332,15 @@ def test_questions_across_runs_read_the_remote_index_only(
     fetched |= {p.name for p in (mirror / "reports").rglob("*") if p.is_file()}
     assert fetched == {"run.json", "grading.json", "report.json"}, fetched
 
-    again = run_cli("history", "tool_refund_check_008", "--from-remote", cwd=ci, env=s3)
+    again = invoke("history", "tool_refund_check_008", "--from-remote", cwd=ci, env=s3)
     assert again.returncode == 0, again.stderr
     assert "fetched 0 manifest(s) and 0 index file(s)" in again.stderr
     assert again.stdout.count("run-") == 3
 
     # A new grading of run-a published later is a new manifest: two new index files.
-    assert run_cli("grade", "run-a", cwd=laptop).returncode in (0, 1)
-    assert run_cli("push", "run-a", cwd=laptop, env=s3).returncode == 0
-    later = run_cli(
+    assert invoke("grade", "run-a", cwd=laptop).returncode in (0, 1)
+    assert invoke("push", "run-a", cwd=laptop, env=s3).returncode == 0
+    later = invoke(
         "history", "tool_refund_check_008", "--format", "json", "--from-remote",
         cwd=ci, env=s3,
     )  # fmt: skip
@@ -361,7 +361,7 @@ def test_questions_across_runs_read_the_remote_index_only(
     client.put_object(
         Bucket=BUCKET, Key=f"ix/runs/run-forged/{'1' * 64}.json", Body=json.dumps(forged)
     )
-    flagged = run_cli("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
+    flagged = invoke("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
     assert flagged.returncode == 0, flagged.stderr
     assert "left out outputs/" in flagged.stderr and "does not match its digest" in flagged.stderr
     assert not (mirror / "outputs" / commit / "run-forged").exists()
@@ -402,8 +402,8 @@ def test_view_from_remote_fetches_a_transcript_when_its_page_opens(
     write_run(laptop, commit, "run-good", [check_008(True, 1), duplicate_003(True, 1)])
     write_run(laptop, commit, "run-bad", [check_008(False, 1), duplicate_003(False, 1)])
     for run_id in ("run-good", "run-bad"):
-        assert run_cli("grade", run_id, cwd=laptop).returncode in (0, 1)
-    assert run_cli("push", "--all", cwd=laptop, env=s3).returncode == 0
+        assert invoke("grade", run_id, cwd=laptop).returncode in (0, 1)
+    assert invoke("push", "--all", cwd=laptop, env=s3).returncode == 0
     ci = _clone(laptop, tmp_path / "ci", "vw")
     # run-bad's attempt records, replaced on the remote by other bytes under their digest
     local = laptop / "outputs" / commit / "run-bad" / "attempts.jsonl"
@@ -450,7 +450,7 @@ def test_a_first_push_says_what_it_sent_not_already_there(
     # A run's files share content (the same bytes in outputs/ and reports/, each grading
     # beside the earlier ones): stored once, as one content-addressed object.
     assert len(distinct) < len(files)
-    pushed = run_cli("push", "run-a", cwd=laptop, env=s3)
+    pushed = invoke("push", "run-a", cwd=laptop, env=s3)
     assert pushed.returncode == 0, pushed.stderr
     line = pushed.stdout.strip()
     assert line.startswith(
@@ -459,7 +459,7 @@ def test_a_first_push_says_what_it_sent_not_already_there(
     ), line
     assert "already" not in line
     # What an earlier publication stored is said as such.
-    again = run_cli("push", "run-a", cwd=laptop, env=s3)
+    again = invoke("push", "run-a", cwd=laptop, env=s3)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith(
         f"already published run-a: {len(files)} file(s), 0 object(s) uploaded "

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import GIT_ENV, REPO_ROOT, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, invoke
 from tests.results.viewer_process import http_get, start_view
 
 pytest.importorskip("duckdb")
@@ -78,7 +78,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             prompted.append({**a, "prompt": prompt})
     write_run(repo, commit, "run-3", prompted, started_at="2026-07-08T12:00:00Z")
     for run_id in ("run-1", "run-2", "run-3", "run-4"):
-        graded = run_cli("grade", run_id, cwd=repo)
+        graded = invoke("grade", run_id, cwd=repo)
         assert graded.returncode in (0, 1), graded.stderr
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
     proc, base, before = start_view(repo, env)

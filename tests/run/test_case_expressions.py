@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from evalcase.run.spec import Permission, ToolError
-from tests.helpers import bundled_repo, commit_all, run_cli
+from tests.helpers import bundled_repo, commit_all, invoke
 from tests.run.support import fault, job, run_attempt, tool, view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,9 +116,9 @@ def test_the_bundled_cancellation_case_with_the_25_term_when_lints_clean_and_can
     assert old in text
     fixture.write_text(text.replace(old, f"    - when: '{PREFIX}{old.split(chr(39))[1]}'"), "utf-8")
     commit_all(repo, "a 25-term when")
-    lint = run_cli("lint", cwd=repo)
+    lint = invoke("lint", cwd=repo)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    proc = run_cli(
+    proc = invoke(
         "run", "english_support_set", "--select", "agent_state_order_cancel_confirmed_001",
         "--progress", "none", cwd=repo,
     )  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.grade.gold_repo import case, write_repo
-from tests.helpers import REPO_ROOT, run_cli
+from tests.helpers import REPO_ROOT, invoke
 
 AGENT = "py:tests.run.agents:scripted"
 CANCEL = ["cancel_reservation", {"reservation_id": "EHGLP3"}]
@@ -33,13 +33,13 @@ def test_a_tool_case_runs_with_initial_state_and_final_state_check(
     )
     assert body["case_types"] == ["tool"] and "state" not in body
     repo = write_repo(tmp_path / "repo", [body])
-    lint = run_cli("lint", "--format", "json", cwd=repo)
+    lint = invoke("lint", "--format", "json", cwd=repo)
     found = json.loads(lint.stdout)
     codes = {(f["code"], f["message"]) for f in found}
     assert not [c for c in codes if c[0] == "EC102"], codes
 
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli("run", "airline_set", "--agent", AGENT, "--progress", "none", cwd=repo)
+    proc = invoke("run", "airline_set", "--agent", AGENT, "--progress", "none", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [attempts] = (repo / "outputs").glob("*/*/attempts.jsonl")
     [record] = [json.loads(x) for x in attempts.read_text("utf-8").splitlines()]

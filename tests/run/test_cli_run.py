@@ -25,6 +25,7 @@ from tests.helpers import (
     bundled_repo,
     commit_all,
     git,
+    invoke,
     run_cli,
 )
 
@@ -48,7 +49,7 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> None:
-    proc = run_cli("run", "--no-grade", "refund_regression_set", "--repeat", "2", cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", "--repeat", "2", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     head = git(repo, "rev-parse", "HEAD").strip()
     run_dir = _run_dir(proc.stdout, repo)
@@ -111,7 +112,7 @@ def test_the_example_agent_runs_the_refund_dataset_end_to_end(repo: Path) -> Non
     ]
     assert by_case["tool_refund_submit_confirmed_010"]["state_diff"]
     assert "initial_state" not in by_case["tool_refund_submit_confirmed_010"]
-    listing = run_cli("runs", cwd=repo)
+    listing = invoke("runs", cwd=repo)
     assert meta["run_id"] in listing.stdout and "refund_regression_set@v1" in listing.stdout
 
 
@@ -122,7 +123,7 @@ def test_a_recording_agent_receives_no_judge_field_fault_or_fixture_id(
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the py: agent lives in tests/
     record_to = tmp_path / "requests.jsonl"
     for dataset_id in DATASETS:
-        proc = run_cli(
+        proc = invoke(
             "run", "--no-grade", dataset_id, "--agent", "py:tests.run.recording_agent:agent",
             cwd=repo, env={"EVALCASE_RECORD_TO": str(record_to)},
         )  # fmt: skip
@@ -226,10 +227,10 @@ def test_dirty_tree_refused_then_recorded_with_allow_dirty(repo: Path) -> None:
         original.replace("帮我看看这个订单能不能退", "帮我看看这个订单还能不能退"), "utf-8"
     )
     try:
-        refused = run_cli("run", "--no-grade", "refund_regression_set", cwd=repo)
+        refused = invoke("run", "--no-grade", "refund_regression_set", cwd=repo)
         assert refused.returncode == 2 and "uncommitted changes" in refused.stderr
         assert "tool_refund_check_008.yaml" in refused.stderr
-        allowed = run_cli(
+        allowed = invoke(
             "run",
             "--no-grade",
             "refund_regression_set",
@@ -257,7 +258,7 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
     second = commit_all(repo, "reword")
     try:
         for spec in ("refund_regression_set@v1", f"refund_regression_set@{first[:12]}"):
-            proc = run_cli("run", "--no-grade", spec, "--select", "tool_refund_check_*", cwd=repo)
+            proc = invoke("run", "--no-grade", spec, "--select", "tool_refund_check_*", cwd=repo)
             assert proc.returncode == 0, proc.stderr
             run_dir = _run_dir(proc.stdout, repo)
             assert run_dir.parent.name == first
@@ -271,11 +272,11 @@ def test_a_tag_or_commit_is_run_without_checkout(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_bad_selection_and_unknown_agent_are_clear_errors(repo: Path) -> None:
-    proc = run_cli("run", "--no-grade", "refund_regression_set", "--suite", "nightly", cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", "--suite", "nightly", cwd=repo)
     assert proc.returncode == 2 and "no suite 'nightly'" in proc.stderr
-    proc = run_cli("run", "--no-grade", "refund_regression_set", "--agent", "gibberish", cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", "--agent", "gibberish", cwd=repo)
     assert proc.returncode == 2 and "neither a [run.agents] name nor a spec" in proc.stderr
-    proc = run_cli("run", "--no-grade", "no_such_set", cwd=repo)
+    proc = invoke("run", "--no-grade", "no_such_set", cwd=repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
@@ -283,7 +284,7 @@ def test_the_identity_policy_refuses_before_verification_and_allows_after(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
-    proc = run_cli(
+    proc = invoke(
         "run", "--no-grade", "refund_regression_set", "--select", "agent_refund_account_change_002",
         "--agent", "py:tests.run.agents:account_prober", cwd=repo,
     )  # fmt: skip
@@ -315,10 +316,10 @@ def test_an_unbuildable_case_is_refused_or_skipped_on_request(repo: Path) -> Non
         "utf-8",
     )
     try:
-        refused = run_cli("run", "--no-grade", "refund_regression_set", "--allow-dirty", cwd=repo)
+        refused = invoke("run", "--no-grade", "refund_regression_set", "--allow-dirty", cwd=repo)
         assert refused.returncode == 2 and "cannot be run" in refused.stderr
         assert f"{name}.yaml" in refused.stderr and "--skip-invalid" in refused.stderr
-        skipped = run_cli(
+        skipped = invoke(
             "run", "--no-grade", "refund_regression_set", "--allow-dirty", "--skip-invalid",
             "--select", "agent_refund_*", cwd=repo,
         )  # fmt: skip
@@ -363,7 +364,7 @@ def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Pat
     done_before = attempts.read_bytes().count(b"\n")
     assert 6 <= done_before < 64, "the kill must land mid-run"
     run_id = attempts.parent.name
-    resumed = run_cli("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
+    resumed = invoke("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
     assert resumed.returncode == 0, resumed.stderr
     assert f"64 attempts ({64 - done_before} new)" in resumed.stdout
     keys = [(r["case_id"], r["attempt"]) for r in _records(attempts.parent)]
@@ -372,5 +373,5 @@ def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Pat
     assert set(keys) == {(c, a) for c in case_ids for a in (1, 2)}
     meta = json.loads((attempts.parent / "run.json").read_text("utf-8"))
     assert meta["status"] == "completed" and len(meta["resumed_at"]) == 1
-    again = run_cli("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
+    again = invoke("run", "--no-grade", "--resume", run_id, "--progress", "none", cwd=repo)
     assert again.returncode == 0 and "(0 new)" in again.stdout

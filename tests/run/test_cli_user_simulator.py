@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from evalcase.run.user_prompt import PROMPT_VERSION
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 from tests.run.openai_server import Server, completion
 
 CASE = "agent_state_order_cancel_confirmed_001"
@@ -64,7 +64,7 @@ def configure(repo: Path, section: str) -> None:
 
 
 def run(repo: Path, out: Path, *args: str, **env: str) -> Any:
-    return run_cli(
+    return invoke(
         "run", "--no-grade", "english_support_set", "--select", CASE, "--outputs", str(out),
         "--progress", "none", "--agent", "py:tests.run.agents:echo", "--allow-dirty", *args,
         cwd=repo, env=env,
@@ -139,7 +139,7 @@ def test_a_simulated_run_is_recorded_and_replays_both_sides_without_a_model(
     configure(repo, "")
     again = tmp_path / "again"
     shutil.copytree(out, again)
-    proc = run_cli(
+    proc = invoke(
         "run", "english_support_set", "--select", CASE, "--outputs",
         str(again), "--progress", "none", "--allow-dirty", "--agent", f"replay:{meta['run_id']}",
         cwd=repo,

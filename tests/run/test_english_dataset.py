@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bundled_repo, run_cli
+from tests.helpers import bundled_repo, invoke
 
 DATASET = "english_support_set"
 
@@ -21,14 +21,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_the_english_dataset_lints_clean(repo: Path) -> None:
-    proc = run_cli("lint", f"datasets/{DATASET}", "fixtures", cwd=repo)
+    proc = invoke("lint", f"datasets/{DATASET}", "fixtures", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
 
 
 @pytest.mark.slow
 def test_the_example_agent_runs_it_with_zero_errors(repo: Path) -> None:
-    proc = run_cli("run", DATASET, "--progress", "none", cwd=repo)
+    proc = invoke("run", DATASET, "--progress", "none", cwd=repo)
     # the gate over every case is pending without a judge (3 llm_rubric grades): exit 1
     assert proc.returncode in (0, 1), proc.stderr
     run_dir = repo / proc.stdout.splitlines()[0].split(" -> ")[-1]

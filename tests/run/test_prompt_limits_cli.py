@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import commit_all, run_cli
+from tests.helpers import commit_all, invoke
 from tests.run.prompt_repo import write_prompt_repo
 
 PROBES = {
@@ -49,7 +49,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_run_with_a_probe_ends_with_a_clear_error_before_any_attempt(
     repo: Path, prompt_id: str
 ) -> None:
-    proc = run_cli("run", "intents", "--prompt", prompt_id, "--timeout", "5", cwd=repo)
+    proc = invoke("run", "intents", "--prompt", prompt_id, "--timeout", "5", cwd=repo)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "EC342" in proc.stderr
@@ -60,7 +60,7 @@ def test_run_with_a_probe_ends_with_a_clear_error_before_any_attempt(
 
 @pytest.mark.slow
 def test_lint_reports_each_probe_at_its_line(repo: Path) -> None:
-    proc = run_cli("lint", "--format", "json", cwd=repo)
+    proc = invoke("lint", "--format", "json", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = {
         (Path(f["path"]).stem, f["line"]) for f in json.loads(proc.stdout)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evalcase.run import chat_view
-from tests.helpers import commit_all, run_cli
+from tests.helpers import commit_all, invoke
 from tests.run.openai_server import Server, completion
 from tests.run.prompt_repo import CASES, write_prompt_repo
 
@@ -42,7 +42,7 @@ def _report(repo: Path, run_dir: Path) -> dict[str, Any]:
 
 
 def test_the_repository_lints_clean(repo: Path) -> None:
-    proc = run_cli("lint", cwd=repo)
+    proc = invoke("lint", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -50,7 +50,7 @@ def test_the_repository_lints_clean(repo: Path) -> None:
 def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_difference(
     repo: Path,
 ) -> None:
-    proc = run_cli("run", "intents", "--prompt", "intent_full,intent_narrow", cwd=repo)
+    proc = invoke("run", "intents", "--prompt", "intent_full,intent_narrow", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     run_dir = _run_dir(proc.stdout, repo)
     records = _records(run_dir)
@@ -91,7 +91,7 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
     md = run_dir.parents[2] / "reports" / run_dir.parent.name / run_dir.name / "report.md"
     assert "### By prompt" in md.read_text("utf-8")
     # "prompt b regresses these cases", in one command
-    proc = run_cli(
+    proc = invoke(
         "compare", run_dir.name, "--prompts", "intent_full,intent_narrow", "--format", "json",
         cwd=repo,
     )  # fmt: skip
@@ -105,19 +105,19 @@ def test_run_prompt_a_b_runs_every_case_once_per_prompt_and_compare_names_the_di
         "intent_route_004",
     ]
     assert result["base"]["pass@1"] == 1.0 and result["new"]["pass@1"] == 0.75
-    proc = run_cli("compare", run_dir.name, "--prompts", "intent_narrow,intent_full", cwd=repo)
+    proc = invoke("compare", run_dir.name, "--prompts", "intent_narrow,intent_full", cwd=repo)
     assert "fixed (1): intent_route_002" in proc.stdout
-    proc = run_cli("compare", run_dir.name, "--prompts", "intent_full,nope", cwd=repo)
+    proc = invoke("compare", run_dir.name, "--prompts", "intent_full,nope", cwd=repo)
     assert proc.returncode == 2 and "no attempt with prompt 'nope'" in proc.stderr
 
 
 @pytest.mark.slow
 def test_the_manifest_prompts_are_the_default_and_one_prompt_runs_alone(repo: Path) -> None:
-    proc = run_cli("run", "intents", "--no-grade", cwd=repo)
+    proc = invoke("run", "intents", "--no-grade", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     records = _records(_run_dir(proc.stdout, repo))
     assert sorted({r["prompt"] for r in records}) == ["intent_full@v1", "intent_narrow@v1"]
-    proc = run_cli("run", "intents", "--no-grade", "--prompt", "intent_narrow", cwd=repo)
+    proc = invoke("run", "intents", "--no-grade", "--prompt", "intent_narrow", cwd=repo)
     records = _records(_run_dir(proc.stdout, repo))
     assert len(records) == len(CASES) and {r["prompt"] for r in records} == {"intent_narrow@v1"}
     assert {r["attempt"] for r in records} == {1}
@@ -128,9 +128,7 @@ def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
     repo: Path, tmp_path: Path
 ) -> None:
     outputs = tmp_path / "outputs"
-    proc = run_cli(
-        "run", "intents", "--prompt", "intent_fulll", "--outputs", str(outputs), cwd=repo
-    )
+    proc = invoke("run", "intents", "--prompt", "intent_fulll", "--outputs", str(outputs), cwd=repo)
     assert proc.returncode == 2
     assert "unknown prompt(s) intent_fulll" in proc.stderr and "intent_full" in proc.stderr
     assert not outputs.exists()
@@ -138,12 +136,12 @@ def test_an_unknown_prompt_or_a_missing_variable_stops_the_run_before_it_starts(
     original = case.read_text("utf-8")
     case.write_text(original.replace("  channel: app\n", "  shop: web\n"), "utf-8")
     try:
-        proc = run_cli("run", "intents", "--allow-dirty", "--outputs", str(outputs), cwd=repo)
+        proc = invoke("run", "intents", "--allow-dirty", "--outputs", str(outputs), cwd=repo)
         assert proc.returncode == 2
         assert "intent_route_004: prompt intent_full@v1 user" in proc.stderr
         assert "no attribute 'channel'" in proc.stderr
         assert not outputs.exists()
-        lint = run_cli("lint", cwd=repo)
+        lint = invoke("lint", cwd=repo)
         assert "intent_route_004.yaml:1:10: EC341" in lint.stdout
     finally:
         case.write_text(original, "utf-8")
@@ -163,7 +161,7 @@ def test_the_prompt_and_its_generation_settings_reach_every_openai_request(
             "utf-8",
         )
         commit_all(repo, "a local model")
-        proc = run_cli(
+        proc = invoke(
             "run", "intents", "--no-grade", "--agent", "model", "--prompt", "intent_full",
             cwd=repo, env={"EVALCASE_TEST_PROMPT_KEY": "sk-local"},
         )  # fmt: skip
@@ -189,7 +187,7 @@ def test_a_prompt_by_case_run_counts_cases_and_gates_each_prompt(tmp_path: Path)
         "utf-8",
     )
     commit_all(root, "a gate")
-    proc = run_cli("run", "intents", "--prompt", "intent_full,intent_narrow", cwd=root)
+    proc = invoke("run", "intents", "--prompt", "intent_full,intent_narrow", cwd=root)
     run_dir = _run_dir(proc.stdout, root)
     summary = _report(root, run_dir)["summary"]
     # four cases, each run under two prompts: four cases, not eight
@@ -222,8 +220,8 @@ def test_gates_name_a_prompt_only_over_cases_that_ran_under_it(tmp_path: Path) -
         body = case.read_text("utf-8").replace("risk_level: P2\n", "risk_level: P1\n")
         case.write_text(body + "prompt: intent_full\n", "utf-8")
     commit_all(root, "two cases name a prompt")
-    assert run_cli("lint", cwd=root).returncode == 0
-    proc = run_cli("run", "intents", cwd=root)
+    assert invoke("lint", cwd=root).returncode == 0
+    proc = invoke("run", "intents", cwd=root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = _report(root, _run_dir(proc.stdout, root))
     prompts = {r["case_id"]: r.get("prompt") for r in report["attempts"]}

@@ -8,7 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 SAMPLES = Path(__file__).parents[1] / "rules" / "samples"
 AGENT = Path(__file__).parent / "cmd_agents" / "transfer_agent.py"
@@ -78,10 +78,10 @@ def test_ends_conversation_from_yaml_through_lint_and_run(tmp_path: Path) -> Non
     init_repo(root)
     commit_all(root, "a case with a transfer")
 
-    lint = run_cli("lint", cwd=root)
+    lint = invoke("lint", cwd=root)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
-    proc = run_cli(
+    proc = invoke(
         "run", "--no-grade", "english_support_set", "--select", "agent_state_transfer_human_006",
         "--agent", f"cmd:{sys.executable} {AGENT}", "--progress", "none", cwd=root,
     )  # fmt: skip

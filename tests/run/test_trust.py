@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, invoke, run_cli
 
 MANIFEST = "datasets/refund_regression_set/dataset.yaml"
 TOOL = "fixtures/tool/refund_status_lookup.yaml"
@@ -39,7 +39,7 @@ def _edit(repo: Path, path: str, old: str, new: str) -> None:
 
 
 def _findings(repo: Path, code: str) -> list[dict[str, object]]:
-    proc = run_cli("lint", "--no-cache", "--format", "json", cwd=repo)
+    proc = invoke("lint", "--no-cache", "--format", "json", cwd=repo)
     return [f for f in json.loads(proc.stdout) if f["code"] == code]
 
 
@@ -52,7 +52,7 @@ def test_a_manifest_naming_a_command_is_a_lint_error_and_never_runs(
     _edit(repo, MANIFEST, "agent: refund_agent", f"agent: \"cmd:sh -c 'touch {pwned}'\"")
     [finding] = _findings(repo, "EC330")
     assert finding["path"] == MANIFEST and finding["line"] == 9
-    proc = run_cli("run", "--no-grade", "refund_regression_set", *cli, cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", *cli, cwd=repo)
     assert proc.returncode == 2, proc.stderr
     assert "refusing to run: the manifest's agent" in proc.stderr
     assert "[run.agents]" in proc.stderr and "Traceback" not in proc.stderr
@@ -64,7 +64,7 @@ def test_a_manifest_naming_an_unconfigured_agent_is_reported(repo: Path) -> None
     _edit(repo, MANIFEST, "agent: refund_agent", "agent: refund_agnet")
     [finding] = _findings(repo, "EC331")
     assert "did you mean 'refund_agent'" in str(finding["message"])
-    proc = run_cli("run", "--no-grade", "refund_regression_set", cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", cwd=repo)
     assert proc.returncode == 2 and "not defined in [run.agents]" in proc.stderr
 
 
@@ -77,7 +77,7 @@ def test_a_fixture_naming_an_unregistered_handler_is_refused(repo: Path, handler
     _edit(repo, TOOL, "  side_effect: false\n", f"  side_effect: false\n  handler: {handler}\n")
     [finding] = _findings(repo, "EC332")
     assert finding["path"] == TOOL
-    proc = run_cli("run", "--no-grade", "refund_regression_set", "--select", CASE, cwd=repo)
+    proc = invoke("run", "--no-grade", "refund_regression_set", "--select", CASE, cwd=repo)
     assert proc.returncode == 2, proc.stderr
     assert "refusing to run" in proc.stderr and "fixture refund_status_lookup" in proc.stderr
     assert not (repo / "PWNED").exists() and not (repo / "outputs").exists()
@@ -98,6 +98,8 @@ def test_a_registered_handler_runs(repo: Path) -> None:
     )
     _edit(repo, TOOL, "  side_effect: false\n", "  side_effect: false\n  handler: refund_lookup\n")
     assert _findings(repo, "EC332") == []
+    # A process: `python -m evalcase` has its current directory on sys.path, which is
+    # where acme_handlers is found (invoke's test process has not).
     proc = run_cli("run", "--no-grade", "refund_regression_set", "--select", CASE, cwd=repo)
     assert proc.returncode == 0, proc.stderr
     [attempts] = (repo / "outputs").glob("*/*/attempts.jsonl")
@@ -118,7 +120,7 @@ def test_a_committed_run_folder_is_never_resumed(repo: Path) -> None:
     (run_dir / "attempts.jsonl").write_text("", "utf-8")
     git(repo, "add", "-f", "outputs")
     commit_all(repo, "a crafted run")
-    proc = run_cli("run", "--no-grade", "--resume", run_dir.name, cwd=repo)
+    proc = invoke("run", "--no-grade", "--resume", run_dir.name, cwd=repo)
     assert proc.returncode == 2, proc.stderr
     assert "refusing to resume" in proc.stderr and "Traceback" not in proc.stderr
     assert not (repo / "PWNED").exists()

@@ -10,7 +10,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.model import Finding
-from tests.helpers import REPO_ROOT, commit_all, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 
 LINT_CONFIG = '[lint]\nignore = ["EC411", "EC419"]\n'
 REFUND = "refund_regression_set"
@@ -64,5 +64,5 @@ REVIEW_AGAIN = ("--reviewer", "退款业务专家", "--result", "approved", "--f
 
 def review_again(case: str, cwd: Path, *options: str) -> None:
     """Record a new approval of ``case`` at its current version (`evalcase review-case`)."""
-    proc = run_cli("review-case", case, *REVIEW_AGAIN, *options, cwd=cwd)
+    proc = invoke("review-case", case, *REVIEW_AGAIN, *options, cwd=cwd)
     assert proc.returncode == 0, proc.stdout + proc.stderr

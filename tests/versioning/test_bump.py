@@ -9,7 +9,7 @@ import pytest
 from evalcase.actions import bump, tag_dataset
 from evalcase.config import load_config
 from evalcase.yamlwrite import set_scalars
-from tests.helpers import git, run_cli
+from tests.helpers import git, invoke
 from tests.versioning.conftest import (
     CASE,
     CRM,
@@ -93,13 +93,13 @@ def test_bump_after_a_release_bumps_the_manifests_and_the_changed_cases(repo: Pa
         (CASE, "case_version", "v6"),
         (CASE, "dataset_version", "v2"),
     }
-    proc = run_cli("bump", cwd=repo)
+    proc = invoke("bump", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert "bumped 5 versions" in proc.stdout
-    assert run_cli("bump", cwd=repo).stdout.strip() == "nothing to bump"
+    assert invoke("bump", cwd=repo).stdout.strip() == "nothing to bump"
     assert lint(repo) == []
     assert lint(repo, base="HEAD") == []
-    proc = run_cli("lint", "--no-cache", "--base", "HEAD", cwd=repo)
+    proc = invoke("lint", "--no-cache", "--base", "HEAD", cwd=repo)
     assert proc.returncode == 0, proc.stdout
 
 

@@ -11,7 +11,7 @@ from evalcase.actions import diff, tag_dataset
 from evalcase.config import load_config
 from evalcase.model import FatalError
 from evalcase.versioning.changelog import render_markdown
-from tests.helpers import commit_all, git, run_cli
+from tests.helpers import commit_all, git, invoke
 from tests.versioning.conftest import CASE, MANIFEST, REFUND, SHARED_FIXTURE, replace_in
 
 OTHER = "datasets/refund_regression_set/cases/llm_instruction_001.yaml"
@@ -64,17 +64,17 @@ def test_diff_lists_exactly_the_cases_changed_between_releases(two_versions: Pat
 
 @pytest.mark.slow
 def test_diff_renders_text_markdown_and_json(two_versions: Path) -> None:
-    proc = run_cli("diff", f"{REFUND}@v1", f"{REFUND}@v2", cwd=two_versions)
+    proc = invoke("diff", f"{REFUND}@v1", f"{REFUND}@v2", cwd=two_versions)
     assert proc.returncode == 0, proc.stderr
     assert "~ refund_eligibility_001 v5 -> v6: input" in proc.stdout
     assert "+ refund_eligibility_002 v1" in proc.stdout
     assert "- refund_policy_edge_001 v3" in proc.stdout
     assert "~ llm_instruction_001 v4: title (governance only)" in proc.stdout
-    md = run_cli("diff", f"{REFUND}@v1", "@v2", "--format", "md", cwd=two_versions).stdout
+    md = invoke("diff", f"{REFUND}@v1", "@v2", "--format", "md", cwd=two_versions).stdout
     assert md.startswith(f"### Dataset `{REFUND}`")
     assert "| `refund_eligibility_001` | v5 → v6 | input |" in md
     data = json.loads(
-        run_cli("diff", f"{REFUND}@v1", f"{REFUND}@v2", "--format", "json", cwd=two_versions).stdout
+        invoke("diff", f"{REFUND}@v1", f"{REFUND}@v2", "--format", "json", cwd=two_versions).stdout
     )
     assert data["dataset_id"] == REFUND
     assert [c["id"] for c in data["added"]] == ["refund_eligibility_002"]

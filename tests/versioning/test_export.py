@@ -9,7 +9,7 @@ import pytest
 
 from evalcase.actions import export_dataset, tag_dataset
 from evalcase.config import load_config
-from tests.helpers import commit_all, git, run_cli
+from tests.helpers import commit_all, git, invoke
 from tests.versioning.conftest import CASE, MANIFEST, REFUND, replace_in
 
 V1_INPUT = "我这个耳机签收十天了，但有质量问题，能不能退？"
@@ -27,7 +27,7 @@ def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None
     head = git(repo, "rev-parse", "HEAD").strip()
 
     out = repo.parent / "v1.jsonl"
-    proc = run_cli("export", f"{REFUND}@v1", "-o", str(out), cwd=repo)
+    proc = invoke("export", f"{REFUND}@v1", "-o", str(out), cwd=repo)
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     cases = len(list((repo / "datasets" / REFUND / "cases").glob("*.yaml")))
@@ -67,7 +67,7 @@ def test_export_reads_the_frozen_version_after_later_commits(repo: Path) -> None
 @pytest.mark.slow
 def test_export_to_standard_output_is_one_case_a_line(repo: Path) -> None:
     tag_dataset(load_config(repo), REFUND)
-    proc = run_cli("export", f"{REFUND}@v1", cwd=repo)
+    proc = invoke("export", f"{REFUND}@v1", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert all(json.loads(line)["dataset_id"] == REFUND for line in lines)

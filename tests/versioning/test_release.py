@@ -11,7 +11,7 @@ from evalcase.actions import tag_dataset
 from evalcase.config import load_config
 from evalcase.model import FatalError
 from evalcase.versioning.tags import parse_message
-from tests.helpers import commit_all, git, run_cli
+from tests.helpers import commit_all, git, invoke
 from tests.versioning.conftest import (
     CASE,
     CRM,
@@ -31,14 +31,14 @@ def tag_target(repo: Path, tag: str) -> str:
 @pytest.mark.slow
 def test_a_shared_fixture_freezes_both_datasets_until_both_are_bumped(repo: Path) -> None:
     for dataset in (REFUND, CRM):
-        proc = run_cli("tag", dataset, cwd=repo)
+        proc = invoke("tag", dataset, cwd=repo)
         assert proc.returncode == 0, proc.stderr
         assert f"{dataset}@v1" in proc.stdout
     v1 = tag_target(repo, f"{REFUND}@v1")
 
     replace_in(repo, SHARED_FIXTURE, "weight: 0.4", "weight: 0.5")
     replace_in(repo, SHARED_FIXTURE, "fixture_version: v1", "fixture_version: v2")
-    proc = run_cli("lint", "--no-cache", cwd=repo)
+    proc = invoke("lint", "--no-cache", cwd=repo)
     assert proc.returncode == 1
     for manifest in (MANIFEST, CRM_MANIFEST):
         assert f"{manifest}:2:18: EC505" in proc.stdout
@@ -46,16 +46,16 @@ def test_a_shared_fixture_freezes_both_datasets_until_both_are_bumped(repo: Path
 
     for manifest in (MANIFEST, CRM_MANIFEST):
         replace_in(repo, manifest, "dataset_version: v1", "dataset_version: v2")
-    proc = run_cli("lint", "--no-cache", cwd=repo)
+    proc = invoke("lint", "--no-cache", cwd=repo)
     assert proc.returncode == 0, proc.stdout
     commit_all(repo, "safety rubric v2")
 
     for dataset in (REFUND, CRM):
-        proc = run_cli("tag", dataset, cwd=repo)
+        proc = invoke("tag", dataset, cwd=repo)
         assert proc.returncode == 0, proc.stderr
         assert tag_target(repo, f"{dataset}@v2") == git(repo, "rev-parse", "HEAD").strip()
 
-    again = run_cli("tag", REFUND, cwd=repo)
+    again = invoke("tag", REFUND, cwd=repo)
     assert again.returncode == 2
     assert f"{REFUND}@v2 already exists" in again.stderr
     assert tag_target(repo, f"{REFUND}@v1") == v1
@@ -101,7 +101,7 @@ def test_tag_format_is_configurable(repo: Path) -> None:
     config = load_config(repo)
     assert tag_dataset(config, REFUND) == f"datasets/{REFUND}/v1"
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
-    proc = run_cli("lint", "--no-cache", cwd=repo)
+    proc = invoke("lint", "--no-cache", cwd=repo)
     assert proc.returncode == 1 and f"tag datasets/{REFUND}/v1" in proc.stdout
 
 
@@ -111,7 +111,7 @@ def test_datasets_lists_version_latest_tag_count_and_status(repo: Path) -> None:
     tag_dataset(load_config(repo), CRM)
     replace_in(repo, CASE, "但有质量问题", "但是有质量问题")
     replace_in(repo, CRM_MANIFEST, "dataset_version: v1", "dataset_version: v2")
-    proc = run_cli("datasets", cwd=repo)
+    proc = invoke("datasets", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["DATASET", "VERSION", "LATEST", "TAG", "CASES", "STATUS"]
@@ -121,7 +121,7 @@ def test_datasets_lists_version_latest_tag_count_and_status(repo: Path) -> None:
     assert rows[CRM][1:3] == ["v2", f"{CRM}@v1"] and rows[CRM][4] == "untagged"
     workouts = len(list((repo / "datasets" / "workout_plan_edit_set" / "cases").glob("*.yaml")))
     assert rows["workout_plan_edit_set"][2:] == ["-", str(workouts), "untagged"]
-    as_json = json.loads(run_cli("datasets", "--format", "json", cwd=repo).stdout)
+    as_json = json.loads(invoke("datasets", "--format", "json", cwd=repo).stdout)
     statuses = {d["dataset_id"]: d["status"] for d in as_json}
     assert statuses == {
         REFUND: "changed since tag",
@@ -130,5 +130,5 @@ def test_datasets_lists_version_latest_tag_count_and_status(repo: Path) -> None:
         "english_support_set": "untagged",
     }
     replace_in(repo, CASE, "但是有质量问题", "但有质量问题")
-    as_json = json.loads(run_cli("datasets", "--format", "json", cwd=repo).stdout)
+    as_json = json.loads(invoke("datasets", "--format", "json", cwd=repo).stdout)
     assert {d["dataset_id"]: d["status"] for d in as_json}[REFUND] == "clean"

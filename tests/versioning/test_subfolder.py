@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, invoke
 from tests.published_hook import PublishedHook, run
 from tests.versioning.conftest import CASE, replace_in, review_again
 
@@ -44,7 +44,7 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
     root = () if configured else ("--root", "evals")
 
     def cli(*args: str, cwd: Path = app) -> tuple[int, str, str]:
-        proc = run_cli(*args, *root, cwd=cwd)
+        proc = invoke(*args, *root, cwd=cwd)
         assert "Traceback" not in proc.stderr
         return proc.returncode, proc.stdout, proc.stderr
 
@@ -86,7 +86,7 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
     code, out, _ = cli("diff", f"{CRM}@v1", CRM)
     assert code == 0 and CRM in out
     # From inside the subfolder, with or without --root, the same repository is found.
-    assert run_cli("lint", cwd=app / "evals" / "datasets").returncode == 0
+    assert invoke("lint", cwd=app / "evals" / "datasets").returncode == 0
     # An unrelated dirty file of the application does not block a release.
     (app / "src" / "app.py").write_text("print('changed')\n")
     assert cli("tag", "refund_regression_set")[0] == 0
@@ -95,7 +95,7 @@ def test_every_git_command_works_in_a_subfolder(tmp_path: Path, configured: bool
 def test_a_configured_root_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
     app = init_repo(tmp_path / "app")
     (app / "evalcase.toml").write_text('root = "evlas"\n')
-    proc = run_cli("lint", cwd=app)
+    proc = invoke("lint", cwd=app)
     assert proc.returncode == 2
     assert "root = 'evlas'" in proc.stderr and "no such folder" in proc.stderr
 
@@ -104,7 +104,7 @@ def test_the_hook_without_configuration_does_not_pass_silently(tmp_path: Path) -
     """Cases below the top and nothing saying so: an error that shows where they are,
     never "All checks passed (0 files)"."""
     app = _app(tmp_path, configured=False)
-    proc = run_cli("lint", "--staged", cwd=app)
+    proc = invoke("lint", "--staged", cwd=app)
     assert proc.returncode == 2
     assert "nothing to check" in proc.stderr and "evals" in proc.stderr
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalcase.run import outputs
-from tests.helpers import GIT_ENV, REPO_ROOT, bundled_repo, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, bundled_repo, invoke, run_cli
 
 HERE = Path(__file__).parent
 CASES = ("tool_refund_submit_confirmed_010", "agent_refund_account_change_002")
@@ -64,7 +64,7 @@ def test_sigterm_records_interrupted_and_resume_finishes(repo: Path, tmp_path: P
     assert meta["status"] == "interrupted"
     assert "--resume" in err
     flag.unlink()
-    resumed = run_cli("run", "--no-grade", "--resume", meta["run_id"], "--progress", "none",
+    resumed = invoke("run", "--no-grade", "--resume", meta["run_id"], "--progress", "none",
                       cwd=repo)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     meta = json.loads(run_json.read_text("utf-8"))
@@ -74,7 +74,7 @@ def test_sigterm_records_interrupted_and_resume_finishes(repo: Path, tmp_path: P
 @pytest.fixture(scope="module")
 def finished(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     flag = tmp_path_factory.mktemp("noflag") / "absent"
-    proc = run_cli("run", "--no-grade", "refund_regression_set", *select(), "--repeat", "2",
+    proc = invoke("run", "--no-grade", "refund_regression_set", *select(), "--repeat", "2",
                    "--agent", agent(flag), "--progress", "none", cwd=repo)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return _run_dir(proc.stdout, repo)
@@ -103,12 +103,12 @@ def test_a_damaged_line_is_skipped_and_reported_by_resume_grade_and_runs(
     attempts.write_bytes(b"\n".join(lines))
     out = ["--outputs", str(tmp_path / "outputs")]
 
-    listed = run_cli("runs", *out, cwd=repo)
+    listed = invoke("runs", *out, cwd=repo)
     assert listed.returncode == 0, listed.stderr
     row = next(line for line in listed.stdout.splitlines() if finished.name in line)
     assert f"{2 * len(CASES) - 1}/{2 * len(CASES)}" in row and "(1 damaged)" in row
 
-    graded = run_cli("grade", str(run_dir), cwd=repo)
+    graded = invoke("grade", str(run_dir), cwd=repo)
     assert "Traceback" not in graded.stderr, graded.stderr
     assert "skipped a damaged line" in graded.stdout + graded.stderr
     report = json.loads(
@@ -116,7 +116,7 @@ def test_a_damaged_line_is_skipped_and_reported_by_resume_grade_and_runs(
     )
     assert report, "a report was written from the other lines"
 
-    resumed = run_cli("run", "--no-grade", "--resume", finished.name, *out, "--progress", "none",
+    resumed = invoke("run", "--no-grade", "--resume", finished.name, *out, "--progress", "none",
                       cwd=repo)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     assert "skipped a damaged line" in resumed.stderr
@@ -142,6 +142,6 @@ def test_grading_keeps_one_record_per_attempt_key(
 
     record = read_run(run_dir)
     assert len(record.attempts) == 2 * len(CASES)
-    listed = run_cli("runs", "--outputs", str(tmp_path / "dup"), cwd=repo)
+    listed = invoke("runs", "--outputs", str(tmp_path / "dup"), cwd=repo)
     row = next(line for line in listed.stdout.splitlines() if finished.name in line)
     assert f"{2 * len(CASES)}/{2 * len(CASES)}" in row

@@ -45,8 +45,11 @@ def load(target: str, path: str | None) -> Callable[..., Any]:
     return func
 
 
+@lru_cache(maxsize=64)
 def takes_options(func: Callable[..., Any]) -> bool:
-    """Whether ``func`` has a second positional parameter (for the agent's options)."""
+    """Whether ``func`` has a second positional parameter (for the agent's options).
+    Asked for every attempt's session, answered once per function: reading a signature
+    was a tenth of an in-process attempt's cost (benchmarks/run_bench.py, row 1)."""
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
