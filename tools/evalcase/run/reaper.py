@@ -11,7 +11,11 @@ still below it, until none is left, and exits with the agent's status.
 
 Elsewhere than Linux the reaper only kills the agent's process group (no subreaper).
 It is standard library only, imports nothing of evalcase and as little else as it can
-(``python -I -S``: no site), so that it starts fast.
+(``python -I -S``: no site), so that it starts fast: it is started once per attempt.
+The C modules ``_signal`` and ``_ctypes`` stand in for ``signal`` (which imports
+``enum``) and ``ctypes`` (``struct``, ``functools``...): 7 ms of a process start instead
+of 19 ms, which at concurrency 200 on two cores was most of an attempt's CPU
+(docs/performance.md, "Bring your own agent"; tests/run/test_reaper.py keeps them out).
 """
 
 # contextlib.suppress would cost this process an import of collections: try/except here.
@@ -19,9 +23,8 @@ It is standard library only, imports nothing of evalcase and as little else as i
 
 from __future__ import annotations
 
-import ctypes
+import _signal as signal  # the C module: its constants are plain ints, no enum
 import os
-import signal
 import sys
 
 PR_SET_PDEATHSIG = 1
@@ -32,10 +35,27 @@ def _prctl(option: int, value: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
+        return int(_libc_prctl()(option, value, 0, 0, 0)) == 0
+    except (ImportError, OSError, AttributeError):
         return False
+
+
+def _libc_prctl() -> object:
+    """libc's ``prctl`` through ``_ctypes`` alone (what ``ctypes.CDLL(None).prctl`` is,
+    without importing ``ctypes``): arguments as C ints, an int result."""
+    import _ctypes
+
+    class Int(_ctypes._SimpleCData):  # type: ignore[misc,name-defined]
+        _type_ = "i"
+
+    class Func(_ctypes.CFuncPtr):  # type: ignore[misc,name-defined]
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = Int
+
+    class Libc:
+        _handle = _ctypes.dlopen(None, 0)
+
+    return Func(("prctl", Libc()))
 
 
 def children(pid: int) -> list[int]:
