@@ -23,7 +23,8 @@ of 19 ms, which at concurrency 200 on two cores was most of an attempt's CPU
 
 from __future__ import annotations
 
-import _signal as signal  # the C module: its constants are plain ints, no enum
+# The C module: its constants are plain ints, no enum.
+import _signal as signal  # type: ignore[import-not-found]
 import os
 import sys
 
@@ -32,30 +33,27 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def _prctl(option: int, value: int) -> bool:
+    """libc's ``prctl`` through ``_ctypes`` alone (what ``ctypes.CDLL(None).prctl`` is,
+    without importing ``ctypes``): arguments as C ints, an int result."""
     if not sys.platform.startswith("linux"):
         return False
     try:
-        return int(_libc_prctl()(option, value, 0, 0, 0)) == 0
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]
+            _type_ = "i"
+
+        class Func(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Libc:
+            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # the program itself
+
+        prctl = Func(("prctl", Libc()))  # type: ignore[arg-type]
+        return int(prctl(option, value, 0, 0, 0)) == 0
     except (ImportError, OSError, AttributeError):
         return False
-
-
-def _libc_prctl() -> object:
-    """libc's ``prctl`` through ``_ctypes`` alone (what ``ctypes.CDLL(None).prctl`` is,
-    without importing ``ctypes``): arguments as C ints, an int result."""
-    import _ctypes
-
-    class Int(_ctypes._SimpleCData):  # type: ignore[misc,name-defined]
-        _type_ = "i"
-
-    class Func(_ctypes.CFuncPtr):  # type: ignore[misc,name-defined]
-        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-        _restype_ = Int
-
-    class Libc:
-        _handle = _ctypes.dlopen(None, 0)
-
-    return Func(("prctl", Libc()))
 
 
 def children(pid: int) -> list[int]:
