@@ -14,12 +14,15 @@ loop started once, as in a run):
 4. ``concurrent``: N attempts of a loop agent (``sh`` and ``curl``: one model call through
    the proxy, then its reply) at concurrency 200 against the stub answering after 1 s,
    through the whole runner (evalcase.run.driver), unsandboxed; against the ideal
-   N x 1 s / 200, with this process's peak resident memory (VmHWM).
+   N x 1 s / 200, with this process's peak resident memory (VmHWM) and the CPU seconds
+   the runner, the agents' processes and the stub used (on two cores the sum over two
+   is the row's floor, whatever the load).
 
 Usage, from the repository root (the agents extra installed)::
 
     python benchmarks/byo_bench.py                 # everything (N = 1000)
     python benchmarks/byo_bench.py --quick         # fewer samples, N = 200
+    python benchmarks/byo_bench.py --only concurrent -n 100 --concurrency 20
 """
 
 from __future__ import annotations
@@ -222,31 +225,46 @@ def concurrent_row(n: int, concurrency: int) -> None:
             timeout_s=120,
         )
         source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
+        c0 = os.times()
         t0 = time.perf_counter()
         result = driver.start(folder / "out", source, tasks, options, get_executor("local"))
         elapsed = time.perf_counter() - t0
     finally:
         seen = stop_stub(stub)
+    c1 = os.times()
+    runner = c1.user + c1.system - c0.user - c0.system
+    children = c1.children_user + c1.children_system - c0.children_user - c0.children_system
+    stub_cpu = float(seen.get("cpu_s") or 0.0)
     ideal = n * 1.0 / concurrency
     print(
         f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
         f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
         f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
-        f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once"
+        f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once\n"
+        f"          CPU: the runner {runner:.2f} s, the agents' processes (reaper, sh, curl) "
+        f"{children - stub_cpu:.2f} s, the stub {stub_cpu:.2f} s "
+        f"({(runner + children - stub_cpu) / n * 1000:.1f} ms an attempt, the stub left out)"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=["start", "tool", "model", "concurrent"])
+    parser.add_argument("-n", type=int, help="attempts of the concurrent row")
+    parser.add_argument("--concurrency", type=int, default=200)
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         print(f"host: {os.cpu_count()} cores, load average {f.read().split()[0]} at the start")
     samples = 100 if args.quick else 400
-    start_row(50 if args.quick else 200)
-    tool_row(samples)
-    model_row(samples)
-    concurrent_row(200 if args.quick else 1000, 200)
+    if args.only in (None, "start"):
+        start_row(50 if args.quick else 200)
+    if args.only in (None, "tool"):
+        tool_row(samples)
+    if args.only in (None, "model"):
+        model_row(samples)
+    if args.only in (None, "concurrent"):
+        concurrent_row(args.n or (200 if args.quick else 1000), args.concurrency)
 
 
 if __name__ == "__main__":

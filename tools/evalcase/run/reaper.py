@@ -11,7 +11,11 @@ still below it, until none is left, and exits with the agent's status.
 
 Elsewhere than Linux the reaper only kills the agent's process group (no subreaper).
 It is standard library only, imports nothing of evalcase and as little else as it can
-(``python -I -S``: no site), so that it starts fast.
+(``python -I -S``: no site), so that it starts fast: it is started once per attempt.
+The C modules ``_signal`` and ``_ctypes`` stand in for ``signal`` (which imports
+``enum``) and ``ctypes`` (``struct``, ``functools``...): 7 ms of a process start instead
+of 19 ms, which at concurrency 200 on two cores was most of an attempt's CPU
+(docs/performance.md, "Bring your own agent"; tests/run/test_reaper.py keeps them out).
 """
 
 # contextlib.suppress would cost this process an import of collections: try/except here.
@@ -19,9 +23,9 @@ It is standard library only, imports nothing of evalcase and as little else as i
 
 from __future__ import annotations
 
-import ctypes
+# The C module: its constants are plain ints, no enum.
+import _signal as signal  # type: ignore[import-not-found]
 import os
-import signal
 import sys
 
 PR_SET_PDEATHSIG = 1
@@ -29,12 +33,26 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def _prctl(option: int, value: int) -> bool:
+    """libc's ``prctl`` through ``_ctypes`` alone (what ``ctypes.CDLL(None).prctl`` is,
+    without importing ``ctypes``): arguments as C ints, an int result."""
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]
+            _type_ = "i"
+
+        class Func(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Libc:
+            _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # the program itself
+
+        prctl = Func(("prctl", Libc()))  # type: ignore[arg-type]
+        return int(prctl(option, value, 0, 0, 0)) == 0
+    except (ImportError, OSError, AttributeError):
         return False
 
 
@@ -145,4 +163,6 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     code = main(sys.argv[1:])
-    sys.exit(code if code >= 0 else 128 - code)
+    sys.stderr.flush()
+    # No interpreter finalization: nothing is left to clean up, and it cost 1.8 ms a start.
+    os._exit(code if code >= 0 else 128 - code)
