@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from evalcase.contract.attempt import (
     AttemptError,
     AttemptRecord,
     ConversationEnd,
+    Json,
     Usage,
 )
 from evalcase.contract.records import dumps
@@ -205,48 +207,21 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
                 if getattr(env, "conversation_ended", None):
                     output = reply.content
                     break
-    except AgentFault as fault:
-        for event in fault.events:
-            recorder.event(str(event.get("type", "adapter")), **_fields(event))
-        error = {"kind": fault.kind, "message": fault.message}
-        recorder.event("error", kind=fault.kind, message=fault.message)
     except Exception as exc:  # an adapter bug must not end the run
-        error = {"kind": "adapter", "message": f"{type(exc).__name__}: {exc}"}
-        recorder.event("error", kind="adapter", message=error["message"])
+        error = _failed(recorder, exc)
     finally:
         if session is not None:
             with contextlib.suppress(Exception):  # closing a broken agent is best effort
                 session.close()
     stderr = getattr(session, "stderr_record", None)
-    ended: ConversationEnd | None = None
-    if conversation is not None and (spec is not None or job.env.user_conditions):
-        # Reactive and simulated conversations say how they ended (scripts in order, as
-        # before, record nothing new).
-        ended = ConversationEnd(
-            conversation.ended_by if error is None else "error", conversation.sent
-        )
-    return AttemptRecord(
-        **_base(job),
-        status="error" if error else "completed",
-        error=AttemptError(error["kind"], error["message"]) if error else None,
+    return _record(
+        job, env, recorder, messages, conversation, error, start, started_at, user_usage,
         output=output,
         truncated=truncated,
-        messages=messages,
-        trace=recorder.trace,
-        calls=tuple(env.calls),
-        retrieved=env.retrieved,
-        initial_state_digest=env.initial_digest,
-        state_diff=env.final_diff(),
         usage=Usage.from_json(usage),
-        latency_ms=round((time.monotonic() - start) * 1000, 3),
         agent_version=agent_version,
-        started_at=started_at,
-        ended_at=_now(),
-        record_version=RECORD_VERSION,
         agent_stderr=stderr() if callable(stderr) else None,
-        conversation=ended,
-        user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
-    )
+    )  # fmt: skip
 
 
 def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) -> AttemptRecord:
@@ -300,49 +275,89 @@ def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) 
             recorder.event("agent_reply", content=reply.content)
             output = reply.content
             last_text = reply.content or ""
-    except AgentFault as fault:
-        for event in fault.events:
-            recorder.event(str(event.get("type", "adapter")), **_fields(event))
-        error = {"kind": fault.kind, "message": fault.message}
-        recorder.event("error", kind=fault.kind, message=fault.message)
     except Exception as exc:  # a bug of ours must not end the run
-        error = {"kind": "adapter", "message": f"{type(exc).__name__}: {exc}"}
-        recorder.event("error", kind="adapter", message=error["message"])
+        error = _failed(recorder, exc)
     finally:
         with contextlib.suppress(Exception):
             loop.close()
+    record = _record(
+        job, env, recorder, messages, conversation, error, start, started_at, user_usage,
+        output=output,
+        truncated=any(c.get("finish_reason") == "length" for c in loop.ledger.model_calls),
+        usage=Usage.from_json(loop.usage),
+        agent_version=agent_version,
+        agent_stderr=loop.stderr_record(),
+    )  # fmt: skip
+    return replace(
+        record,
+        loop=LOOP,
+        model_calls=loop.ledger.model_calls,
+        proposals=loop.ledger.proposals_json(),
+    )
+
+
+def _failed(recorder: Recorder, exc: Exception) -> dict[str, Any]:
+    """The attempt's error for what ended it (an AgentFault's kind, else ``adapter``), its
+    events and the error recorded in the trace."""
+    if isinstance(exc, AgentFault):
+        for event in exc.events:
+            recorder.event(str(event.get("type", "adapter")), **_fields(event))
+        error = {"kind": exc.kind, "message": exc.message}
+    else:
+        error = {"kind": "adapter", "message": f"{type(exc).__name__}: {exc}"}
+    recorder.event("error", kind=error["kind"], message=error["message"])
+    return error
+
+
+def _record(
+    job: AttemptJob,
+    env: Environment,
+    recorder: Recorder,
+    messages: list[dict[str, Any]],
+    conversation: Conversation | None,
+    error: dict[str, Any] | None,
+    start: float,
+    started_at: str,
+    user_usage: dict[str, Any],
+    *,
+    output: str | None,
+    truncated: bool,
+    usage: Usage,
+    agent_version: str | None,
+    agent_stderr: Json | None,
+) -> AttemptRecord:
+    """The attempt's record, whoever ran its loop: what the environment knows, how the
+    conversation ended, and what the loop measured (output, usage, the agent's stderr)."""
+    spec = job.env.user_simulator
     ended: ConversationEnd | None = None
     if conversation is not None and (spec is not None or job.env.user_conditions):
+        # Reactive and simulated conversations say how they ended (scripts in order, as
+        # before, record nothing new).
         ended = ConversationEnd(
             conversation.ended_by if error is None else "error", conversation.sent
         )
-    truncated = any(c.get("finish_reason") == "length" for c in loop.ledger.model_calls)
-    record = AttemptRecord(
+    return AttemptRecord(
         **_base(job),
         status="error" if error else "completed",
         error=AttemptError(error["kind"], error["message"]) if error else None,
-        output=output,
-        truncated=truncated,
         messages=messages,
         trace=recorder.trace,
         calls=tuple(env.calls),
         retrieved=env.retrieved,
         initial_state_digest=env.initial_digest,
         state_diff=env.final_diff(),
-        usage=Usage.from_json(loop.usage),
         latency_ms=round((time.monotonic() - start) * 1000, 3),
-        agent_version=agent_version,
         started_at=started_at,
         ended_at=_now(),
         record_version=RECORD_VERSION,
-        agent_stderr=loop.stderr_record(),
         conversation=ended,
         user_usage=Usage.from_json(user_usage) if ended and spec is not None else None,
-        loop=LOOP,
-        model_calls=loop.ledger.model_calls,
-        proposals=loop.ledger.proposals_json(),
+        output=output,
+        truncated=truncated,
+        usage=usage,
+        agent_version=agent_version,
+        agent_stderr=agent_stderr,
     )
-    return record
 
 
 def _user_event(
