@@ -6,6 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import HTTPServer
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +23,21 @@ BASE_REPO = Path(__file__).parent / "rules" / "base_repo"
 # the serving loop to look at its flag again, every 0.5 s by default, which was most of
 # the wall time of many a test.
 POLL = {"poll_interval": 0.02}
+
+
+@contextmanager
+def serving(server: HTTPServer) -> Iterator[str]:
+    """``server`` answering on a thread while the block runs, then shut down and closed;
+    yields its address, ``http://127.0.0.1:PORT``."""
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Eval Tester",

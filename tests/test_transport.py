@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from evalcase import transport
-from tests.helpers import POLL
+from tests.helpers import serving
 
 pytest.importorskip("aiohttp")
 
@@ -54,13 +54,8 @@ def server(delay: float = 0.0) -> Iterator[tuple[str, list[str], dict[str, int]]
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.handle_error = lambda *args: None  # type: ignore[method-assign]  # a client gone: expected
-    thread = threading.Thread(target=httpd.serve_forever, kwargs=POLL, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", paths, flight
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(httpd) as url:
+        yield url, paths, flight
 
 
 def test_an_answer_comes_back_whole() -> None:

@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -46,7 +45,7 @@ from tests.authoring.export_agreement import (
     tally,
 )
 from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
-from tests.helpers import BASE_REPO, POLL, REPO_ROOT, invoke
+from tests.helpers import BASE_REPO, REPO_ROOT, invoke, serving
 
 __all__ = ["evals_site", "promptfoo_dir"]  # fixtures, imported for their names
 
@@ -218,14 +217,8 @@ def openai_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
+        yield f"{url}/v1", seen
 
 
 DOCUMENTED = (

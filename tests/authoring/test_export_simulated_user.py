@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,7 +36,7 @@ from evalcase.run.user_prompt import scenario
 from evalcase.yamlwrite import round_trip_load
 from tests.authoring.export_agreement import evalcase_verdict, promptfoo_eval
 from tests.authoring.test_exports import TOOLS, promptfoo_dir
-from tests.helpers import POLL, REPO_ROOT, commit_all, init_repo
+from tests.helpers import REPO_ROOT, commit_all, init_repo, serving
 
 __all__ = ["promptfoo_dir"]  # a fixture, imported for its name
 
@@ -238,14 +237,8 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs=POLL, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", simulated, agent
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
+        yield url, simulated, agent
 
 
 @pytest.mark.slow

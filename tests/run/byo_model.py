@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import POLL
+from tests.helpers import serving
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "english_agent" / "agent.py"
 MODELS = ("english-1", "eager-1")
@@ -354,10 +354,5 @@ class ModelServer:
 
     @contextmanager
     def running(self) -> Iterator[ModelServer]:
-        thread = threading.Thread(target=self.httpd.serve_forever, kwargs=POLL, daemon=True)
-        thread.start()
-        try:
+        with serving(self.httpd):
             yield self
-        finally:
-            self.httpd.shutdown()
-            self.httpd.server_close()

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.helpers import POLL
+from tests.helpers import serving
 
 RESET = 0  # a script status: the server closes the connection instead of answering
 TRICKLE = -1  # a script status: a 200 whose body comes a byte every 0.2 s (bounded: 20 s)
@@ -117,10 +116,5 @@ class Server:
 
     @contextmanager
     def running(self) -> Iterator[Server]:
-        thread = threading.Thread(target=self.httpd.serve_forever, kwargs=POLL, daemon=True)
-        thread.start()
-        try:
+        with serving(self.httpd):
             yield self
-        finally:
-            self.httpd.shutdown()
-            self.httpd.server_close()
