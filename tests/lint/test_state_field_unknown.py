@@ -185,18 +185,25 @@ def test_the_commit_hook_reports_a_staged_tool(
     assert ("EC328", "fixtures/tool/account_lookup.yaml", 18) in found
 
 
-def test_a_tool_with_a_handler_may_write_anything(tmp_path: Path) -> None:
-    """A handler (registered Python) changes the state as it likes: nothing is known."""
+def _freeze_by_handler(tmp_path: Path, side_effect: bool) -> Path:
+    """The freeze tool done by a handler (its own set step gone), declaring ``side_effect``."""
     repo = make(tmp_path, "accounts[args.account_id].frozen == false", freeze=True)
     freeze = repo / "fixtures/tool/account_freeze.yaml"
+    declared = f"  side_effect: {str(side_effect).lower()}\n  handler: freeze_account\n"
     text = freeze.read_text("utf-8")
     freeze.write_text(
         text.replace(
             '{set: "accounts.{args.account_id}.frozen", value: true}', '{delete: "x"}'
-        ).replace("  side_effect: true\n", "  side_effect: true\n  handler: freeze_account\n"),
+        ).replace("  side_effect: true\n", declared),
         "utf-8",
     )
     commit_all(repo, "a handler")
+    return repo
+
+
+def test_a_tool_with_a_handler_may_write_anything(tmp_path: Path) -> None:
+    """A handler (registered Python) changes the state as it likes: nothing is known."""
+    repo = _freeze_by_handler(tmp_path, side_effect=True)
     assert [f for f in ec328(repo) if "frozen" in f[3]] == []
 
 
@@ -216,14 +223,6 @@ def test_the_tools_own_policy_preconditions_are_read_too(tmp_path: Path) -> None
 
 def test_a_handler_declared_without_side_effects_writes_nothing(tmp_path: Path) -> None:
     """tau2's calculate: a handler with side_effect: false (EC317 holds it to that)."""
-    repo = make(tmp_path, "accounts[args.account_id].frozen == false", freeze=True)
-    freeze = repo / "fixtures/tool/account_freeze.yaml"
-    text = freeze.read_text("utf-8")
-    freeze.write_text(
-        text.replace(
-            '{set: "accounts.{args.account_id}.frozen", value: true}', '{delete: "x"}'
-        ).replace("  side_effect: true\n", "  side_effect: false\n  handler: freeze_account\n"),
-        "utf-8",
-    )  # (its delete step is EC317's: a declared side_effect: false is what lint holds to)
-    commit_all(repo, "a handler without side effects")
+    # (its delete step is EC317's: a declared side_effect: false is what lint holds to)
+    repo = _freeze_by_handler(tmp_path, side_effect=False)
     assert len([f for f in ec328(repo) if "frozen" in f[3]]) == 1
