@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +174,23 @@ def test_a_killed_run_leaves_no_zygote_and_no_agent_behind(tmp_path: Path) -> No
     runner.wait(timeout=10)
     assert gone(zygote), "the zygote outlived the run"
     assert gone(int(pidfile.read_text())), "the agent outlived the run"
+
+
+def test_the_zygote_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
+    """Started from an attempt's thread, it serves the attempts after that thread ended
+    (a parent-death signal would have come with the thread's end, not the runner's)."""
+    first: list[spawn.Zygote | None] = []
+
+    def attempt() -> None:
+        first.append(spawn.current())
+        assert started(["/bin/true"], tmp_path).wait(timeout=10) == 0  # it is up and serving
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join()
+    (zygote,) = first
+    assert zygote is not None
+    assert not gone(zygote.proc.pid, within=0.5)
+    proc = started(["/bin/sh", "-c", "exit 5"], tmp_path)
+    assert proc.wait(timeout=10) == 5
+    assert spawn.current() is zygote

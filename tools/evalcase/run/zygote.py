@@ -4,18 +4,17 @@
 :mod:`evalcase.run.spawn`, with the environment ``PATH`` and ``LANG`` only (no key, no
 token: nothing else of the runner's) and ``FD``, its end of a unix socket pair (no path
 on any file system: no agent can connect to it). It makes itself non-dumpable (no other
-process of the user reads its memory or ``/proc`` entries) and asks for SIGTERM when the
-runner dies. Then, per message on ``FD``: one attempt's spawn request (JSON: ``argv``,
-``env``, ``cwd``, ``timeout``) with four descriptors passed by ``SCM_RIGHTS``: the
-agent's stdin, stdout and stderr and the attempt's own socket. It forks; the child
-becomes that attempt's subreaper exactly as :mod:`evalcase.run.reaper` does (child
-subreaper, SIGTERM when its parent dies, its own session) and starts the agent (the
-``argv`` is bubblewrap's when the sandbox is on: the forked child enters the sandbox as
-the per-attempt reaper does). The subreaper writes ``started PID`` on the attempt's
-socket, then waits for the first of: the agent's exit, ``kill`` (or the socket's end:
-the runner has gone) on the attempt's socket, the ``timeout``, or SIGTERM (the zygote
-died). Then it kills and reaps every descendant (:func:`evalcase.run.reaper.kill_below`)
-and writes ``exit CODE`` before it exits.
+process of the user reads its memory or ``/proc`` entries). Then, per message on ``FD``:
+one attempt's spawn request (JSON: ``argv``, ``env``, ``cwd``, ``timeout``) with four
+descriptors passed by ``SCM_RIGHTS``: the agent's stdin, stdout and stderr and the
+attempt's own socket. It forks; the child becomes that attempt's subreaper exactly as
+:mod:`evalcase.run.reaper` does (child subreaper, SIGTERM when its parent dies, its own
+session) and starts the agent (the ``argv`` is bubblewrap's when the sandbox is on: the
+forked child enters the sandbox as the per-attempt reaper does). The subreaper writes
+``started PID`` on the attempt's socket, then waits for the first of: the agent's exit,
+``kill`` (or the socket's end: the runner has gone) on the attempt's socket, the
+``timeout``, or SIGTERM (the zygote died). Then it kills and reaps every descendant
+(:func:`evalcase.run.reaper.kill_below`) and writes ``exit CODE`` before it exits.
 
 A fork costs about 1 ms where a new Python process cost about 11 ms: at concurrency 200
 on two cores that was most of an attempt's CPU (docs/performance.md). The zygote exits
@@ -136,7 +135,8 @@ def attempt(request: dict[str, object], fds: list[int], zygote: int) -> int:
 
 def main(fd: int) -> int:
     reaper.prctl(PR_SET_DUMPABLE, 0)
-    reaper.prctl(reaper.PR_SET_PDEATHSIG, signal.SIGTERM)
+    # No death signal: the kernel sends it when the thread that started this process
+    # ends (an attempt's thread), not the runner. The end of FD is the runner's end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # subreapers are reaped by the kernel
     control = socket.socket(fileno=fd)
