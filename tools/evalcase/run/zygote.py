@@ -138,7 +138,17 @@ def main(fd: int) -> int:
     # No death signal: the kernel sends it when the thread that started this process
     # ends (an attempt's thread), not the runner. The end of FD is the runner's end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # subreapers are reaped by the kernel
+
+    def reap(signum: int, frame: object) -> None:
+        # Waited for, not ignored: their CPU (the agents' included) is then counted in
+        # this process's children's times, and in the runner's once this one exits.
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+
+    signal.signal(signal.SIGCHLD, reap)
     control = socket.socket(fileno=fd)
     me = os.getpid()
     while True:
