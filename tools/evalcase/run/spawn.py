@@ -66,7 +66,7 @@ class ZygoteProcess:
             self.conn.settimeout(timeout)
             try:
                 data = self.conn.recv(64)
-            except TimeoutError:
+            except (TimeoutError, BlockingIOError):  # timeout 0: a non-blocking socket
                 raise subprocess.TimeoutExpired("agent", timeout or 0) from None
             except OSError:
                 data = b""
