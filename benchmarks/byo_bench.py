@@ -231,6 +231,11 @@ def concurrent_row(n: int, concurrency: int) -> None:
         elapsed = time.perf_counter() - t0
     finally:
         seen = stop_stub(stub)
+    from evalcase.run import spawn
+
+    # The zygote forked the agents' subreapers: its times and theirs reach this process's
+    # children's times when it has exited.
+    spawn.reset()
     c1 = os.times()
     runner = c1.user + c1.system - c0.user - c0.system
     children = c1.children_user + c1.children_system - c0.children_user - c0.children_system
@@ -241,8 +246,8 @@ def concurrent_row(n: int, concurrency: int) -> None:
         f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
         f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
         f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once\n"
-        f"          CPU: the runner {runner:.2f} s, the agents' processes (reaper, sh, curl) "
-        f"{children - stub_cpu:.2f} s, the stub {stub_cpu:.2f} s "
+        f"          CPU: the runner {runner:.2f} s, the agents' processes "
+        f"(zygote or reaper, sh, curl) {children - stub_cpu:.2f} s, the stub {stub_cpu:.2f} s "
         f"({(runner + children - stub_cpu) / n * 1000:.1f} ms an attempt, the stub left out)"
     )
 

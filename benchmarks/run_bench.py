@@ -29,6 +29,7 @@ Usage, from the repository root (evalcase installed; inspect-ai for row 2)::
     python benchmarks/run_bench.py            # everything
     python benchmarks/run_bench.py --quick    # smaller counts, no Inspect
     python benchmarks/run_bench.py --only openai judge   # just the concurrency rows
+    python benchmarks/run_bench.py --only cmd            # just the cmd: agent row
     python benchmarks/run_bench.py --only openai judge --repeat 5   # min/median/max
     python benchmarks/run_bench.py --only sandbox --quick --repeat 3  # the sandbox's cost
 """
@@ -378,6 +379,16 @@ def spawn(*args: str) -> dict[str, Any]:
     return data
 
 
+def cmd_row(big: int) -> None:
+    """``big`` attempts of a ``cmd:`` agent (a Python process each) at concurrency 2."""
+    cmd = f"cmd:{sys.executable} {BENCH / 'bench_agents.py'}"
+    c = spawn("ours", str(big), cmd, "2")
+    print(
+        f"cmd: agent, conc. 2 : {big} attempts {c['wall_s']:.2f} s | "
+        f"{c['run_s'] / big * 1000:.2f} ms per attempt (agent process start included)"
+    )
+
+
 def line_fit(small: dict[str, Any], large: dict[str, Any]) -> tuple[float, float]:
     per = (large["wall_s"] - small["wall_s"]) / (large["attempts"] - small["attempts"])
     return per, small["wall_s"] - per * small["attempts"]
@@ -390,7 +401,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=["null", "openai", "judge", "sandbox"],
+        choices=["null", "cmd", "openai", "judge", "sandbox"],
         help="run only these rows",
     )
     parser.add_argument(
@@ -417,6 +428,8 @@ def main() -> None:
     if "sandbox" in only:
         sandbox_row(big, args.repeat)
     if "null" not in only:
+        if "cmd" in only:
+            cmd_row(big)
         concurrency_rows(big, 200, only, args.repeat)
         return
     null = "py:bench_agents:null"
@@ -438,12 +451,7 @@ def main() -> None:
             print(f"  ratio per attempt : evalcase/Inspect = {per / iper:.3f} (goal < 0.1)")
         except ImportError:
             print("Inspect AI          : not installed (pip install inspect-ai)")
-    cmd = f"cmd:{sys.executable} {BENCH / 'bench_agents.py'}"
-    c = spawn("ours", str(big), cmd, "2")
-    print(
-        f"cmd: agent, conc. 2 : {big} attempts {c['wall_s']:.2f} s | "
-        f"{c['run_s'] / big * 1000:.2f} ms per attempt (agent process start included)"
-    )
+    cmd_row(big)
     s = spawn("ours", str(big), "py:bench_agents:slow50", "16")
     ideal = big * 0.05 / 16
     over = 100 * (s["run_s"] / ideal - 1)

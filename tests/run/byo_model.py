@@ -15,7 +15,8 @@ a framework sends. Two models:
 
 Served: ``POST /v1/chat/completions`` (with ``stream``: server-sent chunks, the tool
 calls' arguments split in two, usage last when ``stream_options.include_usage``),
-``POST /v1/responses`` (a minimal Responses API: the same policy over its ``input``),
+``POST /v1/responses`` (a minimal Responses API: the same policy over its ``input``; with
+``stream``, its events: created, the output items, completed with the usage),
 ``GET /v1/models``. Another model name is a 404, as a hosted API answers. Every request
 is kept (``requests``), with its headers (``headers``), for the tests to read.
 """
@@ -263,6 +264,60 @@ def response_object(model: str, message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def response_events(model: str, message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The Responses API's stream of one answer: created, each output item added (a
+    text's deltas, a call's arguments in two halves) and done, then completed."""
+    whole = response_object(model, message)
+    started = {**whole, "status": "in_progress", "output": [], "usage": None}
+    n = 0
+
+    def event(kind: str, **fields: Any) -> dict[str, Any]:
+        nonlocal n
+        n += 1
+        return {"type": kind, "sequence_number": n, **fields}
+
+    yield event("response.created", response=started)
+    for index, item in enumerate(whole["output"]):
+        if item["type"] == "function_call":
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "arguments": "", "status": "in_progress"},
+            )
+            args = item["arguments"]
+            for half in (args[: len(args) // 2], args[len(args) // 2 :]):
+                yield event(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=half,
+                )
+            yield event(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=index,
+                arguments=args,
+            )
+        else:
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "content": [], "status": "in_progress"},
+            )
+            text = item["content"][0]["text"]
+            for word in text.split(" "):
+                yield event(
+                    "response.output_text.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    delta=word,
+                    logprobs=[],
+                )
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=whole)
+
+
 def _tools_of(body: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for t in body.get("tools") or ():
@@ -326,7 +381,15 @@ class ModelServer:
                     return
                 if self.path.endswith("/responses"):
                     message = decide(model, responses_input(body), _tools_of(body))
-                    self._send(200, response_object(model, message))
+                    if not body.get("stream"):
+                        self._send(200, response_object(model, message))
+                        return
+                    data = b"".join(
+                        f"event: {e['type']}\n".encode() + b"data: " + json.dumps(e).encode()
+                        + b"\n\n"
+                        for e in response_events(model, message)
+                    )  # fmt: skip
+                    self._send(200, data, "text/event-stream")
                     return
                 with server.lock:
                     scripted = server.script.pop(0) if server.script else None

@@ -21,6 +21,7 @@ from tests.run.byo_model import ModelServer
 from tests.run.support import fault, job, run_attempt, tool, view
 
 AGENT = Path(__file__).parent / "cmd_agents" / "loop_agent.py"
+RESPONSES_AGENT = Path(__file__).parent / "cmd_agents" / "responses_agent.py"
 KEY = "sk-upstream-9c2e71-never-leaked"
 KEY_ENV = "EVALCASE_TEST_UPSTREAM_KEY"
 LOOKUP = tool(
@@ -72,12 +73,13 @@ def loop_job(
     budget: dict[str, Any] | None = None,
     timeout: float = 30.0,
     extra: tuple[str, ...] = (),
+    agent: Path = AGENT,
     **kw: Any,
 ) -> Any:
     j = job(
         view(*(turns or ("where is ORDER_1?",)), tools=tools),
         tools,
-        agent=f"cmd:{sys.executable} {AGENT} {mode} {' '.join(extra)}".strip(),
+        agent=f"cmd:{sys.executable} {agent} {mode} {' '.join(extra)}".strip(),
         timeout=timeout,
         **kw,
     )
@@ -230,6 +232,47 @@ def test_a_wrong_token_is_refused_and_recorded(server: ModelServer) -> None:
     assert [e["reason"] for e in events(record, "proxy_refused")] == ["wrong_token"]
     assert len(server.requests) == before  # nothing reached the upstream
     assert record["model_calls"] == []
+
+
+@pytest.mark.slow  # the openai client's import, in the agent
+@pytest.mark.parametrize("mode", ["plain", "stream"])
+def test_an_openai_client_on_the_responses_api_is_recorded_call_by_call(
+    server: ModelServer, mode: str
+) -> None:
+    """The Responses API end to end: ``client.responses.create`` (streamed and not)
+    through the proxy to an upstream serving it; every model call is recorded."""
+    record = run_attempt(loop_job(server, mode, agent=RESPONSES_AGENT))
+    assert record["status"] == "completed", record["error"]
+    assert record["output"] == "Order ORDER_1 is signed."
+    assert [(c["tool"], c["args"]) for c in record["calls"]] == [
+        ("order_lookup", {"order_id": "ORDER_1"})
+    ]
+    calls = record["model_calls"]
+    assert [(m["endpoint"], m["stream"], m["status"]) for m in calls] == [
+        ("responses", mode == "stream", 200)
+    ] * 2
+    assert [m["finish_reason"] for m in calls] == ["completed", "completed"]
+    assert [m["usage"] for m in calls] == [{"prompt_tokens": 30, "completion_tokens": 10}] * 2
+    assert [m["request"]["input"][-1]["role"] for m in calls[:1]] == ["user"]
+    assert calls[1]["request"]["input"][-1]["type"] == "function_call_output"
+    assert [o["type"] for o in calls[0]["response"]["output"]] == ["function_call"]
+    assert calls[1]["response"]["output"][0]["content"][0]["text"] == "Order ORDER_1 is signed."
+    assert record["usage"]["prompt_tokens"] == 60 and record["usage"]["completion_tokens"] == 20
+    (proposal,) = record["proposals"]
+    assert proposal["executed"] and proposal["call"] == 0 and proposal["tool"] == "order_lookup"
+    assert KEY not in dumps(record)
+
+
+@pytest.mark.slow  # the openai client's import, in the agent
+@pytest.mark.parametrize("mode", ["plain", "stream"])
+def test_a_token_budget_counts_the_responses_apis_usage(server: ModelServer, mode: str) -> None:
+    record = run_attempt(loop_job(server, mode, agent=RESPONSES_AGENT, budget={"tokens": 40}))
+    assert record["status"] == "error"
+    assert record["error"]["kind"] == "budget", record["error"]
+    assert "40 tokens" in record["error"]["message"]
+    # Refused once: the 429 says not to retry (x-should-retry), and the client does not.
+    assert len(events(record, "budget")) == 1
+    assert len(record["model_calls"]) == 1 and record["calls"][0]["tool"] == "order_lookup"
 
 
 def test_a_model_the_upstream_does_not_serve_is_a_recorded_error(server: ModelServer) -> None:

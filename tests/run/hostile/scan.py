@@ -87,10 +87,17 @@ def scan():
         except OSError:
             port = "closed"
     reaper = os.getppid()
+    ancestors = [reaper]
+    while len(ancestors) < 8 and ancestors[-1] > 1:
+        above = parent_of(ancestors[-1])
+        if not isinstance(above, int) or above <= 0:
+            break
+        ancestors.append(above)
     return {
         "pid": os.getpid(),
         "reaper": reaper,
         "runner": parent_of(reaper),
+        "ancestors": ancestors,
         "pids": len(pids),
         "environ": environ,
         "cwd": cwd,

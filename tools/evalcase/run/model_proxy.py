@@ -80,18 +80,21 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
 
 
 async def respond(
-    send: Send, status: int, body: bytes, content_type: str = "application/json"
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str = "application/json",
+    final: bool = False,
 ) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", content_type.encode()),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    """An HTTP answer. ``final``: the request must not be retried (``x-should-retry:
+    false``, which the openai clients honour; they retry a 429 otherwise)."""
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if final:
+        headers.append((b"x-should-retry", b"false"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -186,7 +189,8 @@ class ModelProxy:
         spent = self._spent()
         if spent is not None:
             self.notify("budget", {"message": spent})
-            await respond(send, 429, error_body(spent, "budget"))
+            # Spent for the whole attempt: a client retrying it would only wait.
+            await respond(send, 429, error_body(spent, "budget"), final=True)
             return
         self.calls += 1
         await self._forward(endpoint, route, request, send)
@@ -338,7 +342,8 @@ async def _late(send: Send, status: int, message: str, kind: str) -> None:
 def _stream_done(endpoint: str, data: bytearray) -> bool:
     if endpoint == "chat.completions":
         return b"data: [DONE]" in data
-    return b"response.completed" in data or b"response.failed" in data
+    ends = (b"response.completed", b"response.failed", b"response.incomplete")
+    return any(end in data for end in ends)
 
 
 def sse_events(data: bytes) -> list[Any]:

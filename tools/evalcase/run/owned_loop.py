@@ -464,7 +464,14 @@ class OwnedLoop:
         line = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
         self.session.send_line(line, deadline)
         while True:
-            text = self.session.read_reply_line(deadline)
+            try:
+                text = self.session.read_reply_line(deadline)
+            except AgentFault:
+                # An agent that gave up because its budget was spent (a client raising
+                # on the 429) ends with the budget as its error, not its exit.
+                self.session.serve_pending()
+                self.check()
+                raise
             self.check()
             reply = parse_reply_text(text, self.session.limit)
             if reply.tool_calls:

@@ -32,7 +32,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
     """libc's ``prctl`` through ``_ctypes`` alone (what ``ctypes.CDLL(None).prctl`` is,
     without importing ``ctypes``): arguments as C ints, an int result."""
     if not sys.platform.startswith("linux"):
@@ -50,8 +50,8 @@ def _prctl(option: int, value: int) -> bool:
         class Libc:
             _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # the program itself
 
-        prctl = Func(("prctl", Libc()))  # type: ignore[arg-type]
-        return int(prctl(option, value, 0, 0, 0)) == 0
+        call = Func(("prctl", Libc()))  # type: ignore[arg-type]
+        return int(call(option, value, 0, 0, 0)) == 0
     except (ImportError, OSError, AttributeError):
         return False
 
@@ -116,8 +116,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m evalcase.run.reaper PROGRAM [ARGS...]", file=sys.stderr)
         return 2
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     parent = os.getppid()
     state: dict[str, int | None] = {"agent": None}
 
@@ -140,7 +140,7 @@ def main(argv: list[str]) -> int:
             os.setsid()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the reaper
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with the reaper
             os.execvp(argv[0], argv)
         except OSError as exc:
             os.write(2, f"cannot start {argv[0]!r}: {exc}\n".encode())

@@ -4,8 +4,9 @@ One process per attempt, isolated (:mod:`evalcase.run.isolation`): a fresh tempo
 working directory, a minimal environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR``
 inside that directory, plus what ``[run.agents.NAME] env`` allows) and a bubblewrap
 sandbox (on by default wherever bubblewrap works; ``sandbox = false`` turns it off). The
-program runs under the reaper (:mod:`evalcase.run.reaper`), so that its whole process
-tree ends with the attempt and with the runner. The runner writes one request per line to
+program runs under a subreaper (:mod:`evalcase.run.spawn`: forked by the zygote, or the
+per-attempt reaper), so that its whole process tree ends with the attempt and with the
+runner. The runner writes one request per line to
 the program's stdin and reads one reply line from its stdout, both bounded by the
 attempt's deadline; the last 64 KiB of its stderr (and the total byte count) are kept in
 the record's ``agent_stderr``. The attempt ends by closing stdin: the program should exit;
@@ -34,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalcase.run import isolation
+from evalcase.run import isolation, spawn
 from evalcase.run.protocol import AgentFault, Reply, dumps_strict, parse_reply_text
 
 if TYPE_CHECKING:
@@ -61,15 +62,7 @@ class CmdSession:
         self.stderr_tail = bytearray()
         self.stderr_bytes = 0
         try:
-            self.proc = subprocess.Popen(
-                isolation.reaper_argv(argv),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=str(workdir),
-                env=dict(env),
-                start_new_session=True,  # Ctrl-C on the terminal reaches the runner only
-            )
+            self.proc = spawn.start(argv, workdir, env)
         except OSError as exc:
             raise AgentFault("agent_exit", f"cannot start {argv[0]!r}: {exc}") from None
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
@@ -174,6 +167,9 @@ class CmdSession:
         tail = bytes(self.stderr_tail[-600:]).decode("utf-8", "replace").strip()
         status = "is still running" if code is None else f"exited with status {code}"
         message = f"the agent {what} and {status}"
+        lost = getattr(self.proc, "lost", None)
+        if lost:
+            message += f" ({lost})"
         if tail:
             message += f"; stderr ends: {tail[-400:]}"
         return AgentFault("agent_exit", message)
