@@ -25,6 +25,7 @@ from tests.helpers import REPO_ROOT, init_repo, invoke
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 SPAN = "eee19b7ec3c1b174"
+JSON_TYPE = {"Content-Type": "application/json"}
 
 
 def _json_request(trace: str = TRACE, span: str = SPAN, **attrs: str) -> dict[str, Any]:
@@ -115,13 +116,12 @@ def test_json_and_protobuf_bodies_become_otlp_json_lines_with_hex_ids(tmp_path: 
     [
         (b"{not json", {"Content-Type": "application/json"}, 400, "not JSON"),
         (b"[1]", {"Content-Type": "application/json"}, 400, "not an object"),
-        (json.dumps(_json_request(trace="zz")).encode(), {"Content-Type": "application/json"}, 400, "hex"),
+        (json.dumps(_json_request(trace="zz")).encode(), JSON_TYPE, 400, "hex"),
         (b"\xff\xff\xff", {"Content-Type": "application/x-protobuf"}, 400, "protobuf"),
         (b"garbage", {"Content-Type": "application/json", "Content-Encoding": "gzip"}, 400, "gzip"),
         (b"{}", {"Content-Type": "text/plain"}, 415, "Content-Type"),
         (b"x" * 2000, {"Content-Type": "application/json"}, 413, "over 1000 bytes"),
-        (gzip.compress(b" " * 5000), {"Content-Type": "application/json", "Content-Encoding": "gzip"},
-         413, "decompressed"),
+        (gzip.compress(b" " * 5000), {**JSON_TYPE, "Content-Encoding": "gzip"}, 413, "decompress"),
     ],
 )  # fmt: skip
 def test_bad_bodies_get_the_spec_status_and_nothing_is_written(
@@ -142,7 +142,7 @@ def test_bad_bodies_get_the_spec_status_and_nothing_is_written(
 def test_a_full_inbox_refuses_with_507_writes_nothing_and_logs_once(tmp_path: Path) -> None:
     logged: list[str] = []
     line = len(json.dumps(_json_request(), separators=(",", ":"))) + 1
-    client, receiver = _client(tmp_path, max_inbox=2 * line + 10, log=logged.append)
+    client, _ = _client(tmp_path, max_inbox=2 * line + 10, log=logged.append)
     statuses = [client.post("/v1/traces", json=_json_request()).status_code for _ in range(6)]
     assert statuses[:2] == [200, 200] and set(statuses[2:]) == {507}
     assert len(_lines(tmp_path / "inbox")) == 2

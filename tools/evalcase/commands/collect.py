@@ -122,6 +122,7 @@ def collect_command(
     server = uvicorn.Server(
         uvicorn.Config(make_app(receiver), log_level="warning", access_log=False)
     )
+
     def _stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt  # uvicorn re-raises the signal after its clean shutdown
 
