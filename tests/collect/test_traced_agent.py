@@ -20,7 +20,7 @@ import pytest
 
 from evalcase.collect.inbox import Skipped, read_inbox
 from tests.collect.model_server import model_server
-from tests.helpers import REPO_ROOT, init_repo, invoke, serving
+from tests.helpers import REPO_ROOT, bundled_repo, init_repo, invoke, serving
 
 pytestmark = pytest.mark.slow
 
@@ -181,23 +181,38 @@ def test_the_collected_conversation_imports_lints_runs_and_audits(
     collected: tuple[Path, str], tmp_path: Path
 ) -> None:
     """The interface with `evalcase import` of traces: the collected inbox becomes a
-    redacted draft case with tool fixtures that lints with only its TODO findings,
-    replays its recorded responses for an agent making the same calls, and audits."""
+    redacted draft case with tool fixtures that lints with only its TODO findings; the
+    same deterministic model, as an `openai:` agent, makes the same calls and gets the
+    recorded results back from the fixtures (its answer depends on them); the audit says
+    what it does not check yet."""
     source, _ = collected
-    repo = init_repo(tmp_path / "repo")
+    repo = bundled_repo(tmp_path / "cases")
     inbox = source / ".git" / "evalcase" / "inbox"
     r = invoke("import", str(inbox), "--dataset", "shop_traces", cwd=repo)
     assert r.returncode == 0, r.stderr
-    written = "\n".join(p.read_text() for p in (repo / "datasets").rglob("*.yaml"))
-    written += "\n".join(p.read_text() for p in (repo / "fixtures").rglob("*.yaml"))
+    written = "\n".join(
+        p.read_text("utf-8")
+        for folder in ("datasets", "fixtures")
+        for p in (repo / folder).rglob("*.yaml")
+    )
     assert "jane.doe@example.com" not in written and "555 0134" not in written
-    assert "order_lookup" in written and "refund_policy" in written
-    r = invoke("lint", "--format", "json", cwd=repo)
-    findings = json.loads(r.stdout)["findings"] if r.stdout.strip().startswith("{") else []
+    assert "order_lookup" in written and "refund_policy" in written and "A-1001" in written
+    r = invoke("lint", "--format", "json", "datasets/shop_traces", cwd=repo)
+    findings = json.loads(r.stdout)
     assert findings and all("TODO" in f["message"] for f in findings), r.stdout
-    r = invoke("import", str(inbox), "--dataset", "shop_traces", cwd=repo)
-    assert r.returncode == 0 and "nothing new" in r.stdout + r.stderr
-    r = invoke("run", "--dataset", "shop_traces", "--agent", "replay", cwd=repo)
+    again = invoke("import", str(inbox), "--dataset", "shop_traces", cwd=repo)
+    assert again.returncode == 0 and (repo / "datasets").exists()
+    assert "nothing new" in again.stdout + again.stderr
+    with serving(model_server()) as model:
+        r = invoke(
+            "run", "shop_traces", "--agent", "openai:scripted", "--base-url", model + "/v1",
+            cwd=repo, env={"OPENAI_API_KEY": "not-a-key"},
+        )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
-    r = invoke("audit", "--dataset", "shop_traces", cwd=repo)
+    (attempts,) = (repo / "outputs").rglob("attempts.jsonl")
+    (record,) = [json.loads(line) for line in attempts.read_text("utf-8").splitlines()]
+    assert [c["tool"] for c in record["calls"]] == ["order_lookup", "refund_policy"]
+    assert "delayed" in json.dumps(record["calls"][0])  # the recorded result, replayed
+    assert record["output"] == "Order A-1001 is delayed; you can get a refund."
+    r = invoke("audit", "shop_traces", cwd=repo)
     assert "not check" in r.stdout + r.stderr
