@@ -269,3 +269,14 @@ def test_collect_process_defaults_to_the_git_dir_and_stops_cleanly_on_sigterm(
             ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
         ).stdout
     )
+
+
+def test_attribute_values_naming_paths_change_nothing_about_where_lines_go(tmp_path: Path) -> None:
+    client, _ = _client(tmp_path)
+    request = _json_request(**{"file.path": "../../escape.jsonl", "service.name": "/tmp/x"})
+    request["resourceSpans"][0]["scopeSpans"][0]["scope"]["name"] = "../../../escape"
+    assert client.post("/v1/traces", json=request).status_code == 200
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
+        ".lock",
+        "traces-000001.jsonl",
+    ]
