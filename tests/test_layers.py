@@ -244,6 +244,7 @@ FLOORS: dict[str, int] = {
     # the contract between rooms, the files of a snapshot
     "contract": 2,
     "files": 2,
+    "collect": 2,  # the OTLP receiver and its inbox (evalcase collect)
     "yamlwrite": 2,
     "schemas": 3,
     "config": 4,

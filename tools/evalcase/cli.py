@@ -52,6 +52,7 @@ COMMAND_MODULES: dict[str, str] = {
     "pull": "remote",
     "view": "view",
     "audit": "audit",
+    "collect": "collect",
 }
 
 
