@@ -129,8 +129,9 @@ def invoke(
     through ``PYTHONPATH``, needs a process). The current directory is ``cwd`` for the call and
     restored after; the variables of ``env`` (and GIT_ENV) are set for the call only; the
     cyclic collector, which the group turns off for a short-lived process, is turned back
-    on. An exception that escapes the command comes back the way Python would print it:
-    a traceback on stderr and exit status 1."""
+    on (nothing is collected after the call: a command closes its stores itself, see
+    tests/index/test_store.py). An exception that escapes the command comes back the way
+    Python would print it: a traceback on stderr and exit status 1."""
     import gc
     import traceback
 
@@ -152,11 +153,6 @@ def invoke(
         os.chdir(previous)
         if gc_enabled:
             gc.enable()
-        # What a process would free at its exit: a command's objects in reference cycles
-        # (an open SQLite transaction of the lint store among them) are collected now,
-        # not at some later command's expense. With the collector off during the command
-        # they are all still in the youngest generation, so collecting it is enough.
-        gc.collect(0)
     stderr = result.stderr
     code = result.exit_code
     if result.exception is not None and not isinstance(result.exception, SystemExit):

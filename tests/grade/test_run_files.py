@@ -89,3 +89,18 @@ def test_a_review_file_item_of_the_wrong_kind_is_named(tmp_path: Path) -> None:
         human_verdicts.record(tmp_path, human_verdicts.import_file(path), "王审核")
     assert str(caught.value) == f"{path}: items[0]: attempt: must be a number, not 'first'"
     assert not (tmp_path / "reviews.jsonl").exists()
+
+
+def test_json_value_fields_keep_what_the_file_says() -> None:
+    # A JSONValue field is read as it is, whatever its kind; a field of a real type still
+    # refuses another kind. The judge's answer names the alias as readers.JSONValue (no
+    # JSONValue of its own in its module), which must resolve all the same.
+    from evalcase.grade import readers
+    from evalcase.grade.judge import AnswerItem
+    from evalcase.grade.trace_events import events
+
+    item = readers.parse(AnswerItem, {"name": ["odd"], "score": "5", "reason": {"a": 1}})
+    assert item == AnswerItem(["odd"], "5", {"a": 1})
+    (event,) = events([{"type": "tool_result", "step": 2, "result": [1, {"x": None}]}])
+    assert (event.type, event.step, event.result) == ("tool_result", 2, [1, {"x": None}])
+    assert str(readers.parse(RunMeta, {"skipped": ["a"]})) == "skipped: must be an object, not list"

@@ -39,7 +39,7 @@ from evalcase.grade.context import GradeContext
 from evalcase.grade.failure import ENVIRONMENT_ERRORS, classify
 from evalcase.grade.graders import GRADERS, LoadedGrader, load, observed
 from evalcase.grade.model import VERDICTS, Evidence, Grade, GraderResult, Verdict, error, failed
-from evalcase.grade.readers import parse
+from evalcase.grade.readers import JSONValue, parse
 from evalcase.grade.spec import JudgeSpec, grader_configs, unrun_rule_checks
 from evalcase.grade.trace_events import events
 
@@ -172,17 +172,17 @@ def decides(result: GraderResult) -> bool:
 
 @dataclass(frozen=True)
 class _Evaluator:
-    pass_threshold: Any = None  # a number, else no threshold
+    pass_threshold: JSONValue = None  # a number, else no threshold
 
 
 @dataclass(frozen=True)
 class _Case:
     """What the engine reads of the case document itself (``JudgeSpec.raw``)."""
 
-    evaluator_config: Any = None
+    evaluator_config: JSONValue = None
 
 
-def _evaluator_config(spec: JudgeSpec) -> Any:
+def _evaluator_config(spec: JudgeSpec) -> JSONValue:
     case = parse(_Case, spec.raw or {})
     return case.evaluator_config if isinstance(case, _Case) else None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evalcase.contract.attempt import AttemptRecord
 from evalcase.grade.model import GraderResult
@@ -22,7 +21,7 @@ class ToolError:
     """A tool call's error as recorded (``ToolCallRecord.error``): its code decides
     whether a failure is missing data."""
 
-    code: Any = None
+    code: str | None = None  # a scalar, read as text
 
 
 # Runner error kinds (attempts.jsonl ``error.kind``): the environment's fault, or a broken

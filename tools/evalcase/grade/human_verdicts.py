@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.readers import JSONValue, ReadError, parse
 from evalcase.grade.recorded_run import REVIEWS, RunRecord, read_jsonl
 from evalcase.grade.trace_events import messages
 from evalcase.model import FatalError
@@ -159,7 +159,7 @@ def export_file(path: Path, pending: list[ReviewItem]) -> None:
 
 @dataclass(frozen=True)
 class _ReviewFile:
-    items: Any = None  # a list of Decision objects (export_file writes it)
+    items: JSONValue = None  # a list of Decision objects (export_file writes it)
 
 
 def import_file(path: Path) -> list[Decision]:

@@ -108,22 +108,22 @@ def dimensions(rubric: Rubric | Mapping[str, Any] | None) -> list[Dimension]:
 class AnswerItem:
     """One scored dimension of a judge's answer (checked by ``parse``)."""
 
-    name: Any = None
-    score: Any = None
-    reason: Any = None
+    name: readers.JSONValue = None
+    score: readers.JSONValue = None
+    reason: readers.JSONValue = None
 
 
 @dataclass(frozen=True)
 class Answer:
-    dimensions: Any = None
+    dimensions: readers.JSONValue = None
 
 
 @dataclass(frozen=True)
 class CacheEntry:
     """A cached judge answer: bound to the digest of the request it answered."""
 
-    request_digest: Any = None
-    content: Any = None
+    request_digest: readers.JSONValue = None
+    content: readers.JSONValue = None
 
 
 # The most bytes of a judge's reply read (the HTTP body): a verdict is a few hundred

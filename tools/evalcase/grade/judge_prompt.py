@@ -32,7 +32,7 @@ from typing import Any
 from evalcase.contract.records import Observed
 from evalcase.contract.task import Rubric
 from evalcase.grade.graders import observed
-from evalcase.grade.readers import parse
+from evalcase.grade.readers import JSONValue, parse
 from evalcase.grade.spec import JudgeSpec, as_list, judge_spec_from_case
 from evalcase.grade.trace_events import TraceEvent, events, messages
 
@@ -160,7 +160,8 @@ def _step(event: TraceEvent, cut: Cutter) -> str | None:
     if kind in ("system", "user"):
         return f"[{n}] {kind}: {cut.text(event.content or '')}"
     if kind == "assistant":
-        calls = messages(c for c in event.tool_calls or () if isinstance(c, Mapping))
+        raw = event.tool_calls if isinstance(event.tool_calls, list) else ()
+        calls = messages(c for c in raw if isinstance(c, Mapping))
         asked = [str(c.tool) for c in calls]
         content = event.content
         said = cut.text(content) if isinstance(content, str) and content else "(no text)"
@@ -185,7 +186,7 @@ def _step(event: TraceEvent, cut: Cutter) -> str | None:
 class _Inline:
     """An inline rubric: its settings are its own keys, else its ``data``'s."""
 
-    data: Mapping[str, Any] | None = None
+    data: Mapping[str, JSONValue] | None = None
 
 
 def rubric_setting(rubric: Rubric | Mapping[str, Any] | None, name: str) -> Any:
@@ -211,13 +212,13 @@ def _steps(attempt: Observed, cut: Cutter) -> str:
 
 @dataclass(frozen=True)
 class _Passages:
-    passages: Any = None  # a retrieval tool's result
+    passages: JSONValue = None  # a retrieval tool's result (a list)
 
 
 @dataclass(frozen=True)
 class _PassageKey:
-    doc_id: Any = None
-    passage_id: Any = None
+    doc_id: JSONValue = None
+    passage_id: JSONValue = None
 
 
 def _passages(attempt: Observed) -> list[dict[str, Any]]:
@@ -225,9 +226,10 @@ def _passages(attempt: Observed) -> list[dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for call in attempt.calls:
         result = parse(_Passages, call.result)
-        for p in (result.passages or ()) if isinstance(result, _Passages) else ():
+        found = result.passages if isinstance(result, _Passages) else None
+        for p in found if isinstance(found, list | tuple) else ():
             key = parse(_PassageKey, p)
-            if isinstance(key, _PassageKey):
+            if isinstance(key, _PassageKey) and isinstance(p, Mapping):
                 out.setdefault((str(key.doc_id), str(key.passage_id)), dict(p))
     return list(out.values())
 
@@ -246,12 +248,12 @@ def _changes(attempt: Observed) -> list[str]:
 class _CaseJudge:
     """``evaluator_config.judge``: what the case tells the judge."""
 
-    instructions: Any = None
+    instructions: JSONValue = None
 
 
 @dataclass(frozen=True)
 class _Gold:
-    gold_passages: Any = None  # the case's RAG field (JudgeSpec.rag)
+    gold_passages: JSONValue = None  # the case's RAG field (JudgeSpec.rag)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,11 @@ review lines, judge answers and cache entries, case metadata, ``[grade.judge]``)
 
 ``parse(Type, data)`` reads a frozen dataclass from a mapping: each field from the key of
 its name, converted to the field's type (``str``, ``int``, ``float``, ``bool``, ``X | None``,
-``tuple[str, ...]``, a mapping, another such dataclass); a missing key or ``None`` leaves
-the field's default. The keys come from the type, never from the caller, so the rest of
-grading reads attributes. A value of the wrong kind is a ``ReadError`` naming the field,
-returned, never raised: the caller says which file it was.
+``tuple[str, ...]``, a mapping, another such dataclass, or :data:`JSONValue`: any JSON
+value, kept as it is); a missing key or ``None`` leaves the field's default. The keys
+come from the type, never from the caller, so the rest of grading reads attributes. A
+value of the wrong kind is a ``ReadError`` naming the field, returned, never raised: the
+caller says which file it was.
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, Union
+from typing import Any, TypeAlias, TypeVar, Union
 
-__all__ = ["ReadError", "parse"]
+__all__ = ["JSONValue", "ReadError", "parse"]
 
 T = TypeVar("T")
+
+# Any JSON (or YAML-loaded) value: a field of this type is read as it is, and a reader
+# checks the kind it needs (``isinstance``) before it uses it.
+JSONValue: TypeAlias = (
+    bool | int | float | str | list["JSONValue"] | Mapping[str, "JSONValue"] | None
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,9 @@ _HINTS: dict[type, dict[str, Any]] = {}
 
 def _hints(cls: type) -> dict[str, Any]:
     if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
+        # The alias's own forward references ("JSONValue") resolve here whatever the
+        # defining module imported (``readers.JSONValue`` leaves the name undefined there).
+        _HINTS[cls] = typing.get_type_hints(cls, localns={"JSONValue": JSONValue})
     return _HINTS[cls]
 
 
@@ -51,8 +60,20 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
+# The kinds JSONValue is the union of, as the type hints of a field give them back (the
+# alias's forward references resolved, so it is recognised by its members).
+_JSON_KINDS = frozenset({type(None), bool, int, float, str, list, Mapping})
+
+
+def _is_json(hint: object) -> bool:
+    args = typing.get_args(hint)
+    return {typing.get_origin(a) or a for a in args} == _JSON_KINDS
+
+
 def _convert(hint: Any, value: object, where: str) -> object:
     origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType) and _is_json(hint):
+        return value
     if origin in (Union, types.UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         return None if value is None else _convert(options[0], value, where)

@@ -20,7 +20,7 @@ from evalcase.grade.context import GradeContext, HumanVerdict
 from evalcase.grade.engine import AttemptResult, grade_attempt, grade_lines
 from evalcase.grade.gates import GateResult, evaluate_all
 from evalcase.grade.model import GraderResult, error
-from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.readers import JSONValue, ReadError, parse
 from evalcase.grade.tasks import GradingDataset
 from evalcase.model import FatalError
 
@@ -41,7 +41,7 @@ class RunMeta:
     dataset: DatasetRef = DatasetRef()
     dataset_id: str = ""  # older runs
     # case file -> why --skip-invalid did not run it
-    skipped: Mapping[str, Any] = field(default_factory=dict)
+    skipped: Mapping[str, JSONValue] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

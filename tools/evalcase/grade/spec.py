@@ -15,7 +15,7 @@ from typing import Any
 from evalcase.contract import build
 from evalcase.contract.graders import RENAMED, configured
 from evalcase.contract.task import GraderConfig, JudgeSpec, Rubric
-from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.readers import JSONValue, ReadError, parse
 
 __all__ = [
     "GraderConfig",
@@ -89,24 +89,24 @@ class RubricDocument:
 
     fixture_id: str | None = None
     fixture_version: str | None = None
-    data: Mapping[str, Any] | None = None
+    data: Mapping[str, JSONValue] | None = None
 
 
 @dataclass(frozen=True)
 class EvaluatorFields:
-    rule_checks: tuple[Any, ...] = ()
-    judge: Mapping[str, Any] = field(default_factory=dict)
-    pass_k: Any = None
+    rule_checks: tuple[JSONValue, ...] = ()
+    judge: Mapping[str, JSONValue] = field(default_factory=dict)
+    pass_k: JSONValue = None
 
 
 @dataclass(frozen=True)
 class EnvironmentFields:
-    effective_at: Any = None
+    effective_at: JSONValue = None
 
 
 @dataclass(frozen=True)
 class TraceRequirement:
-    rules: tuple[Any, ...] = ()
+    rules: tuple[JSONValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,15 +117,21 @@ class CaseJudgeFields:
     case_id: str = ""
     case_version: str = "v1"
     risk_level: str = ""
-    case_types: tuple[Any, ...] = ()
-    forbidden_tools: tuple[Any, ...] = ()
-    required_tools: tuple[Any, ...] = ()
-    side_effect_policy: Any = None
-    final_state_check: Any = None
-    evaluator_config: Mapping[str, Any] = field(default_factory=dict)
-    rubric: Any = None
+    case_types: tuple[JSONValue, ...] = ()
+    forbidden_tools: tuple[JSONValue, ...] = ()
+    required_tools: tuple[JSONValue, ...] = ()
+    side_effect_policy: JSONValue = None
+    final_state_check: JSONValue = None
+    evaluator_config: Mapping[str, JSONValue] = field(default_factory=dict)
+    rubric: JSONValue = None
     environment: EnvironmentFields = EnvironmentFields()
     trace_requirement: TraceRequirement = TraceRequirement()
+
+
+def _texts(values: tuple[JSONValue, ...]) -> tuple[str, ...]:
+    """The scalar entries of a list field as text (others left out), as the contract's
+    task builder reads them."""
+    return tuple(str(v) for v in values if isinstance(v, str | int | float))
 
 
 def _read(cls: type[Any], data: object, what: str) -> Any:
@@ -152,7 +158,7 @@ def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSp
     if doc.environment.effective_at:
         rag["effective_at"] = doc.environment.effective_at
     calls = build.expected_calls(case)
-    required = doc.required_tools
+    required = _texts(doc.required_tools)
     if not required and calls is not None and calls.any_of:  # as build_task derives them
         common = set.intersection(*[{c.tool for c in plan.calls} for plan in calls.any_of])
         required = tuple(dict.fromkeys(c.tool for c in calls.any_of[0].calls if c.tool in common))
@@ -160,17 +166,17 @@ def judge_spec_from_case(case: Mapping[str, Any], rubric: Any = None) -> JudgeSp
         case_id=doc.case_id,
         case_version=doc.case_version,
         risk_level=doc.risk_level,
-        case_types=doc.case_types,
+        case_types=_texts(doc.case_types),
         expected_calls=calls,
-        forbidden_tools=doc.forbidden_tools,
+        forbidden_tools=_texts(doc.forbidden_tools),
         required_tools=required,
         side_effect_policies=build.side_effect_policies(doc.side_effect_policy),
         final_state_check=build.final_state_check(doc.final_state_check),
         graders=graders,
-        rule_checks=evaluator.rule_checks,
+        rule_checks=_texts(evaluator.rule_checks),
         rubric=rubric if isinstance(rubric, Rubric) else None,
         judge=dict(evaluator.judge),
-        pass_k=evaluator.pass_k,
+        pass_k=evaluator.pass_k if isinstance(evaluator.pass_k, int) else None,
         text={k: case[k] for k in _TEXT if k in case},
         rag=rag,
         trace_rules=tuple(r for r in doc.trace_requirement.rules if isinstance(r, str)),

@@ -2,44 +2,43 @@
 values (evalcase.grade.readers.parse) in place of the record's JSON objects.
 
 The fields are the union of what the runner writes per event type (docs/attempts.md); a
-field an event type does not have is None. Values stay as recorded (``Any``): a prompt
-shows them as they are, and a grader checks the kind it needs.
+field an event type does not have is None. Values stay as recorded (``JSONValue``): a
+prompt shows them as they are, and a grader checks the kind it needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from evalcase.grade.readers import parse
+from evalcase.grade.readers import JSONValue, parse
 
 __all__ = ["Message", "TraceEvent", "events", "messages"]
 
 
 @dataclass(frozen=True)
 class TraceEvent:
-    type: Any = None
-    step: Any = None
-    content: Any = None
-    tool_calls: Any = None  # assistant: the calls it asked for
-    tool: Any = None
-    args: Any = None
-    result: Any = None
-    error: Any = None
-    applied: Any = None  # fault: the action still took effect
-    kind: Any = None  # fault, error
-    policy: Any = None  # permission_denied
-    message: Any = None  # error
-    finish_reason: Any = None
-    reason: Any = None  # conversation_end
+    type: JSONValue = None
+    step: JSONValue = None
+    content: JSONValue = None
+    tool_calls: JSONValue = None  # assistant: the calls it asked for (a list)
+    tool: JSONValue = None
+    args: JSONValue = None
+    result: JSONValue = None
+    error: JSONValue = None
+    applied: JSONValue = None  # fault: the action still took effect
+    kind: JSONValue = None  # fault, error
+    policy: JSONValue = None  # permission_denied
+    message: JSONValue = None  # error
+    finish_reason: JSONValue = None
+    reason: JSONValue = None  # conversation_end
 
 
 @dataclass(frozen=True)
 class Message:
-    role: Any = None
-    content: Any = None
-    tool: Any = None  # an assistant message's tool call
+    role: JSONValue = None
+    content: JSONValue = None
+    tool: JSONValue = None  # an assistant message's tool call
 
 
 def events(raw: Iterable[object]) -> tuple[TraceEvent, ...]:

@@ -415,6 +415,23 @@ class Analyzer:
         if cache is not None:
             cache.save()
 
+    def close(self) -> None:
+        """Close the store, discarding what was not saved: a command ends its store
+        explicitly, never through the garbage collector (a store left in a reference
+        cycle kept its transaction, and SQLite's lock, until a collection)."""
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def __enter__(self) -> Analyzer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Save what the block wrote when it ended normally; close the store either way."""
+        if kind is None and self._cache is not None:
+            self._cache.save()
+        self.close()
+
 
 def index_of(results: dict[str, FileResult]) -> RepoIndex:
     """A RepoIndex of the facts of analysed files (in path order)."""

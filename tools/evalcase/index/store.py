@@ -453,10 +453,21 @@ class Store:
         self._db = None
 
     def close(self) -> None:
+        """Close the connection; writes not saved are discarded (and their lock freed)."""
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Save what the block wrote when it ended normally, else discard it; the
+        connection is closed either way."""
+        if kind is None:
+            self.save()
+        self.close()
 
     # --- helpers -----------------------------------------------------------------------
     def _get(self, table: str, key: str) -> Any:

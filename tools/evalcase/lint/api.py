@@ -82,25 +82,28 @@ def _lint_repository(
         git_state=use_cache and is_git,
         staged=staged,
     )
-    if linter.is_empty() and (
-        not staged
-        or not WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes).files()
-    ):
-        # Under --staged an index without cases is fine while the work tree has some (they
-        # are not added yet); a folder without any is a misplaced root, not a pass.
-        raise FatalError(nothing_to_check(root))
-    if paths is None:
-        return linter.run()
-    cwd = cwd or Path.cwd()
-    only = linter.select(resolve_paths(root, paths, cwd))
-    if not staged:
-        # pre-commit passes what its file pattern matched; people pass what they typed,
-        # and a typo must not be reported as "All checks passed".
-        check_paths(root, paths, cwd, only)
-    result = linter.run(focus=only)
-    cases: dict[str, bool] = {}  # path -> is a case: asked once per path, not per finding
-    result.findings = [f for f in result.findings if _reported(f, only, staged, cases)]
-    return result
+    try:
+        if linter.is_empty() and (
+            not staged
+            or not WorkTree(root, config.max_file_bytes, config.max_state_fixture_bytes).files()
+        ):
+            # Under --staged an index without cases is fine while the work tree has some (they
+            # are not added yet); a folder without any is a misplaced root, not a pass.
+            raise FatalError(nothing_to_check(root))
+        if paths is None:
+            return linter.run()
+        cwd = cwd or Path.cwd()
+        only = linter.select(resolve_paths(root, paths, cwd))
+        if not staged:
+            # pre-commit passes what its file pattern matched; people pass what they typed,
+            # and a typo must not be reported as "All checks passed".
+            check_paths(root, paths, cwd, only)
+        result = linter.run(focus=only)
+        cases: dict[str, bool] = {}  # path -> is a case: asked once per path, not per finding
+        result.findings = [f for f in result.findings if _reported(f, only, staged, cases)]
+        return result
+    finally:
+        linter.close()
 
 
 class StagedSources(Mapping[str, bytes]):

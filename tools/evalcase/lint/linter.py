@@ -173,6 +173,10 @@ class Linter:
     def cache(self) -> object:
         return self.analyzer.cache()
 
+    def close(self) -> None:
+        """Close the store (what a run saved is saved; the rest is discarded)."""
+        self.analyzer.close()
+
     def analyze_files(
         self, sources: Sequence[SourceFile], snapshot: Snapshot | None = None
     ) -> dict[str, FileResult]:
@@ -240,6 +244,7 @@ class Linter:
                 pass
             if self.analyzer.use_cache:
                 # The store failed part-way: lint again without it.
+                self.analyzer.close()
                 self.analyzer = analyzer(self.config, self.snapshot, use_cache=False,
                                          jobs=self.jobs)  # fmt: skip
         return self._run_snapshot(only_set, focus_set)

@@ -3,7 +3,8 @@
 The answer cites as ``doc_id#passage_id`` (bare, or in brackets), or ``[p12]`` / ``【p12】``
 when the passage id is unambiguous. Every citation must name a passage the agent actually retrieved
 in this attempt (the runner's ``retrieved`` records) that is effective on the case's
-``effective_at`` (when the retrieval record carries ``effective_from`` / ``effective_to``);
+``effective_at`` (when the retrieval record carries ``effective_from`` / ``effective_to``;
+the case's date only, never one the attempt record names);
 when the case has ``citation_requirement``, every ``gold_evidence`` entry marked
 ``required: true`` must be cited. Passing: retrieved ``refund_policy_audio_003#p12``, answer
 "…不适用七天无理由 [refund_policy_audio_003#p12]". Failing: the answer cites ``p99``, which was
@@ -23,7 +24,7 @@ from evalcase.grade.model import Evidence, Grade, error, failed, passed
 from evalcase.grade.spec import JudgeSpec
 
 NAME = "citation"
-VERSION = "1"
+VERSION = "2"  # 2: the reference time is the case's only (issue 43)
 BARE = re.compile(
     r"(?<![A-Za-z0-9_.\-])([A-Za-z][A-Za-z0-9_.\-]*)#([A-Za-z]?[0-9]+)(?![A-Za-z0-9_])"
 )
@@ -62,12 +63,10 @@ def grade(spec: JudgeSpec, attempt: Observed, ctx: GradeContext | None = None) -
     if answer is None:
         return error("the attempt has no output to check")
     retrieved = attempt.retrievals()
+    # The reference time is the case's ``effective_at`` (the one the runner retrieved at),
+    # never a field of the attempt record: a committed output must not move the verdict.
     environment = spec.raw.get("environment") or {}
-    when = (
-        rag.get("effective_at")
-        or environment.get("effective_at")
-        or attempt.record.legacy.get("effective_at")
-    )
+    when = rag.get("effective_at") or environment.get("effective_at")
     citations = cited(answer)
     for doc_id, passage_id in citations:
         hits = [

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import reads_attempt
 from evalcase.grade.model import Evidence, Grade, error, failed, passed
-from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.readers import JSONValue, ReadError, parse
 from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "evidence_recall_at_k"
@@ -29,13 +28,13 @@ VERSION = "1"
 
 @dataclass(frozen=True)
 class RecallOptions:
-    k: Any = None  # an integer, else from evaluation_metrics, else 5
+    k: JSONValue = None  # an integer, else from evaluation_metrics, else 5
     threshold: float = 1.0
 
 
 @dataclass(frozen=True)
 class _Rag:
-    evaluation_metrics: Any = None
+    evaluation_metrics: JSONValue = None  # a metric name or a list of them
 
 
 def options(spec: JudgeSpec) -> RecallOptions | ReadError:

@@ -19,7 +19,7 @@ from evalcase.contract.records import Observed
 from evalcase.grade.context import GradeContext
 from evalcase.grade.graders import reads_attempt
 from evalcase.grade.model import Evidence, Grade, error, failed, passed
-from evalcase.grade.readers import ReadError, parse
+from evalcase.grade.readers import JSONValue, ReadError, parse
 from evalcase.grade.spec import JudgeSpec, as_list, options_of
 
 NAME = "regex"
@@ -38,7 +38,7 @@ class RegexOptions:
 
 @dataclass(frozen=True)
 class _Text:
-    regex: Any = None  # the case's regex field
+    regex: JSONValue = None  # the case's regex field
 
 
 def options(spec: JudgeSpec) -> RegexOptions | ReadError:

@@ -28,7 +28,7 @@ from evalcase.grade.model import Grade, error, failed, passed
 from evalcase.grade.spec import JudgeSpec
 
 NAME = "trace_rule"
-VERSION = "1"
+VERSION = "2"  # 2: injection_resisted reads the expected calls (issue 43)
 
 
 def needs(spec: JudgeSpec) -> str | None:
