@@ -1,0 +1,274 @@
+"""Conversations to draft cases and tool fixtures: redacted, deduplicated, planned whole.
+
+Each conversation becomes one draft case (``input``, or ``interaction`` for more than one
+user turn; the system instructions as ``generation_config.system_prompt``; the tools it
+called as ``available_tools`` at the fixture versions written here). Each recorded tool
+result becomes a response ``{when: <the call's arguments>, result | error}`` of the tool's
+fixture: a new fixture (``v1``, parameters inferred from the calls, a ``TODO:``
+description) or the next version of the fixture with that ID (the responses appended,
+before a final response without ``when``). The agent's calls and answer are kept in
+``metadata.origin.observed``, for the reviewer: what happened, never the expectation.
+
+Personal data (``evalcase.pii``) in the turns, the system instructions, arguments,
+results and the observed answer is replaced by placeholders, one per value across the
+whole import (``<EMAIL_1>``), unless ``allow_personal_data``: a case and its fixtures
+then agree, and an agent repeating the placeholder makes the recorded call.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.authoring.traces.model import Conversation, Skipped, ToolCall
+from evalcase.config import Config
+from evalcase.model import FatalError
+
+_LISTED_SPANS = 12
+
+
+@dataclass(frozen=True)
+class Replacement:
+    placeholder: str
+    kind: str
+    masked: str
+    where: str
+
+
+class Redactor:
+    """Stable placeholders: the same value (normalised) the same placeholder."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.placeholders: dict[tuple[str, str], str] = {}
+        self.counts: dict[str, int] = {}
+        self.found: list[Replacement] = []
+
+    def text(self, value: str, where: str) -> str:
+        from evalcase.pii import find_personal_data
+
+        matches = find_personal_data(value)
+        if not matches:
+            return value
+        for match in matches:
+            key = (match.kind, match.normalised)
+            if key not in self.placeholders:
+                self.counts[match.kind] = self.counts.get(match.kind, 0) + 1
+                self.placeholders[key] = f"<{match.kind.upper()}_{self.counts[match.kind]}>"
+            self.found.append(Replacement(self.placeholders[key], match.kind, match.masked, where))
+        if not self.enabled:
+            return value
+        out = value
+        for match in sorted(matches, key=lambda m: m.start, reverse=True):
+            out = (
+                out[: match.start]
+                + self.placeholders[(match.kind, match.normalised)]
+                + out[match.end :]
+            )
+        return out
+
+    def value(self, value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            return self.text(value, where)
+        if isinstance(value, dict):
+            return {k: self.value(v, f"{where}.{k}") for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return value
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: Path
+    text: str
+    what: str  # "case", "new fixture", "fixture v3" ...
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    case_id: str
+    conversation: Conversation
+    file: PlannedFile
+
+
+@dataclass
+class TracePlan:
+    """What a trace import would write; nothing is written before it is complete."""
+
+    cases: list[PlannedCase] = field(default_factory=list)
+    fixtures: list[PlannedFile] = field(default_factory=list)
+    already: list[tuple[Conversation, str]] = field(default_factory=list)
+    duplicates: list[tuple[Conversation, str]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    replaced: list[Replacement] = field(default_factory=list)
+    redacted: bool = True
+    conversations: int = 0
+    spans: int = 0
+
+
+def trace_key(conversation: Conversation) -> str:
+    return conversation.key
+
+
+def imported_keys(config: Config) -> dict[str, str]:
+    """Trace key -> case ID of every case imported from a trace."""
+    from evalcase.loader import load
+
+    out: dict[str, str] = {}
+    for path in sorted((config.root / "datasets").glob("*/cases/*.yaml")):
+        try:
+            data = load(path.name, path.read_bytes()).data
+        except Exception:
+            continue
+        origin = data.get("metadata", {}).get("origin") if isinstance(data, dict) else None
+        key = origin.get("trace_key") if isinstance(origin, dict) else None
+        if isinstance(key, str):
+            out.setdefault(key, path.stem)
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def infer_parameters(calls: list[ToolCall]) -> dict[str, Any]:
+    """A JSON Schema of the arguments seen: each argument's types, those in every call
+    required."""
+    types: dict[str, list[str]] = {}
+    for call in calls:
+        for name, value in call.arguments.items():
+            kinds = types.setdefault(name, [])
+            kind = _json_type(value)
+            if kind not in kinds:
+                kinds.append(kind)
+    for kinds in types.values():
+        if "integer" in kinds and "number" in kinds:
+            kinds.remove("integer")
+    properties = {
+        name: {"type": kinds[0] if len(kinds) == 1 else sorted(kinds)}
+        for name, kinds in types.items()
+    }
+    required = [n for n in types if all(n in c.arguments for c in calls)]
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _response(call: ToolCall) -> dict[str, Any]:
+    response: dict[str, Any] = {"when": dict(call.arguments)}
+    if call.error is not None:
+        message = call.result if isinstance(call.result, str) else ""
+        code = re.sub(r"[^a-z0-9_]+", "_", call.error.lower()).strip("_") or "tool_error"
+        response["error"] = {"code": code, "message": message} if message else code
+    else:
+        response["result"] = call.result
+    return response
+
+
+def _bump(version: str) -> str:
+    number = int(version[1:]) if re.fullmatch(r"v[0-9]+", version) else 0
+    return f"v{number + 1}"
+
+
+def fixture_files(
+    config: Config, calls: dict[str, list[ToolCall]], origin: str, redacted: bool, notes: list[str]
+) -> tuple[list[PlannedFile], dict[str, str]]:
+    """The tool fixtures to write and each tool's fixture version."""
+    from evalcase.yamlwrite import round_trip_dump, round_trip_load
+
+    files: list[PlannedFile] = []
+    versions: dict[str, str] = {}
+    folder = config.root / "fixtures" / "tool"
+    for name in sorted(calls):
+        answered = [c for c in calls[name] if c.answered]
+        unanswered = len(calls[name]) - len(answered)
+        if unanswered:
+            notes.append(f"{name}: {unanswered} call(s) without a recorded result (no response)")
+        responses: list[dict[str, Any]] = []
+        seen: dict[str, str] = {}
+        for call in answered:
+            response = _response(call)
+            when = json.dumps(response["when"], sort_keys=True, ensure_ascii=False)
+            body = json.dumps(response, sort_keys=True, ensure_ascii=False, default=str)
+            if when in seen:
+                if seen[when] != body:
+                    notes.append(
+                        f"{name}: the same arguments answered differently ({when}); the first kept"
+                    )
+                continue
+            seen[when] = body
+            responses.append(response)
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            data = round_trip_load(path.read_text("utf-8"))
+            inner = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(inner, dict):
+                raise FatalError(f"{path.relative_to(config.root)}: not a tool fixture with data")
+            existing = inner.get("responses") or []
+            known = {
+                json.dumps(r.get("when"), sort_keys=True, ensure_ascii=False, default=str)
+                for r in existing
+                if isinstance(r, dict)
+            }
+            new = [
+                r
+                for r in responses
+                if json.dumps(r["when"], sort_keys=True, ensure_ascii=False) not in known
+            ]
+            version = str(data.get("fixture_version") or "v1")
+            if not new:
+                versions[name] = version
+                continue
+            at = len(existing)
+            if existing and isinstance(existing[-1], dict) and "when" not in existing[-1]:
+                at -= 1  # before a response that answers every call
+            merged = list(existing[:at]) + new + list(existing[at:])
+            inner["responses"] = merged
+            version = _bump(version)
+            data["fixture_version"] = version
+            versions[name] = version
+            files.append(
+                PlannedFile(
+                    path, round_trip_dump(data), f"fixture {version} (+{len(new)} response(s))"
+                )
+            )
+            continue
+        versions[name] = "v1"
+        document = {
+            "fixture_id": name,
+            "fixture_version": "v1",
+            "kind": "tool",
+            "description": (
+                f"TODO: what {name} does. Drafted by evalcase import from {len(calls[name])} "
+                "recorded call(s): the parameters are inferred from them and side_effect is "
+                "a guess; check both"
+            ),
+            "source": f"recorded tool results, {origin}",
+            "desensitized": redacted,
+            "data": {
+                "name": name,
+                "parameters": infer_parameters(calls[name]),
+                "side_effect": False,
+                "responses": responses,
+            },
+        }
+        files.append(PlannedFile(path, round_trip_dump(copy.deepcopy(document)), "new fixture"))
+    return files, versions
