@@ -291,8 +291,10 @@ def test_hostile_spans_are_skipped_with_their_reason_and_nothing_leaves_the_repo
     good = otlp.genai_refund()
     huge = otlp.span("d000000000000001", "chat", {"gen_ai.operation.name": "chat",
         "gen_ai.input.messages": "x" * 300_000}, trace="7" * 32)  # fmt: skip
-    deep = otlp.span("d000000000000002", "chat", {"gen_ai.operation.name": "chat",
-        "gen_ai.input.messages": "[" * 70 + "]" * 70}, trace="8" * 32)  # fmt: skip
+    deep = otlp.span("d000000000000002", "execute_tool x", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "order_lookup",
+        "gen_ai.tool.call.arguments": "{}",
+        "gen_ai.tool.call.result": "[" * 70 + "]" * 70}, trace="8" * 32)  # fmt: skip
     cycle = [otlp.span("d000000000000003", "chat", {"gen_ai.operation.name": "chat"},
                        trace="9" * 32, parent="d000000000000004"),
              otlp.span("d000000000000004", "chat", {"gen_ai.operation.name": "chat"},
@@ -309,7 +311,7 @@ def test_hostile_spans_are_skipped_with_their_reason_and_nothing_leaves_the_repo
     assert proc.returncode == 0, err  # type: ignore[attr-defined]
     assert "skipped span d000000000000001: attribute gen_ai.input.messages holds 300,000 bytes, " \
         "over the 262,144-byte bound" in err  # fmt: skip
-    assert "skipped span d000000000000002: attribute gen_ai.input.messages holds JSON nested " \
+    assert "skipped span d000000000000002: attribute gen_ai.tool.call.result holds JSON nested " \
         "deeper than 64 levels" in err  # fmt: skip
     assert "skipped span d000000000000003: its parents form a cycle" in err
     assert "note: 1 span(s) whose parent is not in the import (kept)" in err

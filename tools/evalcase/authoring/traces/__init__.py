@@ -9,8 +9,10 @@ deduplicated). Nothing is written unless the whole import was read and planned.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 from evalcase.authoring.traces.draft import (
     PlannedCase,
@@ -90,7 +92,7 @@ def plan_trace_import(
     from evalcase.authoring.ids import case_path, check_stem, next_case_id, used_case_ids
     from evalcase.authoring.import_ import dedupe_key, default_stem, existing_keys
     from evalcase.authoring.new import build
-    from evalcase.yamlwrite import round_trip_dump
+    from evalcase.yamlwrite import dump_plain
 
     if (
         not _DATASET.match(dataset_id)
@@ -106,17 +108,19 @@ def plan_trace_import(
     if not found:
         return plan
     stem = check_stem(stem or default_stem(config, dataset_id), config)
-    used = used_case_ids(config)
+    first = next_case_id(stem, used_case_ids(config))  # then one more per case written
+    number = int(first.rsplit("_", 1)[1])
     imported = imported_keys(config)
     seen = existing_keys(config)
     redactor = Redactor(enabled=not allow_personal_data)
-    drafts: list[tuple[Conversation, str, dict[str, object]]] = []
+    drafts: list[tuple[Conversation, str, dict[str, Any]]] = []
+    templates: dict[tuple[str, ...], str] = {}
     calls_by_tool: dict[str, list[ToolCall]] = {}
     for conversation in found:
         if conversation.key in imported:
             plan.already.append((conversation, imported[conversation.key]))
             continue
-        case_id = next_case_id(stem, used)
+        case_id = f"{stem}_{number:03d}"
         turns = [
             redactor.text(t, f"{case_id} user turn {i + 1}")
             for i, t in enumerate(conversation.user_turns)
@@ -130,7 +134,7 @@ def plan_trace_import(
         if key in seen:
             plan.duplicates.append((conversation, seen[key]))
             continue
-        used.add(case_id)
+        number += 1
         seen[key] = case_id
         calls = []
         for n, call in enumerate(conversation.calls, 1):
@@ -163,7 +167,11 @@ def plan_trace_import(
             ],
             "answer": answer,
         }
-        data = build(config, dataset_id, case_id, case_types or (("tool",) if calls else None))
+        types = case_types or (("tool",) if calls else ())
+        if types not in templates:  # one draft skeleton per case types, copied per case
+            templates[types] = json.dumps(build(config, dataset_id, case_id, types or None))
+        data = json.loads(templates[types])
+        data["case_id"] = case_id
         data["input"] = turns[0]
         if len(turns) > 1:
             data["interaction"] = [{"role": "user", "content": t} for t in turns]
@@ -198,7 +206,7 @@ def plan_trace_import(
             data["available_tools"] = tools
             data["tool_schema"] = {t: versions[t] for t in tools}
         canonicalize(data, FileKind.CASE)
-        text = round_trip_dump(data)
+        text = dump_plain(data, verify=False)
         if len(text.encode("utf-8")) > config.max_file_bytes:
             raise FatalError(
                 f"{conversation.where}: the draft of {conversation.key} would hold "

@@ -116,13 +116,16 @@ def _conversation(key: str, items: list[Observed], skipped: list[Skipped]) -> Co
             for call in message.tool_calls if message.role == "assistant" else ():
                 if call.call_id:
                     proposals.setdefault(call.call_id, call)
-    calls = [_named(i.tool, proposals) for i in items if i.kind == "tool" and i.tool]
+    calls: list[ToolCall | None] = [
+        _named(i.tool, proposals) for i in items if i.kind == "tool" and i.tool
+    ]
     if not any(i.kind == "tool" for i in items):
         calls = _from_messages(llm, proposals)
     kept = []
-    for call in calls:
-        if call is None:
+    for maybe in calls:
+        if maybe is None:
             continue
+        call = maybe
         if not TOOL_NAME.match(call.name):
             shown = call.name[:80] or "(none)"
             skipped.append(

@@ -192,7 +192,7 @@ def fixture_files(
     config: Config, calls: dict[str, list[ToolCall]], origin: str, redacted: bool, notes: list[str]
 ) -> tuple[list[PlannedFile], dict[str, str]]:
     """The tool fixtures to write and each tool's fixture version."""
-    from evalcase.yamlwrite import round_trip_dump, round_trip_load
+    from evalcase.yamlwrite import dump_plain, round_trip_dump, round_trip_load
 
     files: list[PlannedFile] = []
     versions: dict[str, str] = {}
@@ -240,16 +240,18 @@ def fixture_files(
             at = len(existing)
             if existing and isinstance(existing[-1], dict) and "when" not in existing[-1]:
                 at -= 1  # before a response that answers every call
-            merged = list(existing[:at]) + new + list(existing[at:])
-            inner["responses"] = merged
             version = _bump(version)
-            data["fixture_version"] = version
             versions[name] = version
-            files.append(
-                PlannedFile(
-                    path, round_trip_dump(data), f"fixture {version} (+{len(new)} response(s))"
-                )
-            )
+            original = path.read_text("utf-8")
+            if "responses" in inner:
+                text = _inserted(original, existing, at, new, version)
+            else:
+                text = _added(original, data, inner, new, version)
+            if text is None:
+                inner["responses"] = list(existing[:at]) + new + list(existing[at:])
+                data["fixture_version"] = version
+                text = round_trip_dump(data)
+            files.append(PlannedFile(path, text, f"fixture {version} (+{len(new)} response(s))"))
             continue
         versions[name] = "v1"
         document = {
@@ -270,5 +272,81 @@ def fixture_files(
                 "responses": responses,
             },
         }
-        files.append(PlannedFile(path, round_trip_dump(copy.deepcopy(document)), "new fixture"))
+        files.append(PlannedFile(path, dump_plain(copy.deepcopy(document)), "new fixture"))
     return files, versions
+
+
+def _inserted(
+    text: str, existing: Any, at: int, new: list[dict[str, Any]], version: str
+) -> str | None:
+    """``text`` with ``new`` responses inserted in its block list ``data.responses``
+    before item ``at`` (or after the last), and ``fixture_version`` set: every other line
+    kept as it is (comments included), without dumping the whole file again. None when
+    the list is not a block list the text can be cut at (the caller dumps it whole)."""
+    from evalcase.loader import load
+    from evalcase.yamlwrite import dump_plain, set_scalars
+
+    if not existing or not hasattr(existing, "lc") or existing.fa.flow_style():
+        return None
+    bumped = set_scalars(text, {("fixture_version",): version})
+    lines = bumped.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    line, column = existing.lc.item(min(at, len(existing) - 1))
+    dash = column - 2
+    if line >= len(lines) or lines[line][dash : dash + 1] != "-":
+        return None
+    if at < len(existing):
+        cut = line
+    else:  # after the last item: the first line indented at most the dash's column
+        cut = line + 1
+        while cut < len(lines):
+            stripped = lines[cut].strip()
+            indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
+            if stripped and not stripped.startswith("#") and indent <= dash:
+                break
+            cut += 1
+        while cut > line + 1 and not lines[cut - 1].strip():
+            cut -= 1
+    block = dump_plain({"responses": new}).splitlines(keepends=True)[1:]
+    pad = " " * dash
+    moved = [pad + b[2:] if b.strip() else b for b in block]
+    result = "".join(lines[:cut] + moved + lines[cut:])
+    expected = load("a", bumped.encode("utf-8")).data
+    responses = expected["data"]["responses"]
+    expected["data"]["responses"] = responses[:at] + new + responses[at:]
+    back = load("b", result.encode("utf-8"))
+    return result if not back.findings and back.data == expected else None
+
+
+def _added(text: str, data: Any, inner: Any, new: list[dict[str, Any]], version: str) -> str | None:
+    """``text`` with a ``responses`` list of ``new`` added as the last key of its block
+    mapping ``data``, and ``fixture_version`` set; None when that cannot be cut in."""
+    from evalcase.loader import load
+    from evalcase.yamlwrite import dump_plain, set_scalars
+
+    if not inner or not hasattr(inner, "lc") or inner.fa.flow_style():
+        return None
+    bumped = set_scalars(text, {("fixture_version",): version})
+    lines = bumped.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    key_line, key_column = data.lc.key("data")
+    child = inner.lc.key(next(iter(inner)))[1]
+    cut = key_line + 1
+    while cut < len(lines):
+        stripped = lines[cut].strip()
+        indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
+        if stripped and not stripped.startswith("#") and indent <= key_column:
+            break
+        cut += 1
+    while cut > key_line + 1 and not lines[cut - 1].strip():
+        cut -= 1
+    block = dump_plain({"responses": new}).splitlines(keepends=True)
+    pad = " " * child
+    moved = [pad + b if b.strip() else b for b in block]
+    result = "".join(lines[:cut] + moved + lines[cut:])
+    expected = load("a", bumped.encode("utf-8")).data
+    expected["data"]["responses"] = new
+    back = load("b", result.encode("utf-8"))
+    return result if not back.findings and back.data == expected else None

@@ -135,7 +135,8 @@ def _openai_message(message: Mapping[str, Any], key: str) -> Message:
     for call in items(message.get("tool_calls")):
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        raw = call.get("function")
+        function: dict[str, Any] = raw if isinstance(raw, dict) else call
         calls.append(
             ToolCall(
                 _str(function.get("name")),

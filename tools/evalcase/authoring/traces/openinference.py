@@ -83,7 +83,8 @@ def _messages(flat: dict[str, Any], key: str) -> tuple[Message, ...]:
             call = wrapper.get("tool_call") if isinstance(wrapper, dict) else None
             if not isinstance(call, dict):
                 continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            raw = call.get("function")
+            function: dict[str, Any] = raw if isinstance(raw, dict) else {}
             calls.append(
                 ToolCall(
                     _str(function.get("name")),
