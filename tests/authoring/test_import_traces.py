@@ -369,3 +369,37 @@ def test_the_recorded_responses_replay_for_an_agent_making_the_same_calls(
     text = json.dumps(record, ensure_ascii=False)
     assert '"status": "signed"' in text and "<EMAIL_1>" in text
     assert "no_matching_response" not in text
+
+
+def test_a_new_version_of_a_fixture_keeps_its_text_and_answers_before_its_catch_all(
+    tmp_path: Path,
+) -> None:
+    repo = repo_copy(tmp_path)
+    path = repo / "fixtures/tool/order_lookup.yaml"
+    original = path.read_text("utf-8") + (
+        "  # answered in the sandbox\n"
+        "  responses:\n"
+        "    - when: {order_id: ORDER_1}\n"
+        "      result: {status: paid}\n"
+        "    - error: not_found  # everything else\n"
+    )
+    path.write_text(original, "utf-8")
+    proc = run_import(repo, trace_file(tmp_path, otlp.request(otlp.genai_refund())))
+    assert proc.returncode == 0, proc.stderr
+    text = path.read_text("utf-8")
+    assert "# answered in the sandbox" in text and "- error: not_found  # everything else" in text
+    assert "fixture_version: v2" in text
+    responses = read(repo, "fixtures/tool/order_lookup.yaml")["data"]["responses"]
+    assert [r.get("when") for r in responses] == [
+        {"order_id": "ORDER_1"}, {"order_id": "ORDER_123"}, None
+    ]  # fmt: skip
+    # The case that pinned v1 is named, for its pin to be reviewed.
+    assert "refund_tool_submit_001" in proc.stderr and "EC309" in proc.stderr
+    # Importing a second trace with the same call adds nothing to the fixture.
+    again = otlp.genai_refund(trace=otlp.TRACE_2, question="ORDER_123 能退吗")
+    proc = run_import(repo, trace_file(tmp_path, otlp.request(again), name="b.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_text("utf-8") == text
+    assert read(repo, f"{CASES}/refund_eligibility_bad_case_002.yaml")["tool_schema"] == {
+        "order_lookup": "v2"
+    }

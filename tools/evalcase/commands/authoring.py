@@ -191,7 +191,12 @@ def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: st
     "with bad_case).",
 )
 @click.option("--type", "case_types", default=None, help="Case types of the drafts.")
-@click.option("--skip-invalid", is_flag=True, help="Import the good lines, list the others.")
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Import the good lines, list the others (offline files; of traces, spans that "
+    "cannot be used are always skipped and listed).",
+)
 @click.option(
     "--allow-personal-data",
     is_flag=True,

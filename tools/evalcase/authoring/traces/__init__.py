@@ -19,8 +19,8 @@ from evalcase.authoring.traces.draft import (
     PlannedFile,
     Redactor,
     TracePlan,
+    existing_cases,
     fixture_files,
-    imported_keys,
 )
 from evalcase.authoring.traces.model import MAX_SPANS, Conversation, Skipped, Span, ToolCall
 from evalcase.authoring.traces.otlp import TraceError, read_file, sniff
@@ -110,7 +110,7 @@ def plan_trace_import(
     stem = check_stem(stem or default_stem(config, dataset_id), config)
     first = next_case_id(stem, used_case_ids(config))  # then one more per case written
     number = int(first.rsplit("_", 1)[1])
-    imported = imported_keys(config)
+    imported, pins = existing_cases(config)
     seen = existing_keys(config)
     redactor = Redactor(enabled=not allow_personal_data)
     drafts: list[tuple[Conversation, str, dict[str, Any]]] = []
@@ -200,6 +200,14 @@ def plan_trace_import(
         config, calls_by_tool, origin, not allow_personal_data, plan.notes
     )
     plan.fixtures = fixtures
+    for item in fixtures:
+        tool = item.path.stem
+        if item.what.startswith("fixture v") and pins.get(tool):
+            plan.notes.append(
+                f"{tool} is now {versions[tool]}: the cases that pin an earlier version "
+                f"({', '.join(pins[tool])}) get EC309 until a person reviews their "
+                "expectations against it and updates the pin"
+            )
     for conversation, case_id, data in drafts:
         tools = sorted({c.name for c in conversation.calls})
         if tools:

@@ -115,21 +115,26 @@ def trace_key(conversation: Conversation) -> str:
     return conversation.key
 
 
-def imported_keys(config: Config) -> dict[str, str]:
-    """Trace key -> case ID of every case imported from a trace."""
+def existing_cases(config: Config) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """(trace key -> case ID of every case imported from a trace, tool -> the cases
+    whose ``tool_schema`` pins it)."""
     from evalcase.loader import load
 
-    out: dict[str, str] = {}
+    keys: dict[str, str] = {}
+    pins: dict[str, list[str]] = {}
     for path in sorted((config.root / "datasets").glob("*/cases/*.yaml")):
-        try:
-            data = load(path.name, path.read_bytes()).data
-        except Exception:
+        data = load(path.name, path.read_bytes()).data
+        if not isinstance(data, dict):
             continue
-        origin = data.get("metadata", {}).get("origin") if isinstance(data, dict) else None
+        meta = data.get("metadata")
+        origin = meta.get("origin") if isinstance(meta, dict) else None
         key = origin.get("trace_key") if isinstance(origin, dict) else None
         if isinstance(key, str):
-            out.setdefault(key, path.stem)
-    return out
+            keys.setdefault(key, path.stem)
+        schema = data.get("tool_schema")
+        for tool in schema if isinstance(schema, dict) else ():
+            pins.setdefault(str(tool), []).append(path.stem)
+    return keys, pins
 
 
 def _json_type(value: Any) -> str:
