@@ -258,7 +258,7 @@ def _line(spans: list[dict]) -> bytes:  # type: ignore[type-arg]
          "hostile.jsonl:2: not UTF-8 (invalid start byte at byte 20)"),
         ("deep JSON", b'{"resourceSpans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
          "hostile.jsonl:1: JSON nested deeper than 64 levels"),
-        ("not JSON", _line(otlp.genai_refund()) + b'{"resourceSpans": [\n',
+        ("not JSON", _line(otlp.genai_refund()) + b'{"resourceSpans": [\n\n',
          "hostile.jsonl:2: not JSON"),
         ("not spans", b'{"resourceSpans": "x"}\n', "hostile.jsonl:1: resourceSpans is not a list"),
     ],
@@ -403,3 +403,16 @@ def test_a_new_version_of_a_fixture_keeps_its_text_and_answers_before_its_catch_
     assert read(repo, f"{CASES}/refund_eligibility_bad_case_002.yaml")["tool_schema"] == {
         "order_lookup": "v2"
     }
+
+
+def test_an_incomplete_last_line_of_an_inbox_file_is_left_out_and_said(tmp_path: Path) -> None:
+    repo = repo_copy(tmp_path)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    whole = otlp.jsonl(otlp.request(otlp.genai_refund()))
+    half = otlp.jsonl(otlp.request(otlp.openinference_refund()))[:200]  # being appended
+    (inbox / "0001.jsonl").write_text(whole + half, "utf-8")
+    proc = run_import(repo, inbox)
+    assert proc.returncode == 0, proc.stderr
+    assert "0001.jsonl:2: skipped: an incomplete last line" in proc.stderr
+    assert read(repo, FIRST)["metadata"]["origin"]["trace_ids"] == [otlp.TRACE]

@@ -48,7 +48,7 @@ def read_spans(path: Path) -> tuple[list[Span], list[Skipped]]:
     spans: list[Span] = []
     skipped: list[Skipped] = []
     for file in trace_files(path):
-        shown = file.name if path.is_dir() else str(path)
+        shown = file.name
         try:
             more, left = read_file(file, shown, MAX_SPANS - len(spans))
         except TraceError as exc:

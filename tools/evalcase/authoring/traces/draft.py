@@ -75,7 +75,10 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value, where)
         if isinstance(value, dict):
-            return {k: self.value(v, f"{where}.{k}") for k, v in value.items()}
+            return {
+                self.text(k, f"{where} (a key)"): self.value(v, f"{where}.{k}")
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return value

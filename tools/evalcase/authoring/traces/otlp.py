@@ -112,6 +112,9 @@ def _read_json(data: bytes, shown: str, budget: int) -> tuple[list[Span], list[S
     skipped: list[Skipped] = []
     requests = list(_json_requests(data, shown))
     for where, request in requests:
+        if request is _INCOMPLETE:
+            skipped.append(Skipped(where, "", _INCOMPLETE_REASON))
+            continue
         if not isinstance(request, dict):
             raise TraceError(where, "not an OTLP export request (a JSON object)")
         resources = _get(request, "resourceSpans", "resource_spans")
@@ -137,6 +140,13 @@ def _too_many() -> str:
     return f"more than {MAX_SPANS:,} spans in one import (the bound); import fewer files at once"
 
 
+_INCOMPLETE = object()
+_INCOMPLETE_REASON = (
+    "an incomplete last line (not JSON, and no newline at its end: still being written?); "
+    "left out, import the file again once it is complete"
+)
+
+
 def _json_requests(data: bytes, shown: str) -> Iterator[tuple[str, Any]]:
     """(file:line, request) for each line; a whole-file body when the first line alone
     is not JSON (an OTLP/HTTP body written over several lines)."""
@@ -160,6 +170,9 @@ def _json_requests(data: bytes, shown: str) -> Iterator[tuple[str, Any]]:
                 if whole is not None:
                     yield f"{shown}:1", whole
                     return
+            if number == len(lines) and number > 1:
+                yield where, _INCOMPLETE  # a last line without its newline: being appended
+                return
             raise TraceError(where, f"not JSON: {exc.msg} at column {exc.colno}") from None
 
 
