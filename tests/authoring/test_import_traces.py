@@ -416,3 +416,48 @@ def test_an_incomplete_last_line_of_an_inbox_file_is_left_out_and_said(tmp_path:
     assert proc.returncode == 0, proc.stderr
     assert "0001.jsonl:2: skipped: an incomplete last line" in proc.stderr
     assert read(repo, FIRST)["metadata"]["origin"]["trace_ids"] == [otlp.TRACE]
+
+
+def test_a_new_fixture_takes_the_apps_own_tool_definition_when_the_trace_has_it(
+    tmp_path: Path,
+) -> None:
+    repo = repo_copy(tmp_path)
+    schema = {"type": "object", "properties": {"order_id": {"type": "string"},
+              "verbose": {"type": "boolean"}}, "required": ["order_id"]}  # fmt: skip
+    spans = otlp.openinference_refund()
+    spans[2]["attributes"] += otlp.attrs(
+        {"tool.parameters": json.dumps(schema), "tool.description": "退款进度查询"}
+    )
+    genai = otlp.genai_refund(trace=otlp.TRACE)
+    definitions = [{"type": "function", "name": "order_lookup", "description": "查订单",
+                    "parameters": {"type": "object", "properties": {}}}]  # fmt: skip
+    genai[1]["attributes"] += otlp.attrs({"gen_ai.tool.definitions": json.dumps(definitions)})
+    proc = run_import(repo, trace_file(tmp_path, otlp.request(spans), otlp.request(genai)))
+    assert proc.returncode == 0, proc.stderr
+    fixture = read(repo, "fixtures/tool/refund_status.yaml")
+    assert fixture["data"]["parameters"] == schema
+    assert fixture["description"].startswith("TODO: the app says: 退款进度查询.")
+    assert "the parameters are the app's own tool definition" in fixture["description"]
+    # An existing fixture keeps its own parameters: only responses are added.
+    assert read(repo, "fixtures/tool/order_lookup.yaml")["data"]["parameters"]["required"] == [
+        "order_id"
+    ]
+
+
+def test_an_agent_span_alone_carrying_the_messages_is_a_conversation(tmp_path: Path) -> None:
+    repo = repo_copy(tmp_path)
+    user = {"role": "user", "parts": [{"type": "text", "content": "我的快递到哪了"}]}
+    answer = {"role": "assistant", "parts": [{"type": "text", "content": "在路上。"}]}
+    agent = otlp.span("e000000000000001", "invoke_agent", {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.input.messages": json.dumps([user], ensure_ascii=False),
+        "gen_ai.output.messages": json.dumps([answer], ensure_ascii=False),
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "简短。"}],
+                                                 ensure_ascii=False),
+    })  # fmt: skip
+    proc = run_import(repo, trace_file(tmp_path, otlp.request([agent])))
+    assert proc.returncode == 0, proc.stderr
+    case = read(repo, FIRST)
+    assert case["input"] == "我的快递到哪了"
+    assert case["generation_config"] == {"system_prompt": "简短。"}
+    assert case["metadata"]["origin"]["observed"] == {"calls": [], "answer": "在路上。"}

@@ -22,7 +22,14 @@ from evalcase.authoring.traces.draft import (
     existing_cases,
     fixture_files,
 )
-from evalcase.authoring.traces.model import MAX_SPANS, Conversation, Skipped, Span, ToolCall
+from evalcase.authoring.traces.model import (
+    MAX_SPANS,
+    Conversation,
+    Skipped,
+    Span,
+    ToolCall,
+    ToolDefinition,
+)
 from evalcase.authoring.traces.otlp import TraceError, read_file, sniff
 from evalcase.config import Config
 from evalcase.model import FatalError, FileKind
@@ -196,8 +203,13 @@ def plan_trace_import(
         }
         drafts.append((conversation, case_id, data))
     origin = f"imported from {path.name}"
+    definitions: dict[str, ToolDefinition] = {}
+    for conversation in found:
+        for name, declared in conversation.definitions.items():
+            if name not in definitions or definitions[name].parameters is None:
+                definitions[name] = declared
     fixtures, versions = fixture_files(
-        config, calls_by_tool, origin, not allow_personal_data, plan.notes
+        config, calls_by_tool, origin, not allow_personal_data, plan.notes, definitions
     )
     plan.fixtures = fixtures
     for item in fixtures:

@@ -17,7 +17,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from evalcase.authoring.traces import genai, openinference
-from evalcase.authoring.traces.model import Conversation, Observed, Skipped, Span, ToolCall
+from evalcase.authoring.traces.model import (
+    Conversation,
+    Observed,
+    Skipped,
+    Span,
+    ToolCall,
+    ToolDefinition,
+)
 from evalcase.authoring.traces.values import BadValue
 
 # A tool name becomes a fixture ID and a file name: lower snake case ASCII only.
@@ -109,7 +116,7 @@ def _conversation(key: str, items: list[Observed], skipped: list[Skipped]) -> Co
         where = items[0].span.where
         skipped.append(Skipped(where, items[0].span.span_id, f"{key}: no user message"))
         return None
-    system = next((s for i in llm for s in i.system if s), None)
+    system = next((s for i in (*llm, *agents) for s in i.system if s), None)
     proposals: dict[str, ToolCall] = {}
     for item in llm:
         for message in (*item.inputs, *item.outputs):
@@ -144,6 +151,12 @@ def _conversation(key: str, items: list[Observed], skipped: list[Skipped]) -> Co
         if texts:
             answer = texts[-1]
             break
+    definitions: dict[str, ToolDefinition] = {}
+    for item in items:
+        for declared in item.definitions:
+            known = definitions.get(declared.name)
+            if known is None or (known.parameters is None and declared.parameters is not None):
+                definitions[declared.name] = declared
     trace_ids = tuple(dict.fromkeys(i.span.trace_id for i in items))
     spans = tuple(i.span.span_id for i in items)
     convention = (
@@ -162,6 +175,7 @@ def _conversation(key: str, items: list[Observed], skipped: list[Skipped]) -> Co
         items[0].span.where,
         next((i.conversation_id for i in items if i.conversation_id), ""),
         convention,
+        definitions,
     )
 
 

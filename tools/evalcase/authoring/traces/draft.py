@@ -20,11 +20,12 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalcase.authoring.traces.model import Conversation, Skipped, ToolCall
+from evalcase.authoring.traces.model import Conversation, Skipped, ToolCall, ToolDefinition
 from evalcase.config import Config
 from evalcase.model import FatalError
 
@@ -197,7 +198,12 @@ def _bump(version: str) -> str:
 
 
 def fixture_files(
-    config: Config, calls: dict[str, list[ToolCall]], origin: str, redacted: bool, notes: list[str]
+    config: Config,
+    calls: dict[str, list[ToolCall]],
+    origin: str,
+    redacted: bool,
+    notes: list[str],
+    definitions: Mapping[str, ToolDefinition] | None = None,
 ) -> tuple[list[PlannedFile], dict[str, str]]:
     """The tool fixtures to write and each tool's fixture version."""
     from evalcase.yamlwrite import dump_plain, round_trip_dump, round_trip_load
@@ -262,20 +268,32 @@ def fixture_files(
             files.append(PlannedFile(path, text, f"fixture {version} (+{len(new)} response(s))"))
             continue
         versions[name] = "v1"
+        declared = (definitions or {}).get(name)
+        schema = declared.parameters if declared is not None else None
+        if isinstance(schema, Mapping) and schema.get("type") == "object":
+            parameters = dict(schema)
+            said = "the parameters are the app's own tool definition"
+        else:
+            parameters = infer_parameters(calls[name])
+            said = "the parameters are inferred from them"
+        what = (
+            f"the app says: {declared.description}"
+            if declared and declared.description
+            else (f"what {name} does")
+        )
         document = {
             "fixture_id": name,
             "fixture_version": "v1",
             "kind": "tool",
             "description": (
-                f"TODO: what {name} does. Drafted by evalcase import from {len(calls[name])} "
-                "recorded call(s): the parameters are inferred from them and side_effect is "
-                "a guess; check both"
+                f"TODO: {what}. Drafted by evalcase import from {len(calls[name])} recorded "
+                f"call(s): {said}, and side_effect is a guess; check both"
             ),
             "source": f"recorded tool results, {origin}",
             "desensitized": redacted,
             "data": {
                 "name": name,
-                "parameters": infer_parameters(calls[name]),
+                "parameters": parameters,
                 "side_effect": False,
                 "responses": responses,
             },

@@ -21,8 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalcase.authoring.traces.model import Message, Observed, Span, ToolCall
-from evalcase.authoring.traces.values import arguments, items, loads, nested, result, text
+from evalcase.authoring.traces.model import Message, Observed, Span, ToolCall, ToolDefinition
+from evalcase.authoring.traces.values import (
+    arguments,
+    definition,
+    items,
+    loads,
+    nested,
+    result,
+    text,
+)
 
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 _EVENT_ROLES = {
@@ -57,18 +65,35 @@ def observe(span: Span) -> Observed:
             "gen_ai.tool.call.result" in attrs or span.error,
         )
         return Observed(span, "tool", tool=call, conversation_id=conversation)
-    if operation in ("invoke_agent", "create_agent"):
-        return Observed(span, "agent", conversation_id=conversation)
     system = _system(attrs.get("gen_ai.system_instructions"))
     inputs = _parts_messages(attrs.get("gen_ai.input.messages"), "gen_ai.input.messages")
     outputs = _parts_messages(attrs.get("gen_ai.output.messages"), "gen_ai.output.messages")
+    tools = _definitions(attrs.get("gen_ai.tool.definitions"))
+    system += tuple(m.content for m in inputs if m.role == "system" and m.content)
+    inputs = tuple(m for m in inputs if m.role != "system")
+    if operation in ("invoke_agent", "create_agent"):
+        return Observed(
+            span, "agent", system, inputs, outputs, conversation_id=conversation, definitions=tools
+        )
     if not inputs and not outputs:
         inputs, outputs = _older(span)
     if not inputs and not outputs and operation not in LLM_OPERATIONS:
         return Observed(span, "other", conversation_id=conversation)
-    system += tuple(m.content for m in inputs if m.role == "system" and m.content)
-    inputs = tuple(m for m in inputs if m.role != "system")
-    return Observed(span, "llm", system, inputs, outputs, conversation_id=conversation)
+    if not system:
+        system = tuple(m.content for m in inputs if m.role == "system" and m.content)
+        inputs = tuple(m for m in inputs if m.role != "system")
+    return Observed(
+        span, "llm", system, inputs, outputs, conversation_id=conversation, definitions=tools
+    )
+
+
+def _definitions(value: Any) -> tuple[ToolDefinition, ...]:
+    parsed = loads(value, "gen_ai.tool.definitions") if value is not None else None
+    found = (definition(entry) for entry in parsed if isinstance(parsed, list)) if parsed else ()
+    return tuple(
+        ToolDefinition(name, description, parameters if isinstance(parameters, dict) else None)
+        for name, description, parameters in filter(None, found)
+    )
 
 
 def _str(value: Any) -> str:

@@ -66,6 +66,16 @@ class Message:
 
 
 @dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as the app declared it to the model (``gen_ai.tool.definitions``,
+    OpenInference ``llm.tools`` or a TOOL span's ``tool.parameters``)."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Observed:
     """What one span says (a model call, a tool execution, an agent), in any convention."""
 
@@ -76,6 +86,7 @@ class Observed:
     outputs: tuple[Message, ...] = ()
     tool: ToolCall | None = None
     conversation_id: str = ""
+    definitions: tuple[ToolDefinition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,4 +103,4 @@ class Conversation:
     where: str
     conversation_id: str = ""
     convention: str = ""
-    notes: tuple[str, ...] = field(default=())
+    definitions: Mapping[str, ToolDefinition] = field(default_factory=dict)

@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcase.authoring.traces.model import Message, Observed, Span, ToolCall
-from evalcase.authoring.traces.values import arguments, items, loads, nested, result, text
+from evalcase.authoring.traces.model import Message, Observed, Span, ToolCall, ToolDefinition
+from evalcase.authoring.traces.values import (
+    arguments,
+    definition,
+    items,
+    loads,
+    nested,
+    result,
+    text,
+)
 
 KIND = "openinference.span.kind"
 
@@ -43,7 +51,13 @@ def observe(span: Span) -> Observed:
             "error" if span.error else None,
             "output.value" in attrs or span.error,
         )
-        return Observed(span, "tool", tool=call, conversation_id=session)
+        schema = loads(attrs.get("tool.parameters"), "tool.parameters")
+        declared = ToolDefinition(
+            call.name,
+            _str(attrs.get("tool.description")),
+            schema if isinstance(schema, dict) else None,
+        )
+        return Observed(span, "tool", tool=call, conversation_id=session, definitions=(declared,))
     if kind == "AGENT":
         user = text(loads(attrs.get("input.value"), "input.value"))
         answer = text(loads(attrs.get("output.value"), "output.value"))
@@ -60,7 +74,20 @@ def observe(span: Span) -> Observed:
     outputs = _messages(nested(attrs, "llm.output_messages"), "llm.output_messages")
     system = tuple(m.content for m in inputs if m.role == "system" and m.content)
     inputs = tuple(m for m in inputs if m.role != "system")
-    return Observed(span, "llm", system, inputs, outputs, conversation_id=session)
+    tools = []
+    for entry in items(nested(attrs, "llm.tools")):
+        schema = entry.get("tool", {}).get("json_schema") if isinstance(entry, dict) else None
+        found = definition(loads(schema, "llm.tools json_schema"))
+        if found is not None:
+            name, description, parameters = found
+            tools.append(
+                ToolDefinition(
+                    name, description, parameters if isinstance(parameters, dict) else None
+                )
+            )
+    return Observed(
+        span, "llm", system, inputs, outputs, conversation_id=session, definitions=tuple(tools)
+    )
 
 
 def _messages(flat: dict[str, Any], key: str) -> tuple[Message, ...]:

@@ -110,3 +110,18 @@ def arguments(value: Any, key: str) -> dict[str, Any]:
 def result(value: Any, key: str) -> Any:
     """A tool's result: JSON when it holds JSON, else the text."""
     return loads(value, key)
+
+
+def definition(entry: Any) -> tuple[str, str, Any] | None:
+    """(name, description, parameters) of a tool definition, flat (``{type, name,
+    description, parameters}``, as GenAI writes it) or OpenAI-shaped (``{type:
+    function, function: {...}}``)."""
+    if not isinstance(entry, dict):
+        return None
+    raw = entry.get("function")
+    inner: dict[str, Any] = raw if isinstance(raw, dict) else entry
+    name = inner.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    description = inner.get("description")
+    return name, description if isinstance(description, str) else "", inner.get("parameters")
