@@ -461,3 +461,17 @@ def test_an_agent_span_alone_carrying_the_messages_is_a_conversation(tmp_path: P
     assert case["input"] == "我的快递到哪了"
     assert case["generation_config"] == {"system_prompt": "简短。"}
     assert case["metadata"]["origin"]["observed"] == {"calls": [], "answer": "在路上。"}
+
+
+def test_a_fixtures_folder_that_is_a_link_out_of_the_repository_is_refused(
+    tmp_path: Path,
+) -> None:
+    repo = repo_copy(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(repo / "fixtures/tool")
+    (repo / "fixtures/tool").symlink_to(outside)
+    proc = run_import(repo, trace_file(tmp_path, otlp.request(otlp.openinference_refund())))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "refused to write" in proc.stderr or "link" in proc.stderr
+    assert list(outside.iterdir()) == []
