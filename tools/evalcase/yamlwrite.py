@@ -293,39 +293,55 @@ def _copy(value: Any) -> Any:
 _TAG = "tag:yaml.org,2002:"
 
 
+_STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
+
+
 def _node(value: Any, yaml: Any) -> Any:
     """The YAML node of plain data, built directly (what PyYAML's representer would
     build, without its dispatch and alias bookkeeping); _NotPlain as :func:`_copy`."""
-    if type(value) is str:
-        if len(value) > 2000 or _BREAKS.search(value):
-            raise _NotPlain
-        return yaml.ScalarNode(_TAG + "str", value, style=_quote_style(value))
-    if isinstance(value, dict):
-        attached = getattr(value, "ca", None)
-        if attached is not None and (attached.items or attached.comment):
-            raise _NotPlain
-        pairs = []
-        for key, item in value.items():
-            if type(key) is not str:
+    scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+    breaks = _BREAKS.search
+
+    def node(value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            if len(value) > 2000 or breaks(value):
                 raise _NotPlain
-            pairs.append((_node(key, yaml), _node(item, yaml)))
-        return yaml.MappingNode(_TAG + "map", pairs, flow_style=False)
-    if isinstance(value, list):
-        attached = getattr(value, "ca", None)
-        if attached is not None and (attached.items or attached.comment):
-            raise _NotPlain
-        if any(isinstance(item, list) for item in value):
-            raise _NotPlain
-        return yaml.SequenceNode(_TAG + "seq", [_node(v, yaml) for v in value], flow_style=False)
-    if value is None:
-        return yaml.ScalarNode(_TAG + "null", "null")
-    if value is True or value is False:
-        return yaml.ScalarNode(_TAG + "bool", "true" if value else "false")
-    if type(value) is int:
-        return yaml.ScalarNode(_TAG + "int", str(value))
-    if type(value) is float and math.isfinite(value):
-        return _house_dumper().represent_float(None, value)  # PyYAML's own float text
-    raise _NotPlain
+            return scalar(_STR, value, style='"' if "'" in value and _quote_style(value) else None)
+        if kind is dict or (isinstance(value, dict) and not _commented(value)):
+            pairs = []
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _NotPlain
+                pairs.append((node(key), node(item)))
+            return mapping(_MAP, pairs, flow_style=False)
+        if kind is list or (isinstance(value, list) and not _commented(value)):
+            items = []
+            for item in value:
+                if isinstance(item, list):
+                    raise _NotPlain  # ruamel.yaml writes a list in a list its own way
+                items.append(node(item))
+            return sequence(_SEQ, items, flow_style=False)
+        if value is None:
+            return scalar(_TAG + "null", "null")
+        if value is True or value is False:
+            return scalar(_TAG + "bool", "true" if value else "false")
+        if kind is int:
+            return scalar(_TAG + "int", str(value))
+        if kind is float and math.isfinite(value):
+            return _house_dumper().represent_float(None, value)  # PyYAML's own float text
+        raise _NotPlain
+
+    return node(value)
+
+
+def _commented(value: Any) -> bool:
+    """False for a container without comments; _NotPlain for a ruamel.yaml container
+    carrying one (the round-trip dumper keeps it)."""
+    attached = getattr(value, "ca", None)
+    if attached is not None and (attached.items or attached.comment):
+        raise _NotPlain
+    return False
 
 
 def _quote_style(value: str) -> str | None:
