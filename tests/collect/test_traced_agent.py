@@ -176,7 +176,6 @@ def test_the_bounds_refuse_and_say_so(tmp_path: Path) -> None:
     assert "refusing spans" in err and "2 refused (inbox full)" in err
 
 
-@pytest.mark.xfail(strict=True, reason="needs evalcase import of traces (branch s46a)")
 def test_the_collected_conversation_imports_lints_runs_and_audits(
     collected: tuple[Path, str], tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from evalcase.commands.common import (
     root_option,
     split_words,
 )
+
+if TYPE_CHECKING:
+    from evalcase.config import Config
 
 
 @click.command("fmt")
@@ -178,7 +182,7 @@ def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: st
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", metavar="PATH", type=click.Path(exists=True, dir_okay=True))
 @click.option("--dataset", required=True, help="The dataset the draft cases go into.")
 @click.option(
     "--scenario",
@@ -187,11 +191,17 @@ def new_dataset_command(dataset_id: str, owner: str, title: str | None, root: st
     "with bad_case).",
 )
 @click.option("--type", "case_types", default=None, help="Case types of the drafts.")
-@click.option("--skip-invalid", is_flag=True, help="Import the good lines, list the others.")
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Import the good lines, list the others (offline files; of traces, spans that "
+    "cannot be used are always skipped and listed).",
+)
 @click.option(
     "--allow-personal-data",
     is_flag=True,
-    help="Write even though personal data was found (lint will still report it).",
+    help="Write even though personal data was found (lint will still report it); from "
+    "traces: keep it instead of replacing it by placeholders.",
 )
 @click.option("--dry-run", is_flag=True, help="Report what would happen; write nothing.")
 @root_option
@@ -206,13 +216,27 @@ def import_command(
     dry_run: bool,
     root: str | None,
 ) -> None:
-    """Import production bad cases (offline JSONL, schemas/offline-case.schema.json, or
-    CSV with the same columns) as draft observation cases with placeholders for their
-    expectations."""
+    """Import production bad cases as draft observation cases with placeholders for
+    their expectations: OpenTelemetry traces (OTLP/JSON or protobuf, a file or the
+    folder `evalcase collect` writes; each conversation a case, its recorded tool
+    results fixtures, personal data replaced by placeholders), or offline JSONL
+    (schemas/offline-case.schema.json) or CSV with the same columns."""
     from evalcase.authoring.import_ import plan_import, write
     from evalcase.authoring.new import parse_types
+    from evalcase.authoring.traces import is_trace_input
 
     config = config_for(root)
+    if is_trace_input(Path(file)):
+        _import_traces(
+            config,
+            Path(file),
+            dataset,
+            scenario,
+            parse_types(case_types) if case_types else (),
+            allow_personal_data,
+            dry_run,
+        )
+        return
     plan = plan_import(
         config,
         Path(file),
@@ -249,6 +273,64 @@ def import_command(
         f"{len(written)} imported, {len(plan.duplicates)} duplicate(s) skipped, "
         f"{len(plan.invalid)} invalid line(s) skipped; drafts with role observation: "
         "fill their TODO: placeholders and have them reviewed",
+        err=True,
+    )
+
+
+def _import_traces(
+    config: Config,
+    path: Path,
+    dataset: str,
+    scenario: str | None,
+    case_types: tuple[str, ...],
+    allow_personal_data: bool,
+    dry_run: bool,
+) -> None:
+    from evalcase.authoring.traces import plan_trace_import, write_trace_plan
+
+    plan = plan_trace_import(
+        config,
+        path,
+        dataset,
+        stem=scenario,
+        case_types=case_types,
+        allow_personal_data=allow_personal_data,
+    )
+    for skipped in plan.skipped:
+        span = f" span {skipped.span_id}" if skipped.span_id else ""
+        click.echo(f"{skipped.where}: skipped{span}: {skipped.reason}", err=True)
+    for note in plan.notes:
+        click.echo(f"note: {note}", err=True)
+    verb = "replaced" if plan.redacted else "kept (--allow-personal-data)"
+    for found in plan.replaced:
+        shown = f" by {found.placeholder}" if plan.redacted else ""
+        click.echo(f"personal data ({found.kind}) {verb} in {found.where}: {found.masked}{shown}")
+    for conversation, case_id in plan.already:
+        click.echo(f"{conversation.where}: {conversation.key} already imported as {case_id}")
+    for conversation, case_id in plan.duplicates:
+        click.echo(f"{conversation.where}: {conversation.key} skipped: duplicate of {case_id}")
+    if not plan.conversations:
+        click.echo(
+            f"nothing written: no conversation in {path} ({plan.spans} span(s); a conversation "
+            "needs a model call or agent span with a user message)",
+            err=True,
+        )
+        sys.exit(EXIT_FINDINGS)
+    written = [*plan.fixtures, *(c.file for c in plan.cases)]
+    if not dry_run:
+        write_trace_plan(config, plan)
+    for item in written:
+        rel = item.path.relative_to(config.root).as_posix()
+        click.echo(f"{'would write' if dry_run else 'wrote'} {rel} ({item.what})")
+    if not written:
+        click.echo("nothing new: every conversation was imported before", err=True)
+        return
+    kept = "replaced by placeholders" if plan.redacted else "kept"
+    click.echo(
+        f"{len(plan.cases)} case(s) from {plan.conversations} conversation(s) in "
+        f"{plan.spans} span(s), {len(plan.fixtures)} tool fixture(s), "
+        f"{len(plan.replaced)} piece(s) of personal data {kept}; drafts with role "
+        "observation: fill their TODO: placeholders and have them reviewed",
         err=True,
     )
 

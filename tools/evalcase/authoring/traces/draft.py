@@ -1,0 +1,378 @@
+"""Conversations to draft cases and tool fixtures: redacted, deduplicated, planned whole.
+
+Each conversation becomes one draft case (``input``, or ``interaction`` for more than one
+user turn; the system instructions as ``generation_config.system_prompt``; the tools it
+called as ``available_tools`` at the fixture versions written here). Each recorded tool
+result becomes a response ``{when: <the call's arguments>, result | error}`` of the tool's
+fixture: a new fixture (``v1``, parameters inferred from the calls, a ``TODO:``
+description) or the next version of the fixture with that ID (the responses appended,
+before a final response without ``when``). The agent's calls and answer are kept in
+``metadata.origin.observed``, for the reviewer: what happened, never the expectation.
+
+Personal data (``evalcase.pii``) in the turns, the system instructions, arguments,
+results and the observed answer is replaced by placeholders, one per value across the
+whole import (``<EMAIL_1>``), unless ``allow_personal_data``: a case and its fixtures
+then agree, and an agent repeating the placeholder makes the recorded call.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcase.authoring.traces.model import Conversation, Skipped, ToolCall, ToolDefinition
+from evalcase.config import Config
+from evalcase.model import FatalError
+
+_LISTED_SPANS = 12
+
+
+@dataclass(frozen=True)
+class Replacement:
+    placeholder: str
+    kind: str
+    masked: str
+    where: str
+
+
+class Redactor:
+    """Stable placeholders: the same value (normalised) the same placeholder."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.placeholders: dict[tuple[str, str], str] = {}
+        self.counts: dict[str, int] = {}
+        self.found: list[Replacement] = []
+
+    def text(self, value: str, where: str) -> str:
+        from evalcase.pii import find_personal_data
+
+        matches = find_personal_data(value)
+        if not matches:
+            return value
+        for match in matches:
+            key = (match.kind, match.normalised)
+            if key not in self.placeholders:
+                self.counts[match.kind] = self.counts.get(match.kind, 0) + 1
+                self.placeholders[key] = f"<{match.kind.upper()}_{self.counts[match.kind]}>"
+            self.found.append(Replacement(self.placeholders[key], match.kind, match.masked, where))
+        if not self.enabled:
+            return value
+        out = value
+        for match in sorted(matches, key=lambda m: m.start, reverse=True):
+            out = (
+                out[: match.start]
+                + self.placeholders[(match.kind, match.normalised)]
+                + out[match.end :]
+            )
+        return out
+
+    def value(self, value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            return self.text(value, where)
+        if isinstance(value, dict):
+            return {
+                self.text(k, f"{where} (a key)"): self.value(v, f"{where}.{k}")
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return value
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: Path
+    text: str
+    what: str  # "case", "new fixture", "fixture v3" ...
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    case_id: str
+    conversation: Conversation
+    file: PlannedFile
+
+
+@dataclass
+class TracePlan:
+    """What a trace import would write; nothing is written before it is complete."""
+
+    cases: list[PlannedCase] = field(default_factory=list)
+    fixtures: list[PlannedFile] = field(default_factory=list)
+    already: list[tuple[Conversation, str]] = field(default_factory=list)
+    duplicates: list[tuple[Conversation, str]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    replaced: list[Replacement] = field(default_factory=list)
+    redacted: bool = True
+    conversations: int = 0
+    spans: int = 0
+
+
+def trace_key(conversation: Conversation) -> str:
+    return conversation.key
+
+
+def existing_cases(config: Config) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """(trace key -> case ID of every case imported from a trace, tool -> the cases
+    whose ``tool_schema`` pins it)."""
+    from evalcase.loader import load
+
+    keys: dict[str, str] = {}
+    pins: dict[str, list[str]] = {}
+    for path in sorted((config.root / "datasets").glob("*/cases/*.yaml")):
+        data = load(path.name, path.read_bytes()).data
+        if not isinstance(data, dict):
+            continue
+        meta = data.get("metadata")
+        origin = meta.get("origin") if isinstance(meta, dict) else None
+        key = origin.get("trace_key") if isinstance(origin, dict) else None
+        if isinstance(key, str):
+            keys.setdefault(key, path.stem)
+        schema = data.get("tool_schema")
+        for tool in schema if isinstance(schema, dict) else ():
+            pins.setdefault(str(tool), []).append(path.stem)
+    return keys, pins
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def infer_parameters(calls: list[ToolCall]) -> dict[str, Any]:
+    """A JSON Schema of the arguments seen: each argument's types, those in every call
+    required."""
+    types: dict[str, list[str]] = {}
+    for call in calls:
+        for name, value in call.arguments.items():
+            kinds = types.setdefault(name, [])
+            kind = _json_type(value)
+            if kind not in kinds:
+                kinds.append(kind)
+    for kinds in types.values():
+        if "integer" in kinds and "number" in kinds:
+            kinds.remove("integer")
+    properties = {
+        name: {"type": kinds[0] if len(kinds) == 1 else sorted(kinds)}
+        for name, kinds in types.items()
+    }
+    required = [n for n in types if all(n in c.arguments for c in calls)]
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _response(call: ToolCall) -> dict[str, Any]:
+    response: dict[str, Any] = {"when": dict(call.arguments)}
+    if call.error is not None:
+        message = call.result if isinstance(call.result, str) else ""
+        code = re.sub(r"[^a-z0-9_]+", "_", call.error.lower()).strip("_") or "tool_error"
+        response["error"] = {"code": code, "message": message} if message else code
+    else:
+        response["result"] = call.result
+    return response
+
+
+def _bump(version: str) -> str:
+    number = int(version[1:]) if re.fullmatch(r"v[0-9]+", version) else 0
+    return f"v{number + 1}"
+
+
+def fixture_files(
+    config: Config,
+    calls: dict[str, list[ToolCall]],
+    origin: str,
+    redacted: bool,
+    notes: list[str],
+    definitions: Mapping[str, ToolDefinition] | None = None,
+) -> tuple[list[PlannedFile], dict[str, str]]:
+    """The tool fixtures to write and each tool's fixture version."""
+    from evalcase.yamlwrite import dump_plain, round_trip_dump, round_trip_load
+
+    files: list[PlannedFile] = []
+    versions: dict[str, str] = {}
+    folder = config.root / "fixtures" / "tool"
+    for name in sorted(calls):
+        answered = [c for c in calls[name] if c.answered]
+        unanswered = len(calls[name]) - len(answered)
+        if unanswered:
+            notes.append(f"{name}: {unanswered} call(s) without a recorded result (no response)")
+        responses: list[dict[str, Any]] = []
+        seen: dict[str, str] = {}
+        for call in answered:
+            response = _response(call)
+            when = json.dumps(response["when"], sort_keys=True, ensure_ascii=False)
+            body = json.dumps(response, sort_keys=True, ensure_ascii=False, default=str)
+            if when in seen:
+                if seen[when] != body:
+                    notes.append(
+                        f"{name}: the same arguments answered differently ({when}); the first kept"
+                    )
+                continue
+            seen[when] = body
+            responses.append(response)
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            data = round_trip_load(path.read_text("utf-8"))
+            inner = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(inner, dict):
+                raise FatalError(f"{path.relative_to(config.root)}: not a tool fixture with data")
+            existing = inner.get("responses") or []
+            known = {
+                json.dumps(r.get("when"), sort_keys=True, ensure_ascii=False, default=str)
+                for r in existing
+                if isinstance(r, dict)
+            }
+            new = [
+                r
+                for r in responses
+                if json.dumps(r["when"], sort_keys=True, ensure_ascii=False) not in known
+            ]
+            version = str(data.get("fixture_version") or "v1")
+            if not new:
+                versions[name] = version
+                continue
+            at = len(existing)
+            if existing and isinstance(existing[-1], dict) and "when" not in existing[-1]:
+                at -= 1  # before a response that answers every call
+            version = _bump(version)
+            versions[name] = version
+            original = path.read_text("utf-8")
+            if "responses" in inner:
+                text = _inserted(original, existing, at, new, version)
+            else:
+                text = _added(original, data, inner, new, version)
+            if text is None:
+                inner["responses"] = list(existing[:at]) + new + list(existing[at:])
+                data["fixture_version"] = version
+                text = round_trip_dump(data)
+            files.append(PlannedFile(path, text, f"fixture {version} (+{len(new)} response(s))"))
+            continue
+        versions[name] = "v1"
+        declared = (definitions or {}).get(name)
+        schema = declared.parameters if declared is not None else None
+        if isinstance(schema, Mapping) and schema.get("type") == "object":
+            parameters = dict(schema)
+            said = "the parameters are the app's own tool definition"
+        else:
+            parameters = infer_parameters(calls[name])
+            said = "the parameters are inferred from them"
+        what = (
+            f"the app says: {declared.description}"
+            if declared and declared.description
+            else (f"what {name} does")
+        )
+        document = {
+            "fixture_id": name,
+            "fixture_version": "v1",
+            "kind": "tool",
+            "description": (
+                f"TODO: {what}. Drafted by evalcase import from {len(calls[name])} recorded "
+                f"call(s): {said}, and side_effect is a guess; check both"
+            ),
+            "source": f"recorded tool results, {origin}",
+            "desensitized": redacted,
+            "data": {
+                "name": name,
+                "parameters": parameters,
+                "side_effect": False,
+                "responses": responses,
+            },
+        }
+        files.append(PlannedFile(path, dump_plain(copy.deepcopy(document)), "new fixture"))
+    return files, versions
+
+
+def _inserted(
+    text: str, existing: Any, at: int, new: list[dict[str, Any]], version: str
+) -> str | None:
+    """``text`` with ``new`` responses inserted in its block list ``data.responses``
+    before item ``at`` (or after the last), and ``fixture_version`` set: every other line
+    kept as it is (comments included), without dumping the whole file again. None when
+    the list is not a block list the text can be cut at (the caller dumps it whole)."""
+    from evalcase.loader import load
+    from evalcase.yamlwrite import dump_plain, set_scalars
+
+    if not existing or not hasattr(existing, "lc") or existing.fa.flow_style():
+        return None
+    bumped = set_scalars(text, {("fixture_version",): version})
+    lines = bumped.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    line, column = existing.lc.item(min(at, len(existing) - 1))
+    dash = column - 2
+    if line >= len(lines) or lines[line][dash : dash + 1] != "-":
+        return None
+    if at < len(existing):
+        cut = line
+    else:  # after the last item: the first line indented at most the dash's column
+        cut = line + 1
+        while cut < len(lines):
+            stripped = lines[cut].strip()
+            indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
+            if stripped and not stripped.startswith("#") and indent <= dash:
+                break
+            cut += 1
+        while cut > line + 1 and not lines[cut - 1].strip():
+            cut -= 1
+    block = dump_plain({"responses": new}).splitlines(keepends=True)[1:]
+    pad = " " * dash
+    moved = [pad + b[2:] if b.strip() else b for b in block]
+    result = "".join(lines[:cut] + moved + lines[cut:])
+    expected = load("a", bumped.encode("utf-8")).data
+    responses = expected["data"]["responses"]
+    expected["data"]["responses"] = responses[:at] + new + responses[at:]
+    back = load("b", result.encode("utf-8"))
+    return result if not back.findings and back.data == expected else None
+
+
+def _added(text: str, data: Any, inner: Any, new: list[dict[str, Any]], version: str) -> str | None:
+    """``text`` with a ``responses`` list of ``new`` added as the last key of its block
+    mapping ``data``, and ``fixture_version`` set; None when that cannot be cut in."""
+    from evalcase.loader import load
+    from evalcase.yamlwrite import dump_plain, set_scalars
+
+    if not inner or not hasattr(inner, "lc") or inner.fa.flow_style():
+        return None
+    bumped = set_scalars(text, {("fixture_version",): version})
+    lines = bumped.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    key_line, key_column = data.lc.key("data")
+    child = inner.lc.key(next(iter(inner)))[1]
+    cut = key_line + 1
+    while cut < len(lines):
+        stripped = lines[cut].strip()
+        indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
+        if stripped and not stripped.startswith("#") and indent <= key_column:
+            break
+        cut += 1
+    while cut > key_line + 1 and not lines[cut - 1].strip():
+        cut -= 1
+    block = dump_plain({"responses": new}).splitlines(keepends=True)
+    pad = " " * child
+    moved = [pad + b if b.strip() else b for b in block]
+    result = "".join(lines[:cut] + moved + lines[cut:])
+    expected = load("a", bumped.encode("utf-8")).data
+    expected["data"]["responses"] = new
+    back = load("b", result.encode("utf-8"))
+    return result if not back.findings and back.data == expected else None
