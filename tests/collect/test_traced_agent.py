@@ -17,17 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from evalcase.collect.inbox import Skipped, read_inbox
 from tests.collect.model_server import model_server
-from tests.helpers import REPO_ROOT, bundled_repo, init_repo, invoke, serving
+from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke, serving
 
 pytestmark = pytest.mark.slow
+STEM = ("--scenario", "shop_order_refund")  # a new dataset has no case to take an ID stem from
 
 AGENT = Path(__file__).with_name("traced_agent.py")
 RECORDED = REPO_ROOT / "tests" / "authoring" / "data" / "traces" / "agents_sdk_inbox.jsonl"
 ENV = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "tools")}
-BAD = "Where is my order A-1001? I am jane.doe@example.com, +1 415 555 0134."
+BAD = "Where is my order A-1001? I am jane.doe@gmail.com, +1 415 555 0134."
 FINE = "Where is my order A-2002?"
 
 
@@ -105,7 +107,7 @@ def test_the_inbox_holds_the_marked_conversation_with_its_tool_calls_and_hex_ids
     assert json.loads(tools[0]["output.value"])["status"] == "delayed"
     llm = [attrs(s) for s in by_kind["LLM"]]
     assert len(llm) == 3 and all(a["llm.model_name"] == "scripted" for a in llm)
-    assert "jane.doe@example.com" in llm[0]["llm.input_messages.1.message.content"]
+    assert "jane.doe@gmail.com" in llm[0]["llm.input_messages.1.message.content"]
     assert "you can get a refund" in llm[-1]["output.value"]
     marked = [s for s in found if attrs(s).get("user.feedback") == "thumbs_down"]
     assert [s["name"] for s in marked] == ["conversation"]
@@ -185,33 +187,78 @@ def test_the_collected_conversation_imports_lints_runs_and_audits(
     recorded results back from the fixtures (its answer depends on them); the audit says
     what it does not check yet."""
     source, _ = collected
-    repo = bundled_repo(tmp_path / "cases")
+    # A repository of its own (no fixture of these tools yet: the import writes them).
+    repo = init_repo(tmp_path / "cases")
+    (repo / "evalcase.toml").write_text("", "utf-8")
+    assert invoke("new-dataset", "shop_traces", cwd=repo).returncode == 0
+    commit_all(repo, "a dataset for the traces")
     inbox = source / ".git" / "evalcase" / "inbox"
-    r = invoke("import", str(inbox), "--dataset", "shop_traces", cwd=repo)
+    r = invoke("import", str(inbox), "--dataset", "shop_traces", *STEM, cwd=repo)
     assert r.returncode == 0, r.stderr
     written = "\n".join(
         p.read_text("utf-8")
         for folder in ("datasets", "fixtures")
         for p in (repo / folder).rglob("*.yaml")
     )
-    assert "jane.doe@example.com" not in written and "555 0134" not in written
+    assert "jane.doe@gmail.com" not in written and "555 0134" not in written
     assert "order_lookup" in written and "refund_policy" in written and "A-1001" in written
     r = invoke("lint", "--format", "json", "datasets/shop_traces", cwd=repo)
     findings = json.loads(r.stdout)
-    assert findings and all("TODO" in f["message"] for f in findings), r.stdout
-    again = invoke("import", str(inbox), "--dataset", "shop_traces", cwd=repo)
-    assert again.returncode == 0 and (repo / "datasets").exists()
+    # Only what a reviewer must write: the TODO fields (EC451), the usage rights (EC405),
+    # and the new dataset's suite, which selects by the risk level the draft leaves TODO.
+    assert findings and {f["code"] for f in findings} <= {"EC451", "EC405", "EC310"}, r.stdout
+    again = invoke("import", str(inbox), "--dataset", "shop_traces", *STEM, cwd=repo)
+    assert again.returncode == 0, again.stderr
     assert "nothing new" in again.stdout + again.stderr
+    (draft,) = (repo / "datasets" / "shop_traces" / "cases").glob("*.yaml")
+    r = invoke("audit", "shop_traces", "--progress", "none", cwd=repo)
+    # Nothing to audit yet is an error, never a pass, and it says why: the TODO fields.
+    assert r.returncode == 2 and "not runnable yet" in r.stderr, r.stderr
+    assert draft.name in r.stderr and "TODO" in r.stderr, r.stderr
+    _review(draft)
+    commit_all(repo, "the trace draft reviewed")
+    r = invoke("lint", "--format", "json", "datasets/shop_traces", cwd=repo)
+    assert [f for f in json.loads(r.stdout) if f["severity"] == "error"] == [], r.stdout
     with serving(model_server()) as model:
         r = invoke(
             "run", "shop_traces", "--agent", "openai:scripted", "--base-url", model + "/v1",
-            cwd=repo, env={"OPENAI_API_KEY": "not-a-key"},
+            "--progress", "none", cwd=repo, env={"OPENAI_API_KEY": "not-a-key"},
         )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     (attempts,) = (repo / "outputs").rglob("attempts.jsonl")
     (record,) = [json.loads(line) for line in attempts.read_text("utf-8").splitlines()]
     assert [c["tool"] for c in record["calls"]] == ["order_lookup", "refund_policy"]
     assert "delayed" in json.dumps(record["calls"][0])  # the recorded result, replayed
+    assert "no_matching_response" not in json.dumps(record)
     assert record["output"] == "Order A-1001 is delayed; you can get a refund."
-    r = invoke("audit", "shop_traces", cwd=repo)
-    assert "not check" in r.stdout + r.stderr
+
+
+def _review(path: Path) -> None:
+    """What a reviewer does first: the expectation written (the calls the conversation
+    needed, as the observed outcome shows them), every TODO field filled, usage approved."""
+    from evalcase.yamlwrite import round_trip_dump
+
+    case = yaml.safe_load(path.read_text("utf-8"))
+    observed = case["metadata"]["origin"]["observed"]
+
+    def filled(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith("TODO"):
+            return "Reviewed: " + value.split(":", 1)[1].strip()
+        if isinstance(value, list):
+            return [filled(v) for v in value]
+        if isinstance(value, dict):
+            return {k: filled(v) for k, v in value.items()}
+        return value
+
+    case = filled(case)
+    case["difficulty"] = "Medium"
+    case["ability_tags"] = ["tool use"]
+    case["expected_calls"] = {
+        "order": "in_order",
+        "calls": [{"tool": c["tool"], "args": dict(c["args"])} for c in observed["calls"]],
+    }
+    case["rubric"] = ["The answer gives the order's status and whether it can be refunded."]
+    case["evaluator_config"] = {"graders": [{"type": "tool_calls"}]}
+    case["risk_level"] = "P2"
+    case["metadata"]["usage_rights_status"] = "approved_for_evaluation"
+    path.write_text(round_trip_dump(case), "utf-8")

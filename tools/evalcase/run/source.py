@@ -120,7 +120,11 @@ def _read(
             + ("\n  ..." if len(lines) > 20 else "")
         )
     if not dataset.tasks:
-        raise FatalError(f"dataset {dataset_id} has no case to run")
+        why = [f"  {path}: {why}" for path, whys in skipped.items() for why in whys]
+        raise FatalError(
+            f"dataset {dataset_id} has no case to run"
+            + ("; not runnable yet:\n" + "\n".join(why[:20]) if why else "")
+        )
     tasks = with_handlers(dataset.tasks, config)
     source = Source(
         dataset_id=dataset_id,
