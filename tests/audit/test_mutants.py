@@ -217,3 +217,23 @@ def test_tag_refuses_a_release_with_a_mutant_finding(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert f"{CASE_ID}: mutants: collateral_damage (state_match)" in refused.stderr
     assert f"{CASE_ID}: mutants: drop_passes (state_match)" in refused.stderr
+
+
+@pytest.mark.slow
+def test_a_foreign_write_never_made_is_inconclusive_not_a_finding(tmp_path: Path) -> None:
+    """The gold's freeze ends the conversation (like tau2's transfer), so the foreign
+    write after it is never made: that proves nothing, whatever the gold's own call did."""
+    repo = make(tmp_path)
+    freeze = repo / "fixtures/tool/account_freeze.yaml"
+    freeze.write_text(
+        FREEZE.replace(
+            "      result_from: '{\"frozen\": true}'\n",
+            "      result_from: '{\"frozen\": true}'\n      ends_conversation: true\n",
+        ),
+        "utf-8",
+    )
+    commit_all(repo, "the freeze ends the conversation")
+    found = facts(repo)
+    assert mutants(found)["foreign-account_freeze"] == "inconclusive"
+    assert [k for k, _ in kinds(found)] == ["drop_passes"]
+    assert any("changed nothing" in w for w in found["warnings"])  # type: ignore[attr-defined]

@@ -9,7 +9,8 @@ its own answer key, run as the audit's ``mutants`` agent:
   call is not needed or nothing checks it. A case declares a call redundant by its tool
   (``audit: {redundant_calls: [tool], reason: ...}``): no drop mutant for that tool's calls.
 - **foreign write** (``foreign``): the gold plus one write on an entity the case does not
-  concern, appended to the gold's last turn. A pass is **collateral damage**: the graders
+  concern, made right after the gold's own call of that tool (before any call that may
+  end the conversation, a transfer say). A pass is **collateral damage**: the graders
   let a write outside the task go unseen (tau2-bench #459). Determined from the contract:
 
   - a *write tool* is a tool offered to the agent whose fixture declares
@@ -167,11 +168,10 @@ def foreigns(task: Task) -> list[Mutant]:
         return []
     mentioned = concerned(task)
     turns = plan_turns(task)
-    last = max((i for i, calls in enumerate(turns) if calls), default=len(turns) - 1)
     out = []
     done: set[str] = set()
-    for calls in turns:
-        for call in calls:
+    for at, calls in enumerate(turns):
+        for position, call in enumerate(calls):
             tool = str(call["tool"])
             if tool not in writes or tool in done or not isinstance(call.get("args"), dict):
                 continue
@@ -190,7 +190,7 @@ def foreigns(task: Task) -> list[Mutant]:
             if not entity:
                 continue
             mutated = [list(x) for x in turns]
-            mutated[last].append({"tool": tool, "args": args})
+            mutated[at].insert(position + 1, {"tool": tool, "args": args})
             m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
             m = replace(m, turns=_freeze(mutated))
             out.append(replace(m, task=_variant(task, m.name)))

@@ -161,11 +161,17 @@ def _passing(result: AttemptResult) -> tuple[tuple[str, ...], str]:
 
 
 def _foreign_took_effect(mutant: Mutant, record: AttemptRecord) -> bool:
-    """The foreign write is the mutant's last call of its tool: it must have changed the
-    state (refused, failed or a no-op, it proves nothing)."""
-    calls = [c for c in record.calls if c.tool == mutant.tool]
-    last = calls[-1] if calls else None
-    return last is not None and last.ok is not False and last.error is None and bool(last.changes)
+    """The foreign write (its tool, its arguments) was made and changed the state: not
+    made, refused, failed or a no-op, it proves nothing."""
+    wanted = dict(mutant.args or {})
+    return any(
+        c.tool == mutant.tool
+        and dict(c.arguments) == wanted
+        and c.ok is not False
+        and c.error is None
+        and bool(c.changes)
+        for c in record.calls
+    )
 
 
 def mutant_findings(
