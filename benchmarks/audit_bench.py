@@ -1,8 +1,10 @@
 """`evalcase audit` on tau2-bench's domains: seven agents over every task, timed.
 
-The audit runs, for every case, the gold oracle and the six panel agents, each as one run
-through the normal runner, then grades them (docs/audit.md). The goal (issue 35): airline
-and retail, 164 tasks x 7 agents, under 5 minutes on the 2-core machine.
+The audit runs, for every case, the gold oracle, the six panel agents and the gold's
+mutants (issue 45: the gold without each expected call, the gold plus one foreign write),
+each as one run through the normal runner, then grades them (docs/audit.md). The goal
+(issue 35): airline and retail, 164 tasks x 7 agents, under 5 minutes on the 2-core
+machine; with the mutants (issue 45), airline, retail and telecom under 10 minutes.
 
 Usage, from the repository root::
 

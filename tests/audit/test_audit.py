@@ -169,11 +169,12 @@ def test_an_interrupted_audit_resumes_its_runs(repo: Path) -> None:
 
     case = "refund_eligibility_001"
     first = audit_one(repo, case, keep_runs=True)
+    from evalcase.audit_facts import AUDIT_VERSION
     from evalcase.audit_facts.store import root_of
 
     work = next((root_of(repo) / "work").iterdir())
     # As if interrupted: the facts were never written, the refuse run stopped midway.
-    shutil.rmtree(root_of(repo) / "v1")
+    shutil.rmtree(root_of(repo) / f"v{AUDIT_VERSION}")
     refuse = next(work.glob(f"runs/*/{first.runs['refuse']}"))
     (refuse / "attempts.jsonl").write_text("", "utf-8")
     meta = json.loads((refuse / "run.json").read_text("utf-8"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcase.audit_facts import store
+from evalcase.audit_facts import AUDIT_VERSION, store
 from evalcase.config import load_config
 from evalcase.index.dataset import load_dataset
 from tests.helpers import GIT_ENV, bundled_repo, commit_all, git, invoke
@@ -24,9 +24,9 @@ def forge(repo: Path) -> Path:
     index = load_dataset(repo, "crm_safety_set", config=config).index
     [case] = [c for c in index.cases if c.path == CASE_FILE]
     key = store.key_for(index, case, tuple(sorted(config.governance_fields)))
-    path = repo / ".evalcase" / "audit" / "v1" / "cases" / key[:2] / f"{key}.json"
+    path = repo / ".evalcase" / "audit" / f"v{AUDIT_VERSION}" / "cases" / key[:2] / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    forged = {"key": key, "audit_version": "1", "status": "passed", "findings": []}
+    forged = {"key": key, "audit_version": AUDIT_VERSION, "status": "passed", "findings": []}
     path.write_text(json.dumps(forged), "utf-8")
     summary = repo / ".evalcase" / "audit" / "datasets" / "crm_safety_set.json"
     summary.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +83,7 @@ def test_forged_facts_in_the_tree_decide_nothing(tmp_path: Path) -> None:
     assert (clone / forged).read_text("utf-8") == forged_text
     own = store.root_of(clone)
     assert own.is_relative_to(clone / ".git")
-    [honest] = list((own / "v1" / "cases").rglob("*.json"))
+    [honest] = list((own / f"v{AUDIT_VERSION}" / "cases").rglob("*.json"))
     honest_text = honest.read_text("utf-8")
     assert json.loads(honest_text)["status"] == "findings"
     # A pull that brings forged facts again never writes over this machine's.

@@ -10,6 +10,9 @@ environment and the case's own graders:
 - a **panel** of degenerate agents (``silent``, ``refuse``, ``handoff``, ``echo``,
   ``parrot``, ``flail``): none may pass, unless the case declares that behaviour right
   (``audit: {may_pass: [refuse]}``);
+- **gold mutants** (:mod:`~evalcase.audit.mutants`): the gold without one expected call,
+  and the gold plus one write on an entity the case does not concern: each must fail
+  (a pass is a finding: ``drop_passes``, ``collateral_damage``);
 
 and says, per case, which criteria a deterministic grader covers and which rest on the
 judge alone. The results are facts keyed by the case's content digest and
@@ -29,11 +32,13 @@ from __future__ import annotations
 # What the stored facts' keys are made with (bump it there: evalcase.audit_facts).
 from evalcase.audit_facts import AUDIT_VERSION
 
-__all__ = ["AGENTS", "AUDIT_VERSION", "GOLD", "JUDGED_GRADERS", "PANEL"]
+__all__ = ["AGENTS", "AUDIT_VERSION", "GOLD", "JUDGED_GRADERS", "MUTANTS", "PANEL"]
 
 GOLD = "gold"
 PANEL: tuple[str, ...] = ("silent", "refuse", "handoff", "echo", "parrot", "flail")
-AGENTS: tuple[str, ...] = (GOLD, *PANEL)
+# the gold oracle on mutated answer keys (evalcase.audit.mutants): one run, one attempt each
+MUTANTS = "mutants"
+AGENTS: tuple[str, ...] = (GOLD, *PANEL, MUTANTS)
 
 # Graders whose verdict needs a judge or a person: the audit never calls them, and a case
 # whose only hard checks are these rests on the judge (docs/audit.md).

@@ -155,3 +155,4 @@ SPECS: dict[str, str] = {
     name: f"py:evalcase.audit.agents:{name}"
     for name in ("gold", "silent", "refuse", "handoff", "echo", "parrot", "flail")
 }
+SPECS["mutants"] = SPECS["gold"]  # the gold oracle, each mutant with its own answer key

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from evalcase import __version__
-from evalcase.audit import AGENTS, AUDIT_VERSION, GOLD
+from evalcase.audit import AGENTS, AUDIT_VERSION, GOLD, MUTANTS
 from evalcase.audit.agents import SPECS
 from evalcase.audit.keys import keys_for
+from evalcase.audit.mutants import Mutant, mutants_for, origin_id
 from evalcase.audit.verdicts import case_audit
 from evalcase.audit_facts import store
 from evalcase.config import Config
@@ -93,10 +94,13 @@ def needs_parrot(task: Task) -> bool:
 
 
 def tasks_for(agent: str, tasks: Sequence[Task]) -> list[Task]:
+    if agent == MUTANTS:
+        return [m.task for t in tasks for m in mutants_for(t)]
     return [t for t in tasks if agent != "parrot" or needs_parrot(t)]
 
 
 ProgressFor = Callable[[str], Any]
+MutantRun = tuple[Mutant, Any, Any]  # the mutant, its AttemptResult, its AttemptRecord
 
 
 def audit(
@@ -195,7 +199,11 @@ def _run_session(
     runs_dir = work / "runs"
     work.mkdir(parents=True, exist_ok=True)
     key_file = work / "keys.json"
-    key_file.write_text(json.dumps(keys_for(todo), ensure_ascii=False), "utf-8")
+    answer_keys = keys_for(todo)
+    if MUTANTS in options.agents:
+        for task in todo:
+            answer_keys.update({m.task.agent.attempt_key: m.key() for m in mutants_for(task)})
+    key_file.write_text(json.dumps(answer_keys, ensure_ascii=False), "utf-8")
     session_path = work / SESSION
     session: dict[str, str] = {}
     if session_path.is_file():
@@ -251,14 +259,18 @@ def _run_session(
             prompts=loaded.dataset.prompts,
         )  # fmt: skip
         folders[agent] = result.path
-    _grade_and_store(config, todo, keys, folders)
+    _grade_and_store(config, todo, keys, folders, MUTANTS in options.agents)
     if not options.keep_runs:
         shutil.rmtree(work, ignore_errors=True)
     return session
 
 
 def _grade_and_store(
-    config: Config, todo: Sequence[Task], keys: Mapping[str, str], folders: Mapping[str, Path]
+    config: Config,
+    todo: Sequence[Task],
+    keys: Mapping[str, str],
+    folders: Mapping[str, Path],
+    with_mutants: bool = True,
 ) -> None:
     from evalcase.contract import records
     from evalcase.grade.context import GradeContext
@@ -271,22 +283,40 @@ def _grade_and_store(
     by_id = {t.case_id: t for t in todo}
     results: dict[str, dict[str, AttemptResult | None]] = {t.case_id: {} for t in todo}
     attempts: dict[str, dict[str, Mapping[str, Any] | None]] = {t.case_id: {} for t in todo}
+    mutants: dict[str, dict[str, Mutant]] = {
+        t.case_id: {m.task.case_id: m for m in mutants_for(t)} if with_mutants else {} for t in todo
+    }
+    graded: dict[str, dict[str, MutantRun]] = {t.case_id: {} for t in todo}
     for agent, folder in folders.items():
         for record in read_run(folder).attempts:
-            task = by_id.get(record.case_id)
+            task = by_id.get(origin_id(record.case_id))
             if task is None:
                 continue
             trusted = records.observe(record, task.env.initial_state)
-            results[task.case_id][agent] = grade_attempt(task.judge, trusted, ctx)
+            result = grade_attempt(task.judge, trusted, ctx)
+            if agent == MUTANTS:
+                mutant = mutants[task.case_id].get(record.case_id)
+                if mutant is not None:
+                    graded[task.case_id][record.case_id] = (mutant, result, record)
+                continue
+            results[task.case_id][agent] = result
             attempts[task.case_id][agent] = record.to_json()
     stamp = _now()
     for task in todo:
-        audited = case_audit(task, results[task.case_id], attempts[task.case_id])
+        ran = [graded[task.case_id].get(m) for m in mutants[task.case_id]]
+        audited = case_audit(
+            task,
+            results[task.case_id],
+            attempts[task.case_id],
+            mutants=[r for r in ran if r is not None] if with_mutants else None,
+        )
         facts = {
             **audited.to_dict(),
             "audited_at": stamp,
             "evalcase_version": __version__,
-            "agents_run": sorted(a for a in results[task.case_id]),
+            "agents_run": sorted(
+                {*results[task.case_id], *([MUTANTS] if graded[task.case_id] else [])}
+            ),
         }
         if GOLD not in results[task.case_id]:
             facts["warnings"] = [*facts["warnings"], "the gold oracle was not run"]

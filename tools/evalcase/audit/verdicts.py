@@ -28,9 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcase.audit import GOLD, JUDGED_GRADERS, PANEL
+from evalcase.audit import GOLD, JUDGED_GRADERS, MUTANTS, PANEL
 from evalcase.audit.coverage import criteria, warnings
+from evalcase.audit.mutants import Mutant, redundant
 from evalcase.audit_facts.store import FINDINGS, PASSED, UNPROVEN
+from evalcase.contract.attempt import AttemptRecord
 from evalcase.contract.task import Task
 from evalcase.grade.engine import AttemptResult, decides
 from evalcase.grade.model import GraderResult
@@ -51,7 +53,7 @@ def declared(task: Task) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # gold_fails, gold_error, panel_passes
+    kind: str  # gold_fails, gold_error, panel_passes, drop_passes, collateral_damage
     agent: str
     reason: str
     graders: tuple[str, ...] = ()
@@ -73,6 +75,7 @@ class CaseAudit:
     warnings: tuple[str, ...]
     agents: Mapping[str, Any] = field(default_factory=dict)  # agent -> verdict and graders
     criteria: tuple[Any, ...] = ()
+    mutants: tuple[Mapping[str, Any], ...] = ()  # each mutant: what it changed, its outcome
 
     @property
     def status(self) -> str:
@@ -95,6 +98,8 @@ class CaseAudit:
             "declared": list(declared(self.task)),
             "agents": dict(self.agents),
             "criteria": [c.to_dict() for c in self.criteria],
+            "mutants": [dict(m) for m in self.mutants],
+            "redundant_calls": sorted(redundant(self.task)),
         }
 
 
@@ -155,11 +160,60 @@ def _passing(result: AttemptResult) -> tuple[tuple[str, ...], str]:
     return names, why
 
 
+def _foreign_took_effect(mutant: Mutant, record: AttemptRecord) -> bool:
+    """The foreign write (its tool, its arguments) was made and changed the state: not
+    made, refused, failed or a no-op, it proves nothing."""
+    wanted = dict(mutant.args or {})
+    return any(
+        c.tool == mutant.tool
+        and dict(c.arguments) == wanted
+        and c.ok is not False
+        and c.error is None
+        and bool(c.changes)
+        for c in record.calls
+    )
+
+
+def mutant_findings(
+    runs: Sequence[tuple[Mutant, AttemptResult, AttemptRecord]],
+) -> tuple[list[Finding], list[str], list[dict[str, Any]]]:
+    """Findings, warnings and the stored record of each mutant (module doc)."""
+    findings: list[Finding] = []
+    notes: list[str] = []
+    stored: list[dict[str, Any]] = []
+    for mutant, result, record in runs:
+        outcome = "fails" if result.verdict in ("fail", "error") else "passes"
+        if result.verdict == "pending":
+            outcome = panel_outcome(result)
+        if (
+            mutant.kind == "foreign"
+            and outcome != "fails"
+            and not _foreign_took_effect(mutant, record)
+        ):
+            outcome = "inconclusive"
+        stored.append({**mutant.to_dict(), "outcome": outcome, **_record(result, None)})
+        what = mutant.describe()
+        if outcome == "passes":
+            names, why = _passing(result)
+            if mutant.kind == "drop":
+                text = f"{what} passes: the call is not needed, or nothing checks it ({why})"
+                findings.append(Finding("drop_passes", MUTANTS, text, names))
+            else:
+                text = f"{what} passes: no grader sees a write outside the case ({why})"
+                findings.append(Finding("collateral_damage", MUTANTS, text, names))
+        elif outcome == "not_shown_to_fail":
+            notes.append(f"{what} is not shown to fail: only a judged grader could fail it")
+        elif outcome == "inconclusive":
+            notes.append(f"{what} changed nothing (refused or failed): collateral not tested")
+    return findings, notes, stored
+
+
 def case_audit(
     task: Task,
     results: Mapping[str, AttemptResult | None],
     attempts: Mapping[str, Mapping[str, Any] | None],
     agents: Sequence[str] = (GOLD, *PANEL),
+    mutants: Sequence[tuple[Mutant, AttemptResult, AttemptRecord]] | None = None,
 ) -> CaseAudit:
     """The audit of one case from each agent's graded attempt (None: not run for it)."""
     allowed = set(declared(task))
@@ -196,7 +250,21 @@ def case_audit(
             )
         elif agent in allowed:
             notes.append(f"may_pass declares {agent}, but {agent} fails the case: it can go")
+    stored: list[dict[str, Any]] = []
+    if mutants is not None:
+        found, more, stored = mutant_findings(mutants)
+        findings += found
+        notes += more
+        outcomes[MUTANTS] = "passes" if found else "fails"
+        declared_tools = redundant(task)
+        expected = (
+            {c.tool for p in task.judge.expected_calls.any_of for c in p.calls}
+            if (task.judge.expected_calls)
+            else set()
+        )
+        for tool in sorted(declared_tools - expected):
+            notes.append(f"redundant_calls declares {tool}, which no expected call makes")
     covered = criteria(task.judge)
     notes += warnings(task.judge, covered)
     records = {a: _record(results.get(a), attempts.get(a)) for a in agents}
-    return CaseAudit(task, outcomes, tuple(findings), tuple(notes), records, covered)
+    return CaseAudit(task, outcomes, tuple(findings), tuple(notes), records, covered, tuple(stored))

@@ -73,7 +73,10 @@ def audit(
     """Audit DATASET[@vN|@REV]: for every counted case, the gold oracle built from the
     answer key must pass every hard grader that needs no judge, and no degenerate agent
     (silent, refuse, handoff, echo, parrot, flail) may pass, unless the case declares it
-    (audit: {may_pass: [...]}); and which criteria rest on the judge alone.
+    (audit: {may_pass: [...]}); the gold without any one expected call, and the gold
+    plus one write on an entity the case does not concern, must fail (drop_passes,
+    collateral_damage; audit: {redundant_calls: [...]} declares a call not needed); and
+    which criteria rest on the judge alone.
 
     Each agent is one run through the normal runner (local pool or --executor ray);
     results are stored by case content digest in the git directory

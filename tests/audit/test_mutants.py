@@ -1,0 +1,239 @@
+"""Gold mutants on small real repositories (issue 45.3): the gold without one expected
+call, and the gold plus one foreign write, must fail the case's graders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalcase.audit.runner import AuditOptions, audit
+from evalcase.config import load_config
+from tests.helpers import BASE_REPO, commit_all, init_repo, invoke
+
+LOOKUP = """\
+fixture_id: account_lookup
+fixture_version: v1
+kind: tool
+description: Looks an account up.
+source: written for this test
+desensitized: true
+data:
+  name: account_lookup
+  side_effect: false
+  parameters:
+    type: object
+    properties:
+      account_id: {type: string}
+    required: [account_id]
+    additionalProperties: false
+  responses:
+    - when: 'args.account_id in accounts'
+      result_from: 'accounts[args.account_id]'
+  default: {error: {code: not_found, message: "No such account"}}
+"""
+
+FREEZE = """\
+fixture_id: account_freeze
+fixture_version: v1
+kind: tool
+description: Freezes an account.
+source: written for this test
+desensitized: true
+data:
+  name: account_freeze
+  side_effect: true
+  parameters:
+    type: object
+    properties:
+      account_id: {type: string}
+    required: [account_id]
+    additionalProperties: false
+  responses:
+    - when: 'args.account_id in accounts'
+      result_from: '{"frozen": true}'
+      state_change:
+        - {set: "accounts.{args.account_id}.frozen", value: true}
+  default: {error: {code: not_found, message: "No such account"}}
+"""
+
+STATE = """\
+fixture_id: accounts_ab
+fixture_version: v1
+kind: state
+description: two accounts of two customers
+source: synthetic
+desensitized: true
+data:
+  accounts:
+    ACC_1: {owner: user_a, frozen: false}
+    ACC_2: {owner: user_b, frozen: false}
+"""
+
+CASE = """\
+case_id: tool_account_freeze_001
+case_version: v1
+dataset_id: sample_set
+dataset_version: v1
+title: freeze one account
+scenario: 账户
+user_task: 冻结账户
+ability_tags: [工具编排]
+risk_level: P2
+difficulty: Easy
+source: 专家构造
+case_types: [tool]
+input: "Please freeze my account ACC_1."
+state:
+  fixtures: [accounts_ab]
+available_tools: [account_lookup, account_freeze]
+tool_schema: {account_lookup: v1, account_freeze: v1}
+expected_calls:
+  order: in_order
+  calls:
+    - {tool: account_lookup, args: {account_id: ACC_1}}
+    - {tool: account_freeze, args: {account_id: ACC_1}}
+final_state_check:
+  type: state_match
+  expected: {accounts.ACC_1.frozen: true}
+side_effect_policy:
+  tool: account_freeze
+  precondition: [{args.account_id: ACC_1}]
+  confirmation_required: false
+  idempotency_key: [account_id]
+  allowed_state_transition: {from: false, to: true}
+  forbidden_state_transition: [freeze_other_account]
+  audit_requirement: [operator, timestamp, tool_args]
+expected_behavior:
+  - 冻结账户。
+rubric: refund_policy_faithfulness_v1
+evaluator_config:
+  graders: [{type: state_match}]
+metadata:
+  dataset_role: iteration
+  tags: [account]
+  owner: ai_eval_team
+  review_status: draft
+  usage_rights_status: approved_for_evaluation
+"""
+CASE_ID = "tool_account_freeze_001"
+CASE_PATH = f"datasets/sample_set/cases/{CASE_ID}.yaml"
+
+
+def make(tmp_path: Path, case: str = CASE) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    (repo / "fixtures/tool/account_lookup.yaml").write_text(LOOKUP, "utf-8")
+    (repo / "fixtures/tool/account_freeze.yaml").write_text(FREEZE, "utf-8")
+    (repo / "fixtures/state/accounts_ab.yaml").write_text(STATE, "utf-8")
+    (repo / CASE_PATH).write_text(case, "utf-8")
+    (repo / ".gitignore").write_text("/outputs/\n/reports/\n/.evalcase/\n", "utf-8")
+    init_repo(repo)
+    commit_all(repo, "an account case")
+    return repo
+
+
+def facts(repo: Path) -> dict[str, object]:
+    options = AuditOptions(select=(CASE_ID,), concurrency=2)
+    return dict(audit(load_config(repo), "sample_set", options).cases[CASE_ID])
+
+
+def kinds(found: dict[str, object]) -> list[tuple[str, str]]:
+    return [(f["kind"], f["reason"].split(" passes")[0]) for f in found["findings"]]  # type: ignore[attr-defined, index]
+
+
+def mutants(found: dict[str, object]) -> dict[str, str]:
+    return {m["mutant"]: m["outcome"] for m in found["mutants"]}  # type: ignore[attr-defined, index]
+
+
+@pytest.mark.slow
+def test_a_dropped_call_that_still_passes_and_a_foreign_write_are_findings(
+    tmp_path: Path,
+) -> None:
+    """Only the end state is checked: the lookup is not needed, and freezing the other
+    customer's account goes unseen (collateral damage, tau2-bench #459's hole)."""
+    found = facts(make(tmp_path))
+    assert found["outcomes"]["gold"] == "passes"  # type: ignore[index]
+    assert mutants(found) == {
+        "drop1": "passes",
+        "drop2": "fails",
+        "foreign-account_freeze": "passes",
+    }
+    assert kinds(found) == [
+        ("drop_passes", "the gold without call 1 (account_lookup)"),
+        ("collateral_damage", "the gold plus account_freeze on accounts/ACC_2"),
+    ]
+    assert found["status"] == "findings"
+
+
+@pytest.mark.slow
+def test_a_declared_redundant_call_and_unchanged_entities_leave_no_finding(
+    tmp_path: Path,
+) -> None:
+    case = CASE.replace(
+        "  expected: {accounts.ACC_1.frozen: true}\n",
+        "  expected: {accounts.ACC_1.frozen: true}\n  unchanged: [accounts.ACC_2]\n",
+    ).replace(
+        "metadata:\n",
+        "audit:\n  redundant_calls: [account_lookup]\n"
+        "  reason: the freeze itself says whether the account exists\nmetadata:\n",
+    )
+    repo = make(tmp_path, case)
+    lint = invoke("lint", "--no-cache", cwd=repo).stdout
+    assert " EC1" not in lint, lint  # the declaration is part of the contract
+    found = facts(repo)
+    assert mutants(found) == {"drop2": "fails", "foreign-account_freeze": "fails"}
+    assert found["findings"] == []
+    assert found["status"] == "passed"
+    assert found["redundant_calls"] == ["account_lookup"]
+
+
+@pytest.mark.slow
+def test_a_redundant_call_declaration_is_linted(tmp_path: Path) -> None:
+    """It names tools (a string list, like may_pass's agents); a tool no expected call
+    makes is a warning of the audit: the declaration can go."""
+    bad = CASE.replace(
+        "metadata:\n", "audit:\n  redundant_calls: account_lookup\n  reason: x\nmetadata:\n"
+    )
+    repo = make(tmp_path, bad)
+    assert "EC103" in invoke("lint", "--no-cache", cwd=repo).stdout  # not a list
+    unused = CASE.replace(
+        "metadata:\n", "audit:\n  redundant_calls: [logistics_track]\n  reason: x\nmetadata:\n"
+    )
+    (repo / CASE_PATH).write_text(unused, "utf-8")
+    commit_all(repo, "a tool the gold never calls")
+    found = facts(repo)
+    assert any("redundant_calls declares logistics_track" in w for w in found["warnings"])  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_tag_refuses_a_release_with_a_mutant_finding(tmp_path: Path) -> None:
+    repo = make(tmp_path)
+    done = invoke("audit", "sample_set", "--select", CASE_ID, "--progress", "none", cwd=repo)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "mutants: collateral_damage (state_match)" in done.stdout
+    refused = invoke("tag", "sample_set", cwd=repo)
+    assert refused.returncode == 2
+    assert f"{CASE_ID}: mutants: collateral_damage (state_match)" in refused.stderr
+    assert f"{CASE_ID}: mutants: drop_passes (state_match)" in refused.stderr
+
+
+@pytest.mark.slow
+def test_a_foreign_write_never_made_is_inconclusive_not_a_finding(tmp_path: Path) -> None:
+    """The gold's freeze ends the conversation (like tau2's transfer), so the foreign
+    write after it is never made: that proves nothing, whatever the gold's own call did."""
+    repo = make(tmp_path)
+    freeze = repo / "fixtures/tool/account_freeze.yaml"
+    freeze.write_text(
+        FREEZE.replace(
+            "      result_from: '{\"frozen\": true}'\n",
+            "      result_from: '{\"frozen\": true}'\n      ends_conversation: true\n",
+        ),
+        "utf-8",
+    )
+    commit_all(repo, "the freeze ends the conversation")
+    found = facts(repo)
+    assert mutants(found)["foreign-account_freeze"] == "inconclusive"
+    assert [k for k, _ in kinds(found)] == ["drop_passes"]
+    assert any("changed nothing" in w for w in found["warnings"])  # type: ignore[attr-defined]

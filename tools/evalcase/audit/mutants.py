@@ -1,0 +1,205 @@
+"""Gold mutants: the answer key changed by one call, which the case's graders must fail
+(docs/audit.md, "Gold mutants").
+
+Two kinds, each one attempt of the gold oracle (:func:`evalcase.audit.agents.gold`) with
+its own answer key, run as the audit's ``mutants`` agent:
+
+- **drop-one** (``drop``): the gold's plan (the first alternative of ``expected_calls``)
+  without its call number *n* (1-based), one mutant per expected call. A pass means the
+  call is not needed or nothing checks it. A case declares a call redundant by its tool
+  (``audit: {redundant_calls: [tool], reason: ...}``): no drop mutant for that tool's calls.
+- **foreign write** (``foreign``): the gold plus one write on an entity the case does not
+  concern, made right after the gold's own call of that tool (before any call that may
+  end the conversation, a transfer say). A pass is **collateral damage**: the graders
+  let a write outside the task go unseen (tau2-bench #459). Determined from the contract:
+
+  - a *write tool* is a tool offered to the agent whose fixture declares
+    ``side_effect: true``;
+  - an *entity* is an entry of a *keyed collection*: a top-level mapping of the initial
+    state whose values are all mappings (``users: {u1: {...}, u2: {...}}``); its ID is its
+    key;
+  - the IDs *the case concerns* are the keys that occur as a value, a mapping key or a
+    dotted path segment anywhere in the expected calls (every alternative) or the
+    ``final_state_check`` (its ``unchanged`` list aside: what must not change is what the
+    case does not concern);
+  - the write is the gold's own first call of that tool with every argument whose value
+    is a concerned ID of a collection replaced by that collection's first unconcerned key
+    (sorted). The gold's own call is used, not arguments drawn from the schema: its other
+    arguments are ones the tool accepts, so the write succeeds and the mutant tests the
+    graders, not the tool's argument checks. A write tool the gold never calls, or whose
+    call names no concerned ID, gets no mutant. One mutant per such tool.
+
+  A foreign write the environment refused or that changed nothing proves nothing: the
+  mutant's outcome is then ``inconclusive`` (a warning, never a finding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from evalcase.audit.keys import key_for, plan_turns
+from evalcase.contract.task import Task
+
+SEPARATOR = "~"  # a mutant's case ID: <case_id>~drop3, <case_id>~foreign-<tool>
+
+
+@dataclass(frozen=True)
+class Mutant:
+    origin: Task  # the case, as graded
+    task: Task  # the case as run: its own case ID and attempt key
+    kind: str  # drop | foreign
+    tool: str
+    index: int = 0  # drop: the dropped call's number in the plan (1-based)
+    entity: str = ""  # foreign: collection/key written
+    args: Mapping[str, Any] | None = None  # foreign: the write's arguments
+    turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"drop{self.index}" if self.kind == "drop" else f"foreign-{self.tool}"
+
+    def key(self) -> dict[str, Any]:
+        return {**key_for(self.origin), "turns": [list(t) for t in self.turns]}
+
+    def describe(self) -> str:
+        if self.kind == "drop":
+            return f"the gold without call {self.index} ({self.tool})"
+        return f"the gold plus {self.tool} on {self.entity}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mutant": self.name, "kind": self.kind, "tool": self.tool}
+        if self.kind == "drop":
+            out["index"] = self.index
+        else:
+            out["entity"] = self.entity
+            out["args"] = dict(self.args or {})
+        return out
+
+
+def redundant(task: Task) -> frozenset[str]:
+    """The tools whose expected calls the case declares redundant (``audit.redundant_calls``)."""
+    audit = (task.judge.raw or {}).get("audit")
+    names = audit.get("redundant_calls") if isinstance(audit, Mapping) else None
+    return frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
+
+
+def _variant(task: Task, name: str) -> Task:
+    key = hashlib.blake2b(f"{task.agent.attempt_key}:{name}".encode(), digest_size=12)
+    return replace(
+        task,
+        case_id=f"{task.case_id}{SEPARATOR}{name}",
+        agent=replace(task.agent, attempt_key=key.hexdigest()),
+    )
+
+
+def _freeze(turns: list[list[dict[str, Any]]]) -> tuple[tuple[Mapping[str, Any], ...], ...]:
+    return tuple(tuple(t) for t in turns)
+
+
+def drops(task: Task) -> list[Mutant]:
+    turns = plan_turns(task)
+    plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
+    if not plans or not plans[0].calls:
+        return []
+    skip = redundant(task)
+    out = []
+    number = 0
+    for t, calls in enumerate(turns):
+        for c, call in enumerate(calls):
+            if not any(call["tool"] == e.tool for e in plans[0].calls):
+                continue  # a search the key adds for gold evidence, not an expected call
+            number += 1
+            if call["tool"] in skip:
+                continue
+            mutated = [list(x) for x in turns]
+            del mutated[t][c]
+            m = Mutant(task, task, "drop", str(call["tool"]), number, turns=_freeze(mutated))
+            out.append(replace(m, task=_variant(task, m.name)))
+    return out
+
+
+def collections(state: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Keyed collections of a state: top-level mappings whose values are all mappings."""
+    out = {}
+    for name, value in state.items():
+        if (
+            isinstance(value, Mapping)
+            and value
+            and all(isinstance(v, Mapping) for v in value.values())
+        ):
+            out[str(name)] = sorted(str(k) for k in value)
+    return out
+
+
+def _words(value: Any) -> Iterator[str]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _words(k)
+            yield from _words(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _words(v)
+    elif isinstance(value, str):
+        yield value
+        yield from value.replace("{", ".").replace("}", ".").replace("'", ".").split(".")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield str(value)
+
+
+def concerned(task: Task) -> frozenset[str]:
+    """Every word of the expected calls and the final_state_check but its ``unchanged``."""
+    plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
+    calls = [{"tool": c.tool, "args": c.args} for p in plans for c in p.calls]
+    check = (task.judge.raw or {}).get("final_state_check")
+    if isinstance(check, Mapping):  # what must stay unchanged is what the case does not concern
+        check = {k: v for k, v in check.items() if k != "unchanged"}
+    return frozenset(_words(json.loads(json.dumps([calls, check], default=str))))
+
+
+def foreigns(task: Task) -> list[Mutant]:
+    offered = {t.name for t in task.agent.tools}
+    writes = {n for n, b in task.env.tools.items() if b.side_effect and n in offered}
+    keyed = collections(task.env.initial_state)
+    if not writes or not keyed:
+        return []
+    mentioned = concerned(task)
+    turns = plan_turns(task)
+    out = []
+    done: set[str] = set()
+    for at, calls in enumerate(turns):
+        for position, call in enumerate(calls):
+            tool = str(call["tool"])
+            if tool not in writes or tool in done or not isinstance(call.get("args"), dict):
+                continue
+            done.add(tool)
+            args = dict(call["args"])
+            entity = ""
+            for name, value in sorted(args.items()):
+                for collection, ids in sorted(keyed.items()):
+                    if not isinstance(value, str) or value not in ids or value not in mentioned:
+                        continue
+                    free = [i for i in ids if i not in mentioned]
+                    if free:
+                        args[name] = free[0]
+                        entity = entity or f"{collection}/{free[0]}"
+                    break
+            if not entity:
+                continue
+            mutated = [list(x) for x in turns]
+            mutated[at].insert(position + 1, {"tool": tool, "args": args})
+            m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
+            m = replace(m, turns=_freeze(mutated))
+            out.append(replace(m, task=_variant(task, m.name)))
+    return out
+
+
+def mutants_for(task: Task) -> list[Mutant]:
+    return [*drops(task), *foreigns(task)]
+
+
+def origin_id(case_id: str) -> str:
+    return case_id.split(SEPARATOR, 1)[0]
