@@ -7,7 +7,8 @@ per-file cache serves both) and, for a release, lint's verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from evalcase.config import Config
 from evalcase.files import WorkTree
@@ -29,6 +30,19 @@ def lint_analyzer(config: Config, *, use_cache: bool = True) -> Analyzer:
     )
 
 
+@contextmanager
+def _lint_analyzer(config: Config, *, use_cache: bool = True) -> Iterator[Analyzer]:
+    """lint's analyzer for one action, its cache committed and closed afterwards (also
+    when the action fails): a store left open holds its transaction's lock, so a second
+    lint in the same process waited the busy timeout (10 s) on its commit and lost its
+    writes, and the action's own analyses were never kept."""
+    analyzer = lint_analyzer(config, use_cache=use_cache)
+    try:
+        yield analyzer
+    finally:
+        analyzer.save()
+
+
 def tag_dataset(
     config: Config,
     dataset_id: str,
@@ -44,15 +58,15 @@ def tag_dataset(
     def lint() -> list[Finding]:
         return lint_repository(config, staged=True, base="HEAD").findings
 
-    return release(
-        config, dataset_id, lint, lint_analyzer(config), override_audit=override_audit, warn=warn
-    )
+    with _lint_analyzer(config) as analyzer:
+        return release(config, dataset_id, lint, analyzer, override_audit=override_audit, warn=warn)
 
 
 def list_datasets(config: Config, *, use_cache: bool = True) -> list[DatasetStatus]:
     from evalcase.versioning.release import list_datasets as datasets
 
-    return datasets(config, lint_analyzer(config, use_cache=use_cache))
+    with _lint_analyzer(config, use_cache=use_cache) as analyzer:
+        return datasets(config, analyzer)
 
 
 def bump(
@@ -65,22 +79,19 @@ def bump(
 ) -> list[Edit]:
     from evalcase.versioning.bump import bump as plan_and_write
 
-    return plan_and_write(
-        config,
-        base=base,
-        staged=staged,
-        dry_run=dry_run,
-        analyzer=lint_analyzer(config, use_cache=use_cache),
-    )
+    with _lint_analyzer(config, use_cache=use_cache) as analyzer:
+        return plan_and_write(config, base=base, staged=staged, dry_run=dry_run, analyzer=analyzer)
 
 
 def diff(config: Config, spec_a: str, spec_b: str, *, use_cache: bool = True) -> Changelog:
     from evalcase.versioning.changelog import diff as changelog
 
-    return changelog(config, spec_a, spec_b, lint_analyzer(config, use_cache=use_cache))
+    with _lint_analyzer(config, use_cache=use_cache) as analyzer:
+        return changelog(config, spec_a, spec_b, analyzer)
 
 
 def export_dataset(config: Config, spec: str, *, use_cache: bool = True) -> Export:
     from evalcase.versioning.export import export_dataset as export
 
-    return export(config, spec, lint_analyzer(config, use_cache=use_cache))
+    with _lint_analyzer(config, use_cache=use_cache) as analyzer:
+        return export(config, spec, analyzer)
