@@ -278,7 +278,7 @@ def _check_size(key: str, text: str) -> None:
 # --- protobuf ---------------------------------------------------------------------------
 def _read_protobuf(data: bytes, shown: str, budget: int) -> tuple[list[Span], list[Skipped]]:
     try:
-        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+        from google.protobuf.message import DecodeError
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
             ExportTraceServiceRequest,
         )
