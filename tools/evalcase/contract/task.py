@@ -200,10 +200,12 @@ class UserSimulatorSpec:
 
     ``instructions``: the parts of :data:`INSTRUCTION_PARTS` that were given, or ``text``
     for instructions written as one text. ``max_turns``: most user turns, scripted and
-    simulated together."""
+    simulated together. ``tools``: the tool fixtures the user may call on the shared state
+    (two actors, docs/contract.md#user-tools); never offered to the agent."""
 
     instructions: Mapping[str, str]
     max_turns: int = MAX_TURNS_DEFAULT
+    tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,12 +223,22 @@ class EnvSpec:
     # script; empty when no turn has one (the turns are played in order, as written).
     user_conditions: tuple[str | None, ...] = ()
     user_simulator: UserSimulatorSpec | None = None
+    # Two actors: the user's own tools (``user_simulator.tools``), answered for the user
+    # only and never offered to the agent, and the calls each scripted user turn makes
+    # before it is sent (indexes as AgentView.user_turns; empty when no turn makes one).
+    user_tools: Mapping[str, ToolBehaviour] = field(default_factory=dict)
+    user_calls: tuple[tuple[ExpectedCall, ...], ...] = ()
+
+
+Actor = Literal["agent", "user"]
+ACTORS: tuple[Actor, ...] = ("agent", "user")
 
 
 @dataclass(frozen=True)
 class ExpectedCall:
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)  # compared on these fields only
+    actor: Actor = "agent"  # who makes it: the agent, or the user with its own tools
 
 
 @dataclass(frozen=True)
