@@ -130,3 +130,25 @@ def test_the_gold_replay_makes_each_expected_call_as_its_actor(
     # The user's tool made by the agent is not the gold: no such agent tool.
     as_agent = CallPlan(plan.order, (ExpectedCall("toggle_airplane_mode", {"on": False}),))
     assert "unknown_tool" in str(replay_expected(task.env, as_agent).error)
+
+
+@pytest.mark.slow
+def test_each_export_says_whether_it_carries_the_users_tools(ran: Ran) -> None:
+    from evalcase.authoring.exports import FORMATS, export
+    from evalcase.authoring.exports.openai_evals import LEFT_OUT
+    from evalcase.config import load_config
+
+    root, _, _ = ran
+    for fmt in FORMATS:
+        rendered = export(load_config(root), "phones", fmt)[1]
+        missing = rendered.not_carried.get("user tools", ())
+        if fmt == "jsonl":  # the environment, user tools included, in each line
+            assert missing == (), fmt
+            line = json.loads(rendered.text.splitlines()[0])
+            assert "toggle_airplane_mode" in line["environment"]["user_tools"]
+            assert [t["name"] for t in line["agent_view"]["tools"]] == ["check_line"]
+        else:  # every case says it lost them, or is left out of the file whole
+            whole = set(rendered.not_carried.get(LEFT_OUT, ()))
+            cases = {"phone_no_service_001", "phone_agent_takes_user_tool_002"}
+            assert set(missing) | whole == cases and not set(missing) & whole, fmt
+            assert rendered.lossy, fmt
