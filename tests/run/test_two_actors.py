@@ -1,6 +1,8 @@
 """Two actors on one state (issue 45, docs/contract.md#user-tools), as a user runs them: a
 real repository whose scripted user turn calls the user's own tool, a real ``evalcase run``
-(a py: agent, a local OpenAI-compatible server playing the user's last word), graded."""
+(a py: agent, a local OpenAI-compatible server playing the user's last word), graded; and
+the conversation limits tau2-bench's orchestrator has (``max_steps``, ``max_tool_errors``),
+each its own ending, which ``conversation_end`` fails."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from typing import Any
 import pytest
 
 from evalcase.contract.attempt import ToolCallRecord
-from evalcase.contract.task import CallPlan, ExpectedCall
+from evalcase.contract.task import CallPlan, ExpectedCall, UserSimulatorSpec
 from evalcase.grade.graders import tool_calls
 from evalcase.index.dataset import load_dataset
 from tests.helpers import REPO_ROOT, invoke
 from tests.run.openai_server import Server, completion
+from tests.run.support import job, run_attempt, tool, view
 from tests.run.two_actors_repo import write_two_actors_repo
 
 Ran = tuple[Path, dict[str, Any], list[Any]]  # the repository, records by case, grades
@@ -152,3 +155,47 @@ def test_each_export_says_whether_it_carries_the_users_tools(ran: Ran) -> None:
             cases = {"phone_no_service_001", "phone_agent_takes_user_tool_002"}
             assert set(missing) | whole == cases and not set(missing) & whole, fmt
             assert rendered.lossy, fmt
+
+
+LOOKUP = tool(
+    "check_line",
+    schema={"type": "object", "properties": {"line_id": {"type": "string"}}},
+    responses=({"when": "args.line_id in lines", "result_from": "lines[args.line_id]"},),
+    default={"error": {"code": "not_found", "message": "No such line"}},
+)
+
+
+def _limited(script: list[list[Any]], **limits: Any) -> dict[str, Any]:
+    """One attempt of a scripted agent under the user_simulator's limits (no model is
+    asked: the limits end the conversation during the first turn)."""
+    simulator = UserSimulatorSpec({"text": "Your phone has no service."}, **limits)
+    v = view("No service on L1.", tools=(LOOKUP,), context={"script": script})
+    return run_attempt(job(v, (LOOKUP,), state={"lines": {"L1": {}}}, user_simulator=simulator))
+
+
+def test_the_tool_error_limit_ends_the_conversation_as_its_own_reason() -> None:
+    bad = ["check_line", {"line_id": "L9"}]
+    record = _limited([[bad, bad, bad, bad]], max_tool_errors=3)
+    assert record["status"] == "completed", record["error"]
+    assert record["conversation"] == {"ended_by": "max_tool_errors", "user_turns": 1}
+    assert len(record["calls"]) == 3  # the third error ends it: the agent is not asked again
+    ends = [e for e in record["trace"] if e["type"] == "conversation_end"]
+    assert [e["reason"] for e in ends] == ["max_tool_errors"]
+
+
+def test_the_step_limit_ends_the_conversation_as_its_own_reason() -> None:
+    good = ["check_line", {"line_id": "L1"}]
+    # steps: the user turn, then each reply and each call (1 + 2 + 2 = 5 > 4)
+    record = _limited([[good, good, good]], max_steps=4)
+    assert record["conversation"] == {"ended_by": "max_steps", "user_turns": 1}
+    assert [c["error"] for c in record["calls"]] == [None, None]
+
+
+def test_a_conversation_ended_by_a_limit_fails_conversation_end_and_a_stop_passes() -> None:
+    from evalcase.grade.graders import conversation_end
+
+    spec: Any = None
+    bad = ["check_line", {"line_id": "L9"}]
+    limited = _limited([[bad, bad]], max_tool_errors=2)
+    grade = conversation_end.grade(spec, {**limited, "initial_state": {"lines": {"L1": {}}}})
+    assert grade.verdict == "fail" and "max_tool_errors" in grade.reason

@@ -566,7 +566,17 @@ def user_simulator(value: Any) -> UserSimulatorSpec | Problem | None:
         return Problem(
             "user_simulator.max_turns", f"max_turns must be 1 to {MAX_TURNS_LIMIT}, not {turns!r}"
         )
-    return UserSimulatorSpec(instructions, turns, tuple(_unique(_strs(value.get("tools")))))
+    limits: dict[str, int | None] = {}
+    for name in ("max_steps", "max_tool_errors"):
+        limit = value.get(name)
+        bad = isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        if limit is not None and bad:
+            return Problem(f"user_simulator.{name}", f"{name} must be a whole number >= 1")
+        limits[name] = limit
+    tools = tuple(_unique(_strs(value.get("tools"))))
+    return UserSimulatorSpec(
+        instructions, turns, tools, limits["max_steps"], limits["max_tool_errors"]
+    )
 
 
 # --- the task -----------------------------------------------------------------------------

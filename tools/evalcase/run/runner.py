@@ -171,7 +171,7 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
             _user_calls(env, job, turn)
             messages.append({"role": "user", "content": turn.content})
             _user_event(recorder, turn, conversation.sent - 1)
-            while True:
+            while not conversation.limit(steps, env.calls):
                 steps += 1
                 if steps > job.limits.max_steps:
                     raise AgentFault(
@@ -204,6 +204,8 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
                     messages.append(
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
+                    if conversation.limit(steps, env.calls):
+                        break  # the rest of the reply's calls are never made
                 # A tool response may end the conversation (ends_conversation): its result
                 # is delivered and the agent is not asked again.
                 if getattr(env, "conversation_ended", None):
