@@ -199,3 +199,14 @@ def test_a_conversation_ended_by_a_limit_fails_conversation_end_and_a_stop_passe
     limited = _limited([[bad, bad]], max_tool_errors=2)
     grade = conversation_end.grade(spec, {**limited, "initial_state": {"lines": {"L1": {}}}})
     assert grade.verdict == "fail" and "max_tool_errors" in grade.reason
+
+
+@pytest.mark.slow
+def test_the_html_report_says_which_calls_the_user_made(ran: Ran) -> None:
+    root, _, _ = ran
+    [html] = (root / "reports").glob("*/*/report.html")
+    text = html.read_text("utf-8")
+    # the failing case: its user's call is marked, the agent's is not
+    assert text.count('<span class="actor-user"') == 1
+    marked = text.split('<span class="actor-user"', 1)[1]
+    assert marked.split("</td>", 1)[0].endswith("user:</span> toggle_airplane_mode ⚑")
