@@ -221,6 +221,27 @@ SAMPLES: dict[str, list[Sample]] = {
             "pass",
         ),
     ],
+    "conversation_end": [
+        Sample(
+            "user stop",
+            g("conversation_end"),
+            attempt(conversation={"ended_by": "user_stop", "user_turns": 3}),
+            "pass",
+        ),
+        Sample(
+            "ten tool errors",
+            g("conversation_end"),
+            attempt(conversation={"ended_by": "max_tool_errors", "user_turns": 2}),
+            "fail",
+        ),
+        Sample(
+            "max steps",
+            g("conversation_end"),
+            attempt(conversation={"ended_by": "max_steps", "user_turns": 9}),
+            "fail",
+        ),
+        Sample("no conversation recorded", g("conversation_end"), attempt(), "error"),
+    ],
     "tool_calls": [
         Sample(
             "in order with extra call",

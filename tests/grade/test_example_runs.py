@@ -257,7 +257,8 @@ def test_llm_rubric_and_human_on_real_attempts(example_run: dict[str, Any]) -> N
 
 
 def test_every_grader_is_exercised_on_real_attempts() -> None:
-    covered = {g for g, *_ in REAL} | {"llm_rubric", "human"}
+    # conversation_end: on real attempts ended by a limit, tests/run/test_two_actors.py
+    covered = {g for g, *_ in REAL} | {"llm_rubric", "human", "conversation_end"}
     assert covered == set(GRADERS)
 
 

@@ -59,6 +59,7 @@ INPUTS: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {
         {"rubric": "refund_policy_faithfulness_v1"},
     ),
     "human": (None, {}),
+    "conversation_end": (None, {}),
 }
 
 

@@ -234,13 +234,15 @@ class ToolCallRecord:
         return self.error is None
 
     def view(self) -> dict[str, Any]:
-        """What CEL expressions see of the call in ``calls``: tool, args, ok, error, result."""
+        """What CEL expressions see of the call in ``calls``: tool, args, ok, error, result,
+        and actor (``agent``, or ``user`` for a call of the user's own tools)."""
         return {
             "tool": self.tool,
             "args": self.args,
             "ok": self.error is None,
             "error": self.error,
             "result": self.result,
+            "actor": self.actor,
         }
 
     def to_json(self) -> dict[str, Any]:

@@ -394,12 +394,21 @@ def permissions(value: Any) -> tuple[list[Permission], list[Problem]]:
 
 def call_plan(value: Mapping[str, Any]) -> CallPlan:
     order = value.get("order", "in_order")
-    calls = tuple(
-        ExpectedCall(_str(c.get("tool")), _dict(c.get("args")))
-        for c in _list(value.get("calls"))
+    calls = expected_call_list(value.get("calls"))
+    return CallPlan(order if order in ORDERS else "in_order", calls)
+
+
+def expected_call_list(value: Any) -> tuple[ExpectedCall, ...]:
+    """``[{tool, args, actor}]`` as expected calls (``actor`` ``agent`` unless ``user``)."""
+    return tuple(
+        ExpectedCall(
+            _str(c.get("tool")),
+            _dict(c.get("args")),
+            "user" if c.get("actor") == "user" else "agent",
+        )
+        for c in _list(value)
         if isinstance(c, Mapping)
     )
-    return CallPlan(order if order in ORDERS else "in_order", calls)
 
 
 def expected_calls(case: Mapping[str, Any]) -> ExpectedCalls | None:
@@ -557,7 +566,17 @@ def user_simulator(value: Any) -> UserSimulatorSpec | Problem | None:
         return Problem(
             "user_simulator.max_turns", f"max_turns must be 1 to {MAX_TURNS_LIMIT}, not {turns!r}"
         )
-    return UserSimulatorSpec(instructions, turns)
+    limits: dict[str, int | None] = {}
+    for name in ("max_steps", "max_tool_errors"):
+        limit = value.get(name)
+        bad = isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        if limit is not None and bad:
+            return Problem(f"user_simulator.{name}", f"{name} must be a whole number >= 1")
+        limits[name] = limit
+    tools = tuple(_unique(_strs(value.get("tools"))))
+    return UserSimulatorSpec(
+        instructions, turns, tools, limits["max_steps"], limits["max_tool_errors"]
+    )
 
 
 # --- the task -----------------------------------------------------------------------------
@@ -777,6 +796,19 @@ def _tools(
     return cards, behaviours
 
 
+def _user_tools(
+    simulator: UserSimulatorSpec | None, fixtures: Mapping[str, Mapping[str, Any]]
+) -> dict[str, ToolBehaviour]:
+    """The behaviours of the user's own tools (``user_simulator.tools``): environment-side
+    only, no card (the agent is never offered them)."""
+    out: dict[str, ToolBehaviour] = {}
+    for name in simulator.tools if simulator is not None else ():
+        tool_fixture = fixtures.get(name)
+        if tool_fixture is not None and tool_fixture.get("kind") == "tool":
+            out[name] = tool_behaviour(name, tool_fixture)
+    return out
+
+
 def _faults(environment: Mapping[str, Any], problems: list[Problem]) -> list[Fault]:
     faults: list[Fault] = []
     for i, item in enumerate(_list(environment.get("faults"))):
@@ -828,6 +860,7 @@ class _Script:
     user_turns: tuple[str, ...]
     conditions: tuple[str | None, ...]
     confirmations: tuple[int, ...]
+    user_calls: tuple[tuple[ExpectedCall, ...], ...] = ()
 
 
 def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
@@ -838,6 +871,7 @@ def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
     user_turns: list[str] = []
     conditions: list[str | None] = []
     confirmations: list[int] = []
+    user_calls: list[tuple[ExpectedCall, ...]] = []
     last_assistant = max(
         (i for i, t in enumerate(interaction) if t.get("role") == "assistant"), default=-1
     )
@@ -850,6 +884,7 @@ def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
             if turn.get("confirms") is True:
                 confirmations.append(len(user_turns))
             user_turns.append(content)
+            user_calls.append(expected_call_list(turn.get("calls")))
             when = turn.get("when")
             conditions.append(when if isinstance(when, str) and when.strip() else None)
         elif role == "system":
@@ -863,7 +898,13 @@ def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
             user_turns.append(value)
         elif value is not None:
             user_turns.append(json.dumps(value, ensure_ascii=False))
-    return _Script(tuple(history), tuple(user_turns), tuple(conditions), tuple(confirmations))
+    return _Script(
+        tuple(history),
+        tuple(user_turns),
+        tuple(conditions),
+        tuple(confirmations),
+        tuple(user_calls) if any(user_calls) else (),
+    )
 
 
 def _agent_view(
@@ -947,6 +988,8 @@ def build_task(
         sandbox=environment.get("sandbox"),
         user_conditions=script.conditions if any(c is not None for c in script.conditions) else (),
         user_simulator=simulator,
+        user_tools=_user_tools(simulator, fixtures),
+        user_calls=script.user_calls,
     )
     judge_spec = judge_view(case, fixtures, corpora)
     if (

@@ -192,6 +192,10 @@ INSTRUCTION_PARTS = (
 )  # fmt: skip
 MAX_TURNS_DEFAULT = 30
 MAX_TURNS_LIMIT = 1000
+# How a conversation may end that counts as ended by a stop signal (tau2-bench's
+# agent_stop / user_stop): the rest (max_turns, max_steps, max_tool_errors, script_end,
+# error) is a premature end, which the ``conversation_end`` grader fails.
+STOP_SIGNALS = ("user_stop", "user_transfer", "user_out_of_scope", "ends_conversation")
 
 
 @dataclass(frozen=True)
@@ -200,10 +204,16 @@ class UserSimulatorSpec:
 
     ``instructions``: the parts of :data:`INSTRUCTION_PARTS` that were given, or ``text``
     for instructions written as one text. ``max_turns``: most user turns, scripted and
-    simulated together."""
+    simulated together. ``tools``: the tool fixtures the user may call on the shared state
+    (two actors, docs/contract.md#user-tools); never offered to the agent. ``max_steps``
+    and ``max_tool_errors`` (None: no limit) end the conversation as tau2-bench's
+    orchestrator does (``ended_by`` ``max_steps``, ``max_tool_errors``)."""
 
     instructions: Mapping[str, str]
     max_turns: int = MAX_TURNS_DEFAULT
+    tools: tuple[str, ...] = ()
+    max_steps: int | None = None
+    max_tool_errors: int | None = None
 
 
 @dataclass(frozen=True)
@@ -221,12 +231,22 @@ class EnvSpec:
     # script; empty when no turn has one (the turns are played in order, as written).
     user_conditions: tuple[str | None, ...] = ()
     user_simulator: UserSimulatorSpec | None = None
+    # Two actors: the user's own tools (``user_simulator.tools``), answered for the user
+    # only and never offered to the agent, and the calls each scripted user turn makes
+    # before it is sent (indexes as AgentView.user_turns; empty when no turn makes one).
+    user_tools: Mapping[str, ToolBehaviour] = field(default_factory=dict)
+    user_calls: tuple[tuple[ExpectedCall, ...], ...] = ()
+
+
+Actor = Literal["agent", "user"]
+ACTORS: tuple[Actor, ...] = ("agent", "user")
 
 
 @dataclass(frozen=True)
 class ExpectedCall:
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)  # compared on these fields only
+    actor: Actor = "agent"  # who makes it: the agent, or the user with its own tools
 
 
 @dataclass(frozen=True)

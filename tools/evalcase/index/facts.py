@@ -380,6 +380,7 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
             if fault_tool is not None:
                 add("environment.faults.tool", TOOL, [fault_tool])
     add("available_tools", TOOL, _strings(doc, ("available_tools",)))
+    add("user_simulator.tools", TOOL, _strings(doc, ("user_simulator", "tools")))
     add("expected_tool_sequence", TOOL, _strings(doc, ("expected_tool_sequence",)))
     add("forbidden_tools", TOOL, _strings(doc, ("forbidden_tools",)))
     for state_field in ("initial_state", "state"):

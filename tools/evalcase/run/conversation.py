@@ -4,7 +4,10 @@ Before the first agent turn and after every final reply (a reply without tool ca
 :meth:`Conversation.next` decides the next user turn, or why the conversation ends:
 
 1. the environment ended it (a tool response with ``ends_conversation``: the environment
-   sets ``conversation_ended``): ``ends_conversation``;
+   sets ``conversation_ended``): ``ends_conversation``; or a limit of the case's
+   ``user_simulator`` was reached while the agent worked (:meth:`Conversation.limit`):
+   ``max_steps`` (user turns, agent replies and tool calls of either actor together, over
+   ``max_steps``) or ``max_tool_errors`` (that many calls answered with an error);
 2. a simulated case sent ``user_simulator.max_turns`` user turns: ``max_turns``;
 3. a replay (``replay:RUN_ID``) of a simulated case: the recorded run's next user turn,
    scripted or simulated, as it was sent (no model is asked); none left is the attempt's
@@ -87,6 +90,20 @@ class Conversation:
         self.used: set[int] = set()
         self.sent = 0
         self.ended_by: str | None = None
+        self.stopped: str | None = None  # a limit reached: the next turn is the end
+
+    def limit(self, replies: int, calls: Sequence[ToolCallRecord]) -> bool:
+        """Whether a limit of ``user_simulator`` ends the conversation now (``replies``:
+        the agent's replies so far; ``calls``: every call, of either actor)."""
+        spec = self.spec
+        if spec is None or self.stopped is not None:
+            return self.stopped is not None
+        errors = sum(1 for c in calls if c.error is not None)
+        if spec.max_tool_errors is not None and errors >= spec.max_tool_errors:
+            self.stopped = "max_tool_errors"
+        elif spec.max_steps is not None and self.sent + replies + len(calls) > spec.max_steps:
+            self.stopped = "max_steps"
+        return self.stopped is not None
 
     def _when(self, index: int, message: str, calls: Sequence[ToolCallRecord]) -> bool:
         source = self.conditions[index] if index < len(self.conditions) else None
@@ -108,6 +125,8 @@ class Conversation:
     ) -> UserTurn | End:
         if getattr(environment, "conversation_ended", None):
             return self._end("ends_conversation")
+        if self.stopped is not None:
+            return self._end(self.stopped)
         if self.spec is not None and self.sent >= self.spec.max_turns:
             return self._end("max_turns")
         if self.recorded is not None:

@@ -63,22 +63,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalcase.contract import paths
-from evalcase.contract.attempt import StateChange, ToolCallRecord
+from evalcase.contract.attempt import Actor, StateChange, ToolCallRecord
 from evalcase.contract.cel import Scopes, content_token
 from evalcase.contract.records import OutOfRange, loads_strict, state_digest, state_text
 from evalcase.run.executors.base import Limits
-from evalcase.run.expr import (
-    ExprError,
-    apply_op,
-    evaluate,
-    get_path,
-    scoped,
-    split_path,
-    truthy,
-)
+from evalcase.run.expr import ExprError, apply_op, evaluate, get_path, scoped, split_path, truthy
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import EnvSpec, Fault, Passage, Response, StateOp, ToolBehaviour, ToolError
 
+AGENT: Actor = "agent"  # who makes a call unless told (the user: ``user_simulator.tools``)
 RESERVED = frozenset({"args", "call", "calls", "state", "initial", "trace", "output"})
 FAULT_MESSAGES = {
     "timeout": "upstream request timed out",
@@ -187,6 +180,7 @@ class _Draft:
     audit: dict[str, Any] | None = None
     ends_conversation: bool = False
     rolled_back: int = 0
+    actor: Actor = AGENT
 
     def done(self) -> ToolCallRecord:
         # A slow fault that declared no latency writes a null one, as records always had.
@@ -197,6 +191,7 @@ class _Draft:
             side_effect=self.side_effect, user_confirmed=self.user_confirmed,
             changes=tuple(self.changes), latency_ms=self.latency_ms, ok=self.error is None,
             audit=self.audit, extra={"latency_ms": None} if null_latency else {},
+            actor=self.actor,
         )  # fmt: skip
 
 
@@ -373,23 +368,24 @@ class Environment:
 
     # -- one call ------------------------------------------------------------------------
     def call(
-        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor = AGENT
     ) -> dict[str, Any]:
-        """Answer one tool call; returns the ``tool`` message for the agent (the call's
-        record is :attr:`calls`' last, as :meth:`answer` returns it)."""
-        return tool_message(self.answer(call_id, name, arguments, user_confirmed=user_confirmed))
+        """Answer one tool call: the agent's ``tool`` message (the record: ``calls[-1]``)."""
+        ok = user_confirmed
+        return tool_message(self.answer(call_id, name, arguments, user_confirmed=ok, actor=actor))
 
     def answer(
-        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor = AGENT
     ) -> ToolCallRecord:
         """Answer one tool call and return its record (also appended to :attr:`calls`).
         Raises :class:`AgentFault` for what ends the attempt (an unknown tool, a budget,
-        the deadline); the unknown tool's call is recorded first."""
+        the deadline); the unknown tool's call is recorded first. The user's calls (``actor``
+        ``user``) are answered from ``user_simulator.tools`` only."""
         with scoped(self.scopes):
-            return self._call(call_id, name, arguments, user_confirmed=user_confirmed)
+            return self._call(call_id, name, arguments, user_confirmed=user_confirmed, actor=actor)
 
     def _call(
-        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor
     ) -> ToolCallRecord:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
@@ -403,20 +399,21 @@ class Environment:
             raise AgentFault("protocol", f"tool call {call_id!r} arguments: {exc}") from None
         except ValueError:
             args = None
-        step = self.recorder.event(
-            "tool_call", id=call_id, tool=name, args=args if args is not None else arguments
-        )
-        behaviour = self.spec.tools.get(name)
+        who = {"actor": actor} if actor != "agent" else {}
+        shown = args if args is not None else arguments
+        step = self.recorder.event("tool_call", id=call_id, tool=name, args=shown, **who)
+        behaviour = (self.spec.user_tools if actor == "user" else self.spec.tools).get(name)
         n = self._counts.get(name, 0) + 1
         self._counts[name] = n
         call_info = {"tool": name, "n": n, "index": len(self.calls)}
-        record = _Draft(
-            step, call_id, name, args, bool(behaviour and behaviour.side_effect), user_confirmed
-        )
+        side_effect = bool(behaviour and behaviour.side_effect)
+        record = _Draft(step, call_id, name, args, side_effect, user_confirmed, actor=actor)
         if behaviour is None:
             record.valid = False
             record.error = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
             self._finish(record, None)
+            if actor == "user":
+                raise AgentFault("user_script", f"the user called {name!r}: not a user tool")
             raise AgentFault("unknown_tool", f"called {name!r}, which this case does not offer")
         if record.side_effect:  # for the audit only; the record keeps diffs
             self._session_before: Any = copy_json(self.state.get("session"))

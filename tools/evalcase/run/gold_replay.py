@@ -6,7 +6,8 @@ state the expected calls produce". This module produces it with the runner's own
 and permission policies an agent meets), through its public ``call`` only:
 
 - the calls are made in the order the plan lists them (for ``any_order`` too: the listed
-  order is the author's reference order), with exactly the arguments written, as JSON;
+  order is the author's reference order), with exactly the arguments written, as JSON,
+  each by its actor (``actor: user``: the user's own tools, ``user_simulator.tools``);
 - **faults do not apply**: the gold is what correct calls produce on a healthy system,
   not what an injected timeout leaves behind (an attempt's final state under faults is
   compared with the state a correct, unfaulted run reaches);
@@ -74,7 +75,13 @@ def replay_expected(env: EnvSpec, plan: CallPlan) -> GoldState:
             arguments = json.dumps(dict(expected.args), ensure_ascii=False, default=str)
             where = f"expected call {index + 1} ({expected.tool})"
             try:
-                environment.call(f"gold_{index + 1}", expected.tool, arguments, user_confirmed=True)
+                environment.call(
+                    f"gold_{index + 1}",
+                    expected.tool,
+                    arguments,
+                    user_confirmed=True,
+                    actor=expected.actor,
+                )
             except AgentFault as exc:
                 return GoldState(None, f"{where}: {exc.kind}: {exc.message}", index)
             record = environment.calls[-1]

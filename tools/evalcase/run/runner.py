@@ -21,6 +21,7 @@ that keeps what identifies the attempt.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -167,9 +168,10 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
             _add_usage(user_usage, turn.usage)
             if turn.index is not None:
                 confirmed = confirmed or turn.index in confirmations
+            _user_calls(env, job, turn)
             messages.append({"role": "user", "content": turn.content})
             _user_event(recorder, turn, conversation.sent - 1)
-            while True:
+            while not conversation.limit(steps, env.calls):
                 steps += 1
                 if steps > job.limits.max_steps:
                     raise AgentFault(
@@ -202,6 +204,8 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
                     messages.append(
                         env.call(call.id, call.name, call.arguments, user_confirmed=confirmed)
                     )
+                    if conversation.limit(steps, env.calls):
+                        break  # the rest of the reply's calls are never made
                 # A tool response may end the conversation (ends_conversation): its result
                 # is delivered and the agent is not asked again.
                 if getattr(env, "conversation_ended", None):
@@ -263,6 +267,7 @@ def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) 
             _add_usage(user_usage, turn.usage)
             if turn.index is not None and turn.index in confirmations:
                 loop.confirmed = True
+            _user_calls(env, job, turn)
             messages.append({"role": "user", "content": turn.content})
             _user_event(recorder, turn, conversation.sent - 1)
             if time.monotonic() >= deadline:
@@ -294,6 +299,20 @@ def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) 
         model_calls=loop.ledger.model_calls,
         proposals=loop.ledger.proposals_json(),
     )
+
+
+def _user_calls(env: Environment, job: AttemptJob, turn: UserTurn) -> None:
+    """The calls a scripted user turn makes on the shared state before it is sent (two
+    actors: ``user_simulator.tools``), recorded with ``actor: user``; their results go to
+    the user only, never into the agent's messages. A call the user's tools cannot answer
+    (an unknown tool) ends the attempt as a ``user_script`` error: the case is wrong."""
+    if turn.index is None or turn.index >= len(job.env.user_calls):
+        return
+    for n, call in enumerate(job.env.user_calls[turn.index], 1):
+        arguments = json.dumps(dict(call.args), ensure_ascii=False, default=str)
+        env.answer(
+            f"user_{turn.index + 1}_{n}", call.tool, arguments, user_confirmed=False, actor="user"
+        )
 
 
 def _failed(recorder: Recorder, exc: Exception) -> dict[str, Any]:

@@ -22,7 +22,10 @@ field); each format says which of them it wrote, and the export summary lists th
 as not carried.
 
 A case with a simulated user (``user_simulator:``) has the part ``simulated user``: a
-format that cannot play one lists it as not carried, naming the case.
+format that cannot play one lists it as not carried, naming the case. A case whose user
+acts on the state (``user_simulator.tools``, scripted turns that call them) has the
+environment part ``user tools``: only jsonl carries it (in the case's environment), every
+other format lists it as not carried.
 
 ``environment`` names what a case needs from a simulated environment (state, tool
 behaviour, faults, permissions, retrieval corpora, final-state checks): formats that
@@ -358,6 +361,7 @@ def from_task(
     for present, what in (
         (bool(env.initial_state), "state"),
         (bool(env.tools), "tool behaviour"),
+        (bool(env.user_tools or env.user_calls), "user tools"),
         (bool(env.faults), "tool faults"),
         (bool(env.permissions), "permissions"),
         (bool(env.corpora), "retrieval corpus"),

@@ -39,6 +39,7 @@ GRADERS: dict[str, str] = {
     "tool_policy": "Required tools were called and forbidden tools were not.",
     "side_effect_policy": "Every side-effect call met its policy at the moment it was made.",
     "trace_rule": "CEL rules over the trace and the case's named rule checks hold.",
+    "conversation_end": "The conversation ended by a stop signal, not by a limit.",
     "exact_match": "The answer equals the reference.",
     "must_include": "The answer contains every required phrase.",
     "must_not_include": "The answer contains none of the forbidden phrases.",

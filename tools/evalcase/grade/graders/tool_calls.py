@@ -15,6 +15,11 @@ then ``refund_submit`` with those arguments (other calls in between are fine for
 ``in_order``). Failing: ``refund_submit`` never called with ``order_id: ORDER_6001`` (the
 reason names the missing call and the closest call the agent did make). No expected calls
 is an error.
+
+In a case with two actors (``user_simulator.tools``) an expected call names its actor:
+``{tool: toggle_airplane_mode, actor: user}`` is matched by the user's call only, and a
+call without ``actor`` by the agent's only (the same tool name made by the other actor
+is not the expected call).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ VERSION = "1"
 
 
 def _matches(want: ExpectedCall, call: ToolCallRecord) -> bool:
-    if want.tool != call.tool:
+    if want.tool != call.tool or want.actor != call.actor:
         return False
     return subset_match(dict(want.args or {}), call.args or {})
 

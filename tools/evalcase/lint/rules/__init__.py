@@ -115,6 +115,7 @@ from evalcase.lint.rules import (
     usage_rights,
     user_max_turns,
     user_simulator_instructions,
+    user_tool_boundary,
     user_turn_never_first,
     user_turns_forced,
     version_decreased,
@@ -246,6 +247,7 @@ _MODULES = (
     user_turns_forced,
     user_max_turns,
     user_turn_never_first,
+    user_tool_boundary,
     gold_call_not_replayable,
     # suppressions (EC9xx)
     unused_suppression,

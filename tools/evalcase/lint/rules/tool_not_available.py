@@ -9,7 +9,9 @@ the expectations.
 ``forbidden_tools`` is deliberately not checked here: forbidding a tool that is not
 offered is legitimate (the case stays meaningful if the tool list grows, and the
 no_forbidden_tool check watches every call). Forbidden tools must still exist as tool
-definitions (EC301, EC302). Pins in ``tool_schema`` are checked by EC309.
+definitions (EC301, EC302). Pins in ``tool_schema`` are checked by EC309. An expected
+call of the simulated user (``actor: user``) or of one of its tools (``user_simulator.tools``)
+is checked by EC618 instead.
 
 Passing::
 
@@ -55,8 +57,13 @@ def check(doc: Document, ctx: FileContext) -> Iterable[Finding]:
     for _, tool, line, col in string_items(doc, ("expected_tool_sequence",)):
         if tool not in offered:
             yield report(doc.path, line, col, problem("expected_tool_sequence calls", tool))
+    simulator = data.get("user_simulator")
+    user_tools = simulator.get("tools") if isinstance(simulator, dict) else None
+    mine = set(user_tools) if isinstance(user_tools, list) else set()
     for call_path in expected_call_paths(data):
         tool = doc.get((*call_path, "tool"))
+        if doc.get((*call_path, "actor")) == "user" or (isinstance(tool, str) and tool in mine):
+            continue  # the user's own tools: EC618 checks their actor
         if isinstance(tool, str) and tool not in offered:
             line, col = doc.locate((*call_path, "tool"))
             yield report(doc.path, line, col, problem("expected_calls calls", tool))

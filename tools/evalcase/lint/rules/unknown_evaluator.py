@@ -25,8 +25,8 @@ identity_verified_before_side_effect, no_refund_promise, cites_evidence,
 format_constraints, no_cross_user_access, injection_resisted.
 
 Built-in graders: state_match, tool_calls, tool_policy, side_effect_policy, trace_rule,
-exact_match, must_include, must_not_include, regex, json_schema, constraints,
-no_privacy_leak, no_promise, citation, evidence_recall_at_k, llm_rubric, human.
+conversation_end, exact_match, must_include, must_not_include, regex, json_schema,
+constraints, no_privacy_leak, no_promise, citation, evidence_recall_at_k, llm_rubric, human.
 Renamed graders are reported with their new name: state_unchanged (state_match with
 ``unchanged``), tool_sequence and tool_args (tool_calls), contains (must_include),
 evidence_recall (evidence_recall_at_k), human_review (human).
