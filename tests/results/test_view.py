@@ -332,5 +332,5 @@ def test_the_attempt_page_says_which_calls_the_user_made(
     calls = page.text.split('id="calls"', 1)[1].split("</table>", 1)[0]
     assert calls.count('<span class="actor-user"') == 1
     rows = calls.split("<tr>")[2:]
-    assert 'user:</span> order_lookup' in rows[0]
+    assert "user:</span> order_lookup" in rows[0]
     assert "actor-user" not in rows[1] and "refund_eligibility_check" in rows[1]

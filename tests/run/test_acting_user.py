@@ -14,6 +14,7 @@ import pytest
 
 from evalcase.contract.task import UserSimulatorSpec
 from evalcase.run.executors import AttemptJob
+from evalcase.run.executors.base import Limits
 from evalcase.run.user_prompt import GUIDELINES_TOOLS, PROMPT_VERSION_TOOLS
 from tests.helpers import REPO_ROOT, commit_all, init_repo, invoke
 from tests.run import two_actors_repo as repo
@@ -114,6 +115,7 @@ def test_a_simulated_user_toggles_its_phone_then_says_it_is_fixed(
     assert FIXED in [m.get("content") for m in record["messages"] if m["role"] == "user"]
     # The user model was offered its tool, with the tool-aware prompt, and got the result.
     first, second, third = server.requests
+    assert record["user_usage"]["completion_tokens"] == 3 * 7
     assert [t["function"]["name"] for t in first["tools"]] == ["toggle_airplane_mode"]
     assert first["messages"][0]["content"].startswith(GUIDELINES_TOOLS)
     assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "toggle_airplane_mode"
@@ -146,7 +148,7 @@ TOGGLE = tool(
 )
 
 
-def _acting_job(url: str, **limits: Any) -> AttemptJob:
+def _acting_job(url: str, timeout: float = 10.0, **limits: Any) -> AttemptJob:
     simulator = UserSimulatorSpec(
         {"text": "Your phone has no service."},
         max_turns=3,
@@ -158,6 +160,8 @@ def _acting_job(url: str, **limits: Any) -> AttemptJob:
         state={"device": {"airplane_mode": True}},
         user_simulator=simulator,
         user_tools={"toggle_airplane_mode": TOGGLE},
+        timeout=timeout,
+        limits=Limits(max_tool_calls=10**9),  # only the deadline can end a busy user
     )
     settings = {"base_url": url, "model": "sim-model-1", "max_retries": 0, "timeout_s": 5}
     return AttemptJob(**{**base.__dict__, "user_simulator": settings})
@@ -202,6 +206,7 @@ def test_a_user_model_looping_through_calls_is_stopped_by_max_steps() -> None:
     assert record["conversation"] == {"ended_by": "max_steps", "user_turns": 1}
     assert [c["actor"] for c in record["calls"]] == ["user"] * 5
     assert len(server.requests) == 5
+    assert record["user_usage"]["prompt_tokens"] == 5 * 11  # every user model call counted
     ends = [e for e in record["trace"] if e["type"] == "conversation_end"]
     assert [e["reason"] for e in ends] == ["max_steps"]
 
@@ -212,3 +217,13 @@ def test_a_user_model_failing_its_calls_is_stopped_by_max_tool_errors() -> None:
         record = run_attempt(_acting_job(server.url, max_tool_errors=3))
     assert record["conversation"] == {"ended_by": "max_tool_errors", "user_turns": 1}
     assert [c["error"]["code"] for c in record["calls"]] == ["unknown_tool"] * 3
+
+
+def test_a_user_model_looping_without_limits_is_stopped_by_the_attempts_deadline() -> None:
+    server = Server([], decide=busy_user)
+    with server.running():
+        record = run_attempt(_acting_job(server.url, timeout=0.3))
+    # never a pass: the attempt errs (the deadline passed while the user acted)
+    assert record["status"] == "error"
+    assert record["error"]["kind"] in ("timeout", "user_simulator"), record["error"]
+    assert {c.get("actor") for c in record["calls"]} <= {"user"}

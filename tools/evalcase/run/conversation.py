@@ -24,7 +24,8 @@ Before the first agent turn and after every final reply (a reply without tool ca
    state as actor ``user`` (``act``), its result goes back to the simulator only, and the
    simulator is asked again, until it writes a message. A limit of ``user_simulator``
    (``max_steps``, ``max_tool_errors``) reached by its calls ends the conversation there;
-   the attempt's deadline passing is the attempt's ``user_simulator`` error.
+   the attempt's deadline passing is the attempt's ``user_simulator`` error (``timeout``
+   when it passes during a call).
 
 A simulated (or replayed) turn carrying ``###STOP###``, ``###TRANSFER###`` or
 ``###OUT-OF-SCOPE###`` ends the conversation (``user_stop``, ``user_transfer``,
