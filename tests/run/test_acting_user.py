@@ -56,7 +56,7 @@ CASE = (
 )
 
 
-def write_repo(root: Path, url: str) -> Path:
+def write_repo(root: Path, url: str, case: str = CASE) -> Path:
     (root / "datasets" / "phones" / "cases").mkdir(parents=True)
     for kind in ("state", "tool"):
         (root / "fixtures" / kind).mkdir(parents=True)
@@ -73,7 +73,7 @@ def write_repo(root: Path, url: str) -> Path:
     # the agent checks the line on the first turn, and only replies on the second
     script = '[[["check_line", {"line_id": "L1"}]], []]'
     (root / "datasets" / "phones" / "cases" / "phone_user_acts_001.yaml").write_text(
-        CASE.format(case_id="phone_user_acts_001", script=script), "utf-8"
+        case.format(case_id="phone_user_acts_001", script=script), "utf-8"
     )
     init_repo(root)
     commit_all(root, "a user who acts")
@@ -132,6 +132,58 @@ def test_a_simulated_user_toggles_its_phone_then_says_it_is_fixed(
         "tool_calls": "pass",
         "state_match": "pass",
     }
+    # A replay of the run, no model configured nor listening: the user's recorded calls
+    # are made again before its recorded turn, so the state and verdicts are the same.
+    replayed = _replay(root, run_dir)
+    assert replayed["status"] == "completed", replayed["error"]
+    assert replayed["conversation"] == record["conversation"]
+    assert replayed["messages"] == record["messages"]
+    assert [(c["tool"], c.get("actor")) for c in replayed["calls"]] == [
+        ("check_line", None),
+        ("toggle_airplane_mode", "user"),
+    ]
+    assert replayed["state_diff"] == record["state_diff"]
+
+
+def _replay(root: Path, run_dir: Path) -> dict[str, Any]:
+    """The one attempt of ``evalcase run --agent replay:RUN`` with no simulator configured."""
+    (root / "evalcase.toml").write_text(
+        '[run.agents]\nscripted = { spec = "py:tests.run.agents:scripted" }\n', "utf-8"
+    )
+    run_id = json.loads((run_dir / "run.json").read_text("utf-8"))["run_id"]
+    proc = invoke(
+        "run", "phones", "--progress", "none", "--allow-dirty", "--agent", f"replay:{run_id}",
+        cwd=root,
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    again = root / proc.stdout.splitlines()[0].split(" -> ")[-1]
+    [replayed] = map(json.loads, (again / "attempts.jsonl").read_text("utf-8").splitlines())
+    return dict(replayed)
+
+
+@pytest.mark.slow
+def test_a_run_a_limit_ended_while_the_user_acted_replays_to_the_same_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))
+    limited = CASE.replace("  max_turns: 4\n", "  max_turns: 4\n  max_steps: 6\n")
+    assert "max_steps: 6" in limited
+    with Server([], decide=busy_user).running() as server:
+        write_repo(root, server.url, limited)
+        proc = invoke("run", "phones", "--progress", "none", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # no conversation_end grader
+    run_dir = root / proc.stdout.splitlines()[0].split(" -> ")[-1]
+    [record] = map(json.loads, (run_dir / "attempts.jsonl").read_text("utf-8").splitlines())
+    assert record["conversation"] == {"ended_by": "max_steps", "user_turns": 1}
+    # the scripted turn, the agent's two replies and its call (4), then 3 user calls: 7 > 6
+    assert [c.get("actor") for c in record["calls"]] == [None] + ["user"] * 3
+    replayed = _replay(root, run_dir)
+    assert replayed["status"] == "completed", replayed["error"]
+    assert replayed["conversation"] == record["conversation"]
+    assert [c.get("actor") for c in replayed["calls"]] == [None] + ["user"] * 3
+    assert replayed["state_diff"] == record["state_diff"]
 
 
 TOGGLE = tool(

@@ -10,7 +10,8 @@ Before the first agent turn and after every final reply (a reply without tool ca
    ``max_steps``) or ``max_tool_errors`` (that many calls answered with an error);
 2. a simulated case sent ``user_simulator.max_turns`` user turns: ``max_turns``;
 3. a replay (``replay:RUN_ID``) of a simulated case: the recorded run's next user turn,
-   scripted or simulated, as it was sent (no model is asked); none left is the attempt's
+   scripted or simulated, as it was sent (no model is asked), the calls a simulated user
+   made with its own tools before it made again first; none left is the attempt's
    ``user_simulator`` error, as a replayed agent without replies is a ``protocol`` one;
 4. the script: the first unused scripted user turn whose ``when`` holds (a turn without
    ``when`` always holds). ``when`` is CEL over ``message`` (the agent's last reply text,
@@ -34,6 +35,7 @@ A simulated (or replayed) turn carrying ``###STOP###``, ``###TRANSFER###`` or
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,7 +147,7 @@ class Conversation:
         if self.spec is not None and self.sent >= self.spec.max_turns:
             return self._end("max_turns")
         if self.recorded is not None:
-            return self._replayed()
+            return self._replayed(replies, calls)
         for index in range(len(self.turns)):
             if index not in self.used and self._when(index, message, calls):
                 self.used.add(index)
@@ -178,11 +180,21 @@ class Conversation:
         turn = UserTurn(simulated.content, None, simulator.trace_fields, usage, tuple(events))
         return self._signalled(turn)
 
-    def _replayed(self) -> UserTurn | End:
+    def _replayed(self, replies: int, calls: Sequence[ToolCallRecord]) -> UserTurn | End:
         assert self.recorded is not None
+        none_left = "replay: the recorded run has no further user turn here"
         if not self.recorded:
-            raise UserSimulatorFault("replay: the recorded run has no further user turn here")
+            raise UserSimulatorFault(none_left)
         event = self.recorded.pop(0)
+        for call in event.get("user_calls") or ():  # the simulated user's own calls, again
+            if self._act is not None:
+                args = call.get("args")
+                text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                self._act(str(call.get("id")), str(call.get("tool")), text)
+            if self.limit(replies, calls):
+                return self._end(self.stopped or "max_steps")
+        if event.get("calls_only"):  # calls a limit ended, yet no limit was reached here
+            raise UserSimulatorFault(none_left)
         fields = {k: v for k, v in event.items() if k in ("simulated", "model", "prompt_version")}
         index = event.get("turn")
         scripted = not event.get("simulated") and isinstance(index, int) and index >= 0
