@@ -123,6 +123,8 @@ def test_a_simulated_user_toggles_its_phone_then_says_it_is_fixed(
     # its call stays in its own history, before the message it led to
     roles = [m["role"] for m in third["messages"]]
     assert roles == ["system", "assistant", "user", "assistant", "tool", "assistant", "user"]
+    meta = json.loads((run_dir / "run.json").read_text("utf-8"))["user_simulator"]
+    assert meta["prompt_version_tools"] == PROMPT_VERSION_TOOLS
     simulated = [e for e in record["trace"] if e["type"] == "user" and e.get("simulated")]
     assert {e["prompt_version"] for e in simulated} == {PROMPT_VERSION_TOOLS}
     # Graded: the expected call of the user and the user-side state both pass.

@@ -76,8 +76,9 @@ def configured(settings: Mapping[str, Any] | None) -> bool:
     return bool(settings and isinstance(settings.get("model"), str) and settings["model"])
 
 
-def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """What run.json says of the simulator (no key: only its variable's name)."""
+def record_of(settings: Mapping[str, Any] | None, tools: bool = False) -> dict[str, Any] | None:
+    """What run.json says of the simulator (no key: only its variable's name); ``tools``:
+    a selected case gives the user tools (its prompt version is recorded too)."""
     if not configured(settings):
         return None
     assert settings is not None
@@ -86,6 +87,7 @@ def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "base_url": settings.get("base_url"),
         "api_key_env": settings.get("api_key_env"),
         "prompt_version": user_prompt.PROMPT_VERSION,
+        **({"prompt_version_tools": user_prompt.PROMPT_VERSION_TOOLS} if tools else {}),
         **{
             k: settings.get(k, DEFAULTS.get(k))
             for k in _GENERATION
