@@ -303,3 +303,34 @@ def test_the_compare_page_follows_compares_rules(site: dict[str, Any]) -> None:
     sides = html.split('id="sides"', 1)[1]
     assert "base: refund_regression_set v1, agent refund_agent (version ?), all cases" in sides
     assert "different agents: BASE refund_agent" in html
+
+
+def test_the_attempt_page_says_which_calls_the_user_made(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two actors (docs/contract.md#user-tools): a call with ``actor: user`` is marked
+    ``user:`` as in the HTML report; the agent's calls (no actor) and a record's actor that
+    is neither are not."""
+    from starlette.testclient import TestClient
+
+    from evalcase.config import load_config
+    from evalcase.results.view_pages import make_app
+
+    repo, commit = refund_repo(tmp_path_factory.mktemp("actors"))
+    attempt = check_008(True, 1)
+    attempt["calls"][0]["actor"] = "user"
+    attempt["calls"][1]["actor"] = '<b class="actor-user">user:</b>'  # data, never markup
+    write_run(repo, commit, "run-actors", [attempt])
+    graded = invoke("grade", "run-actors", cwd=repo)
+    assert graded.returncode in (0, 1), graded.stderr
+    client = TestClient(make_app(load_config(repo)), follow_redirects=False)
+    page = client.get(
+        "/attempt?run=run-actors&case=tool_refund_check_008&attempt=1",
+        headers={"Host": "127.0.0.1:8765"},
+    )
+    assert page.status_code == 200
+    calls = page.text.split('id="calls"', 1)[1].split("</table>", 1)[0]
+    assert calls.count('<span class="actor-user"') == 1
+    rows = calls.split("<tr>")[2:]
+    assert "user:</span> order_lookup" in rows[0]
+    assert "actor-user" not in rows[1] and "refund_eligibility_check" in rows[1]

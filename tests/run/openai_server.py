@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -47,8 +47,12 @@ class Server:
         script: list[tuple[int, Any, dict[str, str]]],
         default: tuple[int, Any, dict[str, str]] | None = None,
         models_status: int = 200,
+        decide: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.script = list(script)
+        # A model that answers from each request alone (its messages and tools): a 200
+        # with decide(request) as the completion, instead of the script.
+        self.decide = decide
         self.default = default  # the answer once the script has ended
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -77,7 +81,9 @@ class Server:
                 server.requests.append(json.loads(self.rfile.read(length)))
                 server.headers.append(dict(self.headers))
                 status, body, headers = (
-                    server.script.pop(0)
+                    (200, server.decide(server.requests[-1]), {})
+                    if server.decide is not None
+                    else server.script.pop(0)
                     if server.script
                     else server.default or (500, {"error": "script ended"}, {})
                 )

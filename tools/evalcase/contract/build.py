@@ -284,6 +284,7 @@ def tool_behaviour(fixture_id: str, fixture: Mapping[str, Any]) -> ToolBehaviour
         handler=_str(data.get("handler")) or None,
         latency_ms=latency if isinstance(latency, int) else None,
         fixture_id=fixture_id,
+        description=_str(data.get("description")) or _str(fixture.get("description")),
     )
 
 

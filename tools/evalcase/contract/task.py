@@ -119,6 +119,8 @@ class ToolBehaviour:
     handler: str | None  # "package.module:function" escape hatch: (args, state) -> result
     latency_ms: int | None
     fixture_id: str = ""
+    # What the tool does, in words: shown to a simulated user offered its own tools.
+    description: str = ""
 
 
 @dataclass(frozen=True)

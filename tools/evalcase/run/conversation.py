@@ -10,7 +10,8 @@ Before the first agent turn and after every final reply (a reply without tool ca
    ``max_steps``) or ``max_tool_errors`` (that many calls answered with an error);
 2. a simulated case sent ``user_simulator.max_turns`` user turns: ``max_turns``;
 3. a replay (``replay:RUN_ID``) of a simulated case: the recorded run's next user turn,
-   scripted or simulated, as it was sent (no model is asked); none left is the attempt's
+   scripted or simulated, as it was sent (no model is asked), the calls a simulated user
+   made with its own tools before it made again first; none left is the attempt's
    ``user_simulator`` error, as a replayed agent without replies is a ``protocol`` one;
 4. the script: the first unused scripted user turn whose ``when`` holds (a turn without
    ``when`` always holds). ``when`` is CEL over ``message`` (the agent's last reply text,
@@ -19,7 +20,13 @@ Before the first agent turn and after every final reply (a reply without tool ca
    it always was. A ``when`` that cannot be evaluated is the attempt's ``user_script``
    error;
 5. no scripted turn holds: the simulated user writes the turn, or, in a case without one,
-   the conversation ends (``script_end``).
+   the conversation ends (``script_end``). A simulated user with tools of its own
+   (``user_simulator.tools``) may first answer with tool calls: each is made on the shared
+   state as actor ``user`` (``act``), its result goes back to the simulator only, and the
+   simulator is asked again, until it writes a message. A limit of ``user_simulator``
+   (``max_steps``, ``max_tool_errors``) reached by its calls ends the conversation there;
+   the attempt's deadline passing is the attempt's ``user_simulator`` error (``timeout``
+   when it passes during a call).
 
 A simulated (or replayed) turn carrying ``###STOP###``, ``###TRANSFER###`` or
 ``###OUT-OF-SCOPE###`` ends the conversation (``user_stop``, ``user_transfer``,
@@ -28,6 +35,8 @@ A simulated (or replayed) turn carrying ``###STOP###``, ``###TRANSFER###`` or
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +67,9 @@ class End:
 
     reason: str
     turn: UserTurn | None = None
+    # The simulator's usage and events of calls made before a limit ended it here.
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[Mapping[str, Any], ...] = ()
 
 
 def signal_of(text: str) -> str | None:
@@ -79,7 +91,11 @@ class Conversation:
         env: EnvSpec,
         simulator: Callable[[], Simulator] | None = None,
         recorded: Sequence[Mapping[str, Any]] | None = None,
+        act: Callable[[str, str, str], Mapping[str, Any]] | None = None,
     ) -> None:
+        # Makes one of the simulated user's own calls (id, tool, arguments JSON) on the
+        # shared state as actor user; returns the tool message for the simulator.
+        self._act = act
         self.turns = view.user_turns
         self.conditions = env.user_conditions
         self.spec = env.user_simulator
@@ -122,6 +138,7 @@ class Conversation:
         calls: Sequence[ToolCallRecord],
         environment: Any,
         deadline: float,
+        replies: int = 0,
     ) -> UserTurn | End:
         if getattr(environment, "conversation_ended", None):
             return self._end("ends_conversation")
@@ -130,7 +147,7 @@ class Conversation:
         if self.spec is not None and self.sent >= self.spec.max_turns:
             return self._end("max_turns")
         if self.recorded is not None:
-            return self._replayed()
+            return self._replayed(replies, calls)
         for index in range(len(self.turns)):
             if index not in self.used and self._when(index, message, calls):
                 self.used.add(index)
@@ -139,21 +156,45 @@ class Conversation:
             return self._end("script_end")
         if self._simulator is None:
             self._simulator = self._make_simulator()
-        simulated = self._simulator.next_turn(messages, deadline)
-        turn = UserTurn(
-            simulated.content,
-            None,
-            self._simulator.trace_fields,
-            simulated.usage,
-            simulated.events,
-        )
+        simulator = self._simulator
+        usage: dict[str, Any] = {}
+        events: list[Mapping[str, Any]] = []
+        while True:
+            if time.monotonic() >= deadline:
+                raise UserSimulatorFault(
+                    "the attempt's deadline passed while the user simulator acted", events
+                )
+            simulated = simulator.next_turn(messages, deadline)
+            _add(usage, simulated.usage)
+            events += simulated.events
+            if not simulated.tool_calls:
+                break
+            results: list[Mapping[str, Any]] = []
+            for call in simulated.tool_calls:
+                if self._act is None:  # never: a simulator with tools has an act
+                    raise UserSimulatorFault("the user simulator's calls cannot be made here")
+                results.append(self._act(call.id, call.name, call.arguments))
+                if self.limit(replies, calls):
+                    return self._end(self.stopped or "max_steps", usage=usage, events=events)
+            simulator.answered(simulated, results)
+        turn = UserTurn(simulated.content, None, simulator.trace_fields, usage, tuple(events))
         return self._signalled(turn)
 
-    def _replayed(self) -> UserTurn | End:
+    def _replayed(self, replies: int, calls: Sequence[ToolCallRecord]) -> UserTurn | End:
         assert self.recorded is not None
+        none_left = "replay: the recorded run has no further user turn here"
         if not self.recorded:
-            raise UserSimulatorFault("replay: the recorded run has no further user turn here")
+            raise UserSimulatorFault(none_left)
         event = self.recorded.pop(0)
+        for call in event.get("user_calls") or ():  # the simulated user's own calls, again
+            if self._act is not None:
+                args = call.get("args")
+                text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                self._act(str(call.get("id")), str(call.get("tool")), text)
+            if self.limit(replies, calls):
+                return self._end(self.stopped or "max_steps")
+        if event.get("calls_only"):  # calls a limit ended, yet no limit was reached here
+            raise UserSimulatorFault(none_left)
         fields = {k: v for k, v in event.items() if k in ("simulated", "model", "prompt_version")}
         index = event.get("turn")
         scripted = not event.get("simulated") and isinstance(index, int) and index >= 0
@@ -175,9 +216,24 @@ class Conversation:
         self.sent += 1
         return turn
 
-    def _end(self, reason: str, turn: UserTurn | None = None) -> End:
+    def _end(
+        self,
+        reason: str,
+        turn: UserTurn | None = None,
+        usage: Mapping[str, Any] | None = None,
+        events: Sequence[Mapping[str, Any]] = (),
+    ) -> End:
         self.ended_by = reason
-        return End(reason, turn)
+        return End(reason, turn, dict(usage or {}), tuple(events))
+
+
+def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
+    """Token counts summed over the simulator's calls for one turn."""
+    for key, value in usage.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+        elif key not in total:
+            total[key] = value
 
 
 def recorded_user_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -204,7 +204,9 @@ def run_meta(
         "prompts": prompting.versions(variants),
         # Who played the simulated users (model, prompt version), when a case has one.
         "user_simulator": (
-            user_simulator.record_of(options.user_simulator)
+            user_simulator.record_of(
+                options.user_simulator, tools=any(t.env.user_tools for t in tasks)
+            )
             if any(t.env.user_simulator is not None for t in tasks)
             else None
         ),

@@ -375,18 +375,23 @@ class Environment:
         return tool_message(self.answer(call_id, name, arguments, user_confirmed=ok, actor=actor))
 
     def answer(
-        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor = AGENT
-    ) -> ToolCallRecord:
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool,
+        actor: Actor = AGENT, unknown_ends: bool = True,
+    ) -> ToolCallRecord:  # fmt: skip
         """Answer one tool call and return its record (also appended to :attr:`calls`).
         Raises :class:`AgentFault` for what ends the attempt (an unknown tool, a budget,
         the deadline); the unknown tool's call is recorded first. The user's calls (``actor``
-        ``user``) are answered from ``user_simulator.tools`` only."""
+        ``user``) are answered from ``user_simulator.tools`` only. ``unknown_ends`` False
+        (the simulated user's own calls): an unknown tool is the call's ``unknown_tool``
+        error result, recorded, and the attempt goes on."""
         with scoped(self.scopes):
-            return self._call(call_id, name, arguments, user_confirmed=user_confirmed, actor=actor)
+            ok, ends = user_confirmed, unknown_ends
+            return self._call(call_id, name, arguments, user_confirmed=ok, actor=actor, ends=ends)
 
     def _call(
-        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor
-    ) -> ToolCallRecord:
+        self, call_id: str, name: str, arguments: str, *, user_confirmed: bool, actor: Actor,
+        ends: bool = True,
+    ) -> ToolCallRecord:  # fmt: skip
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AgentFault("timeout", "the attempt's deadline passed during tool work")
         if len(self.calls) >= self.limits.max_tool_calls:
@@ -411,6 +416,8 @@ class Environment:
         if behaviour is None:
             record.valid = False
             record.error = {"code": "unknown_tool", "message": f"no tool named {name!r}"}
+            if not ends:
+                return self._finish(record, record.error)
             self._finish(record, None)
             if actor == "user":
                 raise AgentFault("user_script", f"the user called {name!r}: not a user tool")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -38,7 +39,7 @@ from evalcase.contract.attempt import (
 from evalcase.contract.records import dumps
 from evalcase.run.adapters import open_session
 from evalcase.run.conversation import Conversation, End, UserTurn
-from evalcase.run.environment import Environment, Recorder
+from evalcase.run.environment import Environment, Recorder, tool_message
 from evalcase.run.executors.base import AttemptJob
 from evalcase.run.expr import bounded
 from evalcase.run.protocol import AgentFault, build_request, first_messages
@@ -151,14 +152,16 @@ def _run(job: AttemptJob, started_at: str, start: float, deadline: float) -> Att
         conversation = Conversation(
             view,
             job.env,
-            simulator=(lambda: Simulator(spec, job.user_simulator, job.seed)) if spec else None,
+            simulator=(lambda: _simulator(job)) if spec else None,
             recorded=recorded if isinstance(recorded, list) else None,
+            act=_user_act(env),
         )
         steps = 0
         last_text = ""  # the agent's last final reply, what a scripted turn's when reads
         while True:
-            turn = conversation.next(messages, last_text, env.calls, env, deadline)
+            turn = conversation.next(messages, last_text, env.calls, env, deadline, steps)
             if isinstance(turn, End):
+                _end_usage(recorder, user_usage, turn)
                 if turn.turn is not None:  # the signalling turn: recorded, never sent
                     _add_usage(user_usage, turn.turn.usage)
                     _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
@@ -252,12 +255,14 @@ def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) 
         conversation = Conversation(
             view,
             job.env,
-            simulator=(lambda: Simulator(spec, job.user_simulator, job.seed)) if spec else None,
+            simulator=(lambda: _simulator(job)) if spec else None,
+            act=_user_act(env),
         )
         last_text = ""
         while True:
             turn = conversation.next(messages, last_text, env.calls, env, deadline)
             if isinstance(turn, End):
+                _end_usage(recorder, user_usage, turn)
                 if turn.turn is not None:
                     _add_usage(user_usage, turn.turn.usage)
                     _user_event(recorder, turn.turn, conversation.sent - 1, signal=turn.reason)
@@ -299,6 +304,33 @@ def _run_owned(job: AttemptJob, started_at: str, start: float, deadline: float) 
         model_calls=loop.ledger.model_calls,
         proposals=loop.ledger.proposals_json(),
     )
+
+
+def _simulator(job: AttemptJob) -> Simulator:
+    """The attempt's simulated user, offered the user's own tools when the case has them."""
+    assert job.env.user_simulator is not None
+    tools = list(job.env.user_tools.values())
+    return Simulator(job.env.user_simulator, job.user_simulator, job.seed, tools)
+
+
+def _user_act(env: Environment) -> Callable[[str, str, str], dict[str, Any]]:
+    """How the simulated user's own calls are made: on the shared state as actor user,
+    an unknown tool an error result to the simulator (recorded), never to the agent."""
+
+    def act(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+        record = env.answer(
+            call_id, name, arguments, user_confirmed=False, actor="user", unknown_ends=False
+        )
+        return tool_message(record)
+
+    return act
+
+
+def _end_usage(recorder: Recorder, total: dict[str, Any], end: End) -> None:
+    """The simulator's usage and retries of calls it made before a limit ended it."""
+    _add_usage(total, dict(end.usage))
+    for event in end.events:
+        recorder.event(str(event.get("type", "adapter")), **_fields(event))
 
 
 def _user_calls(env: Environment, job: AttemptJob, turn: UserTurn) -> None:

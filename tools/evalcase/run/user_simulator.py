@@ -17,6 +17,13 @@ endpoint and key, the same retries, each retry a trace event), and the prompt is
 :mod:`evalcase.run.user_prompt` (versioned). The model's name and the prompt version are
 recorded in ``run.json`` (``user_simulator``) and on every simulated ``user`` trace event.
 
+A case with ``user_simulator.tools`` (two actors, docs/contract.md#user-tools) offers the
+model those tools (name, description, parameters, as the agent's are offered) with
+tau2-bench's tool-aware prompt: :meth:`Simulator.next_turn` may then answer with tool
+calls instead of a message; the runner makes them on the shared state as actor ``user``
+and hands the results back (:meth:`Simulator.answered`), to the simulator only, until it
+writes a message (:class:`evalcase.run.conversation.Conversation`).
+
 Failing mid-attempt (the endpoint down, an HTTP error after the retries, an empty or cut
 answer, no answer within ``timeout_s`` or the attempt's deadline) is the attempt's
 recorded error of kind ``user_simulator``: never a pass. Failing before the run (exit 2,
@@ -33,6 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcase import chat_completions
+from evalcase.chat_completions import ToolCall
+from evalcase.contract.task import ToolBehaviour
 from evalcase.run import user_prompt
 from evalcase.run.protocol import AgentFault
 from evalcase.run.spec import UserSimulatorSpec
@@ -54,17 +63,22 @@ class UserSimulatorFault(AgentFault):
 
 @dataclass(frozen=True)
 class SimulatedTurn:
+    """The simulator's answer: a message (``content``), or, for a user with tools, the
+    calls it makes first (``tool_calls``; then ``content`` is never sent)."""
+
     content: str
     usage: Mapping[str, Any]
     events: tuple[Mapping[str, Any], ...]
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def configured(settings: Mapping[str, Any] | None) -> bool:
     return bool(settings and isinstance(settings.get("model"), str) and settings["model"])
 
 
-def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """What run.json says of the simulator (no key: only its variable's name)."""
+def record_of(settings: Mapping[str, Any] | None, tools: bool = False) -> dict[str, Any] | None:
+    """What run.json says of the simulator (no key: only its variable's name); ``tools``:
+    a selected case gives the user tools (its prompt version is recorded too)."""
     if not configured(settings):
         return None
     assert settings is not None
@@ -73,6 +87,7 @@ def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "base_url": settings.get("base_url"),
         "api_key_env": settings.get("api_key_env"),
         "prompt_version": user_prompt.PROMPT_VERSION,
+        **({"prompt_version_tools": user_prompt.PROMPT_VERSION_TOOLS} if tools else {}),
         **{
             k: settings.get(k, DEFAULTS.get(k))
             for k in _GENERATION
@@ -84,12 +99,22 @@ def record_of(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
 class Simulator:
     """One attempt's simulated user (the client behind it is shared by the process)."""
 
-    def __init__(self, spec: UserSimulatorSpec, settings: Mapping[str, Any], seed: int) -> None:
+    def __init__(
+        self,
+        spec: UserSimulatorSpec,
+        settings: Mapping[str, Any],
+        seed: int,
+        tools: Sequence[ToolBehaviour] = (),
+    ) -> None:
         from evalcase.run.adapters.openai import OpenAISession
 
         if not configured(settings):
             raise UserSimulatorFault("[run.user_simulator] has no model")
         self.spec = spec
+        self.tools = tuple(tools)
+        # The user's own tool calls and results, by the user turns sent before them.
+        self.exchanges: dict[int, list[dict[str, Any]]] = {}
+        self._at = 0
         self.model = str(settings["model"])
         self.settings = {**DEFAULTS, **settings}
         self.seed = seed
@@ -103,17 +128,52 @@ class Simulator:
         return {
             "simulated": True,
             "model": self.model,
-            "prompt_version": user_prompt.PROMPT_VERSION,
+            "prompt_version": self.prompt_version,
         }
+
+    @property
+    def prompt_version(self) -> str:
+        return user_prompt.PROMPT_VERSION_TOOLS if self.tools else user_prompt.PROMPT_VERSION
+
+    def answered(self, turn: SimulatedTurn, results: Sequence[Mapping[str, Any]]) -> None:
+        """The results (``tool`` messages) of ``turn``'s calls: shown to the simulator
+        next time, after its calls, and never to the agent."""
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in turn.tool_calls
+        ]
+        said = turn.content or None
+        exchange = self.exchanges.setdefault(self._at, [])
+        exchange.append({"role": "assistant", "content": said, "tool_calls": calls})
+        exchange.extend(dict(r) for r in results)
 
     def next_turn(
         self, conversation: Sequence[Mapping[str, Any]], deadline: float
     ) -> SimulatedTurn:
+        self._at = sum(
+            1
+            for m in conversation
+            if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"]
+        )
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": user_prompt.messages(self.spec.instructions, conversation),
+            "messages": user_prompt.messages(
+                self.spec.instructions, conversation, self.exchanges, bool(self.tools)
+            ),
             "seed": self.seed,
         }
+        if self.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": dict(t.parameters),
+                    },
+                }
+                for t in self.tools
+            ]
         for key in _GENERATION:
             if self.settings.get(key) is not None:
                 body[key] = self.settings[key]
@@ -132,7 +192,13 @@ class Simulator:
                 f"the user simulator ({self.model}) failed: {why}", _tagged(fault.events)
             ) from None
         events = _tagged(events)
-        answer = chat_completions.read(completion)
+        answer = chat_completions.read(completion, with_tools=bool(self.tools))
+        if isinstance(answer, chat_completions.Unreadable):
+            raise UserSimulatorFault(
+                f"the user simulator ({self.model}) answered unreadable tool calls: "
+                f"{answer.message}",
+                events,
+            )
         content = answer.content
         if answer.cut:
             raise UserSimulatorFault(
@@ -140,6 +206,9 @@ class Simulator:
                 "raise [run.user_simulator] max_tokens",
                 events,
             )
+        if answer.tool_calls:
+            said = content if isinstance(content, str) else ""
+            return SimulatedTurn(said, dict(answer.usage), tuple(events), answer.tool_calls)
         if not isinstance(content, str) or not content.strip():
             raise UserSimulatorFault(f"the user simulator ({self.model}) answered no text", events)
         return SimulatedTurn(content, dict(answer.usage), tuple(events))

@@ -47,11 +47,25 @@ def recorded(outputs: str, run_id: str) -> dict[tuple[str, int], tuple[dict[str,
             if record.agent_version:
                 messages.append({"role": "_version", "agent_version": record.agent_version})
             # The user turns as the trace has them (the one that ended it included).
-            messages += [
-                {"role": "_user", "event": e} for e in record.trace if e.get("type") == "user"
-            ]
+            messages += [{"role": "_user", "event": e} for e in _user_turns(record.trace)]
             out[(record.attempt_key, record.attempt or 1)] = tuple(messages)
     return out
+
+
+def _user_turns(trace: Any) -> list[dict[str, Any]]:
+    """The trace's user turns; a simulated one carries ``user_calls``, the calls the
+    simulated user made with its own tools before writing it (made again in the replay)."""
+    turns: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for event in trace:
+        if event.get("type") == "tool_call" and event.get("actor") == "user":
+            calls.append({k: event.get(k) for k in ("id", "tool", "args")})
+        elif event.get("type") == "user":
+            turns.append({**event, "user_calls": calls} if event.get("simulated") else event)
+            calls = []
+    if calls:  # made before a limit ended the conversation: no turn followed them
+        turns.append({"type": "user", "simulated": True, "calls_only": True, "user_calls": calls})
+    return turns
 
 
 class ReplaySession:
