@@ -231,6 +231,22 @@ def test_the_collected_conversation_imports_lints_runs_and_audits(
     assert "delayed" in json.dumps(record["calls"][0])  # the recorded result, replayed
     assert "no_matching_response" not in json.dumps(record)
     assert record["output"] == "Order A-1001 is delayed; you can get a refund."
+    # Promoted to the regression set, the reviewed case is audited: its gold (the
+    # expected calls, answered by the recorded results) passes, and each of its two
+    # calls is needed (the gold without it fails).
+    text = draft.read_text("utf-8").replace("dataset_role: observation", "dataset_role: regression")
+    draft.write_text(text, "utf-8")
+    commit_all(repo, "the reviewed case joins the regression set")
+    r = invoke("audit", "shop_traces", "--progress", "none", "--format", "json", cwd=repo)
+    assert r.returncode in (0, 1), r.stderr
+    (fact,) = json.loads(r.stdout).values()
+    assert fact["status"] == "passed" and fact["outcomes"]["gold"] == "passes", fact
+    assert {a: o for a, o in fact["outcomes"].items() if a != "gold"} == {
+        a: "fails" for a in ("echo", "flail", "handoff", "mutants", "parrot", "refuse", "silent")
+    }, fact
+    assert [(m["tool"], m["outcome"]) for m in fact["mutants"]] == [
+        ("order_lookup", "fails"), ("refund_policy", "fails")
+    ]  # fmt: skip
 
 
 def _review(path: Path) -> None:
