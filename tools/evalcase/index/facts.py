@@ -644,7 +644,9 @@ def _definitions(
         names = tuple(p for p in params if isinstance(p, str)) if isinstance(params, list) else ()
         line, col = doc.locate(("data", "definitions", name, "expr"))
         error = cel.analyze(value["expr"]).error
-        out.append((str(name), names, value["expr"], line, col, error and error.message))
+        out.append(
+            (str(name), names, value["expr"], line, col, None if error is None else error.message)
+        )
     return tuple(out)
 
 
