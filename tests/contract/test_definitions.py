@@ -149,6 +149,7 @@ def test_a_changed_definition_changes_the_digest_of_the_case() -> None:
         ({"a": {"params": ["x"], "expr": "x"}}, "a(1, 2) == 1", "takes 1 argument"),
         ({"a": {"params": [], "expr": "b()"}, "b": {"expr": "a()"}}, "a()", "cycle: a -> b -> a"),
         ({"a": {"params": ["x", "x"], "expr": "x"}}, "a(1, 1)", "distinct"),
+        ({"a": {"params": ["in"], "expr": "1"}}, "a(1) == 1", "reserved word"),
     ],
 )
 def test_bad_definitions_stop_the_build(
@@ -182,3 +183,26 @@ def test_expansion_keeps_strings_methods_and_argument_scope() -> None:
     # plus(b, a) with b=1, a=2 outside: the arguments are read in the caller's scope
     value = cel.evaluate(expanded.replace("x.plus(1)", '"y"'), {"a": 2, "b": 1})
     assert value is True
+
+
+def test_literal_data_is_never_expanded() -> None:
+    """``result``, ``value``, a ``{path: value}`` condition and the mapping form of
+    ``state_change`` hold data, not CEL: text that looks like a call stays as written."""
+    name = "network_status"
+    literal = {"when": "has_line(1)", "note": "has_line(args.phone)"}
+    responses = [
+        {"when": {"phone": "has_line(x)"}, "result": literal,
+         "state_change": {"lines.L1.note": "has_line(args.phone)"}},
+        {"when": "has_line(args.phone)",
+         "state_change": [{"set": "lines.L1.note", "value": literal}], "result": literal},
+    ]  # fmt: skip
+    fixtures = {
+        name: fixture(name, "tool", tool_data(name, responses, uses=["network"])),
+        "network": fixture("network", "cel", NETWORK),
+    }
+    expanded = definitions.expand_tool(fixtures[name], fixtures)
+    assert not isinstance(expanded, definitions.DefinitionError)
+    first, second = expanded["data"]["responses"]
+    assert first == responses[0]
+    assert second["result"] == literal and second["state_change"][0]["value"] == literal
+    assert second["when"].startswith("cel.bind(")

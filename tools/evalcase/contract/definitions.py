@@ -73,12 +73,49 @@ def definitions_of(
             isinstance(p, str) and _IDENT.fullmatch(p) for p in params
         ):
             return DefinitionError(f"{fixture_id}: definition {name!r}: params is a list of names")
-        if len(set(params)) != len(params) or ARGS in params:
-            return DefinitionError(
-                f"{fixture_id}: definition {name!r}: params must be distinct and not {ARGS!r}"
-            )
+        problem = param_problem(tuple(params))
+        if problem is not None:
+            return DefinitionError(f"{fixture_id}: definition {name!r}: {problem}")
         out[name] = Definition(name, tuple(params), body["expr"], fixture_id)
     return out
+
+
+# CEL's reserved words and literals: never a parameter name.
+_RESERVED = frozenset(
+    [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
+)
+
+
+def param_problem(params: tuple[str, ...]) -> str | None:
+    """Why these parameter names cannot be bound, or None."""
+    if len(set(params)) != len(params):
+        return "parameters must be distinct"
+    bad = [p for p in params if p == ARGS or p in _RESERVED or not _IDENT.fullmatch(p)]
+    if bad:
+        return f"{bad[0]!r} cannot be a parameter name (a CEL reserved word, or {ARGS!r})"
+    return None
 
 
 def uses_of(fixture: Mapping[str, Any]) -> tuple[str, ...]:
@@ -292,53 +329,79 @@ def _expand_path(path: str, definitions: Mapping[str, Definition]) -> str | Defi
     return out
 
 
-_EXPR_KEYS = ("when", "result_from", "value_from", "by_from", "foreach")
+_STEP_EXPRS = ("when", "value_from", "by_from", "foreach")
 _PATH_KEYS = ("set", "delete", "append", "increment")
 
 
-def _walk(node: Any, definitions: Mapping[str, Definition], errors: list[str]) -> Any:
-    """A copy of a response (or step) with its expressions expanded."""
-    if isinstance(node, list):
-        return [_walk(item, definitions, errors) for item in node]
-    if not isinstance(node, Mapping):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in (*_EXPR_KEYS, "message_from") and isinstance(value, str):
-            made = expand(value, definitions)
-        elif key in _PATH_KEYS and isinstance(value, str):
-            made = _expand_path(value, definitions)
-        elif key == "let" and isinstance(value, Mapping):
-            lets: dict[str, Any] = {}
-            for name, text in value.items():
-                got = expand(text, definitions) if isinstance(text, str) else text
-                if isinstance(got, DefinitionError):
-                    errors.append(got.message)
-                    got = text
-                lets[name] = got
-            out[key] = lets
-            continue
-        elif key == "state_change" and isinstance(value, Mapping):
-            changes: dict[str, Any] = {}
-            for path, change in value.items():
-                got = _expand_path(str(path), definitions)
-                if isinstance(got, DefinitionError):
-                    errors.append(got.message)
-                    got = str(path)
-                changes[got] = _walk(change, definitions, errors)
-            out[key] = changes
-            continue
-        elif key in ("result", "args"):
-            out[key] = value  # literal data, never an expression
-            continue
-        else:
-            out[key] = _walk(value, definitions, errors)
-            continue
+class _Expander:
+    """Expands the CEL of responses and steps, keeping the first error."""
+
+    def __init__(self, definitions: Mapping[str, Definition]) -> None:
+        self.definitions = definitions
+        self.errors: list[str] = []
+
+    def text(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value  # a {path: value} condition or literal data: no CEL
+        made = expand(value, self.definitions)
         if isinstance(made, DefinitionError):
-            errors.append(made.message)
-            made = value
-        out[key] = made
-    return out
+            self.errors.append(made.message)
+            return value
+        return made
+
+    def path(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        made = _expand_path(value, self.definitions)
+        if isinstance(made, DefinitionError):
+            self.errors.append(made.message)
+            return value
+        return made
+
+    def message_from(self, value: Any) -> Any:
+        if isinstance(value, Mapping) and "message_from" in value:
+            return {**value, "message_from": self.text(value["message_from"])}
+        return value
+
+    def steps(self, value: Any) -> Any:
+        if isinstance(value, Mapping):  # sugar: {path: literal value}
+            return {self.path(str(k)): v for k, v in value.items()}
+        if not isinstance(value, list):
+            return value
+        out: list[Any] = []
+        for step in value:
+            if not isinstance(step, Mapping):
+                out.append(step)
+                continue
+            made = dict(step)
+            for key in _STEP_EXPRS:
+                if key in made:
+                    made[key] = self.text(made[key])
+            for key in _PATH_KEYS:
+                if key in made:
+                    made[key] = self.path(made[key])
+            if "fail" in made:
+                made["fail"] = self.message_from(made["fail"])
+            if "do" in made:
+                made["do"] = self.steps(made["do"])
+            out.append(made)
+        return out
+
+    def response(self, value: Any) -> Any:
+        """A response: ``result``, ``value`` and other literal data are kept as written."""
+        if not isinstance(value, Mapping):
+            return value
+        made = dict(value)
+        for key in ("when", "result_from"):
+            if key in made:
+                made[key] = self.text(made[key])
+        if isinstance(made.get("let"), Mapping):
+            made["let"] = {k: self.text(v) for k, v in made["let"].items()}
+        if "error" in made:
+            made["error"] = self.message_from(made["error"])
+        if "state_change" in made:
+            made["state_change"] = self.steps(made["state_change"])
+        return made
 
 
 def expand_tool(
@@ -354,25 +417,15 @@ def expand_tool(
     if isinstance(definitions, DefinitionError):
         return definitions
     data = dict(fixture.get("data") or {})
-    errors: list[str] = []
-    for key in ("responses", "default"):
-        if key in data:
-            data[key] = _walk(data[key], definitions, errors)
+    expander = _Expander(definitions)
+    if isinstance(data.get("responses"), list):
+        data["responses"] = [expander.response(r) for r in data["responses"]]
+    if "default" in data:
+        data["default"] = expander.response(data["default"])
     policy = data.get("side_effect_policy")
     if isinstance(policy, Mapping) and isinstance(policy.get("precondition"), list):
-        conditions = [
-            _expand_or_keep(c, definitions, errors) if isinstance(c, str) else c
-            for c in policy["precondition"]
-        ]
+        conditions = [expander.text(c) for c in policy["precondition"]]
         data["side_effect_policy"] = {**policy, "precondition": conditions}
-    if errors:
-        return DefinitionError(errors[0])
+    if expander.errors:
+        return DefinitionError(expander.errors[0])
     return {**fixture, "data": data}
-
-
-def _expand_or_keep(text: str, definitions: Mapping[str, Definition], errors: list[str]) -> str:
-    made = expand(text, definitions)
-    if isinstance(made, DefinitionError):
-        errors.append(made.message)
-        return text
-    return made

@@ -62,11 +62,9 @@ def _cel_fixture(fixture: FixtureFacts) -> Iterable[Finding]:
         if error is not None:
             yield report(fixture.path, line, col, f"definition {name!r} does not compile: {error}")
             continue
-        if len(set(params)) != len(params) or shared.ARGS in params:
-            yield report(
-                fixture.path, line, col,
-                f"definition {name!r}: parameters must be distinct and not {shared.ARGS!r}",
-            )  # fmt: skip
+        problem = shared.param_problem(params)
+        if problem is not None:
+            yield report(fixture.path, line, col, f"definition {name!r}: {problem}")
             continue
         expanded = shared.expand(f"{name}({', '.join(params)})", defs)
         if isinstance(expanded, shared.DefinitionError):
