@@ -190,6 +190,8 @@ class FixtureFacts(_FieldDigests):
     # (name, params, expr, line, column, the expression's syntax error or None) (EC619).
     uses: tuple[Located, ...] = ()
     definitions: tuple[tuple[str, tuple[str, ...], str, int, int, str | None], ...] = ()
+    # a cel fixture's definitions: (name, the free names its expression reads).
+    definition_reads: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -627,7 +629,20 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         prompt_limits=_prompt_limits(doc, body) if kind == PROMPT else (),
         uses=tuple(_strings(doc, ("data", "uses"))) if kind == "tool" else (),
         definitions=_definitions(doc, body) if kind == "cel" else (),
+        definition_reads=_definition_reads(body) if kind == "cel" else (),
     )
+
+
+def _definition_reads(body: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from evalcase.contract import cel
+
+    raw = body.get("definitions")
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in raw.items() if isinstance(raw, dict) else ():
+        if isinstance(value, dict) and isinstance(value.get("expr"), str):
+            refs = cel.analyze(value["expr"]).references
+            out.append((str(name), tuple(dict.fromkeys(r.root for r in refs))))
+    return tuple(out)
 
 
 def _definitions(

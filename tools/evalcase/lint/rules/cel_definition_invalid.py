@@ -6,8 +6,9 @@ expression when a case is built, and a case whose tool cannot be expanded is not
 Reported here, before any run:
 
 - in a tool fixture: a ``uses`` entry that is no ``cel`` fixture; a call of a name that
-  is no definition of the fixtures it uses (nor a CEL function); a call with the wrong
-  number of arguments; a name two of its ``cel`` fixtures define;
+  is no definition of the fixtures it uses (nor a CEL function), in the tool's own
+  expressions or in a definition it uses (reported at the ``uses`` entry); a call with
+  the wrong number of arguments; a name two of its ``cel`` fixtures define;
 - in a ``cel`` fixture: a definition whose expression does not compile; a definition
   that calls itself, directly or through others (a cycle); a call with the wrong number
   of arguments; a parameter named twice.
@@ -73,6 +74,7 @@ def _cel_fixture(fixture: FixtureFacts) -> Iterable[Finding]:
 
 def _tool_fixture(fixture: FixtureFacts, index: RepoIndex) -> Iterable[Finding]:
     defs: dict[str, shared.Definition] = {}
+    targets: list[tuple[FixtureFacts, int, int]] = []
     for fixture_id, line, col in fixture.uses:
         found = index.fixtures_by_id.get(str(fixture_id))
         target = found[0] if found else None
@@ -90,6 +92,18 @@ def _tool_fixture(fixture: FixtureFacts, index: RepoIndex) -> Iterable[Finding]:
                     f"definition {name!r} is in both {defs[name].fixture_id} and {fixture_id}",
                 )  # fmt: skip
             defs.setdefault(name, definition)
+        targets.append((target, line, col))
+    for target, line, col in targets:
+        for name, roots in target.definition_reads:
+            definition = defs.get(name)
+            called = frozenset(roots) - defs.keys()
+            for callee, _count in shared.calls(definition.expr if definition else "", called):
+                yield report(
+                    fixture.path, line, col,
+                    f"definition {name!r} of {definition.fixture_id if definition else '?'} "
+                    f"calls {callee}(), which is no definition of the cel fixtures this tool "
+                    "uses nor a CEL function",
+                )  # fmt: skip
     for context, text, line, col, error, refs in fixture.cel:
         if context == "tool_scope" or error is not None:
             continue
