@@ -95,14 +95,14 @@ def _tool_fixture(fixture: FixtureFacts, index: RepoIndex) -> Iterable[Finding]:
         targets.append((target, line, col))
     for target, line, col in targets:
         for name, roots in target.definition_reads:
-            definition = defs.get(name)
-            called = frozenset(roots) - defs.keys()
-            for callee, _count in shared.calls(definition.expr if definition else "", called):
+            used = defs.get(name)
+            if used is None:
+                continue
+            for callee, _count in shared.calls(used.expr, frozenset(roots) - defs.keys()):
                 yield report(
                     fixture.path, line, col,
-                    f"definition {name!r} of {definition.fixture_id if definition else '?'} "
-                    f"calls {callee}(), which is no definition of the cel fixtures this tool "
-                    "uses nor a CEL function",
+                    f"definition {name!r} of {used.fixture_id} calls {callee}(), which is no "
+                    "definition of the cel fixtures this tool uses nor a CEL function",
                 )  # fmt: skip
     for context, text, line, col, error, refs in fixture.cel:
         if context == "tool_scope" or error is not None:
