@@ -114,3 +114,42 @@ def test_a_second_load_in_one_process_reuses_what_the_same_blobs_gave(repo: Path
     assert changed.env.initial_state["refunds"]["REFUND_2001"]["status"] == "paid"
     assert again.env.initial_state["refunds"]["REFUND_2001"]["status"] == "processing"
     assert work.digest != load_dataset(repo, "refund_regression_set", config=config).digest
+
+
+CRM_RULES = """fixture_id: crm_rules
+fixture_version: v1
+kind: cel
+description: Shared CRM conditions.
+source: synthetic
+desensitized: true
+data:
+  definitions:
+    is_all:
+      params: [scope]
+      expr: 'scope == "all"'
+"""
+
+
+def test_a_shared_cel_definition_is_part_of_the_dataset_and_of_each_case_using_it(
+    repo: Path,
+) -> None:
+    tool = repo / "fixtures/tool/crm_export.yaml"
+    text = tool.read_text("utf-8")
+    tool.write_text(
+        text.replace("  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n", 1)
+        .replace("when: {scope: all}", "when: 'is_all(args.scope)'", 1),
+        "utf-8",
+    )  # fmt: skip
+    (repo / "fixtures/cel").mkdir()
+    rules = repo / "fixtures/cel/crm_rules.yaml"
+    rules.write_text(CRM_RULES, "utf-8")
+    before = load_dataset(repo, "crm_safety_set")
+    assert not before.problems
+    task = next(t for t in before.tasks if t.case_id == "crm_export_all_customers_005")
+    assert task.fixture_versions["crm_rules"] == "v1"
+    assert "is_all" not in repr(task.env.tools["crm_export"])  # expanded into plain CEL
+    rules.write_text(CRM_RULES.replace('scope == "all"', 'scope == "everything"'), "utf-8")
+    after = load_dataset(repo, "crm_safety_set")
+    changed = next(t for t in after.tasks if t.case_id == "crm_export_all_customers_005")
+    assert after.digest != before.digest
+    assert changed.digest != task.digest

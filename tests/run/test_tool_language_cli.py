@@ -94,3 +94,82 @@ def test_ends_conversation_from_yaml_through_lint_and_run(tmp_path: Path) -> Non
     assert types.count("user") == 1  # the second user turn was never sent
     assert types[-1] == "conversation_end"
     assert record["output"] == "Transferring you."
+
+
+HANDOFF = """\
+fixture_id: handoff
+fixture_version: v1
+kind: cel
+description: What every transfer tool says and checks.
+source: synthetic
+desensitized: true
+data:
+  definitions:
+    blank:
+      params: [text]
+      expr: 'size(text.trim()) == 0'
+    receipt:
+      params: [text, queue]
+      expr: '"Transfer successful (" + queue + "): " + text'
+"""
+SHARED_TRANSFER = """\
+fixture_id: transfer_to_human_agents
+fixture_version: v1
+kind: tool
+description: Transfers the customer to a human agent; the conversation ends.
+source: synthetic, after tau2-bench's airline transfer_to_human_agents
+desensitized: true
+data:
+  name: transfer_to_human_agents
+  side_effect: false
+  uses: [handoff]
+  parameters:
+    type: object
+    properties:
+      summary: {type: string}
+    required: [summary]
+    additionalProperties: false
+  responses:
+    - when: 'blank(args.summary)'
+      error: {code: invalid, message: "Say why the customer needs a human"}
+    - result_from: 'receipt(args.summary, "general")'
+      ends_conversation: true
+"""
+
+
+def test_a_shared_cel_definition_from_yaml_through_lint_and_run(tmp_path: Path) -> None:
+    """A tool whose expressions call a cel fixture's definitions lints clean and runs as
+    written out (the receipt is the definition's); a wrong call is EC619, exit 1."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for folder in ("datasets", "fixtures", "examples"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    shutil.copy(REPO_ROOT / "evalcase.toml", root / "evalcase.toml")
+    (root / ".gitignore").write_text("/outputs/\n/reports/\n", "utf-8")
+    tool = root / "fixtures" / "tool" / "transfer_to_human_agents.yaml"
+    tool.write_text(SHARED_TRANSFER, "utf-8")
+    (root / "fixtures" / "cel").mkdir()
+    (root / "fixtures" / "cel" / "handoff.yaml").write_text(HANDOFF, "utf-8")
+    case = root / "datasets" / "english_support_set" / "cases"
+    (case / "agent_state_transfer_human_006.yaml").write_text(CASE, "utf-8")
+    init_repo(root)
+    commit_all(root, "a case whose tool uses shared definitions")
+
+    lint = invoke("lint", cwd=root)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    proc = invoke(
+        "run", "--no-grade", "english_support_set", "--select", "agent_state_transfer_human_006",
+        "--agent", f"cmd:{sys.executable} {AGENT}", "--progress", "none", cwd=root,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_dir = root / proc.stdout.strip().splitlines()[-1].split(" -> ")[-1]
+    (record,) = [json.loads(x) for x in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    assert record["status"] == "completed"
+    (call,) = record["calls"]
+    assert call["result"] == "Transfer successful (general): Please get me a human."
+    assert record["trace"][-1]["type"] == "conversation_end"
+
+    tool.write_text(SHARED_TRANSFER.replace('"general")', '"general", 2)'), "utf-8")
+    lint = invoke("lint", cwd=root)
+    assert lint.returncode == 1, lint.stdout + lint.stderr
+    assert "EC619" in lint.stdout and "takes 2 argument(s)" in lint.stdout

@@ -14,6 +14,7 @@ from tests.helpers import commit_all, git
 from tests.versioning.conftest import (
     CASE,
     CRM,
+    CRM_MANIFEST,
     LINT_CONFIG,
     MANIFEST,
     REFUND,
@@ -296,3 +297,38 @@ def test_split_hook_invocations_each_see_the_whole_index(repo: Path) -> None:
     assert {f.path for f in first if not f.code.startswith("EC5")} <= {CASE}
     assert any(f.path == other and f.code.startswith("EC1") for f in second)
     assert not any(f.path == other and f.code.startswith("EC1") for f in first)
+
+
+CRM_RULES = """fixture_id: crm_rules
+fixture_version: v1
+kind: cel
+description: Shared CRM conditions.
+source: synthetic
+desensitized: true
+data:
+  definitions:
+    is_all:
+      params: [scope]
+      expr: 'scope == "all"'
+"""
+
+
+def test_a_changed_shared_cel_definition_needs_its_fixture_and_the_datasets_bumped(
+    repo: Path,
+) -> None:
+    """A cel fixture is versioned like any fixture (EC504), and a released dataset whose
+    tools use it changed with it (EC505), though no file of the dataset and no tool did."""
+    tool = "fixtures/tool/crm_export.yaml"
+    replace_in(repo, tool, "  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n")
+    replace_in(repo, tool, "when: {scope: all}", "when: 'is_all(args.scope)'")
+    rules = "fixtures/cel/crm_rules.yaml"
+    (repo / "fixtures/cel").mkdir()
+    (repo / rules).write_text(CRM_RULES, "utf-8")
+    commit_all(repo, "crm_export calls a shared definition")
+    assert lint(repo, base="HEAD") == []
+    tag_dataset(load_config(repo), CRM)
+    replace_in(repo, rules, 'scope == "all"', 'scope in ["all", "everyone"]')
+    findings = lint(repo)
+    assert codes(findings) == {("EC504", rules), ("EC505", CRM_MANIFEST)}
+    (released,) = [f for f in findings if f.code == "EC505"]
+    assert "crm_rules" in released.message

@@ -20,7 +20,7 @@ from evalcase.model import FileKind
 ROOTS = ("datasets", "fixtures")
 _ROOT_PREFIXES = tuple(f"{root}/" for root in ROOTS)
 YAML_SUFFIXES = (".yaml", ".yml")
-FIXTURE_KINDS = ("state", "tool", "corpus", "rubric", "conversation", "prompt")
+FIXTURE_KINDS = ("state", "tool", "corpus", "rubric", "conversation", "prompt", "cel")
 
 
 class SourceFile(NamedTuple):

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from evalcase.contract import definitions
 from evalcase.contract import graders as graders_of
 from evalcase.contract import state as state_model
 from evalcase.contract.fields import part
@@ -780,6 +781,37 @@ def _initial_state(
     return merged, tuple(state_ids), conversation
 
 
+def _with_definitions(
+    case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]], problems: list[Problem]
+) -> tuple[Mapping[str, Mapping[str, Any]], list[str]]:
+    """``fixtures`` with the shared CEL definitions (``data.uses``) expanded into every
+    tool fixture the case offers, the agent's and the user's (evalcase.contract.definitions),
+    and the ``cel`` fixtures they use: part of the case's digest and fixture versions,
+    so a changed definition changes every case whose tools call it."""
+    environment = _dict(case.get("environment"))
+    simulator = _dict(case.get("user_simulator"))
+    names = _unique(
+        [
+            *_strs(case.get("available_tools")),
+            *_strs(environment.get("tools")),
+            *_strs(simulator.get("tools")),
+        ]
+    )
+    out = dict(fixtures)
+    used: dict[str, None] = {}
+    for name in names:
+        fixture = fixtures.get(name)
+        if fixture is None or fixture.get("kind") != "tool" or not definitions.uses_of(fixture):
+            continue
+        expanded = definitions.expand_tool(fixture, fixtures)
+        if isinstance(expanded, definitions.DefinitionError):
+            problems.append(Problem(f"tool {name}", expanded.message))
+            continue
+        out[name] = expanded
+        used.update(dict.fromkeys(definitions.uses_of(fixture)))
+    return out, list(used)
+
+
 def _tools(
     case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[ToolCard], dict[str, ToolBehaviour]]:
@@ -962,6 +994,8 @@ def build_task(
             problems.append(Problem(field_name, f"{target!r} resolves to no fixture"))
         used.update(dict.fromkeys(hits))
 
+    fixtures, definition_ids = _with_definitions(case, fixtures, problems)
+    used.update(dict.fromkeys(definition_ids))
     environment = _dict(case.get("environment"))
     effective_at = _effective_at(case)
     merged, state_ids, conversation = _initial_state(case, fixtures, problems)

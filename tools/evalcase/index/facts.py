@@ -186,6 +186,12 @@ class FixtureFacts(_FieldDigests):
     # A prompt's templates that exceed a rendering limit when lint renders them
     # (evalcase.contract.prompt.exceeds): (field, the limit's message, line, column).
     prompt_limits: tuple[tuple[str, str, int, int], ...] = ()
+    # A tool's data.uses (cel fixture IDs, located); a cel fixture's definitions:
+    # (name, params, expr, line, column, the expression's syntax error or None) (EC619).
+    uses: tuple[Located, ...] = ()
+    definitions: tuple[tuple[str, tuple[str, ...], str, int, int, str | None], ...] = ()
+    # a cel fixture's definitions: (name, the free names its expression reads).
+    definition_reads: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -621,7 +627,42 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),
         prompt_limits=_prompt_limits(doc, body) if kind == PROMPT else (),
+        uses=tuple(_strings(doc, ("data", "uses"))) if kind == "tool" else (),
+        definitions=_definitions(doc, body) if kind == "cel" else (),
+        definition_reads=_definition_reads(body) if kind == "cel" else (),
     )
+
+
+def _definition_reads(body: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from evalcase.contract import cel
+
+    raw = body.get("definitions")
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in raw.items() if isinstance(raw, dict) else ():
+        if isinstance(value, dict) and isinstance(value.get("expr"), str):
+            refs = cel.analyze(value["expr"]).references
+            out.append((str(name), tuple(dict.fromkeys(r.root for r in refs))))
+    return tuple(out)
+
+
+def _definitions(
+    doc: Document, body: dict[str, Any]
+) -> tuple[tuple[str, tuple[str, ...], str, int, int, str | None], ...]:
+    from evalcase.contract import cel
+
+    raw = body.get("definitions")
+    out: list[tuple[str, tuple[str, ...], str, int, int, str | None]] = []
+    for name, value in raw.items() if isinstance(raw, dict) else ():
+        if not isinstance(value, dict) or not isinstance(value.get("expr"), str):
+            continue  # the schema rules say what is missing
+        params = value.get("params")
+        names = tuple(p for p in params if isinstance(p, str)) if isinstance(params, list) else ()
+        line, col = doc.locate(("data", "definitions", name, "expr"))
+        error = cel.analyze(value["expr"]).error
+        out.append(
+            (str(name), names, value["expr"], line, col, None if error is None else error.message)
+        )
+    return tuple(out)
 
 
 def _prompt_limits(doc: Document, body: dict[str, Any]) -> tuple[tuple[str, str, int, int], ...]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from evalcase.index import refs
 from evalcase.index.facts import CaseFacts, FixtureFacts, ManifestFacts
+from evalcase.index.refs import FIXTURE_ID
 
 
 @dataclass
@@ -70,11 +71,16 @@ class RepoIndex:
 
     def fixtures_reached(self, refs: Iterable[tuple[str, str]]) -> list[FixtureFacts]:
         """Every fixture the (reference or key kind, target) pairs resolve to, each once,
-        in path order."""
+        in path order, with the ``cel`` fixtures a reached tool ``uses`` (its shared CEL
+        definitions are part of what the tool does)."""
         found: dict[str, FixtureFacts] = {}
         for kind, target in refs:
             for fixture in self.resolve(kind, target):
                 found[fixture.path] = fixture
+        for tool in list(found.values()):
+            for used, _line, _col in tool.uses:
+                for fixture in self.resolve(FIXTURE_ID, str(used)):
+                    found[fixture.path] = fixture
         return [found[p] for p in sorted(found)]
 
     def checked_cases(self) -> list[CaseFacts]:

@@ -179,6 +179,7 @@ KIND_WORDS = {
     "rubric": "a rubric",
     "corpus": "a corpus",
     "prompt": "a prompt",
+    "cel": "a cel fixture (shared CEL definitions)",
 }
 
 

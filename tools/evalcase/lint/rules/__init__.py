@@ -19,6 +19,7 @@ from evalcase.lint.rules import (
     case_id_format,
     case_id_vocabulary,
     case_version_not_bumped,
+    cel_definition_invalid,
     # the executable contract (EC6xx)
     cel_syntax,
     corpus_claimed_twice,
@@ -249,6 +250,7 @@ _MODULES = (
     user_turn_never_first,
     user_tool_boundary,
     gold_call_not_replayable,
+    cel_definition_invalid,
     # suppressions (EC9xx)
     unused_suppression,
     invalid_suppression,

@@ -6,7 +6,7 @@ would be silently skipped. The places are:
 - ``datasets/<dataset_id>/dataset.yaml``: the dataset manifest;
 - ``datasets/<dataset_id>/cases/<case_id>.yaml``: one case per file;
 - ``fixtures/<kind>/<fixture_id>.yaml`` with kind one of state, tool, corpus, rubric,
-  conversation.
+  conversation, prompt, cel.
 
 Passing::
 
