@@ -252,8 +252,8 @@ class _NotPlain(Exception):
 def _plain(value: Any) -> Any:
     """Plain dicts and lists of the data, or None when libyaml might write it otherwise
     than the round-trip dumper: a comment, a quoted or folded scalar of the round-trip
-    loader, a line break or a very long string, a list in a list, a key that is no string,
-    a value that is not JSON-like."""
+    loader, a line break or a very long string, a list in a list, a key that is no string
+    or is ``<<`` (plain, a merge key), a value that is not JSON-like."""
     try:
         return _copy(value)
     except _NotPlain:
@@ -275,6 +275,8 @@ def _copy(value: Any) -> Any:
         out = {}
         for key, item in value.items():
             if type(key) is not str or len(key) > 2000 or _BREAKS.search(key):
+                raise _NotPlain
+            if key == "<<":  # libyaml writes it plain: a merge key (EC010) when read back
                 raise _NotPlain
             out[key] = _copy(item)
         return out
