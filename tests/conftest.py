@@ -71,7 +71,19 @@ def published_hook(tmp_path_factory: pytest.TempPathFactory) -> PublishedHook:
     return publish(run_temp(tmp_path_factory) / "published-hook")
 
 
+def _hypothesis_profiles() -> None:
+    """Property tests draw the same examples on every run (a fixed seed per test, no
+    example database), so CI is repeatable and a failure is reproduced by running the
+    test again; ``HYPOTHESIS_PROFILE=explore`` draws fresh examples to look for more."""
+    from hypothesis import settings
+
+    settings.register_profile("repeatable", derandomize=True, database=None)
+    settings.register_profile("explore", derandomize=False, database=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _hypothesis_profiles()
     # A plugin, not hooks here: it wraps every other collection hook (xdist's included).
     config.pluginmanager.register(xdist_groups, "evalcase-xdist-groups")
     _start_record_checks(config)
