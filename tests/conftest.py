@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests import xdist_groups
-from tests.helpers import BASE_REPO, REPO_ROOT
+from tests.helpers import BASE_REPO, REPO_ROOT, collector_as_found
 from tests.published_hook import PublishedHook, publish
 
 # The suite starts a thousand Python processes (evalcase commands, agents, hooks). With
@@ -31,6 +31,14 @@ def _session_judge_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     its judge."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVALCASE_JUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_found() -> Iterator[None]:
+    """A test that runs the evalcase group in this process leaves the cyclic collector
+    as it found it (tests.helpers.collector_as_found)."""
+    with collector_as_found():
         yield
 
 

@@ -117,6 +117,22 @@ def run_cli(
     )
 
 
+@contextmanager
+def collector_as_found() -> Iterator[None]:
+    """The cyclic collector on again at the end if it was on at the start: `evalcase`'s
+    group turns it off for a short-lived process, and a test that calls the group in
+    this process (click's runner) would leave it off for every later test of the worker,
+    which then depend on the order the workers run them in."""
+    import gc
+
+    enabled = gc.isenabled()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def invoke(
     *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:

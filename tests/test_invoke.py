@@ -33,3 +33,20 @@ def test_invoke_leaves_the_test_process_as_it_was(tmp_path: Path) -> None:
         assert gc.isenabled()  # the group turns it off for a short-lived process
     finally:
         del os.environ["GITHUB_ACTIONS"]
+
+
+def test_a_test_that_runs_the_group_with_clicks_runner_leaves_the_collector_on() -> None:
+    """Tests that call `CliRunner().invoke(main, ...)` directly (the group turns the
+    collector off) left it off for every later test of their worker, so whether
+    test_invoke_leaves_the_test_process_as_it_was passed depended on the order the
+    workers took the tests in; conftest's _collector_as_found puts it back."""
+    from click.testing import CliRunner
+
+    from evalcase.cli import main
+    from tests.helpers import collector_as_found
+
+    assert gc.isenabled()
+    with collector_as_found():
+        assert CliRunner().invoke(main, ["rule", "EC102"]).exit_code == 0
+        assert not gc.isenabled()  # what a test calling the runner directly sees
+    assert gc.isenabled()
