@@ -18,10 +18,11 @@ also writes what the sync would, when the line (or customer) is the user's own. 
 status is not part of the sync: it is refreshed only by the user's own actions (tau2's
 ``simulate_network_search``), here the shared definition ``search``.
 
-Steps read the state as it was before the call (a later step does not see an earlier
-step's write), so the network search after a write is given the written values as
-arguments: ``search(airplane, sim, pref, apn_broken)``. ``result_from`` reads the state
-after the call, so the status bar a write answers is the new one.
+What a write depends on is read before any step writes (a ``let``, or the response's
+``when``), so that no step's reading depends on whether it sees an earlier step's write;
+the network search after a write is given the written values as arguments:
+``search(airplane, sim, pref, apn_broken)``. ``result_from`` reads the state after the
+call, so the status bar a write answers is the new one.
 """
 
 from __future__ import annotations
@@ -543,6 +544,12 @@ BEHAVIOUR: dict[str, dict[str, Any]] = {
                     # tau2 names a new draft bill B + 8 random hex digits; here B + the call's
                     # index (check.py maps one to the other).
                     "new_bill": '"Bref" + string(call.index)',
+                    # The sync's test, on the refuelled amount (a let: computed before the
+                    # steps, whatever a step reads of another's write).
+                    "exceeded": (
+                        "lines[args.line_id].data_used_gb >= plans[lines[args.line_id].plan_id].data_limit_gb"
+                        " + (lines[args.line_id].data_refueling_gb + double(args.gb_amount))"
+                    ),
                 },
                 "state_change": [
                     {
@@ -578,10 +585,7 @@ BEHAVIOUR: dict[str, dict[str, Any]] = {
                     {
                         "when": "is_users_line(args.line_id)",
                         "set": "surroundings.mobile_data_usage_exceeded",
-                        "value_from": (
-                            "lines[args.line_id].data_used_gb >= plans[lines[args.line_id].plan_id].data_limit_gb"
-                            " + lines[args.line_id].data_refueling_gb + double(args.gb_amount)"
-                        ),
+                        "value_from": "exceeded",
                     },
                 ],
                 "result_from": (
@@ -694,36 +698,37 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
         "responses": [
             _user_write(
                 [
-                    {"set": "device.airplane_mode", "value_from": "!device.airplane_mode"},
+                    {"set": "device.airplane_mode", "value_from": "!was_on"},
                     # Off to on drops Wi-Fi and the VPN; on to off drops Wi-Fi when it is on.
                     {
-                        "when": "!device.airplane_mode || device.wifi_enabled",
+                        "when": "!was_on || device.wifi_enabled",
                         "set": "device.wifi_connected",
                         "value": False,
                     },
                     {
-                        "when": "!device.airplane_mode || device.wifi_enabled",
+                        "when": "!was_on || device.wifi_enabled",
                         "set": "device.wifi_ssid",
                         "value": None,
                     },
                     {
-                        "when": "!device.airplane_mode || device.wifi_enabled",
+                        "when": "!was_on || device.wifi_enabled",
                         "set": "device.wifi_signal_strength",
                         "value": "none",
                     },
                     {
-                        "when": "!device.airplane_mode && device.vpn_connected",
+                        "when": "!was_on && vpn_was",
                         "set": "device.vpn_connected",
                         "value": False,
                     },
                     {
-                        "when": "!device.airplane_mode && device.vpn_connected",
+                        "when": "!was_on && vpn_was",
                         "set": "device.vpn_details",
                         "value": None,
                     },
                 ],
                 f'"Airplane Mode is now " + {_onoff(AIRPLANE)} + ".\\n" + {BAR}',
-                _search("!device.airplane_mode", SIM, PREF, APN_BROKEN),
+                _search("!was_on", SIM, PREF, APN_BROKEN),
+                let={"was_on": "device.airplane_mode", "vpn_was": "device.vpn_connected"},
             )
         ],
     },
@@ -810,16 +815,17 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
             },
             _user_write(
                 [
-                    {"set": "device.wifi_enabled", "value_from": "!device.wifi_enabled"},
-                    {"when": "device.wifi_enabled", "set": "device.wifi_connected", "value": False},
-                    {"when": "device.wifi_enabled", "set": "device.wifi_ssid", "value": None},
+                    {"set": "device.wifi_enabled", "value_from": "!was_on"},
+                    {"when": "was_on", "set": "device.wifi_connected", "value": False},
+                    {"when": "was_on", "set": "device.wifi_ssid", "value": None},
                     {
-                        "when": "device.wifi_enabled",
+                        "when": "was_on",
                         "set": "device.wifi_signal_strength",
                         "value": "none",
                     },
                 ],
                 f'"Wi-Fi is now " + {_onoff("device.wifi_enabled")} + ".\\n" + {BAR}',
+                let={"was_on": "device.wifi_enabled"},
             ),
         ],
     },
@@ -829,7 +835,12 @@ USER_BEHAVIOUR: dict[str, dict[str, Any]] = {
     "toggle_wifi_calling": _toggle("wifi_calling_enabled", "Wi-Fi Calling", False),
     "check_vpn_status": _read(
         'device.vpn_connected ? (device.vpn_details != null ? "VPN is ON and connected. Details: "'
-        ' + string(device.vpn_details) : "VPN is ON and connected (no specific details available).")'
+        # Python's repr of tau2's model_dump(): strings quoted, the enum as <Class.NAME: value>
+        " + cel.bind(d, device.vpn_details, \"{'server_address': \" + (d.server_address == null"
+        ' ? "None" : "\'" + d.server_address + "\'") + ", \'protocol\': " + (d.protocol == null'
+        ' ? "None" : "\'" + d.protocol + "\'") + ", \'server_performance\': <PerformanceLevel."'
+        ' + d.server_performance.upperAscii() + ": \'" + d.server_performance + "\'>}")'
+        ' : "VPN is ON and connected (no specific details available).")'
         ' : device.vpn_enabled_setting ? "VPN is turned ON in settings, but currently not connected."'
         ' : "VPN is turned OFF."'
     ),

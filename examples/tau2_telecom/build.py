@@ -327,6 +327,10 @@ def probe(state: dict[str, Any], user_tools: list[str], agent_tools: list[str]) 
         for t in user_tools
         if not t.startswith(("check_", "run_", "can_"))
     ]
+    # the VPN's details are shown only while it is connected
+    at = next(i for i, c in enumerate(user_writes) if c.name == "connect_vpn")
+    user_writes.insert(at + 1, Call("check_vpn_status", "user"))
+    user_writes.insert(at + 2, Call("run_speed_test", "user"))
     agent_args = {
         "get_customer_by_phone": {"phone_number": phone},
         "get_customer_by_id": {"customer_id": cid},

@@ -155,6 +155,18 @@ class Tau2:
         env = self.module.get_environment()
         init = task.initial_state
         env.set_state(init.initialization_data, init.initialization_actions, [])
+        # tau2's connect_vpn assigns the class attribute default_vpn_details itself, and
+        # break_vpn (a fault) then lowers that shared object's performance: every later
+        # connect_vpn of the process, in any task, gets a poor VPN. Restored after the
+        # fault, as its definition reads (docs/tau2-telecom.md, what differs).
+        from tau2.domains.telecom.user_data_model import PerformanceLevel, VpnDetails
+        from tau2.domains.telecom.user_tools import TelecomUserTools
+
+        TelecomUserTools.default_vpn_details = VpnDetails(
+            server_address="192.168.1.1",
+            protocol="OpenVPN",
+            server_performance=PerformanceLevel.EXCELLENT,
+        )
         calls = []
         for i, call in enumerate(record.get("calls") or []):
             requestor = "user" if call.get("actor") == "user" else "assistant"
