@@ -294,8 +294,9 @@ class Call:
 
 def probe(state: dict[str, Any], user_tools: list[str], agent_tools: list[str]) -> list[Any]:
     """Every tool of both actors, after the gold, on the task's own customer: the user's
-    reads, the agent's reads and writes, the user's writes, the user's reads again (so
-    that each tool's answer and writes are compared with tau2's, whatever the verdict)."""
+    reads, the agent's reads and writes, the user's writes, the user's reads again, the
+    writes in reverse order, the reads (so that each tool's answer and writes are compared
+    with tau2's, whatever the verdict)."""
     phone = state["surroundings"]["phone_number"]
     cid = next(
         k
@@ -350,7 +351,9 @@ def probe(state: dict[str, Any], user_tools: list[str], agent_tools: list[str]) 
     }
     agent = [Call(t, "assistant", **agent_args[t]) for t in agent_tools if t in agent_args]
     # make_payment after the request; the transfer (which ends the conversation) is left out.
-    return [*user_reads, *agent, *user_writes, *user_reads]
+    # The user's writes a second time in reverse order, each from the state the first pass
+    # left (airplane mode turned off with the VPN connected, Wi-Fi turned off when on).
+    return [*user_reads, *agent, *user_writes, *user_reads, *user_writes[::-1], *user_reads]
 
 
 def select(tasks: list[Any], given: str | None) -> list[tuple[int, Any]]:
