@@ -237,3 +237,93 @@ def test_a_foreign_write_never_made_is_inconclusive_not_a_finding(tmp_path: Path
     assert mutants(found)["foreign-account_freeze"] == "inconclusive"
     assert [k for k, _ in kinds(found)] == ["drop_passes"]
     assert any("changed nothing" in w for w in found["warnings"])  # type: ignore[attr-defined]
+
+
+CLOSE = """\
+fixture_id: account_close
+fixture_version: v1
+kind: tool
+description: Closes an account.
+source: written for this test
+desensitized: true
+data:
+  name: account_close
+  side_effect: true
+  parameters:
+    type: object
+    properties:
+      account: {type: string, pattern: '^ACC_[0-9]+$'}
+      reason: {type: string, enum: [requested, fraud]}
+      note: {type: string}
+    required: [account, reason]
+    additionalProperties: false
+  responses:
+    - when: 'args.account in accounts'
+      result_from: '{"closed": true}'
+      state_change:
+        - {set: "accounts.{args.account}.closed", value: true}
+  default: {error: {code: not_found, message: "No such account"}}
+"""
+
+
+def with_close(case: str = CASE, close: str = CLOSE) -> tuple[str, str]:
+    """The case offers account_close too, a write its gold never calls."""
+    case = case.replace(
+        "available_tools: [account_lookup, account_freeze]",
+        "available_tools: [account_lookup, account_freeze, account_close]",
+    ).replace(
+        "tool_schema: {account_lookup: v1, account_freeze: v1}",
+        "tool_schema: {account_lookup: v1, account_freeze: v1, account_close: v1}",
+    )
+    return case, close
+
+
+def make_with_close(tmp_path: Path, case: str = CASE, close: str = CLOSE) -> Path:
+    case, close = with_close(case, close)
+    repo = make(tmp_path, case)
+    (repo / "fixtures/tool/account_close.yaml").write_text(close, "utf-8")
+    commit_all(repo, "a write tool the gold never calls")
+    return repo
+
+
+@pytest.mark.slow
+def test_a_write_tool_the_gold_never_calls_is_tried_on_another_entity(tmp_path: Path) -> None:
+    """tau2-bench #459: closing an uninvolved customer's account, when the gold closes
+    nothing, goes unseen by a check of ACC_1 alone. The account is ID-like by its schema
+    pattern (every key of accounts matches it), the reason comes from its enum, the
+    optional note is left out."""
+    found = facts(make_with_close(tmp_path))
+    assert mutants(found)["foreign-account_close"] == "passes"
+    [close] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]
+    assert close["entity"] == "accounts/ACC_2"
+    assert close["args"] == {"account": "ACC_2", "reason": "requested"}
+    assert ("collateral_damage", "the gold plus account_close on accounts/ACC_2") in kinds(found)
+
+
+@pytest.mark.slow
+def test_a_whole_state_check_sees_the_write_the_gold_never_makes(tmp_path: Path) -> None:
+    case = CASE.replace(
+        "  expected: {accounts.ACC_1.frozen: true}\n", "  from_expected_calls: true\n"
+    )
+    found = facts(make_with_close(tmp_path, case))
+    assert mutants(found)["foreign-account_close"] == "fails"
+    assert mutants(found)["foreign-account_freeze"] == "fails"
+    assert "collateral_damage" not in [k for k, _ in kinds(found)]
+
+
+@pytest.mark.slow
+def test_a_write_whose_arguments_cannot_be_drawn_is_a_warning_not_a_finding(
+    tmp_path: Path,
+) -> None:
+    """A required note with nothing to draw it from (no enum, default or examples, no gold
+    call passes a note, the entity has no such field): the mutant is skipped, and says why."""
+    close = CLOSE.replace("required: [account, reason]", "required: [account, reason, note]")
+    found = facts(make_with_close(tmp_path, close=close))
+    assert "foreign-account_close" not in mutants(found)
+    assert "collateral_damage (account_close)" not in str(found["findings"])
+    assert all("account_close" not in f["reason"] for f in found["findings"])  # type: ignore[attr-defined]
+    assert any(
+        "no foreign write with account_close, which the gold never calls" in w
+        and "required parameter note" in w
+        for w in found["warnings"]  # type: ignore[attr-defined]
+    ), found["warnings"]

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalcase.audit import GOLD, JUDGED_GRADERS, MUTANTS, PANEL
 from evalcase.audit.coverage import criteria, warnings
-from evalcase.audit.mutants import Mutant, redundant
+from evalcase.audit.mutants import Mutant, foreign_skips, redundant
 from evalcase.audit_facts.store import FINDINGS, PASSED, UNPROVEN
 from evalcase.contract.attempt import AttemptRecord
 from evalcase.contract.task import Task
@@ -264,6 +264,7 @@ def case_audit(
         )
         for tool in sorted(declared_tools - expected):
             notes.append(f"redundant_calls declares {tool}, which no expected call makes")
+        notes += foreign_skips(task)
     covered = criteria(task.judge)
     notes += warnings(task.judge, covered)
     records = {a: _record(results.get(a), attempts.get(a)) for a in agents}
