@@ -327,3 +327,83 @@ def test_a_write_whose_arguments_cannot_be_drawn_is_a_warning_not_a_finding(
         and "required parameter note" in w
         for w in found["warnings"]  # type: ignore[attr-defined]
     ), found["warnings"]
+
+
+CANCEL = """\
+fixture_id: order_cancel
+fixture_version: v1
+kind: tool
+description: Cancels an order and refunds it to the order's own payment method.
+source: written for this test
+desensitized: true
+data:
+  name: order_cancel
+  side_effect: true
+  parameters:
+    type: object
+    properties:
+      order_id: {type: string}
+      payment_method_id: {type: string}
+    required: [order_id, payment_method_id]
+    additionalProperties: false
+  responses:
+    - when: '!(args.order_id in orders)'
+      error: {code: not_found, message: "No such order"}
+    - when: 'orders[args.order_id].payment_method_id != args.payment_method_id'
+      error: {code: invalid_argument, message: "Not this order's payment method"}
+    - result_from: '{"cancelled": true}'
+      state_change:
+        - {set: "orders.{args.order_id}.status", value: cancelled}
+"""
+
+ORDERS = """\
+fixture_id: orders_abc
+fixture_version: v1
+kind: state
+description: three orders, three payment methods
+source: synthetic
+desensitized: true
+data:
+  orders:
+    O1: {order_id: O1, payment_method_id: PM_A, status: pending}
+    O2: {order_id: O2, payment_method_id: PM_C, status: pending}
+  payment_methods:
+    PM_A: {kind: card}
+    PM_B: {kind: card}
+    PM_C: {kind: gift_card}
+"""
+
+
+@pytest.mark.slow
+def test_a_gold_write_moved_to_another_entity_takes_that_entitys_related_ids(
+    tmp_path: Path,
+) -> None:
+    """The gold cancels O1 with its payment method PM_A. The foreign write cancels O2 with
+    O2's own payment method (PM_C, a field of O2), not the first unconcerned one (PM_B),
+    which the tool refuses: so the write goes through and its collateral is tested."""
+    case = (
+        CASE.replace("account_freeze", "order_cancel")
+        .replace("tool_order_cancel_001", CASE_ID)
+        .replace("accounts_ab", "orders_abc")
+        .replace(
+            "    - {tool: account_lookup, args: {account_id: ACC_1}}\n"
+            "    - {tool: order_cancel, args: {account_id: ACC_1}}\n",
+            "    - {tool: order_cancel, args: {order_id: O1, payment_method_id: PM_A}}\n",
+        )
+        .replace("accounts.ACC_1.frozen: true", "orders.O1.status: cancelled")
+        .replace("[{args.account_id: ACC_1}]", "[{args.order_id: O1}]")
+        .replace("idempotency_key: [account_id]", "idempotency_key: [order_id]")
+        .replace("{from: false, to: true}", "{from: pending, to: cancelled}")
+    )
+    repo = make(tmp_path, case)
+    (repo / "fixtures/tool/order_cancel.yaml").write_text(CANCEL, "utf-8")
+    (repo / "fixtures/state/orders_abc.yaml").write_text(ORDERS, "utf-8")
+    commit_all(repo, "an order case")
+    lint = invoke("lint", "--no-cache", cwd=repo).stdout
+    assert " EC" not in lint, lint
+    found = facts(repo)
+    assert found["outcomes"]["gold"] == "passes", found  # type: ignore[index]
+    [cancel] = [m for m in found["mutants"] if m["kind"] == "foreign"]  # type: ignore[attr-defined]
+    assert cancel["args"] == {"order_id": "O2", "payment_method_id": "PM_C"}
+    assert cancel["outcome"] == "passes"
+    assert ("collateral_damage", "the gold plus order_cancel on orders/O2") in kinds(found)

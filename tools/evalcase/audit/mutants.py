@@ -174,11 +174,28 @@ def key_fields(state: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _id_collection(
-    name: str, schema: Any, state: Mapping[str, Any], keyed: Mapping[str, list[str]]
-) -> str | None:
+CANDIDATES = 50  # unconcerned entities tried per foreign write, in sorted order
+
+
+class _State:
+    """The initial state's collections, key fields and entries' words, each worked out once."""
+
+    def __init__(self, state: Mapping[str, Any]) -> None:
+        self.state = state
+        self.keyed = collections(state)
+        self.fields = key_fields(state)
+        self._words: dict[tuple[str, str], frozenset[str]] = {}
+
+    def words(self, collection: str, key: str) -> frozenset[str]:
+        if (collection, key) not in self._words:
+            self._words[collection, key] = frozenset(_words(self.state[collection][key]))
+        return self._words[collection, key]
+
+
+def _id_collection(name: str, schema: Any, st: _State) -> str | None:
     """The collection a parameter names an entity of (module doc), or None."""
-    for collection, field in sorted(key_fields(state).items()):
+    keyed = st.keyed
+    for collection, field in sorted(st.fields.items()):
         if field == name:
             return collection
     if not isinstance(schema, Mapping):
@@ -218,18 +235,13 @@ def _scalar(value: Any) -> bool:
 
 
 def _related(
-    name: str,
-    collection: str | None,
-    anchor: tuple[str, str],
-    state: Mapping[str, Any],
-    keyed: Mapping[str, list[str]],
-    size: int,
+    name: str, collection: str | None, anchor: tuple[str, str], st: _State, size: int
 ) -> Any:
     """An argument drawn from the anchor entity (module doc, steps 1 to 3), or None."""
     home, key = anchor
     if collection == home:
         return key
-    record = state[home][key]
+    record = st.state[home][key]
     own = next((v for v in _found(record, name) if v is not None), None)
     if own is not None:
         return own
@@ -238,11 +250,11 @@ def _related(
         if many:
             return many[: max(1, size)]
     if collection is not None:
-        ids = keyed[collection]
-        mentioned = next((w for w in _words(record) if w in ids), None)
+        ids = st.keyed[collection]
+        mentioned = next((i for i in ids if i in st.words(home, key)), None)
         if mentioned is not None:
             return mentioned
-        owner = next((i for i in ids if key in set(_words(state[collection][i]))), None)
+        owner = next((i for i in ids if key in st.words(collection, i)), None)
         if owner is not None:
             return owner
     return None
@@ -259,20 +271,20 @@ def _gold_values(task: Task) -> dict[str, Any]:
 
 
 def _draw_new(
-    task: Task, tool: str, mentioned: frozenset[str], keyed: Mapping[str, list[str]]
+    task: Task, tool: str, mentioned: frozenset[str], st: _State
 ) -> tuple[dict[str, Any], str] | str:
     """Arguments for a write tool the gold never calls, and the entity, or why not."""
-    state = task.env.initial_state
+    keyed = st.keyed
     schema = task.env.tools[tool].parameters or {}
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     props = props if isinstance(props, Mapping) else {}
     required = [str(r) for r in schema.get("required") or []] if isinstance(schema, Mapping) else []
-    ids = {p: _id_collection(p, props.get(p), state, keyed) for p in required}
+    ids = {p: _id_collection(p, props.get(p), st) for p in required}
     anchor = next((p for p in required if ids[p]), None)
     if anchor is None:
         return "no required parameter names an entity of the state"
     home = str(ids[anchor])
-    free = [k for k in keyed[home] if k not in mentioned]
+    free = [k for k in keyed[home] if k not in mentioned][:CANDIDATES]
     if not free:
         return f"every entry of {home} is one the case concerns"
     gold = _gold_values(task)
@@ -282,7 +294,7 @@ def _draw_new(
         args: dict[str, Any] = {}
         for p in required:
             spec = props.get(p) if isinstance(props.get(p), Mapping) else {}
-            value = _related(p, ids[p], (home, key), state, keyed, 1)
+            value = _related(p, ids[p], (home, key), st, 1)
             if value is None and isinstance(spec.get("enum"), list) and spec["enum"]:
                 value = spec["enum"][0]
             if value is None and "default" in spec:
@@ -300,6 +312,8 @@ def _draw_new(
             args[p] = value
         else:
             drawn.append((args, f"{home}/{key}"))
+            if not set(_words(args)) & mentioned:
+                break  # the first that names nothing of the case's
     if not drawn:
         return why
     clean = [d for d in drawn if not set(_words(d[0])) & mentioned]
@@ -307,10 +321,10 @@ def _draw_new(
 
 
 def _draw_called(
-    task: Task, call: Mapping[str, Any], mentioned: frozenset[str], keyed: Mapping[str, list[str]]
+    task: Task, call: Mapping[str, Any], mentioned: frozenset[str], st: _State
 ) -> tuple[dict[str, Any], str] | None:
     """The gold's own call moved to one unconcerned entity and its related ones."""
-    state = task.env.initial_state
+    keyed = st.keyed
     gold_args = dict(call["args"])
     schema = task.env.tools[str(call["tool"])].parameters or {}
     props = schema.get("properties") if isinstance(schema, Mapping) else None
@@ -327,7 +341,7 @@ def _draw_called(
     if anchor is None:
         return None
     name, home = anchor
-    free = [k for k in keyed[home] if k not in mentioned]
+    free = [k for k in keyed[home] if k not in mentioned][:CANDIDATES]
     if not free:
         return None
     options = []
@@ -337,14 +351,16 @@ def _draw_called(
         for p, value in sorted(gold_args.items()):
             if p == name:
                 continue
-            collection = _id_collection(p, props.get(p), state, keyed)
+            collection = _id_collection(p, props.get(p), st)
             if collection is None and not set(_words(value)) & mentioned:
                 continue  # not an ID, nothing of the case's: the gold's value stays
             size = len(value) if isinstance(value, list) else 1
-            new = _related(p, collection, (home, key), state, keyed, size)
+            new = _related(p, collection, (home, key), st, size)
             if new is not None:
                 args[p] = new
         options.append((args, f"{home}/{key}"))
+        if not set(_words(args)) & mentioned:
+            break  # the first that names nothing of the case's
     clean = [o for o in options if not set(_words(o[0])) & mentioned]
     return (clean or options)[0]
 
@@ -352,7 +368,8 @@ def _draw_called(
 def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
     offered = {t.name for t in task.agent.tools}
     writes = {n for n, b in task.env.tools.items() if b.side_effect and n in offered}
-    keyed = collections(task.env.initial_state)
+    st = _State(task.env.initial_state)
+    keyed = st.keyed
     if not writes or not keyed:
         return [], []
     mentioned = concerned(task)
@@ -366,7 +383,7 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
             if tool not in writes or tool in done or not isinstance(call.get("args"), dict):
                 continue
             done.add(tool)
-            made = _draw_called(task, call, mentioned, keyed)
+            made = _draw_called(task, call, mentioned, st)
             if made is None:
                 continue
             args, entity = made
@@ -376,7 +393,7 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
             m = replace(m, turns=_freeze(mutated))
             out.append(replace(m, task=_variant(task, m.name)))
     for tool in sorted(writes - done):
-        drawn = _draw_new(task, tool, mentioned, keyed)
+        drawn = _draw_new(task, tool, mentioned, st)
         if isinstance(drawn, str):
             skipped.append(f"no foreign write with {tool}, which the gold never calls: {drawn}")
             continue
