@@ -22,12 +22,17 @@ its own answer key, run as the audit's ``mutants`` agent:
     dotted path segment anywhere in the expected calls (every alternative) or the
     ``final_state_check`` (its ``unchanged`` list aside: what must not change is what the
     case does not concern);
-  - the write is the gold's own first call of that tool with every argument whose value
-    is a concerned ID of a collection replaced by that collection's first unconcerned key
-    (sorted). The gold's own call is used, not arguments drawn from the schema: its other
-    arguments are ones the tool accepts, so the write succeeds and the mutant tests the
-    graders, not the tool's argument checks. A write tool the gold never calls, or whose
-    call names no concerned ID, gets no mutant. One mutant per such tool.
+  - a parameter is *ID-like* for a collection when its name is the collection's key
+    field (:func:`key_fields`), its schema's ``enum`` holds one of its keys, or its
+    ``pattern`` matches every key;
+  - a write tool the gold calls: the gold's own first call, its anchor argument (a
+    concerned key) moved to an unconcerned key, and every other ID-like or concerned
+    argument drawn from that entity (:func:`_related`), the rest kept; placed right
+    after the gold's call;
+  - a write tool the gold never calls (tau2-bench #459's ``suspend_line``): its required
+    parameters drawn from an unconcerned entity, the schema's enum/default/examples and
+    the gold's values for the same names; placed first. One that cannot be drawn is a
+    warning (:func:`foreign_skips`), never a finding. One mutant per write tool.
 
   A foreign write the environment refused or that changed nothing proves nothing: the
   mutant's outcome is then ``inconclusive`` (a warning, never a finding).
@@ -280,6 +285,14 @@ def _draw_new(
     props = props if isinstance(props, Mapping) else {}
     required = [str(r) for r in schema.get("required") or []] if isinstance(schema, Mapping) else []
     ids = {p: _id_collection(p, props.get(p), st) for p in required}
+    listed = set()  # customer_ids: an array of IDs, drawn as a list of one
+    for p in required:
+        spec = props.get(p)
+        array = isinstance(spec, Mapping) and spec.get("type") == "array"
+        if ids[p] is None and p.endswith("s") and array and isinstance(spec, Mapping):
+            ids[p] = _id_collection(p[:-1], spec.get("items"), st)
+            if ids[p]:
+                listed.add(p)
     anchor = next((p for p in required if ids[p]), None)
     if anchor is None:
         return "no required parameter names an entity of the state"
@@ -295,6 +308,10 @@ def _draw_new(
         for p in required:
             spec = props.get(p) if isinstance(props.get(p), Mapping) else {}
             value = _related(p, ids[p], (home, key), st, 1)
+            if value is None and ids[p] is not None:
+                value = next((i for i in keyed[str(ids[p])] if i not in mentioned), None)
+            if p in listed and value is not None and not isinstance(value, list):
+                value = [value]
             if value is None and isinstance(spec.get("enum"), list) and spec["enum"]:
                 value = spec["enum"][0]
             if value is None and "default" in spec:
