@@ -407,3 +407,22 @@ def test_a_gold_write_moved_to_another_entity_takes_that_entitys_related_ids(
     assert cancel["args"] == {"order_id": "O2", "payment_method_id": "PM_C"}
     assert cancel["outcome"] == "passes"
     assert ("collateral_damage", "the gold plus order_cancel on orders/O2") in kinds(found)
+
+
+@pytest.mark.slow
+def test_a_drawn_write_that_leaves_every_value_as_it_was_is_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """The owner is drawn from the entity's own field, so the write sets it to what it
+    was: a write was recorded, nothing changed, and nothing is proven."""
+    close = CLOSE.replace(
+        "      note: {type: string}\n", "      note: {type: string}\n      owner: {type: string}\n"
+    ).replace("required: [account, reason]", "required: [account, owner]").replace(
+        '        - {set: "accounts.{args.account}.closed", value: true}\n',
+        '        - {set: "accounts.{args.account}.owner", value_from: "args.owner"}\n',
+    )
+    found = facts(make_with_close(tmp_path, close=close))
+    [drawn] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]
+    assert drawn["args"] == {"account": "ACC_2", "owner": "user_b"}
+    assert drawn["outcome"] == "inconclusive"
+    assert all("account_close" not in f["reason"] for f in found["findings"])  # type: ignore[attr-defined]

@@ -162,14 +162,15 @@ def _passing(result: AttemptResult) -> tuple[tuple[str, ...], str]:
 
 def _foreign_took_effect(mutant: Mutant, record: AttemptRecord) -> bool:
     """The foreign write (its tool, its arguments) was made and changed the state: not
-    made, refused, failed or a no-op, it proves nothing."""
+    made, refused, failed or a no-op (every write leaves the value as it was: arguments
+    drawn from the entity's own fields may), it proves nothing."""
     wanted = dict(mutant.args or {})
     return any(
         c.tool == mutant.tool
         and dict(c.arguments) == wanted
         and c.ok is not False
         and c.error is None
-        and bool(c.changes)
+        and any(ch.before != ch.after for ch in c.changes)  # a write of the same value is none
         for c in record.calls
     )
 
