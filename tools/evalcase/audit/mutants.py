@@ -306,18 +306,19 @@ def _draw_new(
     for key in free:
         args: dict[str, Any] = {}
         for p in required:
-            spec = props.get(p) if isinstance(props.get(p), Mapping) else {}
+            found = props.get(p)
+            schema_of: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
             value = _related(p, ids[p], (home, key), st, 1)
             if value is None and ids[p] is not None:
                 value = next((i for i in keyed[str(ids[p])] if i not in mentioned), None)
             if p in listed and value is not None and not isinstance(value, list):
                 value = [value]
-            if value is None and isinstance(spec.get("enum"), list) and spec["enum"]:
-                value = spec["enum"][0]
-            if value is None and "default" in spec:
-                value = spec["default"]
-            if value is None and isinstance(spec.get("examples"), list) and spec["examples"]:
-                value = spec["examples"][0]
+            if value is None and isinstance(schema_of.get("enum"), list) and schema_of["enum"]:
+                value = schema_of["enum"][0]
+            if value is None and "default" in schema_of:
+                value = schema_of["default"]
+            if value is None and isinstance(schema_of.get("examples"), list) and schema_of["examples"]:
+                value = schema_of["examples"][0]
             if value is None:
                 value = gold.get(p)
             if value is None:
