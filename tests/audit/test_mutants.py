@@ -415,11 +415,16 @@ def test_a_drawn_write_that_leaves_every_value_as_it_was_is_inconclusive(
 ) -> None:
     """The owner is drawn from the entity's own field, so the write sets it to what it
     was: a write was recorded, nothing changed, and nothing is proven."""
-    close = CLOSE.replace(
-        "      note: {type: string}\n", "      note: {type: string}\n      owner: {type: string}\n"
-    ).replace("required: [account, reason]", "required: [account, owner]").replace(
-        '        - {set: "accounts.{args.account}.closed", value: true}\n',
-        '        - {set: "accounts.{args.account}.owner", value_from: "args.owner"}\n',
+    close = (
+        CLOSE.replace(
+            "      note: {type: string}\n",
+            "      note: {type: string}\n      owner: {type: string}\n",
+        )
+        .replace("required: [account, reason]", "required: [account, owner]")
+        .replace(
+            '        - {set: "accounts.{args.account}.closed", value: true}\n',
+            '        - {set: "accounts.{args.account}.owner", value_from: "args.owner"}\n',
+        )
     )
     found = facts(make_with_close(tmp_path, close=close))
     [drawn] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]

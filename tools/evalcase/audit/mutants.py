@@ -317,8 +317,9 @@ def _draw_new(
                 value = schema_of["enum"][0]
             if value is None and "default" in schema_of:
                 value = schema_of["default"]
-            if value is None and isinstance(schema_of.get("examples"), list) and schema_of["examples"]:
-                value = schema_of["examples"][0]
+            examples = schema_of.get("examples")
+            if value is None and isinstance(examples, list) and examples:
+                value = examples[0]
             if value is None:
                 value = gold.get(p)
             if value is None:
