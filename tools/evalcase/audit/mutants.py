@@ -235,8 +235,11 @@ def _found(value: Any, name: str) -> Iterator[Any]:
             yield from _found(v, name)
 
 
-def _scalar(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool)
+def _id_text(value: Any) -> bool:
+    """A string, or a non-empty list of strings: what an ID argument can be."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
 
 
 def _related(
@@ -247,11 +250,11 @@ def _related(
     if collection == home:
         return key
     record = st.state[home][key]
-    own = next((v for v in _found(record, name) if v is not None), None)
-    if own is not None:
+    own = next((v for v in _found(record, name) if _id_text(v)), None)
+    if own is not None:  # an ID names: a string or strings, never a count or a record
         return own
     if name.endswith("s") and len(name) > 1:  # item_ids: the entity's own item_id values
-        many = [v for v in _found(record, name[:-1]) if _scalar(v)]
+        many = [v for v in _found(record, name[:-1]) if isinstance(v, str)]
         if many:
             return many[: max(1, size)]
     if collection is not None:
@@ -322,6 +325,8 @@ def _draw_new(
                 value = examples[0]
             if value is None:
                 value = gold.get(p)
+            if value is None:  # a count or a record: the entity's own, as a last resort
+                value = next((v for v in _found(st.state[home][key], p) if v is not None), None)
             if value is None:
                 why = why or (
                     f"no value for its required parameter {p} (not an entity's ID or field,"
@@ -371,8 +376,8 @@ def _draw_called(
             if p == name:
                 continue
             collection = _id_collection(p, props.get(p), st)
-            if collection is None and not set(_words(value)) & mentioned:
-                continue  # not an ID, nothing of the case's: the gold's value stays
+            if collection is None and not (_id_text(value) and set(_words(value)) & mentioned):
+                continue  # not an ID, nor a concerned string: the gold's value stays
             size = len(value) if isinstance(value, list) else 1
             new = _related(p, collection, (home, key), st, size)
             if new is not None:
