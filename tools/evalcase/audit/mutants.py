@@ -250,6 +250,8 @@ def _related(
     if collection == home:
         return key
     record = st.state[home][key]
+    if collection is None and not name.endswith(("_id", "_ids")):
+        return None  # a value to write (an address, a count), not one that names something
     own = next((v for v in _found(record, name) if _id_text(v)), None)
     if own is not None:  # an ID names: a string or strings, never a count or a record
         return own
@@ -376,8 +378,8 @@ def _draw_called(
             if p == name:
                 continue
             collection = _id_collection(p, props.get(p), st)
-            if collection is None and not (_id_text(value) and set(_words(value)) & mentioned):
-                continue  # not an ID, nor a concerned string: the gold's value stays
+            if collection is None and not p.endswith(("_id", "_ids")):
+                continue  # not an ID: the gold's value stays (a value the tool writes)
             size = len(value) if isinstance(value, list) else 1
             new = _related(p, collection, (home, key), st, size)
             if new is not None:
