@@ -237,3 +237,197 @@ def test_a_foreign_write_never_made_is_inconclusive_not_a_finding(tmp_path: Path
     assert mutants(found)["foreign-account_freeze"] == "inconclusive"
     assert [k for k, _ in kinds(found)] == ["drop_passes"]
     assert any("changed nothing" in w for w in found["warnings"])  # type: ignore[attr-defined]
+
+
+CLOSE = """\
+fixture_id: account_close
+fixture_version: v1
+kind: tool
+description: Closes an account.
+source: written for this test
+desensitized: true
+data:
+  name: account_close
+  side_effect: true
+  parameters:
+    type: object
+    properties:
+      account: {type: string, pattern: '^ACC_[0-9]+$'}
+      reason: {type: string, enum: [requested, fraud]}
+      note: {type: string}
+    required: [account, reason]
+    additionalProperties: false
+  responses:
+    - when: 'args.account in accounts'
+      result_from: '{"closed": true}'
+      state_change:
+        - {set: "accounts.{args.account}.closed", value: true}
+  default: {error: {code: not_found, message: "No such account"}}
+"""
+
+
+def with_close(case: str = CASE, close: str = CLOSE) -> tuple[str, str]:
+    """The case offers account_close too, a write its gold never calls."""
+    case = case.replace(
+        "available_tools: [account_lookup, account_freeze]",
+        "available_tools: [account_lookup, account_freeze, account_close]",
+    ).replace(
+        "tool_schema: {account_lookup: v1, account_freeze: v1}",
+        "tool_schema: {account_lookup: v1, account_freeze: v1, account_close: v1}",
+    )
+    return case, close
+
+
+def make_with_close(tmp_path: Path, case: str = CASE, close: str = CLOSE) -> Path:
+    case, close = with_close(case, close)
+    repo = make(tmp_path, case)
+    (repo / "fixtures/tool/account_close.yaml").write_text(close, "utf-8")
+    commit_all(repo, "a write tool the gold never calls")
+    return repo
+
+
+@pytest.mark.slow
+def test_a_write_tool_the_gold_never_calls_is_tried_on_another_entity(tmp_path: Path) -> None:
+    """tau2-bench #459: closing an uninvolved customer's account, when the gold closes
+    nothing, goes unseen by a check of ACC_1 alone. The account is ID-like by its schema
+    pattern (every key of accounts matches it), the reason comes from its enum, the
+    optional note is left out."""
+    found = facts(make_with_close(tmp_path))
+    assert mutants(found)["foreign-account_close"] == "passes"
+    [close] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]
+    assert close["entity"] == "accounts/ACC_2"
+    assert close["args"] == {"account": "ACC_2", "reason": "requested"}
+    assert ("collateral_damage", "the gold plus account_close on accounts/ACC_2") in kinds(found)
+
+
+@pytest.mark.slow
+def test_a_whole_state_check_sees_the_write_the_gold_never_makes(tmp_path: Path) -> None:
+    case = CASE.replace(
+        "  expected: {accounts.ACC_1.frozen: true}\n", "  from_expected_calls: true\n"
+    )
+    found = facts(make_with_close(tmp_path, case))
+    assert mutants(found)["foreign-account_close"] == "fails"
+    assert mutants(found)["foreign-account_freeze"] == "fails"
+    assert "collateral_damage" not in [k for k, _ in kinds(found)]
+
+
+@pytest.mark.slow
+def test_a_write_whose_arguments_cannot_be_drawn_is_a_warning_not_a_finding(
+    tmp_path: Path,
+) -> None:
+    """A required note with nothing to draw it from (no enum, default or examples, no gold
+    call passes a note, the entity has no such field): the mutant is skipped, and says why."""
+    close = CLOSE.replace("required: [account, reason]", "required: [account, reason, note]")
+    found = facts(make_with_close(tmp_path, close=close))
+    assert "foreign-account_close" not in mutants(found)
+    assert "collateral_damage (account_close)" not in str(found["findings"])
+    assert all("account_close" not in f["reason"] for f in found["findings"])  # type: ignore[attr-defined]
+    assert any(
+        "no foreign write with account_close, which the gold never calls" in w
+        and "required parameter note" in w
+        for w in found["warnings"]  # type: ignore[attr-defined]
+    ), found["warnings"]
+
+
+CANCEL = """\
+fixture_id: order_cancel
+fixture_version: v1
+kind: tool
+description: Cancels an order and refunds it to the order's own payment method.
+source: written for this test
+desensitized: true
+data:
+  name: order_cancel
+  side_effect: true
+  parameters:
+    type: object
+    properties:
+      order_id: {type: string}
+      payment_method_id: {type: string}
+    required: [order_id, payment_method_id]
+    additionalProperties: false
+  responses:
+    - when: '!(args.order_id in orders)'
+      error: {code: not_found, message: "No such order"}
+    - when: 'orders[args.order_id].payment_method_id != args.payment_method_id'
+      error: {code: invalid_argument, message: "Not this order's payment method"}
+    - result_from: '{"cancelled": true}'
+      state_change:
+        - {set: "orders.{args.order_id}.status", value: cancelled}
+"""
+
+ORDERS = """\
+fixture_id: orders_abc
+fixture_version: v1
+kind: state
+description: three orders, three payment methods
+source: synthetic
+desensitized: true
+data:
+  orders:
+    O1: {order_id: O1, payment_method_id: PM_A, status: pending}
+    O2: {order_id: O2, payment_method_id: PM_C, status: pending}
+  payment_methods:
+    PM_A: {kind: card}
+    PM_B: {kind: card}
+    PM_C: {kind: gift_card}
+"""
+
+
+@pytest.mark.slow
+def test_a_gold_write_moved_to_another_entity_takes_that_entitys_related_ids(
+    tmp_path: Path,
+) -> None:
+    """The gold cancels O1 with its payment method PM_A. The foreign write cancels O2 with
+    O2's own payment method (PM_C, a field of O2), not the first unconcerned one (PM_B),
+    which the tool refuses: so the write goes through and its collateral is tested."""
+    case = (
+        CASE.replace("account_freeze", "order_cancel")
+        .replace("tool_order_cancel_001", CASE_ID)
+        .replace("accounts_ab", "orders_abc")
+        .replace(
+            "    - {tool: account_lookup, args: {account_id: ACC_1}}\n"
+            "    - {tool: order_cancel, args: {account_id: ACC_1}}\n",
+            "    - {tool: order_cancel, args: {order_id: O1, payment_method_id: PM_A}}\n",
+        )
+        .replace("accounts.ACC_1.frozen: true", "orders.O1.status: cancelled")
+        .replace("[{args.account_id: ACC_1}]", "[{args.order_id: O1}]")
+        .replace("idempotency_key: [account_id]", "idempotency_key: [order_id]")
+        .replace("{from: false, to: true}", "{from: pending, to: cancelled}")
+    )
+    repo = make(tmp_path, case)
+    (repo / "fixtures/tool/order_cancel.yaml").write_text(CANCEL, "utf-8")
+    (repo / "fixtures/state/orders_abc.yaml").write_text(ORDERS, "utf-8")
+    commit_all(repo, "an order case")
+    lint = invoke("lint", "--no-cache", cwd=repo).stdout
+    assert " EC" not in lint, lint
+    found = facts(repo)
+    assert found["outcomes"]["gold"] == "passes", found  # type: ignore[index]
+    [cancel] = [m for m in found["mutants"] if m["kind"] == "foreign"]  # type: ignore[attr-defined]
+    assert cancel["args"] == {"order_id": "O2", "payment_method_id": "PM_C"}
+    assert cancel["outcome"] == "passes"
+    assert ("collateral_damage", "the gold plus order_cancel on orders/O2") in kinds(found)
+
+
+@pytest.mark.slow
+def test_a_drawn_write_that_leaves_every_value_as_it_was_is_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """The owner is drawn from the entity's own field, so the write sets it to what it
+    was: a write was recorded, nothing changed, and nothing is proven."""
+    close = (
+        CLOSE.replace(
+            "      note: {type: string}\n",
+            "      note: {type: string}\n      owner: {type: string}\n",
+        )
+        .replace("required: [account, reason]", "required: [account, owner]")
+        .replace(
+            '        - {set: "accounts.{args.account}.closed", value: true}\n',
+            '        - {set: "accounts.{args.account}.owner", value_from: "args.owner"}\n',
+        )
+    )
+    found = facts(make_with_close(tmp_path, close=close))
+    [drawn] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]
+    assert drawn["args"] == {"account": "ACC_2", "owner": "user_b"}
+    assert drawn["outcome"] == "inconclusive"
+    assert all("account_close" not in f["reason"] for f in found["findings"])  # type: ignore[attr-defined]

@@ -22,12 +22,17 @@ its own answer key, run as the audit's ``mutants`` agent:
     dotted path segment anywhere in the expected calls (every alternative) or the
     ``final_state_check`` (its ``unchanged`` list aside: what must not change is what the
     case does not concern);
-  - the write is the gold's own first call of that tool with every argument whose value
-    is a concerned ID of a collection replaced by that collection's first unconcerned key
-    (sorted). The gold's own call is used, not arguments drawn from the schema: its other
-    arguments are ones the tool accepts, so the write succeeds and the mutant tests the
-    graders, not the tool's argument checks. A write tool the gold never calls, or whose
-    call names no concerned ID, gets no mutant. One mutant per such tool.
+  - a parameter is *ID-like* for a collection when its name is the collection's key
+    field (:func:`key_fields`), its schema's ``enum`` holds one of its keys, or its
+    ``pattern`` matches every key;
+  - a write tool the gold calls: the gold's own first call, its anchor argument (a
+    concerned key) moved to an unconcerned key, and every other ID-like or concerned
+    argument drawn from that entity (:func:`_related`), the rest kept; placed right
+    after the gold's call;
+  - a write tool the gold never calls (tau2-bench #459's ``suspend_line``): its required
+    parameters drawn from an unconcerned entity, the schema's enum/default/examples and
+    the gold's values for the same names; placed first. One that cannot be drawn is a
+    warning (:func:`foreign_skips`), never a finding. One mutant per write tool.
 
   A foreign write the environment refused or that changed nothing proves nothing: the
   mutant's outcome is then ``inconclusive`` (a warning, never a finding).
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -122,19 +128,6 @@ def drops(task: Task) -> list[Mutant]:
     return out
 
 
-def collections(state: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Keyed collections of a state: top-level mappings whose values are all mappings."""
-    out = {}
-    for name, value in state.items():
-        if (
-            isinstance(value, Mapping)
-            and value
-            and all(isinstance(v, Mapping) for v in value.values())
-        ):
-            out[str(name)] = sorted(str(k) for k in value)
-    return out
-
-
 def _words(value: Any) -> Iterator[str]:
     if isinstance(value, Mapping):
         for k, v in value.items():
@@ -160,15 +153,255 @@ def concerned(task: Task) -> frozenset[str]:
     return frozenset(_words(json.loads(json.dumps([calls, check], default=str))))
 
 
-def foreigns(task: Task) -> list[Mutant]:
+def collections(state: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Keyed collections of a state: top-level mappings whose values are all mappings."""
+    out = {}
+    for name, value in state.items():
+        if (
+            isinstance(value, Mapping)
+            and value
+            and all(isinstance(v, Mapping) for v in value.values())
+        ):
+            out[str(name)] = sorted(str(k) for k in value)
+    return out
+
+
+def key_fields(state: Mapping[str, Any]) -> dict[str, str]:
+    """Each keyed collection's key field: the field every entry has, equal to its key
+    (``users: {u1: {user_id: u1}}``: ``user_id``); the first in sorted order if several."""
+    out = {}
+    for name in collections(state):
+        entries = state[name]
+        common = set.intersection(*(set(map(str, e)) for e in entries.values()))
+        keyed = sorted(f for f in common if all(str(e[f]) == str(k) for k, e in entries.items()))
+        if keyed:
+            out[name] = keyed[0]
+    return out
+
+
+CANDIDATES = 50  # unconcerned entities tried per foreign write, in sorted order
+
+
+class _State:
+    """The initial state's collections, key fields and entries' words, each worked out once."""
+
+    def __init__(self, state: Mapping[str, Any]) -> None:
+        self.state = state
+        self.keyed = collections(state)
+        self.fields = key_fields(state)
+        self._words: dict[tuple[str, str], frozenset[str]] = {}
+
+    def words(self, collection: str, key: str) -> frozenset[str]:
+        if (collection, key) not in self._words:
+            self._words[collection, key] = frozenset(_words(self.state[collection][key]))
+        return self._words[collection, key]
+
+
+def _id_collection(name: str, schema: Any, st: _State) -> str | None:
+    """The collection a parameter names an entity of (module doc), or None."""
+    keyed = st.keyed
+    for collection, field in sorted(st.fields.items()):
+        if field == name:
+            return collection
+    if not isinstance(schema, Mapping):
+        return None
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        values = {str(v) for v in enum}
+        for collection, ids in sorted(keyed.items()):
+            if values & set(ids):
+                return collection
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            compiled = re.compile(pattern)
+        except re.error:
+            return None
+        for collection, ids in sorted(keyed.items()):
+            if all(compiled.search(i) for i in ids):
+                return collection
+    return None
+
+
+def _found(value: Any, name: str) -> Iterator[Any]:
+    """The values under a field ``name`` anywhere in ``value``, in document order."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if str(k) == name:
+                yield v
+            yield from _found(v, name)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _found(v, name)
+
+
+def _id_text(value: Any) -> bool:
+    """A string, or a non-empty list of strings: what an ID argument can be."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
+
+
+def _related(
+    name: str, collection: str | None, anchor: tuple[str, str], st: _State, size: int
+) -> Any:
+    """An argument drawn from the anchor entity (module doc, steps 1 to 3), or None."""
+    home, key = anchor
+    if collection == home:
+        return key
+    record = st.state[home][key]
+    if collection is None and not name.endswith(("_id", "_ids")):
+        return None  # a value to write (an address, a count), not one that names something
+    own = next((v for v in _found(record, name) if _id_text(v)), None)
+    if own is not None:  # an ID names: a string or strings, never a count or a record
+        return own
+    if name.endswith("s") and len(name) > 1:  # item_ids: the entity's own item_id values
+        many = [v for v in _found(record, name[:-1]) if isinstance(v, str)]
+        if many:
+            return many[: max(1, size)]
+    if collection is not None:
+        ids = st.keyed[collection]
+        mentioned = next((i for i in ids if i in st.words(home, key)), None)
+        if mentioned is not None:
+            return mentioned
+        owner = next((i for i in ids if key in st.words(collection, i)), None)
+        if owner is not None:
+            return owner
+    return None
+
+
+def _gold_values(task: Task) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
+    for plan in plans:
+        for call in plan.calls:
+            for name, value in (call.args or {}).items():
+                out.setdefault(str(name), value)
+    return out
+
+
+def _draw_new(
+    task: Task, tool: str, mentioned: frozenset[str], st: _State
+) -> tuple[dict[str, Any], str] | str:
+    """Arguments for a write tool the gold never calls, and the entity, or why not."""
+    keyed = st.keyed
+    schema = task.env.tools[tool].parameters or {}
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    required = [str(r) for r in schema.get("required") or []] if isinstance(schema, Mapping) else []
+    ids = {p: _id_collection(p, props.get(p), st) for p in required}
+    listed = set()  # customer_ids: an array of IDs, drawn as a list of one
+    for p in required:
+        spec = props.get(p)
+        array = isinstance(spec, Mapping) and spec.get("type") == "array"
+        if ids[p] is None and p.endswith("s") and array and isinstance(spec, Mapping):
+            ids[p] = _id_collection(p[:-1], spec.get("items"), st)
+            if ids[p]:
+                listed.add(p)
+    anchor = next((p for p in required if ids[p]), None)
+    if anchor is None:
+        return "no required parameter names an entity of the state"
+    home = str(ids[anchor])
+    free = [k for k in keyed[home] if k not in mentioned][:CANDIDATES]
+    if not free:
+        return f"every entry of {home} is one the case concerns"
+    gold = _gold_values(task)
+    drawn: list[tuple[dict[str, Any], str]] = []
+    why = ""
+    for key in free:
+        args: dict[str, Any] = {}
+        for p in required:
+            found = props.get(p)
+            schema_of: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+            value = _related(p, ids[p], (home, key), st, 1)
+            if value is None and ids[p] is not None:
+                value = next((i for i in keyed[str(ids[p])] if i not in mentioned), None)
+            if p in listed and value is not None and not isinstance(value, list):
+                value = [value]
+            if value is None and isinstance(schema_of.get("enum"), list) and schema_of["enum"]:
+                value = schema_of["enum"][0]
+            if value is None and "default" in schema_of:
+                value = schema_of["default"]
+            examples = schema_of.get("examples")
+            if value is None and isinstance(examples, list) and examples:
+                value = examples[0]
+            if value is None:
+                value = gold.get(p)
+            if value is None:  # a count or a record: the entity's own, as a last resort
+                value = next((v for v in _found(st.state[home][key], p) if v is not None), None)
+            if value is None:
+                why = why or (
+                    f"no value for its required parameter {p} (not an entity's ID or field,"
+                    " no enum, default or examples in its schema, no gold call passes it)"
+                )
+                break
+            args[p] = value
+        else:
+            drawn.append((args, f"{home}/{key}"))
+            if not set(_words(args)) & mentioned:
+                break  # the first that names nothing of the case's
+    if not drawn:
+        return why
+    clean = [d for d in drawn if not set(_words(d[0])) & mentioned]
+    return (clean or drawn)[0]
+
+
+def _draw_called(
+    task: Task, call: Mapping[str, Any], mentioned: frozenset[str], st: _State
+) -> tuple[dict[str, Any], str] | None:
+    """The gold's own call moved to one unconcerned entity and its related ones."""
+    keyed = st.keyed
+    gold_args = dict(call["args"])
+    schema = task.env.tools[str(call["tool"])].parameters or {}
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    anchor = None
+    for name, value in sorted(gold_args.items()):
+        home = next(
+            (c for c, ids in sorted(keyed.items()) if isinstance(value, str) and value in ids),
+            None,
+        )
+        if home is not None and value in mentioned:
+            anchor = (name, home)
+            break
+    if anchor is None:
+        return None
+    name, home = anchor
+    free = [k for k in keyed[home] if k not in mentioned][:CANDIDATES]
+    if not free:
+        return None
+    options = []
+    for key in free:
+        args = dict(gold_args)
+        args[name] = key
+        for p, value in sorted(gold_args.items()):
+            if p == name:
+                continue
+            collection = _id_collection(p, props.get(p), st)
+            if collection is None and not p.endswith(("_id", "_ids")):
+                continue  # not an ID: the gold's value stays (a value the tool writes)
+            size = len(value) if isinstance(value, list) else 1
+            new = _related(p, collection, (home, key), st, size)
+            if new is not None:
+                args[p] = new
+        options.append((args, f"{home}/{key}"))
+        if not set(_words(args)) & mentioned:
+            break  # the first that names nothing of the case's
+    clean = [o for o in options if not set(_words(o[0])) & mentioned]
+    return (clean or options)[0]
+
+
+def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
     offered = {t.name for t in task.agent.tools}
     writes = {n for n, b in task.env.tools.items() if b.side_effect and n in offered}
-    keyed = collections(task.env.initial_state)
+    st = _State(task.env.initial_state)
+    keyed = st.keyed
     if not writes or not keyed:
-        return []
+        return [], []
     mentioned = concerned(task)
     turns = plan_turns(task)
     out = []
+    skipped: list[str] = []
     done: set[str] = set()
     for at, calls in enumerate(turns):
         for position, call in enumerate(calls):
@@ -176,25 +409,36 @@ def foreigns(task: Task) -> list[Mutant]:
             if tool not in writes or tool in done or not isinstance(call.get("args"), dict):
                 continue
             done.add(tool)
-            args = dict(call["args"])
-            entity = ""
-            for name, value in sorted(args.items()):
-                for collection, ids in sorted(keyed.items()):
-                    if not isinstance(value, str) or value not in ids or value not in mentioned:
-                        continue
-                    free = [i for i in ids if i not in mentioned]
-                    if free:
-                        args[name] = free[0]
-                        entity = entity or f"{collection}/{free[0]}"
-                    break
-            if not entity:
+            made = _draw_called(task, call, mentioned, st)
+            if made is None:
                 continue
+            args, entity = made
             mutated = [list(x) for x in turns]
             mutated[at].insert(position + 1, {"tool": tool, "args": args})
             m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
             m = replace(m, turns=_freeze(mutated))
             out.append(replace(m, task=_variant(task, m.name)))
-    return out
+    for tool in sorted(writes - done):
+        drawn = _draw_new(task, tool, mentioned, st)
+        if isinstance(drawn, str):
+            skipped.append(f"no foreign write with {tool}, which the gold never calls: {drawn}")
+            continue
+        args, entity = drawn
+        mutated = [list(x) for x in turns]
+        mutated[0].insert(0, {"tool": tool, "args": args})
+        m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
+        m = replace(m, turns=_freeze(mutated))
+        out.append(replace(m, task=_variant(task, m.name)))
+    return out, skipped
+
+
+def foreigns(task: Task) -> list[Mutant]:
+    return _foreign_plan(task)[0]
+
+
+def foreign_skips(task: Task) -> list[str]:
+    """Why a write tool the gold never calls gets no foreign write (warnings)."""
+    return _foreign_plan(task)[1]
 
 
 def mutants_for(task: Task) -> list[Mutant]:

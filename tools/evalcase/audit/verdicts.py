@@ -30,7 +30,7 @@ from typing import Any
 
 from evalcase.audit import GOLD, JUDGED_GRADERS, MUTANTS, PANEL
 from evalcase.audit.coverage import criteria, warnings
-from evalcase.audit.mutants import Mutant, redundant
+from evalcase.audit.mutants import Mutant, foreign_skips, redundant
 from evalcase.audit_facts.store import FINDINGS, PASSED, UNPROVEN
 from evalcase.contract.attempt import AttemptRecord
 from evalcase.contract.task import Task
@@ -162,14 +162,15 @@ def _passing(result: AttemptResult) -> tuple[tuple[str, ...], str]:
 
 def _foreign_took_effect(mutant: Mutant, record: AttemptRecord) -> bool:
     """The foreign write (its tool, its arguments) was made and changed the state: not
-    made, refused, failed or a no-op, it proves nothing."""
+    made, refused, failed or a no-op (every write leaves the value as it was: arguments
+    drawn from the entity's own fields may), it proves nothing."""
     wanted = dict(mutant.args or {})
     return any(
         c.tool == mutant.tool
         and dict(c.arguments) == wanted
         and c.ok is not False
         and c.error is None
-        and bool(c.changes)
+        and any(ch.before != ch.after for ch in c.changes)  # a write of the same value is none
         for c in record.calls
     )
 
@@ -264,6 +265,7 @@ def case_audit(
         )
         for tool in sorted(declared_tools - expected):
             notes.append(f"redundant_calls declares {tool}, which no expected call makes")
+        notes += foreign_skips(task)
     covered = criteria(task.judge)
     notes += warnings(task.judge, covered)
     records = {a: _record(results.get(a), attempts.get(a)) for a in agents}
