@@ -280,3 +280,21 @@ def test_attribute_values_naming_paths_change_nothing_about_where_lines_go(tmp_p
         ".lock",
         "traces-000001.jsonl",
     ]
+
+
+def test_a_loopback_receiver_refuses_another_host_header_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """DNS rebinding: a page that makes its own name resolve to 127.0.0.1 sends its own
+    Host header; the loopback receiver answers 421 and writes nothing."""
+    from evalcase.results.view import host_header_is_loopback
+
+    inbox = Inbox(tmp_path / "inbox", 10**8, 10**7)
+    app = make_app(Receiver(inbox, 10**6), host_header_is_loopback)
+    client = TestClient(app, base_url="http://127.0.0.1:4318")
+    r = client.post("/v1/traces", json=_json_request(), headers={"host": "rebind.example:4318"})
+    assert r.status_code == 421
+    assert not list((tmp_path / "inbox").glob("*.jsonl")) or all(
+        p.stat().st_size == 0 for p in (tmp_path / "inbox").glob("*.jsonl")
+    )
+    assert client.post("/v1/traces", json=_json_request()).status_code == 200

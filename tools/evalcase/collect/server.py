@@ -158,13 +158,18 @@ def _success(kind: str, rejected: int, reason: str) -> bytes:
     return data
 
 
-def make_app(receiver: Receiver) -> Any:
+def make_app(receiver: Receiver, host_ok: Callable[[str], bool] | None = None) -> Any:
+    """The receiver's app; with ``host_ok``, a request whose Host header it refuses gets
+    421 and nothing is written (a loopback receiver is then out of a DNS-rebinding page's
+    reach, as the viewer is)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
 
     async def traces(request: Request) -> Response:
+        if host_ok is not None and not host_ok(request.headers.get("host", "")):
+            return Response(_status(otlp.JSON, 7, "unknown Host"), 421, media_type=otlp.JSON)
         kind = otlp.media_type(request.headers.get("content-type"))
         if kind is None:
             return Response(

@@ -81,7 +81,7 @@ def collect_command(
     from evalcase.collect.inbox import Inbox, default_inbox
     from evalcase.collect.otlp import Marking
     from evalcase.collect.server import Receiver, make_app
-    from evalcase.results.view import is_loopback, starlette_parts
+    from evalcase.results.view import host_header_is_loopback, is_loopback, starlette_parts
 
     if not is_loopback(host) and not allow_remote:
         raise FatalError(
@@ -120,7 +120,11 @@ def collect_command(
         err=True,
     )
     server = uvicorn.Server(
-        uvicorn.Config(make_app(receiver), log_level="warning", access_log=False)
+        uvicorn.Config(
+            make_app(receiver, None if allow_remote else host_header_is_loopback),
+            log_level="warning",
+            access_log=False,
+        )
     )
 
     def _stop(_signum: int, _frame: object) -> None:
