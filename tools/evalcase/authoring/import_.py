@@ -116,7 +116,7 @@ def read_records(path: Path) -> list[tuple[int, Any, str | None]]:
             continue
         except RecursionError:
             record = _TOO_DEEP
-        if record is _TOO_DEEP or _depth(record) > MAX_DEPTH:
+        if record is _TOO_DEEP or nesting_depth(record) > MAX_DEPTH:
             out.append((number, None, _DEEP))
             continue
         out.append((number, record, None))
@@ -129,15 +129,16 @@ _TOO_DEEP = object()
 _DEEP = f"nested deeper than {MAX_DEPTH} levels (lint's max_depth); flatten the record"
 
 
-def _depth(value: Any) -> int:
-    """How deeply ``value`` nests (a scalar 0), without recursion."""
+def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests (a scalar 0), without recursion; it stops at the first
+    level past ``limit`` (so a hostile document costs no more than the limit)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, level = stack.pop()
         if isinstance(node, dict | list):
             deepest = max(deepest, level)
-            if level > MAX_DEPTH:
+            if level > limit:
                 return level
             children = node.values() if isinstance(node, dict) else node
             stack.extend((child, level + 1) for child in children)
@@ -158,7 +159,7 @@ def _cell(column: str, value: str) -> Any:
             return value
         except RecursionError:
             raise _BadRow(f"column {column}: {_DEEP}") from None
-        if _depth(parsed) > MAX_DEPTH:
+        if nesting_depth(parsed) > MAX_DEPTH:
             raise _BadRow(f"column {column}: {_DEEP}")
         return parsed
     if column == "tags":

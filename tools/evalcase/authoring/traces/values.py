@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from evalcase.authoring.import_ import nesting_depth
 from evalcase.authoring.traces.model import MAX_DEPTH
 
 
@@ -29,23 +30,10 @@ def loads(value: Any, key: str) -> Any:
         ) from None
     except json.JSONDecodeError:
         return value
-    if text.count("[") + text.count("{") > MAX_DEPTH and depth(parsed) > MAX_DEPTH:
+    opened = text.count("[") + text.count("{")
+    if opened > MAX_DEPTH and nesting_depth(parsed, MAX_DEPTH) > MAX_DEPTH:
         raise BadValue(f"attribute {key} holds JSON nested deeper than {MAX_DEPTH} levels")
     return parsed
-
-
-def depth(value: Any) -> int:
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, level)
-            if level > MAX_DEPTH:
-                return level
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, level + 1) for child in children)
-    return deepest
 
 
 def nested(attributes: Mapping[str, Any], prefix: str) -> dict[str, Any]:
