@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -46,16 +45,12 @@ sys.path.insert(0, str(COMMON))
 sys.path.insert(0, str(HERE))
 
 from stop_user import stop_user  # noqa: E402
+from tau2_oracle import KEY_ENV  # noqa: E402
+from tau2_oracle import run as run_folder  # noqa: E402
 from tau2_port import unzip, wheel  # noqa: E402
 
-KEY_ENV = "TAU2_ORACLE_USER_KEY"
 STOPS = {"user_stop", "user_transfer", "user_out_of_scope", "ends_conversation"}
 CASE = re.compile(r"telecom_agent_tau2_(\d{3})(?:_(drop|probe)_(\d{3}))?$")
-
-
-def evalcase_cmd() -> list[str]:
-    exe = Path(sys.executable).with_name("evalcase")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "evalcase"]
 
 
 def build(
@@ -91,21 +86,7 @@ def build(
 
 def run(repo: Path, dataset: str, agent: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """One run: the attempt records and the case verdicts, by case."""
-    outputs = repo / "outputs"
-    before = set(outputs.glob("*/*")) if outputs.exists() else set()
-    cmd = [*evalcase_cmd(), "run", dataset, "--agent", agent, "--progress", "none"]
-    env = {**os.environ, KEY_ENV: "unused"}
-    done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-    new = sorted(set(outputs.glob("*/*")) - before)
-    if not new:
-        raise SystemExit(
-            f"evalcase run wrote no run (exit {done.returncode}):\n{done.stderr[-3000:]}"
-        )
-    folder = new[-1]
-    verdicts: dict[str, Any] = {}
-    for report in (repo / "reports").glob(f"*/{folder.name}/report.json"):
-        for row in json.loads(report.read_text()).get("cases", []):
-            verdicts[row["case_id"]] = row.get("status")
+    folder, verdicts = run_folder(repo, dataset, agent, None)
     records: dict[str, Any] = {}
     for line in (folder / "attempts.jsonl").read_text().splitlines():
         if line.strip():
