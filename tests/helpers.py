@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import HTTPServer
 from pathlib import Path
+from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Every bundled dataset (datasets/<id>/dataset.yaml): tests that walk "each bundled
@@ -46,6 +48,17 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "tester@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+def module_from(path: Path, name: str) -> ModuleType:
+    """The Python file at ``path`` (an example or a benchmark: no package) imported as a
+    module called ``name``, registered in ``sys.modules`` (dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:

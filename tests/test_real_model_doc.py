@@ -7,26 +7,19 @@ page's figures come from running these steps.)"""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import socket
 import subprocess
 import sys
 from types import ModuleType
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, module_from
 
 DOC = (REPO_ROOT / "docs" / "real-model.md").read_text("utf-8")
 
 
 def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "real_model", REPO_ROOT / "benchmarks" / "real_model.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from(REPO_ROOT / "benchmarks" / "real_model.py", "real_model")
 
 
 def _console() -> str:

@@ -10,7 +10,6 @@ reads that one run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers import module_from
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_retail"
 CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
@@ -32,11 +33,7 @@ pytestmark = pytest.mark.slow
 def _check_module() -> ModuleType:
     """examples/tau2_retail/check.py under its own name (the airline test imports the
     airline port's ``check``)."""
-    spec = importlib.util.spec_from_file_location("tau2_retail_check", EXAMPLE / "check.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from(EXAMPLE / "check.py", "tau2_retail_check")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ results with tau2's own environment, sync included. Every test reads that one ru
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers import module_from
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_telecom"
 CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
@@ -32,11 +33,7 @@ pytestmark = pytest.mark.slow
 def _module(name: str) -> ModuleType:
     """examples/tau2_telecom/<name>.py under its own name (other ports have a check.py)."""
     sys.path.insert(0, str(EXAMPLE))
-    spec = importlib.util.spec_from_file_location(f"tau2_telecom_{name}", EXAMPLE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from(EXAMPLE / f"{name}.py", f"tau2_telecom_{name}")
 
 
 @pytest.fixture(scope="module")

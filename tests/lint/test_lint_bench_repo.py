@@ -5,26 +5,18 @@ the benchmark measuring nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, invoke
+from tests.helpers import REPO_ROOT, invoke, module_from
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_generated_repository_lints_clean(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "lint_bench", REPO_ROOT / "benchmarks/lint_bench.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["lint_bench"] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
+    bench = module_from(REPO_ROOT / "benchmarks/lint_bench.py", "lint_bench")
     repo = tmp_path / "repo"
     # Twice the templates: every template once as itself and once as a variant.
     templates = len(list(REPO_ROOT.glob("datasets/refund_regression_set/cases/*.yaml")))

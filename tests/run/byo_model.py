@@ -23,7 +23,6 @@ is kept (``requests``), with its headers (``headers``), for the tests to read.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
 from collections.abc import Iterator
@@ -32,18 +31,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import serving
+from tests.helpers import module_from, serving
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "english_agent" / "agent.py"
 MODELS = ("english-1", "eager-1")
 
 
 def _policy() -> Any:
-    spec = importlib.util.spec_from_file_location("english_policy", AGENT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from(AGENT, "english_policy")
 
 
 POLICY = _policy()
