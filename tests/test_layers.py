@@ -236,6 +236,7 @@ FLOORS: dict[str, int] = {
     "chat_completions": 0,
     "plugins": 0,
     "atomic": 0,
+    "placeholders": 0,
     # the readers: git, YAML, trust, secrets
     "gitio": 1,
     "loader": 1,

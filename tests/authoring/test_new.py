@@ -12,8 +12,8 @@ from evalcase.authoring.fmt import EXECUTION, JUDGING
 from evalcase.authoring.ids import next_case_id
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
-from evalcase.lint.rules.placeholder import is_placeholder
 from evalcase.loader import load
+from evalcase.placeholders import is_placeholder
 from evalcase.yamlwrite import round_trip_dump, round_trip_load
 from tests.helpers import BASE_REPO, REPO_ROOT, commit_all, git, init_repo, invoke
 

@@ -472,9 +472,13 @@ def _house_dumper() -> Any:
     text_tag = "tag:yaml.org,2002:str"
 
     class HouseDumper(base):  # type: ignore[misc, valid-type]
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            if kind is yaml.ScalarNode and implicit[0] and isinstance(value, str):
-                return _core_tag(value)
+        # The emitter asks twice per scalar (plain? quoted?): the answers without
+        # PyYAML's resolver dispatch, the same as its for what _node builds.
+        def resolve(
+            self, kind: Any, value: Any, implicit: Any, _scalar: Any = yaml.ScalarNode
+        ) -> Any:
+            if kind is _scalar and type(value) is str:
+                return _core_tag(value) if implicit[0] else text_tag
             return super().resolve(kind, value, implicit)
 
         def represent_str(self, value: str) -> Any:

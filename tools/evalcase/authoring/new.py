@@ -24,9 +24,9 @@ from typing import Any
 from evalcase.authoring.fmt import EXECUTION, canonicalize
 from evalcase.authoring.ids import case_path, check_stem, next_case_id, used_case_ids
 from evalcase.config import Config
-from evalcase.lint.rules.placeholder import make
 from evalcase.loader import load
 from evalcase.model import FatalError, FileKind
+from evalcase.placeholders import make
 from evalcase.schemas import CASE_TYPES, raw_schemas
 from evalcase.yamlwrite import round_trip_dump, round_trip_load
 
@@ -190,7 +190,7 @@ def find_case(config: Config, case_id: str) -> Path:
 
 
 def count_placeholders(value: Any) -> int:
-    from evalcase.lint.rules.placeholder import is_placeholder
+    from evalcase.placeholders import is_placeholder
 
     if isinstance(value, dict):
         return sum(is_placeholder(k) + count_placeholders(v) for k, v in value.items())

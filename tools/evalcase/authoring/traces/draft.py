@@ -334,7 +334,8 @@ def _inserted(
             cut += 1
         while cut > line + 1 and not lines[cut - 1].strip():
             cut -= 1
-    block = dump_plain({"responses": new}).splitlines(keepends=True)[1:]
+    # not verified alone: the whole result is read back below
+    block = dump_plain({"responses": new}, verify=False).splitlines(keepends=True)[1:]
     pad = " " * dash
     moved = [pad + b[2:] if b.strip() else b for b in block]
     result = "".join(lines[:cut] + moved + lines[cut:])
@@ -368,7 +369,7 @@ def _added(text: str, data: Any, inner: Any, new: list[dict[str, Any]], version:
         cut += 1
     while cut > key_line + 1 and not lines[cut - 1].strip():
         cut -= 1
-    block = dump_plain({"responses": new}).splitlines(keepends=True)
+    block = dump_plain({"responses": new}, verify=False).splitlines(keepends=True)
     pad = " " * child
     moved = [pad + b if b.strip() else b for b in block]
     result = "".join(lines[:cut] + moved + lines[cut:])

@@ -24,6 +24,7 @@ from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of
 from evalcase.loader import Document, capped
 from evalcase.model import FileKind, Finding, Severity
+from evalcase.placeholders import PREFIX, is_placeholder, make
 
 CODE = "EC451"
 NAME = "placeholder"
@@ -32,16 +33,7 @@ SCOPE = "file"
 
 report = reporter(CODE, NAME, SEVERITY)
 
-PREFIX = "TODO:"
-
-
-def make(hint: str) -> str:
-    """The placeholder evalcase writes for a value a person must fill in."""
-    return f"{PREFIX} {hint}"
-
-
-def is_placeholder(value: object) -> bool:
-    return isinstance(value, str) and value.lstrip().startswith(PREFIX)
+__all__ = ["PREFIX", "check", "dotted", "is_placeholder", "make"]
 
 
 def _clip(text: object, limit: int = 60) -> str:

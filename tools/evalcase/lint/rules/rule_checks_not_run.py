@@ -49,10 +49,10 @@ Failing::
 from collections.abc import Iterable
 
 from evalcase.lint.base import FileContext, reporter
-from evalcase.lint.rules.placeholder import is_placeholder
 from evalcase.lint.semantic import data_of, judge_view_of
 from evalcase.loader import Document
 from evalcase.model import FileKind, Finding, Severity
+from evalcase.placeholders import is_placeholder
 
 CODE = "EC327"
 NAME = "rule-checks-not-run"
