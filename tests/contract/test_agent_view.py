@@ -120,3 +120,17 @@ def test_every_bundled_case_has_a_task() -> None:
     files = sum(len(list((REPO_ROOT / "datasets" / d / "cases").glob("*.yaml"))) for d in DATASETS)
     assert len(TASKS) == files
     assert Path(TASKS[0].path).suffix == ".yaml"
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_the_first_user_turn_read_from_the_file_is_the_built_tasks(dataset: str) -> None:
+    # import's dedup reads it from each case file without building tasks (first_user_turn)
+    from evalcase.contract.build import first_user_turn
+
+    tasks = load_dataset(REPO_ROOT, dataset).tasks
+    assert tasks
+    for task in tasks:
+        path = REPO_ROOT / "datasets" / dataset / "cases" / f"{task.case_id}.yaml"
+        data = load(path.name, path.read_bytes()).data
+        expected = task.agent.user_turns[0] if task.agent.user_turns else None
+        assert first_user_turn(data) == expected, task.case_id

@@ -263,24 +263,21 @@ def dedupe_key(case_input: Any, context: Any) -> str:
 
 
 def existing_keys(config: Config) -> dict[str, str]:
-    """Dedupe key -> case ID for every case in the repository: from the case's task (the
-    first user turn and the agent's context, as exports write them) and from its file."""
-    from evalcase.index.dataset import load_dataset
-    from evalcase.model import FatalError
+    """Dedupe key -> case ID for every case in the repository: from its file (``input``
+    and ``context``) and from what its task sends (the first user turn the agent answers,
+    as exports write it), read from the file without building the task."""
+    from evalcase.contract.build import first_user_turn
 
     keys: dict[str, str] = {}
+    cases: list[tuple[str, dict[str, Any]]] = []
     for path in sorted((config.root / "datasets").glob("*/cases/*.yaml")):
         data = load(path.name, path.read_bytes()).data
-        if isinstance(data, dict) and "input" in data:
-            keys.setdefault(dedupe_key(data.get("input"), data.get("context")), path.stem)
-    for manifest in sorted((config.root / "datasets").glob("*/dataset.yaml")):
-        try:
-            tasks = load_dataset(config.root, manifest.parent.name, config=config).tasks
-        except FatalError:
-            continue  # a dataset that does not load is matched by its files only
-        for task in tasks:
-            first = task.agent.user_turns[0] if task.agent.user_turns else None
-            keys.setdefault(dedupe_key(first, dict(task.agent.context)), task.case_id)
+        if isinstance(data, dict):
+            cases.append((path.stem, data))
+            if "input" in data:
+                keys.setdefault(dedupe_key(data.get("input"), data.get("context")), path.stem)
+    for case_id, data in cases:
+        keys.setdefault(dedupe_key(first_user_turn(data), data.get("context")), case_id)
     return keys
 
 

@@ -940,6 +940,14 @@ def _script(case: Mapping[str, Any], conversation: list[Turn]) -> _Script:
     )
 
 
+def first_user_turn(case: Mapping[str, Any]) -> str | None:
+    """The first user turn the agent answers, from the case's data alone: what the built
+    task's ``agent.user_turns[0]`` is (a scripted interaction's first user turn after its
+    history, else ``input``, JSON when it is not text), without building the task."""
+    turns = _script(case, []).user_turns
+    return turns[0] if turns else None
+
+
 def _agent_view(
     case: Mapping[str, Any], script: _Script, cards: list[ToolCard], effective_at: str | None
 ) -> AgentView:
