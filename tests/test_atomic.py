@@ -146,3 +146,26 @@ def test_a_refused_link_is_a_clear_error_not_an_internal_one(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "evalcase: error:" in result.output
     assert "internal error" not in result.output
+
+
+def test_many_files_are_written_folder_by_folder_and_a_linked_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from evalcase.atomic import UnsafePath, write_atomic_many
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    files = [(root / "a" / "b" / f"{n}.yaml", f"n: {n}\n") for n in range(3)]
+    files.append((root / "c" / "d.yaml", b"d: 1\n"))
+    write_atomic_many(files, base=root, parents=True)
+    assert [(p.read_text("utf-8")) for p, _ in files] == ["n: 0\n", "n: 1\n", "n: 2\n", "d: 1\n"]
+    assert sorted(p.name for p in (root / "a" / "b").iterdir()) == ["0.yaml", "1.yaml", "2.yaml"]
+    (root / "c" / "d.yaml").unlink()
+    (root / "c" / "d.yaml").symlink_to(outside / "secret")
+    (root / "e").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="d.yaml is a symbolic link"):
+        write_atomic_many([(root / "c" / "d.yaml", "x")], base=root)
+    with pytest.raises(UnsafePath, match="e is a symbolic link"):
+        write_atomic_many([(root / "e" / "f.yaml", "x")], base=root, parents=True)
+    assert list(outside.iterdir()) == []

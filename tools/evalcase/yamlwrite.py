@@ -315,7 +315,10 @@ def _node(value: Any, yaml: Any) -> Any:
             for key, item in value.items():
                 if type(key) is not str:
                     raise _NotPlain
-                pairs.append((node(key), node(item)))
+                if "'" in key or len(key) > 2000 or breaks(key):
+                    pairs.append((node(key), node(item)))
+                else:  # nearly every key: a plain string, its node built here
+                    pairs.append((scalar(_STR, key), node(item)))
             return mapping(_MAP, pairs, flow_style=False)
         if kind is list or (isinstance(value, list) and not _commented(value)):
             items = []

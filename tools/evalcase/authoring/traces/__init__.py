@@ -242,18 +242,17 @@ def plan_trace_import(
 def write_trace_plan(config: Config, plan: TracePlan) -> list[PlannedFile]:
     """Write every planned file (each whole, by rename); the paths were built from
     checked IDs and are refused if one would leave the repository."""
-    from evalcase.atomic import UnsafePath, write_atomic
+    from evalcase.atomic import UnsafePath, write_atomic_many
 
     files = [*plan.fixtures, *(c.file for c in plan.cases)]
     root = config.root.resolve()
     for item in files:
         if not item.path.resolve().is_relative_to(root):
             raise FatalError(f"refused to write {item.path}: outside the repository")
-    for item in files:
-        try:  # folders made and the file renamed from opened folders, never through a link
-            write_atomic(item.path, item.text, parents=True, base=config.root)
-        except UnsafePath as exc:
-            raise FatalError(str(exc)) from None
+    try:  # folders made and each file renamed from opened folders, never through a link
+        write_atomic_many(((f.path, f.text) for f in files), parents=True, base=config.root)
+    except UnsafePath as exc:
+        raise FatalError(str(exc)) from None
     return files
 
 
