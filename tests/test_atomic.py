@@ -164,7 +164,7 @@ def test_many_files_are_written_folder_by_folder_and_a_linked_one_is_refused(
     (root / "c" / "d.yaml").unlink()
     (root / "c" / "d.yaml").symlink_to(outside / "secret")
     (root / "e").symlink_to(outside)
-    with pytest.raises(UnsafePath, match="d.yaml is a symbolic link"):
+    with pytest.raises(UnsafePath, match=r"d\.yaml is a symbolic link"):
         write_atomic_many([(root / "c" / "d.yaml", "x")], base=root)
     with pytest.raises(UnsafePath, match="e is a symbolic link"):
         write_atomic_many([(root / "e" / "f.yaml", "x")], base=root, parents=True)
