@@ -224,6 +224,35 @@ def test_a_near_duplicate_is_reported_by_lint_and_the_draft_has_only_review_find
     assert not [f for f in fixture_findings if f.code != "EC451"]
 
 
+def test_recorded_arguments_that_do_not_fit_the_fixtures_parameters_are_said(
+    tmp_path: Path,
+) -> None:
+    # the fixture's order_lookup takes order_id matching ^ORDER_[0-9]+$; production sent A-1001
+    repo = repo_copy(tmp_path)
+    fixture = repo / "fixtures" / "tool" / "order_lookup.yaml"
+    text = fixture.read_text("utf-8")
+    assert "order_id: {type: string}" in text
+    fixture.write_text(
+        text.replace(
+            "order_id: {type: string}", "order_id: {type: string, pattern: '^ORDER_[0-9]+$'}"
+        ),
+        "utf-8",
+    )
+    fits = run_import(repo, trace_file(tmp_path, otlp.request(otlp.genai_refund())))
+    assert fits.returncode == 0, fits.stderr
+    assert "do not fit" not in fits.stdout + fits.stderr
+    source = trace_file(
+        tmp_path, otlp.request(otlp.genai_refund(trace=otlp.TRACE_2, question="A-1001 能退吗？",
+                                                 order="A-1001"))
+    )  # fmt: skip
+    proc = run_import(repo, source)
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "order_lookup: 1 of 1 recorded call(s) do not fit the fixture's parameters" in said
+    assert '{"order_id": "A-1001"}' in said
+    assert "runner refuses such a call" in said
+
+
 def test_an_inbox_folder_is_read_file_by_file_in_name_order(tmp_path: Path) -> None:
     repo = repo_copy(tmp_path)
     inbox = tmp_path / "inbox"

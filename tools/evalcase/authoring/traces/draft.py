@@ -248,6 +248,7 @@ def fixture_files(
                 if json.dumps(r["when"], sort_keys=True, ensure_ascii=False) not in known
             ]
             version = str(data.get("fixture_version") or "v1")
+            _check_fit(name, inner.get("parameters"), new, "the fixture's", notes)
             if not new:
                 versions[name] = version
                 continue
@@ -273,6 +274,7 @@ def fixture_files(
         if isinstance(schema, Mapping) and schema.get("type") == "object":
             parameters = dict(schema)
             said = "the parameters are the app's own tool definition"
+            _check_fit(name, parameters, responses, "the app's declared", notes)
         else:
             parameters = infer_parameters(calls[name])
             said = "the parameters are inferred from them"
@@ -300,6 +302,36 @@ def fixture_files(
         }
         files.append(PlannedFile(path, dump_plain(copy.deepcopy(document)), "new fixture"))
     return files, versions
+
+
+def _check_fit(
+    name: str, parameters: Any, responses: list[dict[str, Any]], whose: str, notes: list[str]
+) -> None:
+    """A note when recorded arguments do not fit the tool's parameter schema: the runner
+    refuses such a call (``invalid_args``) before any response answers it, so the
+    recorded response would never replay (lint's EC304 says so only of expected calls)."""
+    from evalcase.contract.param_schema import first_error, validator
+
+    checker = validator(parameters) if isinstance(parameters, Mapping) and responses else None
+    if checker is None:
+        return  # nothing to check, or a broken schema (lint's EC418 reports it)
+    misfits = [r["when"] for r in responses if not _fits(checker, r["when"])]
+    if misfits:
+        args, why = misfits[0], first_error(parameters, misfits[0])
+        shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        notes.append(
+            f"{name}: {len(misfits)} of {len(responses)} recorded call(s) do not fit {whose} "
+            f"parameters (the first, {shown}: {why}); the runner refuses such a call before a "
+            "response answers it: check the parameters against what production sent"
+        )
+
+
+def _fits(checker: Any, args: Any) -> bool:
+    try:
+        return bool(checker.is_valid(args))
+    except Exception:  # a schema that cannot be evaluated on it: not said (as first_error)
+        return True
 
 
 def _inserted(
