@@ -230,8 +230,13 @@ def _json_attributes(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, list):
         return out
     for item in raw:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            out[item["key"]] = _json_value(item["key"], item.get("value"), 0)
+        if isinstance(item, dict) and isinstance(key := item.get("key"), str):
+            value = item.get("value")
+            text = value.get("stringValue") if type(value) is dict and len(value) == 1 else None
+            if type(text) is str and len(text) * 4 <= MAX_ATTRIBUTE_BYTES:
+                out[key] = text  # nearly every attribute: a string well under the bound
+            else:
+                out[key] = _json_value(key, value, 0)
     return out
 
 
