@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import queue
 import secrets
@@ -36,6 +37,20 @@ from typing import Any
 
 from evalcase.run import mcp_server
 from evalcase.run.model_proxy import Budget, ModelProxy, Upstream, error_body, read_body, respond
+
+
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
+def _quiet_uvicorn() -> None:
+    """uvicorn's loggers at critical only, set when they are not. uvicorn's own
+    configuration (a ``dictConfig`` of its defaults, then a ``setLevel`` per logger, each
+    clearing the cache of every logger in the process) ran for every attempt's server, on
+    the one event loop: the largest part of a server's start."""
+    for name in UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level != logging.CRITICAL:
+            logger.setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -195,10 +210,12 @@ class AttemptHost:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.listen(256)
         sock.setblocking(False)
+        _quiet_uvicorn()
         config = uvicorn.Config(
             self._app,
             lifespan="off",
-            log_level="critical",
+            log_config=None,  # quieted once per process (_quiet_uvicorn), not per attempt
+            log_level=None,
             access_log=False,
             timeout_graceful_shutdown=1,
             ws="none",

@@ -1,0 +1,84 @@
+"""The per-attempt servers of an agent-owned loop (evalcase.run.attempt_host): what an
+attempt's start and end cost the runner's one event loop is paid per attempt, so nothing
+the process needs only once is redone there."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import logging.config
+import time
+from typing import Any
+
+import pytest
+
+from evalcase.run.attempt_host import AttemptHost
+from evalcase.run.model_proxy import Budget, Upstream
+
+pytest.importorskip("mcp")
+CARDS = [{"name": "order_lookup", "description": "d", "parameters": {"type": "object"}}]
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
+def _host() -> AttemptHost:
+    return AttemptHost(
+        CARDS, Upstream("http://127.0.0.1:1/v1", None), Budget(), 100_000, time.monotonic() + 60
+    )
+
+
+def _tools_list(host: AttemptHost) -> Any:
+    assert host.port is not None
+    conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    conn.request("POST", host.urls()[1].split(str(host.port), 1)[1], body, headers)
+    answer = conn.getresponse()
+    data = json.loads(answer.read())
+    conn.close()
+    return data
+
+
+def test_an_attempts_servers_leave_the_logging_configuration_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """uvicorn configures logging from its defaults for every server it builds (a
+    ``dictConfig`` and a ``setLevel`` per logger, each clearing every logger's cache): per
+    attempt, on the one event loop, that was the largest part of a server's start. The
+    servers are quiet (critical only, no access log) and still serve."""
+    first = _host()  # the process's once-only setup may happen here
+    first.start()
+    first.stop()
+    configured: list[Any] = []
+    levels: list[tuple[str, int]] = []
+    real_set_level = logging.Logger.setLevel
+
+    def set_level(self: logging.Logger, level: Any) -> None:
+        levels.append((self.name, level))
+        real_set_level(self, level)
+
+    monkeypatch.setattr(logging.config, "dictConfig", lambda c: configured.append(c))
+    monkeypatch.setattr(logging.Logger, "setLevel", set_level)
+    for _ in range(3):
+        host = _host()
+        host.start()
+        try:
+            listed = _tools_list(host)
+        finally:
+            host.stop()
+        assert [t["name"] for t in listed["result"]["tools"]] == ["order_lookup"]
+    assert configured == []
+    assert levels == []
+    for name in UVICORN_LOGGERS:
+        assert logging.getLogger(name).getEffectiveLevel() == logging.CRITICAL
+    assert logging.getLogger("uvicorn.access").propagate is False
+
+
+def test_the_servers_quiet_uvicorn_again_after_someone_else_configured_it() -> None:
+    """Another server in the process (the viewer: ``log_level="warning"``) may lower the
+    level; an attempt's servers stay critical-only."""
+    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+    host = _host()
+    host.start()
+    host.stop()
+    assert logging.getLogger("uvicorn.error").level == logging.CRITICAL
