@@ -90,6 +90,23 @@ def agent_env(
     return env
 
 
+def remove_workdir(workdir: Path) -> None:
+    """The agent's folder removed. Left as :func:`agent_env` made it (``home`` and ``tmp``
+    empty): three ``rmdir`` calls. Anything else (files, folders, a link where ``home``
+    was: ``rmdir`` refuses a link) is removed by ``shutil.rmtree``, which follows no
+    link. Its walk (a descriptor, a listing and a stat per folder) cost about 0.3 ms an
+    attempt for the folder left as made."""
+    try:
+        for name in ("home", "tmp"):
+            try:
+                os.rmdir(workdir / name)
+            except FileNotFoundError:
+                pass
+        os.rmdir(workdir)
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def resolve_argv(argv: list[str], base: Path) -> list[str]:
     """Arguments naming an existing path relative to ``base`` made absolute (the agent's
     working directory is its own temporary one)."""
