@@ -8,12 +8,15 @@ import http.client
 import json
 import logging
 import logging.config
+import select
+import threading
 import time
 from typing import Any
 
 import pytest
 
 from evalcase.run.attempt_host import AttemptHost
+from evalcase.run.mcp_server import ToolAnswer
 from evalcase.run.model_proxy import Budget, Upstream
 
 pytest.importorskip("mcp")
@@ -21,22 +24,26 @@ CARDS = [{"name": "order_lookup", "description": "d", "parameters": {"type": "ob
 UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 
 
-def _host() -> AttemptHost:
+def _host(cards: list[dict[str, Any]] = CARDS) -> AttemptHost:
     return AttemptHost(
-        CARDS, Upstream("http://127.0.0.1:1/v1", None), Budget(), 100_000, time.monotonic() + 60
+        cards, Upstream("http://127.0.0.1:1/v1", None), Budget(), 100_000, time.monotonic() + 60
     )
 
 
-def _tools_list(host: AttemptHost) -> Any:
+def _rpc(host: AttemptHost, method: str, params: dict[str, Any]) -> Any:
     assert host.port is not None
     conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     conn.request("POST", host.urls()[1].split(str(host.port), 1)[1], body, headers)
     answer = conn.getresponse()
     data = json.loads(answer.read())
     conn.close()
     return data
+
+
+def _tools_list(host: AttemptHost) -> Any:
+    return _rpc(host, "tools/list", {})
 
 
 def test_an_attempts_servers_leave_the_logging_configuration_alone(
@@ -82,3 +89,62 @@ def test_the_servers_quiet_uvicorn_again_after_someone_else_configured_it() -> N
     host.start()
     host.stop()
     assert logging.getLogger("uvicorn.error").level == logging.CRITICAL
+
+
+def _answer_calls(host: AttemptHost, stop: threading.Event, seen: list[str]) -> None:
+    """The attempt's thread: each tool call answered with the attempt's own name."""
+    while not stop.is_set():
+        if select.select([host.wake_r], [], [], 0.05)[0]:
+            host.drain_wake()
+            for item in host.pending():
+                if item.kind == "tool":
+                    seen.append(item.fields["tool"])
+                    item.resolve(ToolAnswer(f"answered by {item.fields['tool']}'s attempt"))
+
+
+def test_one_mcp_server_serves_every_attempt_each_its_own_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The MCP server and its session manager (an SDK ``Server``, its handlers, a task
+    group started and cancelled) were built per attempt; one per event loop now serves
+    every attempt, each request reaching its own attempt's cards and calls."""
+    from mcp.server.lowlevel import Server
+
+    warm = _host()
+    warm.start()
+    warm.stop()
+    built: list[Any] = []
+    real_init = Server.__init__
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(args)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Server, "__init__", counting)
+    hosts = [
+        _host([{"name": name, "description": "d", "parameters": {"type": "object"}}])
+        for name in ("alpha", "beta")
+    ]
+    stop = threading.Event()
+    seen: list[list[str]] = [[], []]
+    threads = [
+        threading.Thread(target=_answer_calls, args=(h, stop, s)) for h, s in zip(hosts, seen)
+    ]
+    for h in hosts:
+        h.start()
+    for t in threads:
+        t.start()
+    try:
+        for h, name in zip(hosts, ("alpha", "beta")):
+            listed = _tools_list(h)
+            assert [t["name"] for t in listed["result"]["tools"]] == [name]
+            called = _rpc(h, "tools/call", {"name": name, "arguments": {}})
+            assert called["result"]["content"][0]["text"] == f"answered by {name}'s attempt"
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        for h in hosts:
+            h.stop()
+    assert seen == [["alpha"], ["beta"]]
+    assert built == []
