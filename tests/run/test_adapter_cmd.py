@@ -111,7 +111,8 @@ def test_a_folder_the_agent_filled_is_removed_whole_and_a_link_out_is_not_follow
     (outside / "keep.txt").write_text("mine", "utf-8")
     fill = (
         "mkdir -p work/deep && echo x > work/deep/f && echo y > home/.rc && echo z > tmp/t"
-        f" && ln -s {shlex.quote(str(outside))} out && rm -rf tmp && ln -s {shlex.quote(str(outside))} tmp"
+        f" && ln -s {shlex.quote(str(outside))} out"
+        f" && rm -rf tmp && ln -s {shlex.quote(str(outside))} tmp"
     )
     record = run_attempt(job(view("hi"), agent=_sh(f"{fill}; {PWD_REPLY}")))
     assert record["status"] == "completed", record["error"]

@@ -128,14 +128,15 @@ def test_one_mcp_server_serves_every_attempt_each_its_own_tools(
     stop = threading.Event()
     seen: list[list[str]] = [[], []]
     threads = [
-        threading.Thread(target=_answer_calls, args=(h, stop, s)) for h, s in zip(hosts, seen)
+        threading.Thread(target=_answer_calls, args=(h, stop, s))
+        for h, s in zip(hosts, seen, strict=True)
     ]
     for h in hosts:
         h.start()
     for t in threads:
         t.start()
     try:
-        for h, name in zip(hosts, ("alpha", "beta")):
+        for h, name in zip(hosts, ("alpha", "beta"), strict=True):
             listed = _tools_list(h)
             assert [t["name"] for t in listed["result"]["tools"]] == [name]
             called = _rpc(h, "tools/call", {"name": name, "arguments": {}})

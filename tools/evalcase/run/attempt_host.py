@@ -38,7 +38,6 @@ from typing import Any
 from evalcase.run import mcp_server
 from evalcase.run.model_proxy import Budget, ModelProxy, Upstream, error_body, read_body, respond
 
-
 UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 
 

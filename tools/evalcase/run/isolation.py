@@ -36,6 +36,7 @@ Sandboxed or not, the runner makes itself non-dumpable before the first agent st
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -98,11 +99,9 @@ def remove_workdir(workdir: Path) -> None:
     attempt for the folder left as made."""
     try:
         for name in ("home", "tmp"):
-            try:
-                os.rmdir(workdir / name)
-            except FileNotFoundError:
-                pass
-        os.rmdir(workdir)
+            with contextlib.suppress(FileNotFoundError):
+                (workdir / name).rmdir()
+        workdir.rmdir()
     except OSError:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -4,9 +4,9 @@ One MCP server per event loop (:class:`Endpoint`), built on the official Python 
 (``mcp``: its low-level ``Server`` and its streamable-HTTP session manager, stateless,
 JSON responses), serving every attempt on the loop: each attempt's server
 (:mod:`evalcase.run.attempt_host`, beside the model proxy) names the attempt in the
-request's ASGI scope, and the request gets that attempt's cards and calls only. ``tools/list`` answers the
-AgentView's tool cards only (name, description, parameter schema); ``tools/call`` is
-handed to the attempt's thread (:class:`CallBox`), where the attempt's ``Environment``
+request's ASGI scope, and the request gets that attempt's cards and calls only.
+``tools/list`` answers the AgentView's tool cards only (name, description, parameter
+schema); ``tools/call`` is handed to the attempt's thread, where the attempt's ``Environment``
 answers it exactly as it answers the runner's own loop: schema validation, permissions,
 faults, behaviour, confirmation, audit records, the state diff, ``max_tool_calls`` and
 the deadline. The SDK's own input validation is off: the ``Environment`` validates, and

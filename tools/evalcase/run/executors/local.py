@@ -11,8 +11,8 @@ concurrency 200).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 import queue
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from evalcase.contract.attempt import AttemptRecord
