@@ -11,6 +11,7 @@ import logging.config
 import select
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from evalcase.run.attempt_host import AttemptHost
 from evalcase.run.mcp_server import ToolAnswer
 from evalcase.run.model_proxy import Budget, Upstream
+from tests.helpers import serving
 
 pytest.importorskip("mcp")
 CARDS = [{"name": "order_lookup", "description": "d", "parameters": {"type": "object"}}]
@@ -149,3 +151,68 @@ def test_one_mcp_server_serves_every_attempt_each_its_own_tools(
             h.stop()
     assert seen == [["alpha"], ["beta"]]
     assert built == []
+
+
+class _SplitAnswer(BaseHTTPRequestHandler):
+    """An upstream whose answer's body arrives in two pieces, the second after a pause
+    (a long completion over a slow link arrives so)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        text = "word " * 20_000
+        body = json.dumps(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:1000])
+        self.wfile.flush()
+        time.sleep(0.3)
+        self.wfile.write(body[1000:])
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_an_upstream_answer_in_several_pieces_reaches_the_agent_whole() -> None:
+    """The proxy read the upstream's answer once (aiohttp's ``read(n)`` returns what has
+    arrived, up to n): an answer in two pieces reached the agent cut, and was recorded
+    without its response."""
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _SplitAnswer)) as base:
+        host = AttemptHost(
+            CARDS, Upstream(f"{base}/v1", None), Budget(), 1_000_000, time.monotonic() + 60
+        )
+        host.start()
+        try:
+            assert host.port is not None
+            conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=30)
+            request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            headers = {
+                "Authorization": f"Bearer {host.token}",
+                "Content-Type": "application/json",
+            }
+            conn.request("POST", "/v1/chat/completions", json.dumps(request), headers)
+            answer = conn.getresponse()
+            data = json.loads(answer.read())
+            conn.close()
+        finally:
+            host.stop()
+    assert answer.status == 200
+    assert data["choices"][0]["message"]["content"] == "word " * 20_000
+    calls = [item.fields for item in host.pending() if item.kind == "model_call"]
+    assert len(calls) == 1
+    assert calls[0]["response"]["usage"] == {"prompt_tokens": 1, "completion_tokens": 2}
