@@ -16,7 +16,8 @@ loop started once, as in a run):
    through the whole runner (evalcase.run.driver), unsandboxed; against the ideal
    N x 1 s / 200, with this process's peak resident memory (VmHWM) and the CPU seconds
    the runner, the agents' processes and the stub used (on two cores the sum over two
-   is the row's floor, whatever the load).
+   is the row's floor, whatever the load), and the runner's part split by thread (its
+   event loop: the servers and the proxy; the driver's thread; the attempts' threads).
 
 Usage, from the repository root (the agents extra installed)::
 
@@ -202,6 +203,20 @@ def model_row(n: int) -> None:
     )
 
 
+def loop_cpu() -> float:
+    """The CPU seconds the runner's event loop thread (evalcase.transport) has used."""
+    import asyncio
+
+    from evalcase import transport
+
+    loop, _ = transport.shared()
+
+    async def used() -> float:
+        return time.thread_time()
+
+    return asyncio.run_coroutine_threadsafe(used(), loop).result(timeout=30)
+
+
 def concurrent_row(n: int, concurrency: int) -> None:
     from evalcase.run import driver
     from evalcase.run.executors import get_executor
@@ -227,8 +242,10 @@ def concurrent_row(n: int, concurrency: int) -> None:
         source = driver.Source("bench", "v1", "digest", "0" * 40, False, "WORKTREE")
         c0 = os.times()
         t0 = time.perf_counter()
+        loop0, main0 = loop_cpu(), time.thread_time()  # the loop's start in the window
         result = driver.start(folder / "out", source, tasks, options, get_executor("local"))
         elapsed = time.perf_counter() - t0
+        loop1, main1 = loop_cpu(), time.thread_time()
     finally:
         seen = stop_stub(stub)
     from evalcase.run import spawn
@@ -248,7 +265,10 @@ def concurrent_row(n: int, concurrency: int) -> None:
         f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once\n"
         f"          CPU: the runner {runner:.2f} s, the agents' processes "
         f"(zygote or reaper, sh, curl) {children - stub_cpu:.2f} s, the stub {stub_cpu:.2f} s "
-        f"({(runner + children - stub_cpu) / n * 1000:.1f} ms an attempt, the stub left out)"
+        f"({(runner + children - stub_cpu) / n * 1000:.1f} ms an attempt, the stub left out)\n"
+        f"          the runner's threads, ms an attempt: the event loop (servers, proxy) "
+        f"{(loop1 - loop0) / n * 1000:.2f}, the driver {(main1 - main0) / n * 1000:.2f}, "
+        f"the attempts' threads {(runner - (loop1 - loop0) - (main1 - main0)) / n * 1000:.2f}"
     )
 
 

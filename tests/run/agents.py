@@ -111,3 +111,10 @@ def account_prober(request: dict[str, Any]) -> dict[str, Any]:
         "content": None,
         "tool_calls": [_call(f"a{turn}", "account_change_request", **change)],
     }
+
+
+def gc_threshold(request: dict[str, Any]) -> dict[str, Any]:
+    """Answers with the collector's young-generation threshold while it runs."""
+    import gc
+
+    return {"role": "assistant", "content": str(gc.get_threshold()[0])}

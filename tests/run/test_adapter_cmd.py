@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +75,46 @@ def test_a_batch_of_bad_agents_yields_one_record_each_and_finishes() -> None:
     assert set(records) == set(names)
     assert records["echo"]["status"] == "completed"
     assert all(records[n]["status"] == "error" for n in names[1:])
+
+
+def _sh(script: str) -> str:
+    """A ``cmd:`` agent in ``sh`` (no interpreter start): ``script`` runs per request line
+    and prints the reply line."""
+    return "cmd:/bin/sh -c " + shlex.quote(f"while read -r line; do {script}; done")
+
+
+PWD_REPLY = """printf '{"role": "assistant", "content": "%s"}\\n' "$PWD\""""
+
+
+def test_an_agents_folder_left_as_made_is_removed_without_walking_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The folder, its ``home`` and its ``tmp``, empty at the end: three ``rmdir`` calls
+    (shutil.rmtree's walk, a descriptor, a listing and a stat per folder, cost the attempt's
+    thread about 0.3 ms an attempt at concurrency 200)."""
+    walked: list[Any] = []
+    real = shutil.rmtree
+    monkeypatch.setattr(shutil, "rmtree", lambda p, *a, **k: (walked.append(p), real(p, *a, **k)))
+    record = run_attempt(job(view("hi"), agent=_sh(PWD_REPLY)))
+    assert record["status"] == "completed", record["error"]
+    folder = Path(record["output"])
+    assert folder.name.startswith("evalcase-agent-")
+    assert not folder.exists()
+    assert walked == []
+
+
+def test_a_folder_the_agent_filled_is_removed_whole_and_a_link_out_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine", "utf-8")
+    fill = (
+        "mkdir -p work/deep && echo x > work/deep/f && echo y > home/.rc && echo z > tmp/t"
+        f" && ln -s {shlex.quote(str(outside))} out"
+        f" && rm -rf tmp && ln -s {shlex.quote(str(outside))} tmp"
+    )
+    record = run_attempt(job(view("hi"), agent=_sh(f"{fill}; {PWD_REPLY}")))
+    assert record["status"] == "completed", record["error"]
+    assert not Path(record["output"]).exists()
+    assert (outside / "keep.txt").read_text("utf-8") == "mine"

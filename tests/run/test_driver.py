@@ -166,3 +166,25 @@ def test_selectors_combine_as_documented() -> None:
         ids(patterns=("owner:me",))
     with pytest.raises(SelectionError, match="selects no case"):
         ids(("smoke",), ("risk:P1",))
+
+
+def test_a_run_collects_its_cyclic_garbage_in_fewer_larger_passes(tmp_path: Path) -> None:
+    """An attempt's objects (its sockets, servers, sessions, records) live for the attempt
+    and form cycles: at the default threshold (700 allocations) the young collections
+    traversed 200 attempts' live objects about 0.4 times an attempt and the full ones
+    found 70 cyclic objects an attempt, 0.7 ms of the runner's CPU an attempt at
+    concurrency 200. During a run the young threshold is driver.GC_YOUNG_THRESHOLD;
+    after it, what it was."""
+    import gc
+
+    before = gc.get_threshold()
+    many = [
+        task_of(job(view("q"), case_id=f"case_{i}", agent="py:tests.run.agents:gc_threshold"))
+        for i in range(3)
+    ]
+    options = driver.RunOptions(agent="py:tests.run.agents:gc_threshold", concurrency=2)
+    result = driver.start(tmp_path, SOURCE, many, options, get_executor("local"))
+    assert gc.get_threshold() == before
+    outputs_ = records(result.path)
+    assert {r["output"] for r in outputs_} == {str(driver.GC_YOUNG_THRESHOLD)}
+    assert before[0] < driver.GC_YOUNG_THRESHOLD

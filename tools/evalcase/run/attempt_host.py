@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import queue
 import secrets
@@ -36,6 +37,19 @@ from typing import Any
 
 from evalcase.run import mcp_server
 from evalcase.run.model_proxy import Budget, ModelProxy, Upstream, error_body, read_body, respond
+
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
+def _quiet_uvicorn() -> None:
+    """uvicorn's loggers at critical only, set when they are not. uvicorn's own
+    configuration (a ``dictConfig`` of its defaults, then a ``setLevel`` per logger, each
+    clearing the cache of every logger in the process) ran for every attempt's server, on
+    the one event loop: the largest part of a server's start."""
+    for name in UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level != logging.CRITICAL:
+            logger.setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -72,9 +86,9 @@ class AttemptHost:
         self.ended = False
         self.proxy = ModelProxy(upstream, self.token, budget, limit, deadline, self.notify)
         self._server: Any = None
-        self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._mcp_task: asyncio.Future[Any] | None = None
+        self._mcp: mcp_server.Endpoint | None = None
+        self._waiting: set[asyncio.Future[mcp_server.ToolAnswer]] = set()
 
     # -- what the attempt's thread reads -------------------------------------------------
     def notify(self, kind: str, fields: Mapping[str, Any], resolve: Any = None) -> None:
@@ -157,32 +171,23 @@ class AttemptHost:
             return mcp_server.ToolAnswer("the attempt has ended", True)
         assert self._loop is not None
         future, resolve = mcp_server.wait_answer(self._loop)
+        self._waiting.add(future)
         self.notify("tool", {"tool": name, "arguments": arguments, "meta_id": meta_id}, resolve)
         try:
             async with asyncio.timeout_at(self.deadline + 1):
                 return await future
         except TimeoutError:
             return mcp_server.ToolAnswer("the attempt's deadline passed", True)
+        finally:
+            self._waiting.discard(future)
 
     async def _start(self) -> None:
         import uvicorn
 
         self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        ready: asyncio.Future[Any] = self._loop.create_future()
-
-        async def hold_mcp() -> None:
-            try:
-                async with mcp_server.serving(self.tools, self._tool) as handle:
-                    ready.set_result(handle)
-                    await self._stop.wait()  # type: ignore[union-attr]
-            except BaseException as exc:
-                if not ready.done():
-                    ready.set_exception(exc)
-                raise
-
-        self._mcp_task = asyncio.ensure_future(hold_mcp())
-        self._mcp_handle = await ready
+        # The loop's one MCP server, this attempt's cards and calls registered on it.
+        self._mcp = await mcp_server.endpoint()
+        self._mcp_handle = self._mcp.add(self.token, self.tools, self._tool)
         if self.socket_path is not None:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.bind(str(self.socket_path))
@@ -195,10 +200,12 @@ class AttemptHost:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.listen(256)
         sock.setblocking(False)
+        _quiet_uvicorn()
         config = uvicorn.Config(
             self._app,
             lifespan="off",
-            log_level="critical",
+            log_config=None,  # quieted once per process (_quiet_uvicorn), not per attempt
+            log_level=None,
             access_log=False,
             timeout_graceful_shutdown=1,
             ws="none",
@@ -230,11 +237,11 @@ class AttemptHost:
                 connection.shutdown()
             with contextlib.suppress(Exception):
                 self._sock.close()
-        if self._stop is not None:
-            self._stop.set()
-        if self._mcp_task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._mcp_task, 2)
+        if self._mcp is not None:
+            self._mcp.remove(self.token)
+        for future in list(self._waiting):  # a call that raced the end: answered, not kept
+            if not future.done():
+                future.set_result(mcp_server.ToolAnswer("the attempt has ended", True))
 
     def end(self) -> None:
         """The attempt has ended: every request from now on is refused (and recorded)."""

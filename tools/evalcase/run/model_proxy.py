@@ -98,6 +98,19 @@ async def respond(
     await send({"type": "http.response.body", "body": body})
 
 
+async def read_upstream(content: Any, limit: int) -> bytes:
+    """An upstream answer's body, whole, or its first ``limit + 1`` bytes when it is longer
+    (aiohttp's ``read(n)`` returns what has arrived, up to n: an answer arriving in
+    several pieces was cut at the first)."""
+    data = bytearray()
+    while len(data) <= limit:
+        chunk = await content.read(limit + 1 - len(data))
+        if not chunk:
+            break
+        data.extend(chunk)
+    return bytes(data)
+
+
 def error_body(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind, "code": kind}}).encode()
 
@@ -203,13 +216,18 @@ class ModelProxy:
         try:
             async with asyncio.timeout_at(self.deadline):
                 async with session.get(f"{self.upstream.base_url}/{route}", headers=headers) as r:
-                    data = await r.content.read(self.limit)
+                    data = await read_upstream(r.content, self.limit)
                     status = int(r.status)
         except TimeoutError:
             await self.refuse(send, 504, "timeout", "the attempt's deadline passed")
             return
         except Exception as exc:
             await self.refuse(send, 502, "upstream", f"upstream unreachable: {type(exc).__name__}")
+            return
+        if len(data) > self.limit:
+            await self.refuse(
+                send, 502, "oversized", f"the answer exceeds max_reply_bytes ({self.limit})"
+            )
             return
         await respond(send, status, self._mask(data))
 
@@ -272,7 +290,7 @@ class ModelProxy:
                     status = int(upstream.status)
                     kind = upstream.headers.get("Content-Type", "application/json")
                     if not stream or status >= 400:
-                        raw = self._mask(await upstream.content.read(self.limit + 1))
+                        raw = self._mask(await read_upstream(upstream.content, self.limit))
                         if len(raw) > self.limit:
                             finish(
                                 status, None, f"the answer exceeds max_reply_bytes ({self.limit})"

@@ -227,7 +227,7 @@ class CmdSession:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        isolation.remove_workdir(self.workdir)
 
 
 def preflight(target: str, options: Mapping[str, Any]) -> str | None:
