@@ -17,7 +17,10 @@ loop started once, as in a run):
    N x 1 s / 200, with this process's peak resident memory (VmHWM) and the CPU seconds
    the runner, the agents' processes and the stub used (on two cores the sum over two
    is the row's floor, whatever the load), and the runner's part split by thread (its
-   event loop: the servers and the proxy; the driver's thread; the attempts' threads).
+   event loop: the servers and the proxy; the driver's thread; the attempts' threads);
+   then the same agents without evalcase (each process started from a thread pool of the
+   same concurrency, sent its turn, calling a second stub directly): the machine's own
+   time for the agents' work, the baseline the goal's 1.25x + 1 s is also given against.
 
 Usage, from the repository root (the agents extra installed)::
 
@@ -217,6 +220,32 @@ def loop_cpu() -> float:
     return asyncio.run_coroutine_threadsafe(used(), loop).result(timeout=30)
 
 
+def direct_run(agent: Path, port: int, n: int, concurrency: int) -> float:
+    """The same agents without evalcase: ``n`` processes of ``agent``, ``concurrency`` at a
+    time, each sent one user turn and read to its reply, calling the stub directly (no
+    runner, proxy, MCP server or zygote): the machine's own time for this work."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "OPENAI_API_KEY": "direct",
+    }
+
+    def one(_: int) -> None:
+        proc = subprocess.run(
+            ["/bin/sh", str(agent)], input='{"role": "user", "content": "hi"}\n',
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        if '"ok"' not in proc.stdout:
+            raise SystemExit(f"the direct agent did not answer: {proc.stderr[-500:]}")
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, range(n)))
+    return time.perf_counter() - t0
+
+
 def concurrent_row(n: int, concurrency: int) -> None:
     from evalcase.run import driver
     from evalcase.run.executors import get_executor
@@ -258,6 +287,14 @@ def concurrent_row(n: int, concurrency: int) -> None:
     children = c1.children_user + c1.children_system - c0.children_user - c0.children_system
     stub_cpu = float(seen.get("cpu_s") or 0.0)
     ideal = n * 1.0 / concurrency
+    direct_stub = Stub(1.0)
+    try:
+        direct = direct_run(agent, direct_stub.port, n, concurrency)
+    finally:
+        stop_stub(direct_stub)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
     print(
         f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
         f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
@@ -268,7 +305,10 @@ def concurrent_row(n: int, concurrency: int) -> None:
         f"({(runner + children - stub_cpu) / n * 1000:.1f} ms an attempt, the stub left out)\n"
         f"          the runner's threads, ms an attempt: the event loop (servers, proxy) "
         f"{(loop1 - loop0) / n * 1000:.2f}, the driver {(main1 - main0) / n * 1000:.2f}, "
-        f"the attempts' threads {(runner - (loop1 - loop0) - (main1 - main0)) / n * 1000:.2f}"
+        f"the attempts' threads {(runner - (loop1 - loop0) - (main1 - main0)) / n * 1000:.2f}\n"
+        f"          the same agents without evalcase (each process sent its turn, calling the "
+        f"stub directly, {concurrency} at a time): {direct:.2f} s; evalcase against that: "
+        f"goal <= {1.25 * direct + 1:.2f} s, {'met' if elapsed <= 1.25 * direct + 1 else 'missed'}"
     )
 
 
