@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers import module_from
 from tests.run.openai_server import Server, completion
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_airline"
 AGENT = Path(__file__).with_name("cancel_agent.py")
 CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
+# The checks' evalcase processes import this tree's evalcase, not the installed one.
+TOOLS_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
 EVALCASE = [str(Path(sys.executable).with_name("evalcase"))]
 TASK = "airline_agent_tau2_009"  # cancel NQNU5R (IFOYYZ cannot be: tau2's gold leaves it)
 
@@ -37,14 +40,32 @@ def _git(repo: Path, *args: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("tau2") / "repo"
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One ``check.py --cover`` run: its results, its output and the repository it built
+    (and linted) with build.py, which the other tests run their tasks in."""
+    tmp = tmp_path_factory.mktemp("tau2")
+    out = tmp / "check.json"
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE / "build.py"), str(out), "--cache", str(CACHE), "--no-lint"],
-        capture_output=True, text=True,
+        [sys.executable, str(EXAMPLE / "check.py"), "--cache", str(CACHE),
+         "--repo", str(tmp / "repo"), "--json", str(out), "--cover"],
+        capture_output=True, text=True, env=TOOLS_ENV,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return out
+    assert out.is_file(), (done.stdout[-3000:], done.stderr[-3000:])
+    return {"results": json.loads(out.read_text()), "proc": done, "repo": tmp / "repo"}
+
+
+@pytest.fixture(scope="module")
+def repo(checked: dict[str, Any]) -> Path:
+    path: Path = checked["repo"]
+    return path
+
+
+def _without_oracle_user(toml: str) -> str:
+    """evalcase.toml without the ``[run.user_simulator]`` check.py built it with (its
+    local user answering ``###STOP###``, stopped with check.py): the last section."""
+    head, sep, _ = toml.partition("\n[run.user_simulator]\n")
+    assert sep, toml[-500:]
+    return head + "\n"
 
 
 def _run(repo: Path, select: str, agent: str, **env: str) -> dict[str, Any]:
@@ -52,7 +73,7 @@ def _run(repo: Path, select: str, agent: str, **env: str) -> dict[str, Any]:
         [*EVALCASE, "run", "tau2_airline", "--select", select, "--agent", agent,
          "--progress", "none"],
         cwd=repo, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(repo), **env},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(ROOT / "tools")]), **env},
     )  # fmt: skip
     runs = sorted((repo / "outputs").glob("*/*"), key=lambda p: p.name)
     assert runs, done.stderr
@@ -76,25 +97,20 @@ def _users(record: dict[str, Any]) -> list[str]:
     return [str(e.get("content")) for e in record["trace"] if e.get("type") == "user"]
 
 
-def test_the_generated_repository_lints_clean(repo: Path) -> None:
-    done = subprocess.run([*EVALCASE, "lint"], cwd=repo, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-3000:]
+def test_the_generated_repository_lints_clean(checked: dict[str, Any], repo: Path) -> None:
+    # check.py ran `evalcase lint` over the repository build.py wrote: exit status 0.
+    assert checked["results"]["summary"]["lint_clean"], checked["proc"].stdout[-3000:]
     assert len(list((repo / "datasets/tau2_airline/cases").glob("*.yaml"))) == 50
     assert len(list((repo / "fixtures/tool").glob("*.yaml"))) == 14
 
 
-def test_the_oracles_agree_with_tau2_on_a_cover_of_the_tasks(tmp_path: Path) -> None:
+def test_the_oracles_agree_with_tau2_on_a_cover_of_the_tasks(checked: dict[str, Any]) -> None:
     """check.py --cover: on tasks covering every tool tau2's expected actions call, with and
     without communicate_info and state changes, replay passes, final states equal tau2's,
     the null agent is graded as tau2's evaluator grades it. The whole 50 (the same code
     without --cover) take six times as long; docs/tau2-airline.md has their figures."""
-    out = tmp_path / "check.json"
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE / "check.py"), "--cache", str(CACHE),
-         "--repo", str(tmp_path / "repo"), "--json", str(out), "--cover"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    summary = json.loads(out.read_text())["summary"]
+    done = checked["proc"]
+    summary = checked["results"]["summary"]
     tasks = summary["cover"]
     # Every tool of the 14 the expected actions call (11) is in it, and no task twice.
     assert len(tasks) >= 7 and len(set(tasks)) == len(tasks), tasks
@@ -107,20 +123,23 @@ def test_the_oracles_agree_with_tau2_on_a_cover_of_the_tasks(tmp_path: Path) -> 
     assert summary["lint_clean"] and done.returncode == 0
 
 
-def test_the_cover_calls_every_tool_the_expected_actions_call(repo: Path) -> None:
-    # (``repo``: building it puts tau2's unzipped wheel in the cache.)
+def test_the_cover_calls_every_tool_the_expected_actions_call(checked: dict[str, Any]) -> None:
+    # (``checked``: building the repository puts tau2's unzipped wheel in the cache.)
     sys.path.insert(0, str(EXAMPLE))
     sys.path.insert(0, str(CACHE / "unzipped"))
     import check
 
     tasks = check.tau2_tasks()
-    chosen = set(check.cover(tasks))
+    first = check.cover(tasks)
+    chosen = set(first)
     called = {a.name for t in tasks for a in t.evaluation_criteria.actions or []}
     assert called == {
         a.name for t in tasks if str(t.id) in chosen for a in t.evaluation_criteria.actions or []
     }
     assert any(not t.evaluation_criteria.actions for t in tasks if str(t.id) in chosen)
-    assert check.cover(tasks) == check.cover(tasks)  # the same tasks every time
+    # the same tasks every time: twice here, and here as in check.py's own process
+    assert check.cover(tasks) == first
+    assert [int(t) for t in first] == checked["results"]["summary"]["cover"]
 
 
 def test_a_task_with_the_simulated_user_against_a_local_server(repo: Path) -> None:
@@ -134,7 +153,7 @@ def test_a_task_with_the_simulated_user_against_a_local_server(repo: Path) -> No
         toml = repo / "evalcase.toml"
         original = toml.read_text()
         toml.write_text(
-            original + f'\n[run.user_simulator]\nbase_url = "{server.url}"\n'
+            _without_oracle_user(original) + f'\n[run.user_simulator]\nbase_url = "{server.url}"\n'
             'model = "local-user-1"\napi_key_env = "TAU2_TEST_USER_KEY"\n'
             f'\n[run.agents.cancel_agent]\nspec = "cmd:{{python}} {AGENT}"\n'
         )
@@ -204,3 +223,24 @@ def test_a_task_with_a_reactive_script_and_no_model(repo: Path) -> None:
     assert "status" not in state["reservations"]["IFOYYZ"]
     case = got["report"]["cases"][0]
     assert case["status"] == "pass", case
+
+
+def test_the_oracles_fresh_environments_are_tau2s_each_with_its_own_database(
+    checked: dict[str, Any],
+) -> None:
+    # check.py reads tau2's database file once and validates a fresh database from it for
+    # each environment tau2's replay and evaluator ask for: each is the one tau2's own
+    # get_environment() reads from the file, and a write to one is in no other.
+    sys.path.insert(0, str(CACHE / "unzipped"))  # put there by the build
+    tau2_oracle = module_from(EXAMPLE.parent / "tau2_common/tau2_oracle.py", "tau2_oracle")
+    port = tau2_oracle.Port(name="airline", build=EXAMPLE / "build.py", db_model="FlightDB")
+    fresh = tau2_oracle.environments(port)
+    theirs = port.module("environment").get_environment().tools.db
+    one, other = fresh(), fresh()
+    assert one.tools.db == theirs and one.tools.db.get_hash() == theirs.get_hash()
+    one.make_tool_call(
+        tool_name="cancel_reservation", requestor="assistant", reservation_id="NQNU5R"
+    )
+    assert one.tools.db.reservations["NQNU5R"].status == "cancelled"
+    assert other.tools.db.get_hash() == fresh().tools.db.get_hash() == theirs.get_hash()
+    assert one.tools.db.get_hash() != theirs.get_hash()

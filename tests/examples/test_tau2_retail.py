@@ -26,6 +26,8 @@ from tests.helpers import module_from
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_retail"
 CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
+# The checks' evalcase processes import this tree's evalcase, not the installed one.
+TOOLS_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +46,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE / "check.py"), "--cache", str(CACHE),
          "--repo", str(tmp / "repo"), "--json", str(out), "--cover"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=TOOLS_ENV,
     )  # fmt: skip
     assert out.is_file(), (done.stdout[-3000:], done.stderr[-3000:])
     return {"results": json.loads(out.read_text()), "proc": done, "repo": tmp / "repo"}

@@ -26,6 +26,8 @@ from tests.helpers import module_from
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_telecom"
 CACHE = Path(os.environ.get("EVALCASE_TAU2_CACHE", Path.home() / ".cache/evalcase/tau2"))
+# The checks' evalcase processes import this tree's evalcase, not the installed one.
+TOOLS_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
 
 pytestmark = pytest.mark.slow
 
@@ -44,10 +46,18 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE / "check.py"), "--cache", str(CACHE),
          "--repo", str(tmp / "repo"), "--json", str(out), "--cover", "--drop-one"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=TOOLS_ENV,
     )  # fmt: skip
     assert out.is_file(), (done.stdout[-3000:], done.stderr[-3000:])
     return {"results": json.loads(out.read_text()), "proc": done, "repo": tmp / "repo"}
+
+
+@pytest.fixture(scope="module")
+def tau2(checked: dict[str, Any]) -> Any:
+    """tau2's telecom code and tasks, loaded once for the tests that read them
+    (``checked``: the check unzips the wheel)."""
+    check = _module("check")
+    return check.Tau2(check.unzip(check.wheel(CACHE, None), CACHE))
 
 
 def test_check_passes_on_the_covering_subset(checked: dict[str, Any]) -> None:
@@ -76,10 +86,9 @@ def test_the_generated_repository_lints_clean_and_has_both_actors_tools(
 
 
 def test_the_covering_subset_covers_every_tool_fault_family_and_reward_basis(
-    checked: dict[str, Any],
+    checked: dict[str, Any], tau2: Any
 ) -> None:
     check = _module("check")
-    tau2 = check.Tau2(check.unzip(check.wheel(CACHE, None), CACHE))
     selected = checked["results"]["selected"]
     wanted = set().union(*(check.features(t) for t in tau2.tasks))
     got = set().union(*(check.features(tau2.tasks[n]) for n in selected))
@@ -104,9 +113,9 @@ def test_the_null_conversation_fails_as_tau2_scores_it_zero(checked: dict[str, A
     assert rows and all(r["evalcase"] != "pass" and r["tau2_reward"] == 0.0 for r in rows)
 
 
-def test_each_drop_one_variants_verdict_equals_tau2s_reward(checked: dict[str, Any]) -> None:
-    check = _module("check")
-    tau2 = check.Tau2(check.unzip(check.wheel(CACHE, None), CACHE))
+def test_each_drop_one_variants_verdict_equals_tau2s_reward(
+    checked: dict[str, Any], tau2: Any
+) -> None:
     rows = checked["results"]["drop_one"]
     # one variant per gold action of each selected task
     gold = sum(

@@ -116,6 +116,36 @@ def test_a_second_load_in_one_process_reuses_what_the_same_blobs_gave(repo: Path
     assert work.digest != load_dataset(repo, "refund_regression_set", config=config).digest
 
 
+def test_a_second_load_builds_no_task_whose_case_and_fixtures_are_the_same_blobs(
+    repo: Path,
+) -> None:
+    # The grading load of `evalcase run` builds no task again: each build hashes the
+    # fixtures its case uses (a 3 MB state fixture per case of the tau2 ports).
+    from evalcase.config import load_config
+
+    config = load_config(repo)
+    work = load_dataset(repo, "refund_regression_set", config=config)
+    head = load_dataset(repo, "refund_regression_set", revision="HEAD", config=config)
+    assert [t.case_id for t in work.tasks] == [t.case_id for t in head.tasks]
+    assert all(a is b for a, b in zip(work.tasks, head.tasks, strict=True))
+    case = "refund_account_change_unverified_002"
+    other = "agent_refund_duplicate_submit_003"
+    assert work.task(other) is not None
+    # A changed case is built again, and so is every case when a fixture changed (a
+    # reference may resolve to another fixture then); the commit's stay as they were.
+    path = repo / f"datasets/refund_regression_set/cases/{case}.yaml"
+    path.write_text(path.read_text("utf-8") + "# another blob, the same case\n", "utf-8")
+    edited = load_dataset(repo, "refund_regression_set", config=config)
+    assert edited.task(case) is not work.task(case) and edited.task(case) == work.task(case)
+    assert edited.task(other) is work.task(other)
+    fixture = repo / "fixtures/state/refund_order_account_change_open.yaml"
+    fixture.write_text(fixture.read_text("utf-8") + "\n", "utf-8")
+    again = load_dataset(repo, "refund_regression_set", config=config)
+    assert again.task(other) is not work.task(other) and again.task(other) == work.task(other)
+    committed = load_dataset(repo, "refund_regression_set", revision="HEAD", config=config)
+    assert all(a is b for a, b in zip(head.tasks, committed.tasks, strict=True))
+
+
 CRM_RULES = """fixture_id: crm_rules
 fixture_version: v1
 kind: cel

@@ -133,7 +133,15 @@ def load_dataset(
     tasks: list[Task] = []
     problems: dict[str, tuple[Problem, ...]] = {}
     unbuilt: dict[str, Mapping[str, Any]] = {}
+    # A case's task is its case's blob and every fixture's blob (references resolve
+    # among all of them): with the same blobs, the task an earlier load built.
+    fixture_blobs = tuple(sorted((f.path, blobs.get(f.path, "")) for f in index.fixtures))
+    keyed = all(_keyed(blob) for _path, blob in fixture_blobs)
     for entry in content.cases:
+        task_key = (dataset_id, entry.path, blobs.get(entry.path, ""), fixture_blobs)
+        if keyed and _keyed(task_key[2]) and task_key in memo.tasks:
+            tasks.append(memo.tasks[task_key])
+            continue
         data = data_of(entry.path)
         facts = by_path.get(entry.path)
         if data is None or facts is None:
@@ -149,6 +157,8 @@ def load_dataset(
         )
         if isinstance(built, Task):
             tasks.append(built)
+            if keyed and _keyed(task_key[2]):
+                memo.tasks[task_key] = built
         else:
             problems[entry.path] = tuple(built)
             unbuilt[entry.path] = data
@@ -175,10 +185,11 @@ class _Memo:
     """What loading a dataset made of each file's content, for this process's next load
     with the same configuration: ``evalcase run`` reads the work tree to run, then the
     run's commit to grade, and a clean work tree is the same blobs, so the second load
-    neither analyses nor parses a 3 MB state fixture again (and its tasks share the
-    fixture objects, so the merged initial state, its JSON text and digest are made once).
-    Keyed by git blob id: the same bytes at the same path give the same result. Fixture
-    documents are shared between loads: they are read, never changed in place."""
+    neither analyses nor parses a 3 MB state fixture again, nor builds its tasks again
+    (each case's digest hashes the fixtures it uses: 50 cases of a 3 MB state fixture
+    are 150 MB hashed per build). Keyed by git blob id: the same bytes at the same path
+    give the same result; a task by its case's blob and every fixture's. Fixture
+    documents and tasks are shared between loads: they are read, never changed in place."""
 
     LIMIT = 20_000  # entries of each kind kept (then forgotten all at once)
 
@@ -186,11 +197,12 @@ class _Memo:
         self.config = config  # kept so that its id is not reused while the memo lives
         self.results: dict[tuple[str, str], FileResult] = {}
         self.fixtures: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self.tasks: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Task] = {}
 
     def analyze(
         self, analyzer: Analyzer, sources: Sequence[SourceFile], snapshot: Snapshot
     ) -> dict[str, FileResult]:
-        for table in (self.results, self.fixtures):
+        for table in (self.results, self.fixtures, self.tasks):
             if len(table) > self.LIMIT:
                 table.clear()
         missing = [s for s in sources if (s.path, s.blob) not in self.results]
