@@ -1,8 +1,8 @@
 """tests/wheelhouse.py: the installed distributions repacked as wheels, so that the
 published hook's environment is built by pip offline (tests/published_hook.py). That pip
 installs from it is what the hook tests show: they build the environment with no index
-(tests/authoring/test_init.py, tests/versioning/test_subfolder.py,
-tests/lint/test_hook_reach.py)."""
+(tests/authoring/test_init.py, tests/versioning/test_precommit.py,
+tests/versioning/test_subfolder.py, tests/lint/test_hook_reach.py)."""
 
 from __future__ import annotations
 
