@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import HTTPServer
 from pathlib import Path
@@ -147,7 +147,7 @@ def collector_as_found() -> Iterator[None]:
 
 
 def invoke(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None
+    *args: str, cwd: Path, env: Mapping[str, str | None] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """evalcase in this process (click's CliRunner against ``evalcase.cli.main``), with the
     shape and environment of :func:`run_cli`: for tests that check a command's result, not
@@ -156,11 +156,11 @@ def invoke(
     the hook, servers, a killed run) and where a process's own state is (``python -m``
     puts the current directory on ``sys.path``; a plugin or handler found through it, or
     through ``PYTHONPATH``, needs a process). The current directory is ``cwd`` for the call and
-    restored after; the variables of ``env`` (and GIT_ENV) are set for the call only; the
-    cyclic collector, which the group turns off for a short-lived process, is turned back
-    on (nothing is collected after the call: a command closes its stores itself, see
-    tests/index/test_store.py). An exception that escapes the command comes back the way
-    Python would print it: a traceback on stderr and exit status 1."""
+    restored after; the variables of ``env`` (and GIT_ENV) are set for the call only, a None
+    value unsetting one; the cyclic collector, which the group turns off for a short-lived
+    process, is turned back on (nothing is collected after the call: a command closes its
+    stores itself, see tests/index/test_store.py). An exception that escapes the command
+    comes back the way Python would print it: a traceback on stderr and exit status 1."""
     import gc
     import traceback
 

@@ -3,7 +3,7 @@
 A snapshot of this project's installable files is committed to a temporary git
 repository (the "published" evalcase); consumer repositories point their
 .pre-commit-config.yaml at it and run the real pre-commit, which builds the hook's own
-virtualenv from the snapshot (pip, from the package index: about 20 s of CPU).
+virtualenv from the snapshot (pip: about 10-15 s of CPU).
 
 Every test that runs the published hook shares one snapshot and one ``PRE_COMMIT_HOME``,
 so that virtualenv is built once per run instead of once per test; what each test proves
@@ -11,6 +11,11 @@ so that virtualenv is built once per run instead of once per test; what each tes
 accepts the commit) is unchanged. Under pytest-xdist the workers of one run share them
 too: the snapshot is made under a file lock, and pre-commit builds its environments
 under its own store lock, so two workers never build the same environment at once.
+
+pip installs the hook's dependencies, and evalcase's build backend, from a wheelhouse
+repacked from this interpreter's own distributions (tests/wheelhouse.py), with no
+package index: the same versions the tests run against, no download on every run, and
+no network needed (the wheelhouse is built once per machine and set of versions).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from tests import wheelhouse
 from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, init_repo
 
 PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
@@ -34,10 +40,12 @@ class PublishedHook:
     repo: Path  # the git repository a consumer's `repo:` names
     rev: str  # the commit its `rev:` names
     home: Path  # PRE_COMMIT_HOME, where pre-commit keeps the hook's environment
+    wheels: Path  # what pip installs the hook's environment from (tests/wheelhouse.py)
 
     def env(self) -> dict[str, str]:
         """The environment pre-commit and `git commit` run in."""
         env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(self.home)}
+        env.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels)})
         # The hook must run the package pre-commit installed, not this checkout.
         env.pop("PYTHONPATH", None)
         env.pop("PRE_COMMIT_FROM_REF", None)
@@ -74,7 +82,8 @@ def publish(shared: Path) -> PublishedHook:
             shutil.rmtree(repo, ignore_errors=True)  # left by an interrupted worker
             rev = project_snapshot(repo)
             done.write_text(rev, "utf-8")
-    return PublishedHook(repo, done.read_text("utf-8").strip(), home)
+    wheels = wheelhouse.cached(wheelhouse.project_requirements(repo / "pyproject.toml"))
+    return PublishedHook(repo, done.read_text("utf-8").strip(), home, wheels)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -5,11 +5,21 @@ Inputs are random text and bytes, YAML-shaped noise, and mutations of the reposi
 own example cases (keys deleted, values of another type, random Unicode inserted, bytes
 flipped), plus every truncation of one real case. Hypothesis runs derandomized (a fixed
 seed per test) with a bounded number of examples, so CI runs are repeatable.
+
+A whole lint of an example goes through lint's own per-file cache, as a user's second
+lint does: the base repository's files are analysed once (by the first example) and read
+back from the store afterwards, the example's file is analysed as it comes, and every
+repo rule runs over all the files each time. Without it each example analysed the same
+fifteen base files again, four fifths of these tests' CPU.
 """
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
 import io
+import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +57,10 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 CONFIG = Config(root=BASE_REPO)
+# The per-file cache of whole lints: this process's own folder, never the repository's.
+_LINT_CACHE = tempfile.mkdtemp(prefix="evalcase-fuzz-cache-")
+atexit.register(shutil.rmtree, _LINT_CACHE, True)
+LINT_CONFIG = dataclasses.replace(CONFIG, cache_dir=_LINT_CACHE)
 
 
 def _lines(raw: bytes) -> int:
@@ -97,7 +111,12 @@ def check(raw: bytes, path: str = CASE_PATH, *, repo: bool = True) -> None:
     result = analyze(_source(path, raw), raw, CONFIG)
     _check_findings(result.findings, path, raw)
     if repo:
-        lint = Linter(CONFIG, _Snapshot(path, raw), use_cache=False, jobs=1).run()
+        linter = Linter(LINT_CONFIG, _Snapshot(path, raw), jobs=1)
+        try:
+            lint = linter.run()
+            linter.analyzer.save()  # the next example reads the base files' analyses
+        finally:
+            linter.close()
         _check_findings(lint.findings, path, raw)
 
 

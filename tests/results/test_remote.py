@@ -1,5 +1,6 @@
 """Runs published to and pulled from a real S3-compatible server on 127.0.0.1 (moto's
-server mode, started by the tests), through the real `evalcase push` / `pull` processes:
+server mode, started by the tests), through the real `evalcase push` / `pull` commands (in
+the test process, tests.helpers.invoke; the concurrent publishers as processes):
 append-only, content-addressed, safe against concurrent publishers and hostile manifests,
 and no credential written anywhere."""
 
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, invoke, run_cli
+from tests.helpers import GIT_ENV, REPO_ROOT, commit_all, invoke
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -572,31 +573,31 @@ def test_a_key_with_a_dotdot_segment_stops_no_listing(s3: dict[str, str], tmp_pa
     warning naming them; both runs still list and pull, and the questions across runs
     still see them (exit 0: nothing published was lost)."""
     laptop, commit = _repo_with_runs(tmp_path / "laptop", "dd", ["run-a", "run-b"])
-    assert run_cli("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
+    assert invoke("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
     client = _client(s3)
     bad = ["runs/planted/../x.json", "runs/run-a/../x.json"]
     for key in bad:
         client.put_object(Bucket=BUCKET, Key=f"dd/{key}", Body=b"{}")
     ci = _clone(laptop, tmp_path / "ci", "dd")
 
-    listed = run_cli("pull", "--list", "--format", "json", cwd=ci, env=s3)
+    listed = invoke("pull", "--list", "--format", "json", cwd=ci, env=s3)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert {row["run_id"] for row in json.loads(listed.stdout)} == {"run-a", "run-b"}
     for key in bad:
         assert f"skipped key '{key}' (a '..' path segment): no run's key" in listed.stderr
     assert "Traceback" not in listed.stderr and "cannot list" not in listed.stderr
 
-    one = run_cli("pull", "--list", "run-a", cwd=ci, env=s3)
+    one = invoke("pull", "--list", "run-a", cwd=ci, env=s3)
     assert one.returncode == 0 and "run-a" in one.stdout, one.stdout + one.stderr
     assert "skipped key 'runs/run-a/../x.json'" in one.stderr
 
-    pulled = run_cli("pull", cwd=ci, env=s3)
+    pulled = invoke("pull", cwd=ci, env=s3)
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr
     assert "skipped key 'runs/planted/../x.json'" in pulled.stderr
     for run_id in ("run-a", "run-b"):
         assert _files(ci, commit, run_id) == _files(laptop, commit, run_id)
 
-    trend = run_cli("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
+    trend = invoke("trend", "refund_regression_set", "--from-remote", cwd=ci, env=s3)
     assert trend.returncode == 0, trend.stderr
     assert "2 published run(s)" in trend.stderr
     assert "left out key 'runs/run-a/../x.json'" in trend.stderr, trend.stderr
@@ -785,7 +786,7 @@ def test_pull_never_writes_through_a_committed_link(s3: dict[str, str], tmp_path
     `outputs/<commit> -> outside` (or a run's folder as a link) and pulls writes nothing
     outside; the refusal names the link, and the other runs still pull."""
     laptop, commit = _repo_with_runs(tmp_path / "laptop", "ln", ["run-a", "run-b"])
-    assert run_cli("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
+    assert invoke("push", "run-a", "run-b", cwd=laptop, env=s3).returncode == 0
 
     # The probe: the commit's whole folder is a link, in outputs/ and in reports/.
     trap = _clone(laptop, tmp_path / "trap", "ln")
@@ -796,7 +797,7 @@ def test_pull_never_writes_through_a_committed_link(s3: dict[str, str], tmp_path
         (trap / folder).mkdir()
         (trap / folder / commit).symlink_to(outside / folder)
     commit_all(trap, "hostile links")
-    pulled = run_cli("pull", cwd=trap, env=s3)
+    pulled = invoke("pull", cwd=trap, env=s3)
     assert pulled.returncode == 1, pulled.stdout + pulled.stderr
     assert f"outputs/{commit} is a symbolic link" in pulled.stderr, pulled.stderr
     assert "Traceback" not in pulled.stderr and "internal error" not in pulled.stderr
@@ -809,7 +810,7 @@ def test_pull_never_writes_through_a_committed_link(s3: dict[str, str], tmp_path
     (ci / "outputs" / commit).mkdir(parents=True)
     (ci / "outputs" / commit / "run-a").symlink_to(elsewhere)
     commit_all(ci, "a hostile link")
-    pulled = run_cli("pull", cwd=ci, env=s3)
+    pulled = invoke("pull", cwd=ci, env=s3)
     assert pulled.returncode == 1, pulled.stdout + pulled.stderr
     assert f"outputs/{commit}/run-a is a symbolic link" in pulled.stderr, pulled.stderr
     assert list(elsewhere.iterdir()) == []
@@ -827,7 +828,7 @@ def test_push_never_publishes_what_a_committed_report_link_points_at(tmp_path: P
     (repo / "reports" / commit).mkdir(parents=True)
     (repo / "reports" / commit / "run-p").symlink_to(secrets)
     shared = tmp_path / "shared"
-    proc = run_cli("push", "run-p", "--remote", f"file://{shared}", cwd=repo)
+    proc = invoke("push", "run-p", "--remote", f"file://{shared}", cwd=repo)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"reports/{commit}/run-p is a symbolic link" in proc.stderr
     assert "Traceback" not in proc.stderr

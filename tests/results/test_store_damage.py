@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from evalcase.cli import main
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
-from tests.helpers import bundled_repo, run_cli
+from tests.helpers import bundled_repo
+from tests.helpers import invoke as invoke_cli
 
 pytest.importorskip("duckdb")
 
@@ -99,11 +100,11 @@ def test_run_over_a_damaged_store_exits_with_its_gate(tmp_path: Path, kind: str)
     healthy store), not 2."""
     repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", ".evalcase_cache/"))
     args = ("run", "refund_regression_set", "--select", "tool_refund_check_008")
-    first = run_cli(*args, cwd=repo)
+    first = invoke_cli(*args, cwd=repo)
     assert first.returncode in (0, 1), first.stderr
     assert "damaged" not in first.stderr
     damage(repo / STORE, kind)
-    second = run_cli(*args, cwd=repo)
+    second = invoke_cli(*args, cwd=repo)
     assert second.returncode == first.returncode, second.stdout + second.stderr
     assert "internal error" not in second.stderr
     assert "set aside as results.duckdb.damaged-" in second.stderr

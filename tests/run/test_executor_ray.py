@@ -134,7 +134,7 @@ def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    proc = _cli(
+    proc = _here(
         tmp_path, "run", "crm_safety_set", "--allow-dirty", "--agent", "refund_agent",
         "--executor", "ray",
         env={"RAY_ADDRESS": ""},
@@ -145,7 +145,7 @@ def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
 
 
 def test_a_ray_address_with_the_local_executor_is_a_usage_error(tmp_path: Path) -> None:
-    proc = _cli(
+    proc = _here(
         tmp_path, "run", "crm_safety_set", "--executor", "local", "--ray-address", "127.0.0.1:1"
     )
     assert proc.returncode == 2 and "--ray-address goes with --executor ray" in proc.stderr
@@ -179,6 +179,16 @@ def _cli(
     )
 
 
+def _here(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """What :func:`_cli` runs, in this process (tests.helpers.invoke): for the local pool's
+    half of a comparison and the usage errors, where the process is not the point."""
+    from tests.helpers import invoke
+
+    return invoke(*args, "--outputs", str(tmp_path / "out"), cwd=REPO_ROOT, env=env)
+
+
 def _only_run(out: Path) -> list[dict[str, Any]]:
     files = list(out.glob("*/*/attempts.jsonl"))
     assert len(files) == 1, files
@@ -210,7 +220,7 @@ def test_the_example_agent_gives_the_same_attempts_on_ray_as_on_the_local_pool(
     tmp_path: Path, cluster: LocalCluster
 ) -> None:
     common = ("run", "refund_regression_set", "--allow-dirty", "--repeat", "2", "--no-grade")
-    local = _cli(tmp_path / "local", *common, "--progress", "plain")
+    local = _here(tmp_path / "local", *common, "--progress", "plain")
     assert local.returncode == 0, local.stderr[-3000:]
     on_ray = _cli(
         tmp_path / "ray",
@@ -363,11 +373,11 @@ def test_killing_a_worker_node_mid_run_loses_no_attempt(
 def test_an_audit_gives_the_same_facts_on_ray_as_on_the_local_pool(
     tmp_path: Path, cluster: LocalCluster
 ) -> None:
-    from tests.helpers import bundled_repo, run_cli
+    from tests.helpers import bundled_repo, invoke, run_cli
 
     repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", "/.evalcase/"))
     picked = ("--select", "llm_intent_*", "--select", "agent_*", "--format", "json")
-    local = run_cli("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
+    local = invoke("audit", "english_support_set", *picked, "--progress", "none", cwd=repo)
     assert local.returncode == 0, local.stderr[-3000:]
     on_ray = run_cli(
         "audit", "english_support_set", *picked, "--force", "--executor", "ray",
@@ -394,7 +404,7 @@ def test_a_loop_agent_runs_on_ray_as_on_the_local_pool(
 ) -> None:
     """loop = "agent" on a Ray worker: the worker serves the attempt's MCP server and
     model proxy itself; the same calls and state as on the local pool."""
-    from tests.helpers import bundled_repo, commit_all, run_cli
+    from tests.helpers import bundled_repo, commit_all, invoke, run_cli
     from tests.run.byo_model import ModelServer
 
     agent = Path(__file__).parent / "cmd_agents" / "loop_agent.py"
@@ -408,7 +418,7 @@ def test_a_loop_agent_runs_on_ray_as_on_the_local_pool(
         commit_all(repo, "a loop agent")
         common = ("run", "english_support_set", "--agent", "loop_agent", "--select", "agent_*",
                   "--no-grade")  # fmt: skip
-        local = run_cli(*common, "--progress", "none", cwd=repo)
+        local = invoke(*common, "--progress", "none", cwd=repo)
         assert local.returncode == 0, local.stderr[-3000:]
         on_ray = run_cli(
             *common, "--executor", "ray", "--ray-address", cluster.address, "--progress", "plain",

@@ -1,6 +1,8 @@
 """Preflight: a misconfigured agent stops `evalcase run` before the first attempt, with
-exit status 2, one message and no run folder. Real processes, a real repository, a real
-local server (and a real port with nothing listening on it)."""
+exit status 2, one message and no run folder. A real repository, a real local server (and
+a real port with nothing listening on it); the command in the test process
+(tests.helpers.invoke), but for the missing package, which needs a process whose imports
+a ``sitecustomize`` blocks."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import GIT_ENV, POLL, REPO_ROOT, commit_all, init_repo
+from tests.helpers import GIT_ENV, POLL, REPO_ROOT, commit_all, init_repo, invoke
 from tests.run.openai_server import Server, completion
 
 CASE = "llm_instruction_001"
@@ -68,21 +70,23 @@ def closed_port() -> Iterator[int]:
 def _run(
     repo: Path, out: Path, *args: str, block: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    unset = [n for n in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALCASE_PREFLIGHT_KEY")
+             if n not in env]  # fmt: skip
+    command = ["run", "refund_regression_set", "--no-grade", "--select", CASE,
+               "--outputs", str(out), "--progress", "none", *args]  # fmt: skip
+    if not block:
+        overrides: dict[str, str | None] = {**env, **dict.fromkeys(unset)}
+        return invoke(*command, cwd=repo, env=overrides)
     full = {**os.environ, **GIT_ENV, **env}
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EVALCASE_PREFLIGHT_KEY"):
-        if name not in env:
-            full.pop(name, None)
-    paths = [str(REPO_ROOT / "tools")]
-    if block:
-        hook = out.parent / "import_hook"
-        hook.mkdir(exist_ok=True)
-        (hook / "sitecustomize.py").write_text(BLOCKER, "utf-8")
-        paths.insert(0, str(hook))
-        full["EVALCASE_TEST_BLOCK_IMPORT"] = block
-    full["PYTHONPATH"] = os.pathsep.join(paths)
+    for name in unset:
+        full.pop(name, None)
+    hook = out.parent / "import_hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(BLOCKER, "utf-8")
+    full["EVALCASE_TEST_BLOCK_IMPORT"] = block
+    full["PYTHONPATH"] = os.pathsep.join([str(hook), str(REPO_ROOT / "tools")])
     return subprocess.run(
-        [sys.executable, "-m", "evalcase", "run", "refund_regression_set", "--no-grade",
-         "--select", CASE, "--outputs", str(out), "--progress", "none", *args],
+        [sys.executable, "-m", "evalcase", *command],
         cwd=repo, env=full, capture_output=True, text=True, check=False,
     )  # fmt: skip
 
