@@ -237,6 +237,7 @@ FLOORS: dict[str, int] = {
     "plugins": 0,
     "atomic": 0,
     "placeholders": 0,
+    "forked": 0,
     # the readers: git, YAML, trust, secrets
     "gitio": 1,
     "loader": 1,

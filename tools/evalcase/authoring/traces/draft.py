@@ -20,8 +20,9 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,17 @@ def _bump(version: str) -> str:
     return f"v{number + 1}"
 
 
+@dataclass(frozen=True)
+class FixtureJob:
+    """A tool fixture to write: its text (and notes on it) made by ``render``, which reads
+    only what it was given (so it may run in a forked child, evalcase.forked)."""
+
+    path: Path
+    what: str
+    weight: float  # what rendering costs, in drafts' worth (about 0.5 ms each)
+    render: Callable[[], tuple[str, tuple[str, ...]]]
+
+
 def fixture_files(
     config: Config,
     calls: dict[str, list[ToolCall]],
@@ -205,10 +217,28 @@ def fixture_files(
     notes: list[str],
     definitions: Mapping[str, ToolDefinition] | None = None,
 ) -> tuple[list[PlannedFile], dict[str, str]]:
-    """The tool fixtures to write and each tool's fixture version."""
-    from evalcase.yamlwrite import dump_plain, round_trip_dump, round_trip_load
+    """The tool fixtures to write and each tool's fixture version (rendered here)."""
+    jobs, versions = fixture_jobs(config, calls, origin, redacted, notes, definitions)
+    files = []
+    for job in jobs:
+        text, said = job.render()
+        notes.extend(said)
+        files.append(PlannedFile(job.path, text, job.what))
+    return files, versions
 
-    files: list[PlannedFile] = []
+
+def fixture_jobs(
+    config: Config,
+    calls: dict[str, list[ToolCall]],
+    origin: str,
+    redacted: bool,
+    notes: list[str],
+    definitions: Mapping[str, ToolDefinition] | None = None,
+) -> tuple[list[FixtureJob], dict[str, str]]:
+    """The tool fixtures to write, each to be rendered, and each tool's fixture version."""
+    from evalcase.yamlwrite import round_trip_load
+
+    jobs: list[FixtureJob] = []
     versions: dict[str, str] = {}
     folder = config.root / "fixtures" / "tool"
     for name in sorted(calls):
@@ -232,7 +262,8 @@ def fixture_files(
             responses.append(response)
         path = folder / f"{name}.yaml"
         if path.is_file():
-            data = round_trip_load(path.read_text("utf-8"))
+            original = path.read_text("utf-8")
+            data = round_trip_load(original)
             inner = data.get("data") if isinstance(data, dict) else None
             if not isinstance(inner, dict):
                 raise FatalError(f"{path.relative_to(config.root)}: not a tool fixture with data")
@@ -248,65 +279,105 @@ def fixture_files(
                 if json.dumps(r["when"], sort_keys=True, ensure_ascii=False) not in known
             ]
             version = str(data.get("fixture_version") or "v1")
-            _check_fit(name, inner.get("parameters"), new, "the fixture's", notes)
             if not new:
                 versions[name] = version
                 continue
-            at = len(existing)
-            if existing and isinstance(existing[-1], dict) and "when" not in existing[-1]:
-                at -= 1  # before a response that answers every call
             version = _bump(version)
             versions[name] = version
-            original = path.read_text("utf-8")
-            if "responses" in inner:
-                text = _inserted(original, existing, at, new, version)
-            else:
-                text = _added(original, data, inner, new, version)
-            if text is None:
-                inner["responses"] = list(existing[:at]) + new + list(existing[at:])
-                data["fixture_version"] = version
-                text = round_trip_dump(data)
-            files.append(PlannedFile(path, text, f"fixture {version} (+{len(new)} response(s))"))
+            what = f"fixture {version} (+{len(new)} response(s))"
+            render = partial(_render_version, name, original, data, inner, new, version)
+            jobs.append(FixtureJob(path, what, 1 + len(new) / 5, render))
             continue
         versions[name] = "v1"
-        declared = (definitions or {}).get(name)
-        schema = declared.parameters if declared is not None else None
-        if isinstance(schema, Mapping) and schema.get("type") == "object":
-            parameters = dict(schema)
-            said = "the parameters are the app's own tool definition"
-            _check_fit(name, parameters, responses, "the app's declared", notes)
-        else:
-            parameters = infer_parameters(calls[name])
-            said = "the parameters are inferred from them"
-        what = (
-            f"the app says: {declared.description}"
-            if declared and declared.description
-            else (f"what {name} does")
-        )
-        document = {
-            "fixture_id": name,
-            "fixture_version": "v1",
-            "kind": "tool",
-            "description": (
-                f"TODO: {what}. Drafted by evalcase import from {len(calls[name])} recorded "
-                f"call(s): {said}, and side_effect is a guess; check both"
-            ),
-            "source": f"recorded tool results, {origin}",
-            "desensitized": redacted,
-            "data": {
-                "name": name,
-                "parameters": parameters,
-                "side_effect": False,
-                "responses": responses,
-            },
-        }
-        files.append(PlannedFile(path, dump_plain(copy.deepcopy(document)), "new fixture"))
-    return files, versions
+        jobs.append(
+            FixtureJob(
+                path,
+                "new fixture",
+                1 + len(responses) / 5,
+                partial(
+                    _render_new, name, calls[name], responses, origin, redacted,
+                    (definitions or {}).get(name),
+                ),
+            )
+        )  # fmt: skip
+    return jobs, versions
 
 
-def _check_fit(
-    name: str, parameters: Any, responses: list[dict[str, Any]], whose: str, notes: list[str]
-) -> None:
+def _render_version(
+    name: str,
+    original: str,
+    data: Any,
+    inner: Any,
+    new: list[dict[str, Any]],
+    version: str,
+) -> tuple[str, tuple[str, ...]]:
+    """The next version of an existing fixture: ``new`` cut into its text."""
+    from evalcase.yamlwrite import round_trip_dump
+
+    said = _fit_notes(name, inner.get("parameters"), new, "the fixture's")
+    existing = inner.get("responses") or []
+    at = len(existing)
+    if existing and isinstance(existing[-1], dict) and "when" not in existing[-1]:
+        at -= 1  # before a response that answers every call
+    if "responses" in inner:
+        text = _inserted(original, existing, at, new, version)
+    else:
+        text = _added(original, data, inner, new, version)
+    if text is None:
+        inner["responses"] = list(existing[:at]) + new + list(existing[at:])
+        data["fixture_version"] = version
+        text = round_trip_dump(data)
+    return text, said
+
+
+def _render_new(
+    name: str,
+    calls: list[ToolCall],
+    responses: list[dict[str, Any]],
+    origin: str,
+    redacted: bool,
+    declared: ToolDefinition | None,
+) -> tuple[str, tuple[str, ...]]:
+    """A draft v1 fixture of a tool the repository has none of."""
+    from evalcase.yamlwrite import dump_plain
+
+    schema = declared.parameters if declared is not None else None
+    said: tuple[str, ...] = ()
+    if isinstance(schema, Mapping) and schema.get("type") == "object":
+        parameters = dict(schema)
+        how = "the parameters are the app's own tool definition"
+        said = _fit_notes(name, parameters, responses, "the app's declared")
+    else:
+        parameters = infer_parameters(calls)
+        how = "the parameters are inferred from them"
+    what = (
+        f"the app says: {declared.description}"
+        if declared and declared.description
+        else (f"what {name} does")
+    )
+    document = {
+        "fixture_id": name,
+        "fixture_version": "v1",
+        "kind": "tool",
+        "description": (
+            f"TODO: {what}. Drafted by evalcase import from {len(calls)} recorded "
+            f"call(s): {how}, and side_effect is a guess; check both"
+        ),
+        "source": f"recorded tool results, {origin}",
+        "desensitized": redacted,
+        "data": {
+            "name": name,
+            "parameters": parameters,
+            "side_effect": False,
+            "responses": responses,
+        },
+    }
+    return dump_plain(copy.deepcopy(document)), said
+
+
+def _fit_notes(
+    name: str, parameters: Any, responses: list[dict[str, Any]], whose: str
+) -> tuple[str, ...]:
     """A note when recorded arguments do not fit the tool's parameter schema: the runner
     refuses such a call (``invalid_args``) before any response answers it, so the
     recorded response would never replay (lint's EC304 says so only of expected calls)."""
@@ -314,17 +385,18 @@ def _check_fit(
 
     checker = validator(parameters) if isinstance(parameters, Mapping) and responses else None
     if checker is None:
-        return  # nothing to check, or a broken schema (lint's EC418 reports it)
+        return ()  # nothing to check, or a broken schema (lint's EC418 reports it)
     misfits = [r["when"] for r in responses if not _fits(checker, r["when"])]
-    if misfits:
-        args, why = misfits[0], first_error(parameters, misfits[0])
-        shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
-        shown = shown if len(shown) <= 120 else shown[:117] + "..."
-        notes.append(
-            f"{name}: {len(misfits)} of {len(responses)} recorded call(s) do not fit {whose} "
-            f"parameters (the first, {shown}: {why}); the runner refuses such a call before a "
-            "response answers it: check the parameters against what production sent"
-        )
+    if not misfits:
+        return ()
+    args, why = misfits[0], first_error(parameters, misfits[0])
+    shown = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    return (
+        f"{name}: {len(misfits)} of {len(responses)} recorded call(s) do not fit {whose} "
+        f"parameters (the first, {shown}: {why}); the runner refuses such a call before a "
+        "response answers it: check the parameters against what production sent",
+    )
 
 
 def _fits(checker: Any, args: Any) -> bool:

@@ -129,14 +129,14 @@ def _read_json(data: bytes, shown: str, budget: int) -> tuple[list[Span], list[S
             for scope in _list(scopes or [], where, "scopeSpans"):
                 for raw in _list(scope.get("spans") or [], where, "spans"):
                     if len(spans) >= budget:
-                        raise TraceError(where, _too_many())
+                        raise TraceError(where, too_many())
                     span = _json_span(raw, where, skipped)
                     if span is not None:
                         spans.append(span)
     return spans, skipped
 
 
-def _too_many() -> str:
+def too_many() -> str:
     return f"more than {MAX_SPANS:,} spans in one import (the bound); import fewer files at once"
 
 
@@ -304,7 +304,7 @@ def _read_protobuf(data: bytes, shown: str, budget: int) -> tuple[list[Span], li
         for scope in resource.scope_spans:
             for raw in scope.spans:
                 if len(spans) >= budget:
-                    raise TraceError(shown, _too_many())
+                    raise TraceError(shown, too_many())
                 span_id = raw.span_id.hex()
                 try:
                     attributes = _pb_attributes(raw.attributes)
