@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.config import Config, load_config
-from evalcase.contract.build import Problem, build_task
+from evalcase.contract.build import Expansions, Problem, build_task
 from evalcase.contract.prompt import KIND as PROMPT_KIND
 from evalcase.contract.prompt import Prompt, prompt_of
 from evalcase.contract.task import Task
@@ -133,6 +133,7 @@ def load_dataset(
     tasks: list[Task] = []
     problems: dict[str, tuple[Problem, ...]] = {}
     unbuilt: dict[str, Mapping[str, Any]] = {}
+    expansions: Expansions = {}  # every case's tools are these fixtures: expanded once
     for entry in content.cases:
         data = data_of(entry.path)
         facts = by_path.get(entry.path)
@@ -146,6 +147,7 @@ def load_dataset(
             refs=[(f, k, t) for f, k, t, _l, _c in facts.refs],
             dataset_id=dataset_id,
             path=entry.path,
+            expansions=expansions,
         )
         if isinstance(built, Task):
             tasks.append(built)
