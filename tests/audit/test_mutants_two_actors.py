@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,3 +260,29 @@ def test_the_audit_of_two_actors_finds_the_unchecked_lookup_and_the_collateral_d
         ("drop_passes", "the gold without call 1 (find_line)"),
         ("collateral_damage", "the gold plus suspend_line on customers/C2"),
     ]
+
+
+def test_a_tasks_mutants_are_drawn_once_however_often_the_audit_asks(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit asks for a task's mutants for its answer keys, its run and its grading,
+    and for the skipped writes for its warnings: the foreign writes, drawn from the whole
+    state, are worked out once."""
+    from evalcase.audit import mutants
+
+    drawn: list[str] = []
+    plan = mutants._foreign_plan
+
+    def counted(task: Any) -> Any:
+        drawn.append(task.case_id)
+        return plan(task)
+
+    monkeypatch.setattr(mutants, "_foreign_plan", counted)
+    task = task_of(repo)
+    first = mutants_for(task)  # type: ignore[arg-type]
+    assert mutants_for(task) == first  # type: ignore[arg-type]
+    assert mutants.foreign_skips(task) == []  # type: ignore[arg-type]
+    assert [m.name for m in mutants.foreigns(task)] == ["foreign-suspend_line"]  # type: ignore[arg-type]
+    assert drawn == [CASE_ID]
+    assert len(mutants_for(task_of(repo))) == len(first)  # type: ignore[arg-type]
+    assert drawn == [CASE_ID, CASE_ID]  # another load, another task object

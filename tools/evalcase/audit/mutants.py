@@ -490,17 +490,38 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
     return out, skipped
 
 
+# A task's mutants and skips, by the task object: the audit asks for them four times a
+# task (its answer keys, its run, its grading, its warnings), and drawing the foreign
+# writes reads the whole state (retail: 0.1 s a task). Tasks are frozen; the object is
+# kept with its entry, so an ID is never reused while the entry lives.
+_PLANS: dict[int, tuple[Task, tuple[Mutant, ...], tuple[str, ...]]] = {}
+_PLANS_KEPT = 4096
+
+
+def _planned(task: Task) -> tuple[tuple[Mutant, ...], tuple[str, ...]]:
+    hit = _PLANS.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1], hit[2]
+    foreign, skipped = _foreign_plan(task)
+    made = (*drops(task), *foreign)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.clear()
+    _PLANS[id(task)] = (task, made, tuple(skipped))
+    return made, tuple(skipped)
+
+
 def foreigns(task: Task) -> list[Mutant]:
-    return _foreign_plan(task)[0]
+    return [m for m in _planned(task)[0] if m.kind == "foreign"]
 
 
 def foreign_skips(task: Task) -> list[str]:
     """Why a write tool the gold never calls gets no foreign write (warnings)."""
-    return _foreign_plan(task)[1]
+    return list(_planned(task)[1])
 
 
 def mutants_for(task: Task) -> list[Mutant]:
-    return [*drops(task), *foreigns(task)]
+    """The drop-one mutants, then the foreign writes (worked out once per task object)."""
+    return list(_planned(task)[0])
 
 
 def origin_id(case_id: str) -> str:
