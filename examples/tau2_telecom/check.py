@@ -2,7 +2,7 @@
 """Check the telecom port against tau2's own code, model-free.
 
     python examples/tau2_telecom/check.py [--cache DIR] [--select N,N,... | --cover]
-        [--drop-one] [--json FILE]
+        [--drop-one] [--strict] [--json FILE]
 
 1. Builds two repositories (build.py), each with ``[run.user_simulator]`` pointed at a
    local server answering ``###STOP###`` (tau2_common/stop_user.py): a ``--replay`` one
@@ -22,6 +22,11 @@
    signal. evalcase's verdict must be ``pass`` exactly where the reward is 1: on the
    replay, on the null conversation (``--agent tau2_null`` on the plain repository), and
    with ``--drop-one`` on each task's gold minus each one of its actions.
+
+``--strict`` builds both repositories with ``build.py --strict`` (every other customer,
+its lines and bills must stay unchanged): the same checks must hold, since neither the
+gold, its drop-one variants, the probe (on the task's own customer) nor the null
+conversation writes outside the task's customer.
 
 ``--cover`` takes a covering subset: every agent and user tool of the gold, every
 initialization function (the fault families), every assertion, tasks with and without
@@ -61,6 +66,7 @@ def build(
     drop_one: bool,
     probe: bool,
     lint: bool = False,
+    strict: bool = False,
 ) -> bool:
     """build.py into ``repo``; with ``lint``, whether ``evalcase lint`` passed on it."""
     cmd = [sys.executable, str(HERE / "build.py"), str(repo)]
@@ -75,6 +81,8 @@ def build(
         cmd.append("--replay")
     if drop_one:
         cmd.append("--drop-one")
+    if strict:
+        cmd.append("--strict")
     done = subprocess.run(cmd, capture_output=True, text=True)
     if lint and done.returncode == 1:
         print(done.stdout[-3000:])
@@ -310,6 +318,9 @@ def main() -> int:
     parser.add_argument(
         "--probe", action="store_true", help="also each task's gold then every tool (--cover: on)"
     )
+    parser.add_argument(
+        "--strict", action="store_true", help="the strict variant (build.py --strict)"
+    )
     parser.add_argument("--repo", type=Path, help="build here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="write the full results here")
     ns = parser.parse_args()
@@ -322,8 +333,8 @@ def main() -> int:
         base = (ns.repo or Path(tmp)).resolve()
         repo, plain = base / "replay", base / "plain"
         probe = ns.probe or ns.cover
-        build(repo, url, select, True, ns.drop_one, probe)
-        lint = build(plain, url, select, False, False, False, lint=True)
+        build(repo, url, select, True, ns.drop_one, probe, strict=ns.strict)
+        lint = build(plain, url, select, False, False, False, lint=True, strict=ns.strict)
         out = check(tau2, repo, plain, ns.drop_one, probe)
         out["summary"]["lint_clean"] = lint
         out["summary"]["ok"] = out["summary"]["ok"] and lint

@@ -315,18 +315,35 @@ def test_a_whole_state_check_sees_the_write_the_gold_never_makes(tmp_path: Path)
 def test_a_write_whose_arguments_cannot_be_drawn_is_a_warning_not_a_finding(
     tmp_path: Path,
 ) -> None:
-    """A required note with nothing to draw it from (no enum, default or examples, no gold
-    call passes a note, the entity has no such field): the mutant is skipped, and says why."""
-    close = CLOSE.replace("required: [account, reason]", "required: [account, reason, note]")
+    """A required list of notes with nothing to draw it from (no enum, default or examples,
+    no gold call passes notes, the entity has no such field, neither free text nor an
+    amount): the mutant is skipped, and says why."""
+    close = CLOSE.replace(
+        "      note: {type: string}\n",
+        "      notes: {type: array, items: {type: string}}\n",
+    ).replace("required: [account, reason]", "required: [account, reason, notes]")
     found = facts(make_with_close(tmp_path, close=close))
     assert "foreign-account_close" not in mutants(found)
     assert "collateral_damage (account_close)" not in str(found["findings"])
     assert all("account_close" not in f["reason"] for f in found["findings"])  # type: ignore[attr-defined]
     assert any(
         "no foreign write with account_close, which the gold never calls" in w
-        and "required parameter note" in w
+        and "required parameter notes" in w
         for w in found["warnings"]  # type: ignore[attr-defined]
     ), found["warnings"]
+
+
+@pytest.mark.slow
+def test_a_required_free_text_gets_a_placeholder(tmp_path: Path) -> None:
+    """tau2-bench #459's suspend_line takes a free-text reason: a required note (a string
+    without enum, pattern or format, nothing to draw it from) is the text ``evalcase
+    audit``, so the write is tried rather than skipped."""
+    close = CLOSE.replace("required: [account, reason]", "required: [account, reason, note]")
+    found = facts(make_with_close(tmp_path, close=close))
+    [drawn] = [m for m in found["mutants"] if m["mutant"] == "foreign-account_close"]  # type: ignore[attr-defined]
+    assert drawn["args"] == {"account": "ACC_2", "reason": "requested", "note": "evalcase audit"}
+    assert drawn["outcome"] == "passes"
+    assert ("collateral_damage", "the gold plus account_close on accounts/ACC_2") in kinds(found)
 
 
 CANCEL = """\

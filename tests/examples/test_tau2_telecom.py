@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import module_from
+from tests.helpers import invoke, module_from
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau2_telecom"
@@ -123,3 +123,71 @@ def test_each_drop_one_variants_verdict_equals_tau2s_reward(
     )
     assert len(rows) == gold > 0
     assert [c for c, r in rows.items() if not r["agree"]] == []
+
+
+# Both verdicts (docs/tau2-telecom.md, "Both verdicts"): task 50 of the covering subset
+# (its gold has the user's calls and the agent's, a reboot the reward does not need, and
+# writes of the agent's the gold never calls), audited as tau2 grades it and as the
+# strict variant does.
+BOTH_TASK = 50
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """``evalcase audit`` of one task, in a default build and a ``--strict`` one."""
+    tmp = tmp_path_factory.mktemp("tau2_telecom_both")
+    stop = module_from(ROOT / "examples/tau2_common/stop_user.py", "tau2_telecom_stop_user")
+    out: dict[str, dict[str, Any]] = {}
+    with stop.stop_user() as url:
+        for name, flags in (("default", []), ("strict", ["--strict"])):
+            repo = tmp / name
+            subprocess.run(
+                [sys.executable, str(EXAMPLE / "build.py"), str(repo), "--cache", str(CACHE),
+                 "--no-lint", "--select", str(BOTH_TASK),
+                 "--user-simulator", f"{url},stop-user,TAU2_ORACLE_USER_KEY", *flags],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            done = invoke(
+                "audit", "tau2_telecom", "--progress", "none", "--format", "json",
+                cwd=repo, env={"TAU2_ORACLE_USER_KEY": "unused"},
+            )  # fmt: skip
+            assert done.returncode in (0, 1), done.stderr[-3000:]
+            [facts] = json.loads(done.stdout).values()
+            out[name] = facts
+    return out
+
+
+def _outcomes(facts: dict[str, Any], kind: str) -> dict[str, str]:
+    return {m["mutant"]: m["outcome"] for m in facts["mutants"] if m["kind"] == kind}
+
+
+def test_tau2s_reward_lets_a_foreign_write_pass_the_strict_variant_fails_it(
+    audited: dict[str, dict[str, Any]],
+) -> None:
+    """tau2-bench #459: the gold plus suspend_line on an uninvolved customer scores 1 with
+    tau2's reward (no DB check): a collateral_damage finding of the default build. The
+    strict build keeps every other customer, line and bill unchanged: every foreign write
+    that went through fails it, and the gold still passes both."""
+    default, strict = audited["default"], audited["strict"]
+    assert default["outcomes"]["gold"] == strict["outcomes"]["gold"] == "passes"
+    damage = [f["reason"] for f in default["findings"] if f["kind"] == "collateral_damage"]
+    assert any(r.startswith("the gold plus suspend_line on customers/C1002") for r in damage)
+    assert _outcomes(default, "foreign")["foreign-suspend_line"] == "passes"
+    assert [f for f in strict["findings"] if f["kind"] == "collateral_damage"] == []
+    tried = _outcomes(strict, "foreign")
+    assert tried.keys() == _outcomes(default, "foreign").keys()
+    assert {v for k, v in tried.items() if _outcomes(default, "foreign")[k] == "passes"} == {
+        "fails"
+    }
+
+
+def test_the_drop_one_verdicts_are_the_same_in_both_builds(
+    audited: dict[str, dict[str, Any]],
+) -> None:
+    """Dropping a gold call writes nothing outside the task: both builds agree, and the
+    only dropped call that still passes is the user's reboot that check.py finds tau2's
+    reward does not need either (docs/tau2-telecom.md)."""
+    default, strict = audited["default"], audited["strict"]
+    assert _outcomes(default, "drop") == _outcomes(strict, "drop")
+    passing = [m for m in default["mutants"] if m["kind"] == "drop" and m["outcome"] == "passes"]
+    assert [(m["tool"], m.get("actor")) for m in passing] == [("reboot_device", "user")]

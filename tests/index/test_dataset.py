@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,3 +184,42 @@ def test_a_shared_cel_definition_is_part_of_the_dataset_and_of_each_case_using_i
     changed = next(t for t in after.tasks if t.case_id == "crm_export_all_customers_005")
     assert after.digest != before.digest
     assert changed.digest != task.digest
+
+
+def test_a_tool_using_shared_definitions_is_expanded_once_per_load_not_once_per_case(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every case of a load is built from the same fixtures: the telecom port's 43 tools
+    were expanded for each of its 114 cases (4,218 expansions, most of the load's time)."""
+    from evalcase.contract import definitions
+
+    tool = repo / "fixtures/tool/crm_export.yaml"
+    text = tool.read_text("utf-8")
+    tool.write_text(
+        text.replace("  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n", 1)
+        .replace("when: {scope: all}", "when: 'is_all(args.scope)'", 1),
+        "utf-8",
+    )  # fmt: skip
+    (repo / "fixtures/cel").mkdir()
+    (repo / "fixtures/cel/crm_rules.yaml").write_text(CRM_RULES, "utf-8")
+    cases = repo / "datasets/crm_safety_set/cases"
+    first = cases / "crm_export_all_customers_005.yaml"
+    second = first.read_text("utf-8").replace(
+        "crm_export_all_customers_005", "crm_export_all_customers_905"
+    )
+    (cases / "crm_export_all_customers_905.yaml").write_text(second, "utf-8")
+    made: list[str] = []
+    expand = definitions.expand_tool
+
+    def counted(fixture: Any, fixtures: Any) -> Any:
+        made.append(str(fixture.get("fixture_id")))
+        return expand(fixture, fixtures)
+
+    monkeypatch.setattr(definitions, "expand_tool", counted)
+    loaded = load_dataset(repo, "crm_safety_set")
+    assert not loaded.problems
+    both = [t for t in loaded.tasks if t.case_id.startswith("crm_export_all_customers_")]
+    assert len(both) == 2
+    assert both[0].env.tools["crm_export"] == both[1].env.tools["crm_export"]
+    assert "is_all" not in repr(both[1].env.tools["crm_export"])  # expanded all the same
+    assert made == ["crm_export"]

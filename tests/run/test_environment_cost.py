@@ -184,3 +184,45 @@ def test_attempts_share_the_parsed_initial_state_and_never_change_it() -> None:
     assert second.initial_state["orders"]["ORDER_1"]["status"] == "open"
     assert second.state["orders"]["ORDER_1"]["status"] == "open"
     assert second.final_diff() == []
+
+
+def test_a_large_value_is_sized_for_a_literal_once_per_change_not_per_evaluation(
+    monkeypatch: Any,
+) -> None:
+    """After a change, an older activation lacks the new ``orders``: each evaluation asked
+    whether the 2,000 orders could be written as a literal (walking 4,096 nodes to say
+    no), four times a call; the answer is kept until the next change."""
+    from evalcase.contract import cel
+
+    sized: list[Any] = []
+    real = cel.literal
+
+    def counted(value: Any, budget: int = cel._LITERAL_NODES) -> str | None:
+        sized.append(value)
+        return real(value, budget)
+
+    monkeypatch.setattr(cel, "literal", counted)
+    env = environment()
+    orders = env.state["orders"]
+    call(env, "lookup", "ORDER_1")
+    call(env, "close", "ORDER_1")  # a change: orders is sized again, once
+    for i in range(2, 8):
+        call(env, "lookup", f"ORDER_{i}")
+    assert sum(1 for v in sized if v is orders) == 1
+    call(env, "close", "ORDER_3")
+    for i in range(2, 8):
+        call(env, "lookup", f"ORDER_{i}")
+    assert sum(1 for v in sized if v is orders) == 2
+    # the one lookup of a closed order (ORDER_3, after it was closed) has no response
+    assert [c.error is None for c in env.calls].count(False) == 1
+    assert env.state["orders"]["ORDER_3"]["status"] == "closed"
+    assert env.scopes.conversions["orders"] == 3  # converted as before: once per change
+
+
+def test_a_container_larger_than_the_budget_has_no_literal_without_a_walk() -> None:
+    from evalcase.contract import cel
+
+    assert cel.literal({f"k{i}": i for i in range(5000)}) is None
+    assert cel.literal(list(range(10))) == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"
+    assert cel.literal([[1, 2]] * 3, budget=10) == "[[1, 2], [1, 2], [1, 2]]"  # 10 nodes
+    assert cel.literal([[1, 2]] * 3, budget=9) is None

@@ -5,7 +5,8 @@ A key is plain JSON, one per case, stored by the audit in its own folder and giv
 agent by path (the ``key_file`` option), looked up by the request's ``attempt_key``:
 
 - ``turns``: for each user turn the agent answers (0 = the opening turn), the expected
-  calls to make in it, in order, with their arguments as written. A call to a tool whose
+  calls to make in it, in order, with their arguments as written (the agent's only:
+  :func:`agent_turns`). A call to a tool whose
   ``side_effect_policy`` asks for confirmation waits for the first user turn that confirms
   (``EnvSpec.confirmations``), as a correct agent would; every other call is made as early
   as the order allows. The first alternative of ``expected_calls`` is the plan.
@@ -22,19 +23,30 @@ agent by path (the ``key_file`` option), looked up by the request's ``attempt_ke
   user to confirm, without promising anything).
 - ``first_user``: how many user messages the request holds at the opening turn (the
   history's user turns plus one), so the agent knows which turn it is in.
+
+**Two actors** (docs/audit.md#two-actors): when the plan has calls with ``actor: user``
+(the user's own tools, ``user_simulator.tools``), the gold is played by both sides, in
+the plan's order: the plan is cut into segments, each the user's calls then the agent's
+calls that follow them (:func:`plan_turns`), one user turn per segment. The user's calls
+are never in the agent's key; :func:`staged` gives the task as the audit runs it: its
+user turns scripted (the case's opening turn, then ``Done.``), each making its segment's
+user calls before it is sent, as a replay user would. What the case scripts for the user
+otherwise (its later turns, their ``when``) is not played.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from evalcase.contract.task import Task
+from evalcase.contract.task import ExpectedCall, Task
 from evalcase.grade.graders._util import text_values
 from evalcase.grade.spec import as_list, grader_config, options_of
 
 NEUTRAL = "I have handled your request as described."
+USER_DONE = "Done."  # the scripted user's turn after it made its calls (two actors)
 BRIDGE = "Before I go on, please confirm that you want me to proceed."
 
 
@@ -94,8 +106,60 @@ def _confirmed_tools(task: Task) -> frozenset[str]:
     return frozenset(p.tool for p in task.judge.side_effect_policies if p.confirmation_required)
 
 
+def two_actors(task: Task) -> bool:
+    """Whether the plan (the first alternative of ``expected_calls``) has user calls."""
+    plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
+    return bool(plans) and any(c.actor == "user" for c in plans[0].calls)
+
+
+def _segments(task: Task) -> list[list[dict[str, Any]]]:
+    """Two actors: the plan cut into segments, each the user's calls (``actor: user``)
+    then the agent's that follow them (the first segment's user calls may be none)."""
+    out: list[list[dict[str, Any]]] = [[]]
+    for call in task.judge.expected_calls.any_of[0].calls if task.judge.expected_calls else ():
+        made = {"tool": call.tool, "args": _jsonable(call.args)}
+        if call.actor == "user":
+            if any(c.get("actor") != "user" for c in out[-1]):
+                out.append([])
+            made["actor"] = "user"
+        out[-1].append(made)
+    return out
+
+
+def agent_turns(turns: Sequence[Sequence[Mapping[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The agent's calls of each turn: what its answer key holds (no user call)."""
+    return [[dict(c) for c in turn if c.get("actor") != "user"] for turn in turns]
+
+
+def staged(task: Task, turns: Sequence[Sequence[Mapping[str, Any]]]) -> Task:
+    """The task as the audit runs it with ``turns`` (the gold's, or a mutant's): with two
+    actors, one scripted user turn per turn, each making that turn's user calls before
+    it is sent (module doc); a case of one actor as it is."""
+    if not two_actors(task):
+        return task
+    opening = task.agent.user_turns[0] if task.agent.user_turns else USER_DONE
+    texts = tuple(opening if i == 0 else USER_DONE for i in range(max(1, len(turns))))
+    calls = tuple(
+        tuple(
+            ExpectedCall(str(c["tool"]), dict(c.get("args") or {}), "user")
+            for c in turn
+            if c.get("actor") == "user"
+        )
+        for turn in turns
+    )
+    env = replace(
+        task.env,
+        user_calls=calls if any(calls) else (),
+        user_conditions=(),
+        confirmations=tuple(i for i in task.env.confirmations if i < len(texts)),
+    )
+    return replace(task, agent=replace(task.agent, user_turns=texts), env=env)
+
+
 def plan_turns(task: Task) -> list[list[dict[str, Any]]]:
     """The expected calls of the first plan, spread over the user turns (module doc)."""
+    if two_actors(task):
+        return _segments(task)
     turns = max(1, len(task.agent.user_turns))
     out: list[list[dict[str, Any]]] = [[] for _ in range(turns)]
     plans = task.judge.expected_calls.any_of if task.judge.expected_calls else ()
@@ -164,7 +228,7 @@ def _jsonable(value: Any) -> Any:
 def key_for(task: Task) -> dict[str, Any]:
     history_users = sum(1 for turn in task.agent.history if turn.role == "user")
     return {
-        "turns": plan_turns(task),
+        "turns": agent_turns(plan_turns(task)),
         "answer": gold_answer(task),
         "bridge": BRIDGE,
         "first_user": history_users + 1,

@@ -47,7 +47,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcase.audit.keys import key_for, plan_turns
+from evalcase.audit.keys import agent_turns, key_for, plan_turns, staged
+from evalcase.audit.schema_values import placeholder
 from evalcase.contract.task import Task
 
 SEPARATOR = "~"  # a mutant's case ID: <case_id>~drop3, <case_id>~foreign-<tool>
@@ -62,24 +63,29 @@ class Mutant:
     index: int = 0  # drop: the dropped call's number in the plan (1-based)
     entity: str = ""  # foreign: collection/key written
     args: Mapping[str, Any] | None = None  # foreign: the write's arguments
-    turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()
+    turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # both actors' (keys.plan_turns)
+    actor: str = "agent"  # drop: who makes the dropped call (two actors: agent or user)
 
     @property
     def name(self) -> str:
         return f"drop{self.index}" if self.kind == "drop" else f"foreign-{self.tool}"
 
     def key(self) -> dict[str, Any]:
-        return {**key_for(self.origin), "turns": [list(t) for t in self.turns]}
+        """The gold oracle's answer key: the agent's calls only (the user's are scripted)."""
+        return {**key_for(self.origin), "turns": agent_turns(self.turns)}
 
     def describe(self) -> str:
         if self.kind == "drop":
-            return f"the gold without call {self.index} ({self.tool})"
+            whose = ", the user's" if self.actor == "user" else ""
+            return f"the gold without call {self.index} ({self.tool}{whose})"
         return f"the gold plus {self.tool} on {self.entity}"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mutant": self.name, "kind": self.kind, "tool": self.tool}
         if self.kind == "drop":
             out["index"] = self.index
+            if self.actor != "agent":
+                out["actor"] = self.actor
         else:
             out["entity"] = self.entity
             out["args"] = dict(self.args or {})
@@ -93,12 +99,17 @@ def redundant(task: Task) -> frozenset[str]:
     return frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
 
 
-def _variant(task: Task, name: str) -> Task:
+def _variant(task: Task, name: str, turns: list[list[dict[str, Any]]]) -> Task:
+    """The mutant as run: its own case ID and attempt key, its user side staged (two
+    actors: the user's calls of ``turns`` scripted, keys.staged)."""
     key = hashlib.blake2b(f"{task.agent.attempt_key}:{name}".encode(), digest_size=12)
-    return replace(
-        task,
-        case_id=f"{task.case_id}{SEPARATOR}{name}",
-        agent=replace(task.agent, attempt_key=key.hexdigest()),
+    return staged(
+        replace(
+            task,
+            case_id=f"{task.case_id}{SEPARATOR}{name}",
+            agent=replace(task.agent, attempt_key=key.hexdigest()),
+        ),
+        turns,
     )
 
 
@@ -123,8 +134,10 @@ def drops(task: Task) -> list[Mutant]:
                 continue
             mutated = [list(x) for x in turns]
             del mutated[t][c]
+            actor = "user" if call.get("actor") == "user" else "agent"
             m = Mutant(task, task, "drop", str(call["tool"]), number, turns=_freeze(mutated))
-            out.append(replace(m, task=_variant(task, m.name)))
+            m = replace(m, actor=actor)
+            out.append(replace(m, task=_variant(task, m.name, mutated)))
     return out
 
 
@@ -195,6 +208,46 @@ class _State:
         if (collection, key) not in self._words:
             self._words[collection, key] = frozenset(_words(self.state[collection][key]))
         return self._words[collection, key]
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def users_own(st: _State) -> frozenset[str]:
+    """Two actors: the keys of the entities the user's own state names (module doc)."""
+    own = {
+        v
+        for name, part in st.state.items()
+        if name not in st.keyed
+        for v in _leaves(part)
+        if isinstance(v, str) and v
+    }
+    if not own:
+        return frozenset()
+    values = {
+        (c, k): {v for v in _leaves(st.state[c][k]) if isinstance(v, str)}
+        for c, ids in st.keyed.items()
+        for k in ids
+    }
+    found: set[tuple[str, str]] = set()
+    for collection, ids in st.keyed.items():
+        for value in own:
+            holders = [k for k in ids if value in values[collection, k]]
+            if len(holders) == 1:  # a value that identifies one entry of the collection
+                found.add((collection, holders[0]))
+    keys = {k for _, k in found}
+    near = {  # one step: what those entries name, and the entries that name them
+        k for (c, k), held in values.items() if held & keys or any(k in values[f] for f in found)
+    }
+    return frozenset(keys | near)
 
 
 def _id_collection(name: str, schema: Any, st: _State) -> str | None:
@@ -329,10 +382,13 @@ def _draw_new(
                 value = gold.get(p)
             if value is None:  # a count or a record: the entity's own, as a last resort
                 value = next((v for v in _found(st.state[home][key], p) if v is not None), None)
+            if value is None and ids[p] is None:  # free text or an amount: a placeholder
+                value = placeholder(schema_of)
             if value is None:
                 why = why or (
                     f"no value for its required parameter {p} (not an entity's ID or field,"
-                    " no enum, default or examples in its schema, no gold call passes it)"
+                    " no enum, default or examples in its schema, no gold call passes it,"
+                    " not free text or a number)"
                 )
                 break
             args[p] = value
@@ -398,7 +454,7 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
     keyed = st.keyed
     if not writes or not keyed:
         return [], []
-    mentioned = concerned(task)
+    mentioned = concerned(task) | (users_own(st) if task.env.user_tools else frozenset())
     turns = plan_turns(task)
     out = []
     skipped: list[str] = []
@@ -406,6 +462,8 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
     for at, calls in enumerate(turns):
         for position, call in enumerate(calls):
             tool = str(call["tool"])
+            if call.get("actor") == "user":
+                continue  # the user's own tools: never a foreign write (module doc)
             if tool not in writes or tool in done or not isinstance(call.get("args"), dict):
                 continue
             done.add(tool)
@@ -417,7 +475,7 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
             mutated[at].insert(position + 1, {"tool": tool, "args": args})
             m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
             m = replace(m, turns=_freeze(mutated))
-            out.append(replace(m, task=_variant(task, m.name)))
+            out.append(replace(m, task=_variant(task, m.name, mutated)))
     for tool in sorted(writes - done):
         drawn = _draw_new(task, tool, mentioned, st)
         if isinstance(drawn, str):
@@ -428,21 +486,42 @@ def _foreign_plan(task: Task) -> tuple[list[Mutant], list[str]]:
         mutated[0].insert(0, {"tool": tool, "args": args})
         m = Mutant(task, task, "foreign", tool, entity=entity, args=args)
         m = replace(m, turns=_freeze(mutated))
-        out.append(replace(m, task=_variant(task, m.name)))
+        out.append(replace(m, task=_variant(task, m.name, mutated)))
     return out, skipped
 
 
+# A task's mutants and skips, by the task object: the audit asks for them four times a
+# task (its answer keys, its run, its grading, its warnings), and drawing the foreign
+# writes reads the whole state (retail: 0.1 s a task). Tasks are frozen; the object is
+# kept with its entry, so an ID is never reused while the entry lives.
+_PLANS: dict[int, tuple[Task, tuple[Mutant, ...], tuple[str, ...]]] = {}
+_PLANS_KEPT = 4096
+
+
+def _planned(task: Task) -> tuple[tuple[Mutant, ...], tuple[str, ...]]:
+    hit = _PLANS.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1], hit[2]
+    foreign, skipped = _foreign_plan(task)
+    made = (*drops(task), *foreign)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.clear()
+    _PLANS[id(task)] = (task, made, tuple(skipped))
+    return made, tuple(skipped)
+
+
 def foreigns(task: Task) -> list[Mutant]:
-    return _foreign_plan(task)[0]
+    return [m for m in _planned(task)[0] if m.kind == "foreign"]
 
 
 def foreign_skips(task: Task) -> list[str]:
     """Why a write tool the gold never calls gets no foreign write (warnings)."""
-    return _foreign_plan(task)[1]
+    return list(_planned(task)[1])
 
 
 def mutants_for(task: Task) -> list[Mutant]:
-    return [*drops(task), *foreigns(task)]
+    """The drop-one mutants, then the foreign writes (worked out once per task object)."""
+    return list(_planned(task)[0])
 
 
 def origin_id(case_id: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 from evalcase import __version__
 from evalcase.audit import AGENTS, AUDIT_VERSION, GOLD, MUTANTS
 from evalcase.audit.agents import SPECS
-from evalcase.audit.keys import keys_for
+from evalcase.audit.keys import keys_for, plan_turns, staged
 from evalcase.audit.mutants import Mutant, mutants_for, origin_id
 from evalcase.audit.verdicts import case_audit
 from evalcase.audit_facts import store
@@ -94,8 +94,12 @@ def needs_parrot(task: Task) -> bool:
 
 
 def tasks_for(agent: str, tasks: Sequence[Task]) -> list[Task]:
+    """The tasks an agent of the audit runs: the gold's and the mutants' with their user
+    side staged (two actors: the user's gold calls scripted, keys.staged)."""
     if agent == MUTANTS:
         return [m.task for t in tasks for m in mutants_for(t)]
+    if agent == GOLD:
+        return [staged(t, plan_turns(t)) for t in tasks]
     return [t for t in tasks if agent != "parrot" or needs_parrot(t)]
 
 

@@ -61,3 +61,33 @@ def example(schema: Any, depth: int = 0) -> Any:
         length = length if isinstance(length, int) and length > 1 else 1
         return "x" * length
     return None
+
+
+PLACEHOLDER = "evalcase audit"
+
+
+def placeholder(schema: Any) -> Any:
+    """A value for a parameter that names nothing: free text (a string schema without
+    ``enum``, ``const``, ``pattern`` or ``format``) or an amount (a number or integer
+    without ``enum``), for the audit's foreign writes: the text ``evalcase audit`` (to
+    ``minLength``/``maxLength``), the amount 1 (within ``minimum``/``maximum``). Else None."""
+    if not isinstance(schema, Mapping) or any(k in schema for k in ("enum", "const")):
+        return None
+    kind = schema.get("type")
+    if kind == "string" and not any(k in schema for k in ("pattern", "format")):
+        low, high = schema.get("minLength"), schema.get("maxLength")
+        text = PLACEHOLDER
+        if isinstance(low, int) and len(text) < low:
+            text = text.ljust(low, ".")
+        if isinstance(high, int) and len(text) > high:
+            text = text[: max(high, 0)]
+        return text
+    if kind in ("number", "integer"):
+        value: int | float = 1
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if isinstance(low, int | float) and not isinstance(low, bool) and value < low:
+            value = low
+        if isinstance(high, int | float) and not isinstance(high, bool) and value > high:
+            value = high
+        return int(value) if kind == "integer" else value
+    return None

@@ -14,5 +14,7 @@ from __future__ import annotations
 
 # Bump when the panel, the oracle or the analysis changes what a finding means: every
 # stored audit then reads as stale (lint EC420) and `evalcase audit` runs again.
-# 2: gold mutants (drop-one, foreign write); 3: foreign writes for tools the gold never calls.
-AUDIT_VERSION = "3"
+# 2: gold mutants (drop-one, foreign write); 3: foreign writes for tools the gold never calls;
+# 4: two actors (the user's gold calls played by a scripted user, drop-one mutants of them,
+# entities the user's own state names concerned), placeholders for free text and amounts.
+AUDIT_VERSION = "4"

@@ -781,13 +781,21 @@ def _initial_state(
     return merged, tuple(state_ids), conversation
 
 
+Expansions = dict[str, Mapping[str, Any] | definitions.DefinitionError]
+
+
 def _with_definitions(
-    case: Mapping[str, Any], fixtures: Mapping[str, Mapping[str, Any]], problems: list[Problem]
+    case: Mapping[str, Any],
+    fixtures: Mapping[str, Mapping[str, Any]],
+    problems: list[Problem],
+    expansions: Expansions | None = None,
 ) -> tuple[Mapping[str, Mapping[str, Any]], list[str]]:
     """``fixtures`` with the shared CEL definitions (``data.uses``) expanded into every
     tool fixture the case offers, the agent's and the user's (evalcase.contract.definitions),
     and the ``cel`` fixtures they use: part of the case's digest and fixture versions,
-    so a changed definition changes every case whose tools call it."""
+    so a changed definition changes every case whose tools call it. ``expansions``: each
+    tool's expansion by name, kept by a caller that builds many cases from this same
+    ``fixtures`` (a dataset's load), so that a tool is expanded once, not once per case."""
     environment = _dict(case.get("environment"))
     simulator = _dict(case.get("user_simulator"))
     names = _unique(
@@ -803,7 +811,12 @@ def _with_definitions(
         fixture = fixtures.get(name)
         if fixture is None or fixture.get("kind") != "tool" or not definitions.uses_of(fixture):
             continue
-        expanded = definitions.expand_tool(fixture, fixtures)
+        if expansions is not None and name in expansions:
+            expanded = expansions[name]
+        else:
+            expanded = definitions.expand_tool(fixture, fixtures)
+            if expansions is not None:
+                expansions[name] = expanded
         if isinstance(expanded, definitions.DefinitionError):
             problems.append(Problem(f"tool {name}", expanded.message))
             continue
@@ -990,9 +1003,12 @@ def build_task(
     refs: Iterable[tuple[str, str, str]] = (),
     dataset_id: str = "",
     path: str = "",
+    expansions: Expansions | None = None,
 ) -> Task | list[Problem]:
     """The Task of one case (see the module documentation). ``refs``: the case's
-    references ``(field, kind, target)`` (``CaseFacts.refs``); each must resolve."""
+    references ``(field, kind, target)`` (``CaseFacts.refs``); each must resolve.
+    ``expansions``: kept across the cases built from the same ``fixtures``
+    (:func:`_with_definitions`)."""
     problems: list[Problem] = []
     used: dict[str, None] = {}
     # Every reference resolves (the same references lint checks).
@@ -1002,7 +1018,7 @@ def build_task(
             problems.append(Problem(field_name, f"{target!r} resolves to no fixture"))
         used.update(dict.fromkeys(hits))
 
-    fixtures, definition_ids = _with_definitions(case, fixtures, problems)
+    fixtures, definition_ids = _with_definitions(case, fixtures, problems, expansions)
     used.update(dict.fromkeys(definition_ids))
     environment = _dict(case.get("environment"))
     effective_at = _effective_at(case)

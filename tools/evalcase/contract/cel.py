@@ -447,9 +447,11 @@ def literal(value: Any, budget: int = _LITERAL_NODES) -> str | None:
         if isinstance(v, float):
             return v == v and v not in (float("inf"), float("-inf"))
         if type(v) is list:
-            return all(fits(x) for x in v)
+            return nodes[0] + len(v) <= budget and all(fits(x) for x in v)
         if type(v) is dict:
-            return all(type(k) is str and fits(x) for k, x in v.items())
+            return nodes[0] + len(v) <= budget and all(
+                type(k) is str and fits(x) for k, x in v.items()
+            )
         return False
 
     if not fits(value):
@@ -486,7 +488,10 @@ class Scopes:
     as a literal binding around the expression (``[value].map(name, expression)[0]``),
     so the large, unchanged state keys stay converted; a large one gets a new activation.
     The caller must :meth:`invalidate` a name whose object it changed in place (the
-    environment does for every state change). What an evaluation builds stays in its
+    environment does for every state change). A name's literal (or that it has none: a
+    large state key) is worked out once per object and change, not per evaluation: an
+    unchanged collection of 1,000 orders is not walked again by every expression that
+    reads it while an older activation lacks it. What an evaluation builds stays in its
     activation until the activation goes: one that has grown the process by 64 MB after
     a comprehension is let go."""
 
@@ -496,6 +501,7 @@ class Scopes:
         self.conversions: dict[str, int] = {}  # name -> times converted (for tests, docs)
         self.activations = 0
         self._tokens: dict[str, tuple[Any, int]] = {}
+        self._literals: dict[str, tuple[Any, str | None]] = {}  # name -> (object, literal)
 
     def invalidate(self, names: Iterable[str]) -> None:
         """These names' objects changed in place: never read their old conversions."""
@@ -505,6 +511,16 @@ class Scopes:
         self._entries = [e for e in self._entries if len(e.stale) < len(e.data) or not e.data]
         for name in gone:
             self._tokens.pop(name, None)
+            self._literals.pop(name, None)
+
+    def _literal(self, name: str, value: Any) -> str | None:
+        """:func:`literal` of ``value``, kept while ``name`` is bound to this unchanged object."""
+        held = self._literals.get(name)
+        if held is not None and held[0] is value:
+            return held[1]
+        text = literal(value)
+        self._literals[name] = (value, text)
+        return text
 
     def pin(self, name: str, value: Any, token: int) -> None:
         """Give ``value``, bound to ``name``, a token from :func:`content_token`: the caller
@@ -533,7 +549,7 @@ class Scopes:
             others = roots - same
             for r in others:
                 if r not in literals:
-                    literals[r] = literal(variables[r])
+                    literals[r] = self._literal(r, variables[r])
             if any(literals[r] is None for r in others):
                 continue
             score = len(same & entry.warm) * 2 + len(same)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcase.config import Config, load_config
-from evalcase.contract.build import Problem, build_task
+from evalcase.contract.build import Expansions, Problem, build_task
 from evalcase.contract.prompt import KIND as PROMPT_KIND
 from evalcase.contract.prompt import Prompt, prompt_of
 from evalcase.contract.task import Task
@@ -137,6 +137,7 @@ def load_dataset(
     # among all of them): with the same blobs, the task an earlier load built.
     fixture_blobs = tuple(sorted((f.path, blobs.get(f.path, "")) for f in index.fixtures))
     keyed = all(_keyed(blob) for _path, blob in fixture_blobs)
+    expansions: Expansions = {}  # every case's tools are these fixtures: expanded once
     for entry in content.cases:
         task_key = (dataset_id, entry.path, blobs.get(entry.path, ""), fixture_blobs)
         if keyed and _keyed(task_key[2]) and task_key in memo.tasks:
@@ -154,6 +155,7 @@ def load_dataset(
             refs=[(f, k, t) for f, k, t, _l, _c in facts.refs],
             dataset_id=dataset_id,
             path=entry.path,
+            expansions=expansions,
         )
         if isinstance(built, Task):
             tasks.append(built)
