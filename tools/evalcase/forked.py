@@ -63,14 +63,17 @@ def run(jobs: Sequence[Callable[[], T]], weights: Sequence[float] | None = None)
     if len(jobs) < 2 or sum(costs) < MIN_WEIGHT or not _can_fork():
         return [job() for job in jobs]
     cut = min(max(_split(costs), 1), len(jobs) - 1)
-    pid = -1
     read_end, write_end = os.pipe()
     gc.freeze()  # the child's collections leave this process's objects (and pages) alone
     try:
         pid = os.fork()
-    finally:
-        if pid != 0:
-            gc.unfreeze()
+    except OSError:  # no process to be had (a limit): all of it here
+        gc.unfreeze()
+        os.close(read_end)
+        os.close(write_end)
+        return [job() for job in jobs]
+    if pid != 0:
+        gc.unfreeze()
     if pid == 0:  # the child: its part, to the pipe, then gone
         code = 0
         try:
