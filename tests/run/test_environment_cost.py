@@ -6,6 +6,7 @@ Counts, not times (times are in benchmarks/tau2_bench.py and docs/performance.md
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from typing import Any
 
@@ -94,6 +95,31 @@ def test_a_call_converts_the_state_once_whatever_it_evaluates() -> None:
 def test_the_worker_is_sent_the_state_once_not_per_evaluation() -> None:
     # Expressions with + or a comprehension run in a worker (bounded): the state goes by
     # token after the first time.
+    _state_sent_once()
+
+
+def test_the_state_is_sent_once_however_many_workers_are_idle() -> None:
+    # Earlier work leaves idle workers (up to 32) in the process; evaluations one after
+    # another go to the worker used last, which holds the state, not to the next idle one
+    # in line (which alternated between two idle workers: the state sent twice, and this
+    # file's test above passed or failed by what ran before it in its process).
+    from evalcase.run import celworker
+
+    spare = [celworker.Worker(celworker.DEFAULT_MEMORY_MB) for _ in range(2)]
+    with celworker._lock:
+        celworker._idle[:0] = spare
+    try:
+        _state_sent_once()
+    finally:
+        with celworker._lock:
+            for worker in spare:
+                if worker in celworker._idle:
+                    celworker._idle.remove(worker)
+        for worker in spare:
+            worker.kill()
+
+
+def _state_sent_once() -> None:
     search = tool(
         "search",
         schema=SCHEMA,
@@ -107,7 +133,11 @@ def test_the_worker_is_sent_the_state_once_not_per_evaluation() -> None:
             },
         ),
     )
-    spec = job(view("x", tools=(search,)), (search,), state=state(3000)).env
+    orders = state(3000)
+    # orders no earlier test sent (a worker keeps a value by its content: the same orders
+    # sent by an earlier test in this process would rightly not be sent again)
+    orders["orders"]["ORDER_0"]["note"] = secrets.token_hex(8)
+    spec = job(view("x", tools=(search,)), (search,), state=orders).env
     env = Environment(spec, Recorder())
     before = celworker.SENT.get("orders", 0)
     with bounded(time.monotonic() + 120):

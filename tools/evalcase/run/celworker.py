@@ -152,8 +152,8 @@ def evaluate(
     """``cel.evaluate(source, variables)`` in a worker; WorkerTimeout at the deadline,
     WorkerFailed when the worker died (its memory limit). With ``scopes``, large values
     go by token (sent once per worker)."""
-    with _lock:
-        worker = next((w for w in _idle if w.memory_mb == memory_mb), None)
+    with _lock:  # the worker used last: it holds the values sent to it by token
+        worker = next((w for w in reversed(_idle) if w.memory_mb == memory_mb), None)
         if worker is not None:
             _idle.remove(worker)
     if worker is None:
