@@ -155,3 +155,20 @@ def test_staged_contents_of_many_long_paths_never_deadlock(tmp_path: Path) -> No
     found = Repo(repo).staged_contents([*rel, "datasets/not_staged.yaml", "has space.yaml"])
     assert len(found) == 1200
     assert found[rel[777]] == f"case_id: {names[777]}\n".encode()
+
+
+def test_a_repo_nobody_closed_ends_its_cat_file_process_when_it_goes(repo: Path) -> None:
+    # A snapshot a command dropped (the grading load of a run's commit) kept its
+    # `git cat-file --batch` running until the process exited: one per in-process run.
+    import gc
+
+    from evalcase.files import GitTree
+
+    tree = GitTree(repo, Repo(repo).rev_parse("HEAD"))
+    files = tree.files()
+    assert tree.read([files[0].path])
+    proc = tree.repo._cat
+    assert proc is not None and proc.poll() is None
+    del tree
+    gc.collect()
+    assert proc.wait(timeout=30) is not None  # ended, not left running

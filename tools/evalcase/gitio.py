@@ -27,6 +27,7 @@ from every path git returns, so nothing above this module knows about the prefix
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -275,6 +276,13 @@ class Repo:
         if not self.prefix:
             return path
         return path[len(self.prefix) :] if path.startswith(self.prefix) else None
+
+    def __del__(self) -> None:
+        # A Repo nobody closed (a snapshot a command dropped, a library caller's) ends its
+        # cat-file process when it goes; a process left running is not ended by its
+        # Popen object, so it stayed until this process exited.
+        with contextlib.suppress(Exception):
+            self._stop_cat_file()
 
     def close(self) -> None:
         self._stop_cat_file()
