@@ -24,7 +24,7 @@ from evalcase.lint.base import FileContext, reporter
 from evalcase.lint.semantic import data_of
 from evalcase.loader import Document, capped
 from evalcase.model import FileKind, Finding, Severity
-from evalcase.placeholders import PREFIX, is_placeholder, make
+from evalcase.placeholders import PREFIX, is_placeholder
 
 CODE = "EC451"
 NAME = "placeholder"
@@ -32,8 +32,6 @@ SEVERITY = Severity.ERROR
 SCOPE = "file"
 
 report = reporter(CODE, NAME, SEVERITY)
-
-__all__ = ["PREFIX", "check", "dotted", "is_placeholder", "make"]
 
 
 def _clip(text: object, limit: int = 60) -> str:
