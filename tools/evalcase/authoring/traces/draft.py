@@ -209,24 +209,6 @@ class FixtureJob:
     render: Callable[[], tuple[str, tuple[str, ...]]]
 
 
-def fixture_files(
-    config: Config,
-    calls: dict[str, list[ToolCall]],
-    origin: str,
-    redacted: bool,
-    notes: list[str],
-    definitions: Mapping[str, ToolDefinition] | None = None,
-) -> tuple[list[PlannedFile], dict[str, str]]:
-    """The tool fixtures to write and each tool's fixture version (rendered here)."""
-    jobs, versions = fixture_jobs(config, calls, origin, redacted, notes, definitions)
-    files = []
-    for job in jobs:
-        text, said = job.render()
-        notes.extend(said)
-        files.append(PlannedFile(job.path, text, job.what))
-    return files, versions
-
-
 def fixture_jobs(
     config: Config,
     calls: dict[str, list[ToolCall]],
@@ -413,71 +395,77 @@ def _inserted(
     before item ``at`` (or after the last), and ``fixture_version`` set: every other line
     kept as it is (comments included), without dumping the whole file again. None when
     the list is not a block list the text can be cut at (the caller dumps it whole)."""
-    from evalcase.loader import load
-    from evalcase.yamlwrite import dump_plain, set_scalars
+    from evalcase.yamlwrite import dump_plain
 
     if not existing or not hasattr(existing, "lc") or existing.fa.flow_style():
         return None
-    bumped = set_scalars(text, {("fixture_version",): version})
-    lines = bumped.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+    bumped, lines = _bumped_lines(text, version)
     line, column = existing.lc.item(min(at, len(existing) - 1))
     dash = column - 2
     if line >= len(lines) or lines[line][dash : dash + 1] != "-":
         return None
-    if at < len(existing):
-        cut = line
-    else:  # after the last item: the first line indented at most the dash's column
-        cut = line + 1
-        while cut < len(lines):
-            stripped = lines[cut].strip()
-            indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
-            if stripped and not stripped.startswith("#") and indent <= dash:
-                break
-            cut += 1
-        while cut > line + 1 and not lines[cut - 1].strip():
-            cut -= 1
+    # before item ``at``, or after the last item's block
+    cut = line if at < len(existing) else _block_end(lines, line, dash)
     # not verified alone: the whole result is read back below
     block = dump_plain({"responses": new}, verify=False).splitlines(keepends=True)[1:]
     pad = " " * dash
     moved = [pad + b[2:] if b.strip() else b for b in block]
     result = "".join(lines[:cut] + moved + lines[cut:])
-    expected = load("a", bumped.encode("utf-8")).data
-    responses = expected["data"]["responses"]
-    expected["data"]["responses"] = responses[:at] + new + responses[at:]
-    back = load("b", result.encode("utf-8"))
-    return result if not back.findings and back.data == expected else None
+    return _reads_back(result, bumped, lambda old: old[:at] + new + old[at:])
 
 
 def _added(text: str, data: Any, inner: Any, new: list[dict[str, Any]], version: str) -> str | None:
     """``text`` with a ``responses`` list of ``new`` added as the last key of its block
     mapping ``data``, and ``fixture_version`` set; None when that cannot be cut in."""
-    from evalcase.loader import load
-    from evalcase.yamlwrite import dump_plain, set_scalars
+    from evalcase.yamlwrite import dump_plain
 
     if not inner or not hasattr(inner, "lc") or inner.fa.flow_style():
         return None
-    bumped = set_scalars(text, {("fixture_version",): version})
-    lines = bumped.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+    bumped, lines = _bumped_lines(text, version)
     key_line, key_column = data.lc.key("data")
     child = inner.lc.key(next(iter(inner)))[1]
-    cut = key_line + 1
-    while cut < len(lines):
-        stripped = lines[cut].strip()
-        indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
-        if stripped and not stripped.startswith("#") and indent <= key_column:
-            break
-        cut += 1
-    while cut > key_line + 1 and not lines[cut - 1].strip():
-        cut -= 1
+    cut = _block_end(lines, key_line, key_column)
     block = dump_plain({"responses": new}, verify=False).splitlines(keepends=True)
     pad = " " * child
     moved = [pad + b if b.strip() else b for b in block]
     result = "".join(lines[:cut] + moved + lines[cut:])
+    return _reads_back(result, bumped, lambda _: new)
+
+
+def _bumped_lines(text: str, version: str) -> tuple[str, list[str]]:
+    """``text`` with ``fixture_version`` set, and its lines (the last one ended)."""
+    from evalcase.yamlwrite import set_scalars
+
+    bumped = set_scalars(text, {("fixture_version",): version})
+    lines = bumped.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return bumped, lines
+
+
+def _block_end(lines: list[str], start: int, column: int) -> int:
+    """Where the block opened on line ``start`` ends: the first later line that is not
+    blank or a comment and is indented at most ``column``, before any blank lines."""
+    cut = start + 1
+    while cut < len(lines):
+        stripped = lines[cut].strip()
+        indent = len(lines[cut]) - len(lines[cut].lstrip(" "))
+        if stripped and not stripped.startswith("#") and indent <= column:
+            break
+        cut += 1
+    while cut > start + 1 and not lines[cut - 1].strip():
+        cut -= 1
+    return cut
+
+
+def _reads_back(
+    result: str, bumped: str, responses: Callable[[list[Any]], list[Any]]
+) -> str | None:
+    """``result`` when it reads back as ``bumped``'s data with ``data.responses`` made
+    ``responses(old responses)``; None otherwise (the caller dumps the file whole)."""
+    from evalcase.loader import load
+
     expected = load("a", bumped.encode("utf-8")).data
-    expected["data"]["responses"] = new
+    expected["data"]["responses"] = responses(expected["data"].get("responses") or [])
     back = load("b", result.encode("utf-8"))
     return result if not back.findings and back.data == expected else None
