@@ -13,6 +13,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.loader import load
+from evalcase.model import FatalError
 from tests.authoring import otlp_samples as otlp
 from tests.helpers import BASE_REPO, REPO_ROOT, commit_all, init_repo, invoke
 
@@ -312,6 +313,33 @@ def test_more_spans_than_the_bound_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2  # type: ignore[attr-defined]
     assert "more than 100,000 spans in one import (the bound)" in proc.stderr  # type: ignore[attr-defined]
     assert files(repo) == before
+
+
+def test_the_bound_across_an_inbox_stops_the_reading_where_it_is_crossed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four files of 6 spans against a bound of 10: the second file crosses it, and the
+    # files after it are not read (held in memory) before the error.
+    import evalcase.authoring.traces as traces
+
+    monkeypatch.setattr(traces, "MAX_SPANS", 10)
+    read: list[str] = []
+    real = traces.read_file
+
+    def counted(path: Path, shown: str, budget: int):  # type: ignore[no-untyped-def]
+        read.append(path.name)
+        return real(path, shown, budget)
+
+    monkeypatch.setattr(traces, "read_file", counted)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for f in range(4):
+        spans = [{"traceId": otlp.TRACE, "spanId": f"{f:08x}{i:08x}", "name": "x"}
+                 for i in range(6)]  # fmt: skip
+        (inbox / f"{f}.jsonl").write_bytes(_line(spans))
+    with pytest.raises(FatalError, match=r"1\.jsonl:1: more than .* spans in one import"):
+        traces.read_spans(inbox)
+    assert read == ["0.jsonl", "1.jsonl"]
 
 
 def test_hostile_spans_are_skipped_with_their_reason_and_nothing_leaves_the_repository(

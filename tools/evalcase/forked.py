@@ -44,7 +44,7 @@ def _can_fork() -> bool:
     )
 
 
-def _split(weights: Sequence[float]) -> int:
+def split(weights: Sequence[float]) -> int:
     """The number of leading jobs holding about half of the weight."""
     half, total = sum(weights) / 2, 0.0
     for n, weight in enumerate(weights):
@@ -62,7 +62,7 @@ def run(jobs: Sequence[Callable[[], T]], weights: Sequence[float] | None = None)
         raise ValueError("one weight per job")
     if len(jobs) < 2 or sum(costs) < MIN_WEIGHT or not _can_fork():
         return [job() for job in jobs]
-    cut = min(max(_split(costs), 1), len(jobs) - 1)
+    cut = min(max(split(costs), 1), len(jobs) - 1)
     read_end, write_end = os.pipe()
     gc.freeze()  # the child's collections leave this process's objects (and pages) alone
     try:

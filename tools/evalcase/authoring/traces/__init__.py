@@ -35,6 +35,7 @@ from evalcase.authoring.traces.model import (
 from evalcase.authoring.traces.otlp import TraceError, read_file, sniff, too_many
 from evalcase.config import Config
 from evalcase.forked import run as run_jobs
+from evalcase.forked import split
 from evalcase.model import FatalError, FileKind
 
 _DATASET = re.compile(r"^[a-z][a-z0-9_]{0,127}$")
@@ -55,13 +56,15 @@ def trace_files(path: Path) -> list[Path]:
 
 
 def read_spans(path: Path) -> tuple[list[Span], list[Skipped]]:
-    """Every span of the file or folder, files read in name order (about half of them in
-    a forked child on a second core, evalcase.forked); at most MAX_SPANS in all."""
+    """Every span of the file or folder, files read in name order, at most MAX_SPANS in
+    all: the files in two groups of about equal size, the first read in a forked child
+    on a second core (evalcase.forked), each group stopping at the bound as it reads."""
     files = trace_files(path)
-    read = run_jobs(
-        [partial(_read_one, file) for file in files],
-        [_size(file) / 17_000 for file in files],  # about 0.5 ms of reading a unit
-    )
+    sizes = [_size(file) / 17_000 for file in files]  # about 0.5 ms of reading a unit
+    cut = split(sizes)
+    parts = [(g, w) for g, w in ((files[:cut], sum(sizes[:cut])), (files[cut:], sum(sizes[cut:])))
+             if g]  # fmt: skip
+    read = run_jobs([partial(_read_group, g) for g, _ in parts], [w for _, w in parts])
     spans: list[Span] = []
     skipped: list[Skipped] = []
     for more, left in read:
@@ -73,11 +76,17 @@ def read_spans(path: Path) -> tuple[list[Span], list[Skipped]]:
     return spans, skipped
 
 
-def _read_one(file: Path) -> tuple[list[Span], list[Skipped]]:
-    try:
-        return read_file(file, file.name, MAX_SPANS)
-    except TraceError as exc:
-        raise FatalError(f"{exc}; nothing written") from None
+def _read_group(files: list[Path]) -> tuple[list[Span], list[Skipped]]:
+    spans: list[Span] = []
+    skipped: list[Skipped] = []
+    for file in files:
+        try:
+            more, left = read_file(file, file.name, MAX_SPANS - len(spans))
+        except TraceError as exc:
+            raise FatalError(f"{exc}; nothing written") from None
+        spans.extend(more)
+        skipped.extend(left)
+    return spans, skipped
 
 
 def _size(file: Path) -> int:
