@@ -18,6 +18,7 @@ from evalcase.config import load_config
 from evalcase.run import source
 from tests.helpers import commit_all, init_repo, invoke
 from tests.run.openai_server import Server, completion
+from tests.run.two_actors_repo import USER_TOOL as TOGGLE  # the user's own phone tool
 
 STATE = """fixture_id: phone_and_lines
 fixture_version: v1
@@ -33,28 +34,6 @@ data:
   lines:
     L1: {line_id: L1, status: active, number: "0101"}
     L2: {line_id: L2, status: active, number: "0102"}
-"""
-
-TOGGLE = """fixture_id: toggle_airplane_mode
-fixture_version: v1
-kind: tool
-description: The user turns airplane mode on or off on their own phone.
-source: synthetic
-desensitized: true
-data:
-  name: toggle_airplane_mode
-  side_effect: true
-  parameters:
-    type: object
-    properties: {on: {type: boolean}}
-    required: ["on"]
-    additionalProperties: false
-  responses:
-    - when: 'true'
-      result_from: '{"airplane_mode": args.on}'
-      state_change:
-        - {set: device.airplane_mode, value_from: args.on}
-        - {set: device.signal, value_from: 'args.on ? "none" : "full"'}
 """
 
 FIND = """fixture_id: find_line
