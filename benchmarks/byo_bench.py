@@ -37,6 +37,7 @@ import json
 import os
 import select
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -292,8 +293,6 @@ def concurrent_row(n: int, concurrency: int) -> None:
         direct = direct_run(agent, direct_stub.port, n, concurrency)
     finally:
         stop_stub(direct_stub)
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
     print(
         f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
