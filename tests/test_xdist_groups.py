@@ -46,12 +46,15 @@ def test_a_module_fixture_is_built_once_and_loose_tests_spread(tmp_path: Path) -
         (suite / name).write_text(SHARED, "utf-8")
     (suite / "test_loose.py").write_text(LOOSE, "utf-8")
     built, ran = tmp_path / "built.jsonl", tmp_path / "ran.jsonl"
+    # Its own base temporary folder: in the shared one (/tmp/pytest-of-USER) the inner
+    # pytest would clean up earlier runs' folders, a whole suite's of files (up to 30 s
+    # here), and those of another test run on the machine.
     env = {**os.environ, "BUILT_LOG": str(built), "RAN_LOG": str(ran)}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
          "-p", "tests.xdist_groups", "-p", "no:cacheprovider", "-c", os.devnull,
-         "--rootdir", str(suite), str(suite)],
+         "--basetemp", str(tmp_path / "inner-temp"), "--rootdir", str(suite), str(suite)],
         cwd=suite, env=env, capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
