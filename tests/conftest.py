@@ -46,7 +46,10 @@ def _collector_as_found() -> Iterator[None]:
 def _judge_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Judge answers are cached in the user cache directory by default: tests keep theirs
     in a temporary folder (and never reuse another test's)."""
-    monkeypatch.setenv("EVALCASE_JUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("judge-cache")))
+    # tempfile, not tmp_path_factory.mktemp: that lists the whole base folder to number
+    # each new folder, and every test of the worker adds one or two there.
+    folder = tempfile.mkdtemp(prefix="judge-cache-", dir=tmp_path_factory.getbasetemp())
+    monkeypatch.setenv("EVALCASE_JUDGE_CACHE_DIR", folder)
 
 
 @pytest.fixture
