@@ -69,18 +69,18 @@ def attrs(span: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def collected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """A repository whose collect (marked traces only) received two conversations: a bad
-    one (marked thumbs_down) and a fine one (not marked)."""
+    """A repository whose collect (marked traces only) received two conversations of one
+    agent process, each exported before the next: a bad one (marked thumbs_down) and a
+    fine one (not marked)."""
     repo = init_repo(tmp_path_factory.mktemp("traced") / "repo")
     proc, url = start_collect("--only-marked", "user.feedback=thumbs_down", cwd=repo)
     try:
         with serving(model_server()) as model:
-            for message, feedback in ((BAD, ["thumbs_down"]), (FINE, [])):
-                run = subprocess.run(
-                    [sys.executable, str(AGENT), model + "/v1", url, message, *feedback],
-                    env=ENV, capture_output=True, text=True, timeout=120, check=False,
-                )  # fmt: skip
-                assert run.returncode == 0, run.stderr
+            run = subprocess.run(
+                [sys.executable, str(AGENT), model + "/v1", url, BAD, "thumbs_down", FINE, ""],
+                env=ENV, capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+            assert run.returncode == 0, run.stderr
     finally:
         err = stop(proc)
     yield repo, err

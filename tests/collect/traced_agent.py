@@ -1,10 +1,13 @@
 """An OpenAI Agents SDK agent instrumented with OpenTelemetry from PyPI (OpenInference's
 instrumentation, the SDK's BatchSpanProcessor and the OTLP/HTTP protobuf exporter), run
-as its own process: ``python traced_agent.py MODEL_URL OTLP_URL MESSAGE [FEEDBACK]``.
+as its own process: ``python traced_agent.py MODEL_URL OTLP_URL MESSAGE FEEDBACK
+[MESSAGE FEEDBACK ...]``, one conversation per pair, in turn (a service's process serves
+many).
 
-It answers one user message with two tools (``order_lookup``, ``refund_policy``) and a
-model at MODEL_URL; the whole run is under one span ``conversation`` that carries
-``user.feedback`` = FEEDBACK when given (the marking ``collect --only-marked`` keeps)."""
+It answers each user message with two tools (``order_lookup``, ``refund_policy``) and a
+model at MODEL_URL; each conversation is under one span ``conversation`` (a trace of its
+own) that carries ``user.feedback`` = FEEDBACK when it is not empty (the marking
+``collect --only-marked`` keeps), and its spans are exported before the next one starts."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import sys
 ORDERS = {"A-1001": {"status": "delayed", "eta": "2026-12-12"}}
 
 
-def main(model_url: str, otlp_url: str, message: str, feedback: str | None) -> None:
+def main(model_url: str, otlp_url: str, conversations: list[tuple[str, str]]) -> None:
     import agents
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -49,14 +52,16 @@ def main(model_url: str, otlp_url: str, message: str, feedback: str | None) -> N
         model=agents.OpenAIChatCompletionsModel(model="scripted", openai_client=client),
     )
     tracer = provider.get_tracer("shop-assistant")
-    with tracer.start_as_current_span("conversation") as span:
-        if feedback:
-            span.set_attribute("user.feedback", feedback)
-        result = asyncio.run(agents.Runner.run(agent, message))
-    print(result.final_output)
-    provider.force_flush()
+    for message, feedback in conversations:
+        with tracer.start_as_current_span("conversation") as span:
+            if feedback:
+                span.set_attribute("user.feedback", feedback)
+            result = asyncio.run(agents.Runner.run(agent, message))
+        print(result.final_output)
+        provider.force_flush()
     provider.shutdown()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+    rest = sys.argv[3:]
+    main(sys.argv[1], sys.argv[2], list(zip(rest[::2], rest[1::2], strict=True)))

@@ -4,23 +4,28 @@ processes (sandboxed where bubblewrap works), real MCP and model proxy, against 
 deterministic model on 127.0.0.1 (tests.run.byo_model), compared with ``openai:`` on the
 same model: the same calls, state diff and verdict per case.
 
-Each framework's process imports it once per attempt (2-4 s), so the per-framework runs
-take a covering subset of english_support_set (both agent cases, a policy case, an intent
-case); the OpenAI Agents SDK runs the whole set once, and its subset is that run's
-records of the subset's cases (the same agent on the same deterministic model: four of its
-processes fewer)."""
+Each framework's process imports it once per attempt (2-4 s of CPU), so the
+per-framework runs take a covering subset of english_support_set (both agent cases, a
+policy case, an intent case); the OpenAI Agents SDK runs the whole set once, and its
+subset is that run's records of the subset's cases (the same agent on the same
+deterministic model: four of its processes fewer). Every run is made once per module
+(``runs``) and read by each test whose claim it carries: LangGraph's and PydanticAI's
+subsets are their streamed run of the confirmation case (the streaming test's) and their
+plain run of the other three, so both paths match ``openai:``; the SDK's streaming test
+reads the guardrail test's streamed run. The runner runs in this process (``invoke``);
+the agents are real processes."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import bundled_repo, commit_all, run_cli
+from tests.helpers import bundled_repo, commit_all, invoke
 from tests.run.byo_model import ModelServer
 
 pytestmark = pytest.mark.slow
@@ -37,6 +42,17 @@ SUBSET = (
     "llm_intent_refund_request_001",
 )
 CANCEL = "agent_state_order_cancel_confirmed_001"
+# The subset's cases but the confirmation case, which LangGraph's and PydanticAI's
+# subsets take from their streamed run of it.
+REST = (
+    "--select",
+    "agent_status_shipped_order_002",
+    "--select",
+    "rag_policy_return_window_001",
+    "--select",
+    "llm_intent_refund_request_001",
+)
+Runs = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +72,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, server: ModelServer) -> Path:
             ("", "english-1", ""),
             ("_stream", "english-1", " --stream"),
             ("_eager", "eager-1", ""),
+            ("_eager_stream", "eager-1", " --stream"),
         ):
             spec = f"cmd:{{python}} examples/support_{name}/agent.py{flag}"
             upstream = f'base_url = "{server.url}", api_key_env = "{KEY_ENV}", model = "{model}"'
@@ -81,7 +98,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, server: ModelServer) -> Path:
 
 
 def run(repo: Path, agent: str, *args: str) -> dict[str, Any]:
-    proc = run_cli(
+    proc = invoke(
         "run",
         DATASET,
         "--agent",
@@ -105,6 +122,8 @@ def run(repo: Path, agent: str, *args: str) -> dict[str, Any]:
     ]
     assert not any(KEY in t for t in texts), "the upstream key is in a record or report"
     return {
+        "run_dir": run_dir,
+        "report_dir": report_dir,
         "records": records,
         "verdicts": {c["case_id"]: c["status"] for c in report["cases"]},
         # One gate per prompt the run used ("overall [intent_labels_en@v1]"): by name.
@@ -129,14 +148,46 @@ def calls(record: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture(scope="module")
-def baseline(repo: Path) -> dict[str, Any]:
-    return run(repo, "openai_english")
+def runs(repo: Path) -> Runs:
+    """``run`` made once per agent and arguments in this module: each test that reads a
+    run asks for it here, whichever test runs first."""
+    done: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def get(agent: str, *args: str) -> dict[str, Any]:
+        key = (agent, *args)
+        if key not in done:
+            done[key] = run(repo, agent, *args)
+        return done[key]
+
+    return get
 
 
 @pytest.fixture(scope="module")
-def sdk_whole_set(repo: Path) -> dict[str, Any]:
+def baseline(runs: Runs) -> dict[str, Any]:
+    return runs("openai_english")
+
+
+def sdk_whole_set(runs: Runs) -> dict[str, Any]:
     """The Agents SDK's one run of the whole set (its subset test reads it too)."""
-    return run(repo, "support_sdk")
+    return runs("support_sdk")
+
+
+def streamed_cancel(runs: Runs, framework: str) -> dict[str, Any]:
+    """The framework's streamed run of the confirmation case: the SDK's is the guardrail
+    test's (the eager model, whose early cancellation the guardrail refuses: then the same
+    calls as ``english-1``'s), the others' the plain model's."""
+    suffix = "_eager_stream" if framework == "sdk" else "_stream"
+    return runs(f"support_{framework}{suffix}", "--select", CANCEL)
+
+
+def merged(plain: dict[str, Any], streamed: dict[str, Any]) -> dict[str, Any]:
+    """Two runs' records and verdicts as one; the gates of the run that holds the P0 case
+    (the confirmation case, the only one the P0 gate counts: the plain run has none)."""
+    return {
+        "records": {**plain["records"], **streamed["records"]},
+        "verdicts": {**plain["verdicts"], **streamed["verdicts"]},
+        "gates": streamed["gates"],
+    }
 
 
 def subset_of(got: dict[str, Any]) -> dict[str, Any]:
@@ -163,12 +214,13 @@ def same_as_baseline(got: dict[str, Any], baseline: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_each_framework_matches_openai_on_a_covering_subset(
-    repo: Path, baseline: dict[str, Any], request: pytest.FixtureRequest, framework: str
+    runs: Runs, baseline: dict[str, Any], framework: str
 ) -> None:
     if framework == "sdk":
-        got = subset_of(request.getfixturevalue("sdk_whole_set"))
-    else:
-        got = run(repo, f"support_{framework}", *SUBSET)
+        got = subset_of(sdk_whole_set(runs))
+    else:  # the plain agent on three cases, the streamed one on the confirmation case
+        got = merged(runs(f"support_{framework}", *REST), streamed_cancel(runs, framework))
+    assert set(got["records"]) == set(subset_of(baseline)["records"])
     assert len(got["records"]) == 4
     same_as_baseline(got, baseline)
     cancel = got["records"][CANCEL]
@@ -180,9 +232,9 @@ def test_each_framework_matches_openai_on_a_covering_subset(
 
 
 def test_the_agents_sdk_matches_openai_on_the_whole_set(
-    sdk_whole_set: dict[str, Any], baseline: dict[str, Any]
+    runs: Runs, baseline: dict[str, Any]
 ) -> None:
-    got = sdk_whole_set
+    got = sdk_whole_set(runs)
     assert set(got["records"]) == set(baseline["records"]) and len(got["records"]) == 10
     same_as_baseline(got, baseline)
     assert got["gates"] == baseline["gates"]
@@ -190,9 +242,9 @@ def test_the_agents_sdk_matches_openai_on_the_whole_set(
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_streaming_is_passed_through_and_recorded(
-    repo: Path, baseline: dict[str, Any], framework: str
+    runs: Runs, baseline: dict[str, Any], framework: str
 ) -> None:
-    got = run(repo, f"support_{framework}_stream", "--select", CANCEL)
+    got = streamed_cancel(runs, framework)
     same_as_baseline(got, baseline)
     model_calls = got["records"][CANCEL]["model_calls"]
     assert model_calls and all(m["stream"] and m["status"] == 200 for m in model_calls)
@@ -200,15 +252,16 @@ def test_streaming_is_passed_through_and_recorded(
 
 
 def test_a_guardrail_refused_call_is_a_proposal_and_the_gate_judges_what_the_agent_did(
-    repo: Path, baseline: dict[str, Any]
+    runs: Runs, baseline: dict[str, Any]
 ) -> None:
     # The eager model proposes the cancellation before the customer confirmed.
-    runner_loop = run(repo, "openai_eager", "--select", CANCEL)
+    runner_loop = runs("openai_eager", "--select", CANCEL)
     executed = runner_loop["records"][CANCEL]
     assert executed["calls"][0]["tool"] == "shop_order_cancel"  # the runner executed it
     assert runner_loop["gates"]["no_unconfirmed_cancellation"] == {"fail"}
-    # The Agents SDK's tool guardrail refused it: never made, kept as a proposal.
-    got = run(repo, "support_sdk_eager", "--select", CANCEL)
+    # The Agents SDK's tool guardrail refused it: never made, kept as a proposal (a
+    # streamed run: the proposal is read from the server-sent chunks).
+    got = streamed_cancel(runs, "sdk")
     record = got["records"][CANCEL]
     assert calls(record) == calls(baseline["records"][CANCEL])
     refused = [p for p in record["proposals"] if not p["executed"]]
@@ -218,26 +271,25 @@ def test_a_guardrail_refused_call_is_a_proposal_and_the_gate_judges_what_the_age
     assert got["verdicts"][CANCEL] == "pass"
 
 
-def test_unexecuted_proposals_are_shown_in_the_report_and_the_viewer(repo: Path) -> None:
+def test_unexecuted_proposals_are_shown_in_the_report_and_the_viewer(
+    repo: Path, runs: Runs
+) -> None:
     from starlette.testclient import TestClient
 
     from evalcase.config import load_config
     from evalcase.results.view_pages import make_app
 
     # An agent that refuses every cancellation: the case fails, its proposals stay.
-    got = run(repo, "loop_refuser", "--select", CANCEL)
+    got = runs("loop_refuser", "--select", CANCEL)
     record = got["records"][CANCEL]
     assert got["verdicts"][CANCEL] == "fail"
     assert record["calls"] and all(c["tool"] != "shop_order_cancel" for c in record["calls"])
     refused = [p for p in record["proposals"] if not p["executed"]]
     assert len(refused) >= 2 and {p["tool"] for p in refused} == {"shop_order_cancel"}
-    reports = sorted(repo.glob("reports/*/*/report.html"), key=lambda p: p.parent.name)
-    html = reports[-1].read_text("utf-8")
+    html = (got["report_dir"] / "report.html").read_text("utf-8")
     details = html.split(f'id="case-{CANCEL}', 1)[1]
     assert "Proposals" in details and details.count("not executed") == len(refused)
-    run_id = sorted(repo.glob("outputs/*/*/attempts.jsonl"), key=lambda p: p.parent.name)[
-        -1
-    ].parent.name
+    run_id = got["run_dir"].name
     client = TestClient(make_app(load_config(repo)), follow_redirects=False)
     page = client.get(
         f"/attempt?run={run_id}&case={CANCEL}&attempt=1", headers={"Host": "127.0.0.1"}
