@@ -1,11 +1,12 @@
 """Time and memory of `evalcase lint` on each file of the hostile corpus (issue 6).
 
 Each corpus file (tests/hostile/corpus.py) is placed alone in a copy of the base
-repository and linted twice, each time in a fresh process:
+repository and linted twice, each time in a process of its own:
 
 1. ``python -m evalcase lint --no-cache --format json``, the command users run: its wall
    time (interpreter start and imports included) and peak resident memory (from wait4);
-2. the same lint called as a library after warming up, timing the linting alone.
+2. the same lint called as a library in a child forked from a warmed-up process
+   (imports and compiled schemas loaded once), timing the linting alone.
 
 The first row is the base repository without a hostile file (the fixed cost of a run);
 the last is every hostile file in one repository. The table ends with the worst file's

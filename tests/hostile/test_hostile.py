@@ -1,9 +1,10 @@
 """The linter holds against hostile files (issue 6).
 
 Each file of the corpus (tests/hostile/corpus.py) alone in a copy of the base repository
-produces exactly its findings (the limit it attacks fires) in a fresh process, in bounded
-memory. All of them together beside a valid dataset and one ordinary mistake:
-``evalcase lint`` reports every one, exits 1 and prints no traceback.
+produces exactly its findings (the limit it attacks fires) in a process of its own (forked
+from a warmed-up one: tests/hostile/corpus.py), in bounded memory. All of them together
+beside a valid dataset and one ordinary mistake: ``evalcase lint`` reports every one,
+exits 1 and prints no traceback.
 
 No test here measures time: that depends on the machine and on what else runs on it.
 ``benchmarks/hostile_bench.py`` prints each file's time and memory.
