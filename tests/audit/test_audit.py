@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from evalcase.audit.runner import AuditOptions, AuditResult, audit
 from evalcase.config import load_config
+from evalcase.contract.attempt import AttemptRecord
+from evalcase.run.executors import AttemptJob
 from tests.helpers import bundled_repo, commit_all, git, invoke
 
 IGNORED = ("/outputs/", "/reports/", "/.evalcase/")
@@ -60,6 +63,38 @@ def test_a_gold_that_contradicts_its_final_state_check_is_a_finding(repo: Path) 
     assert not second.ok
     # Unchanged content is read from the store, not run again.
     assert audit_one(repo, case).audited == ()
+
+
+def test_the_audits_runs_share_one_executor_session(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Ray, each session is a connection and a job whose workers start afresh: the
+    audit's eight runs (gold, the panel, the mutants) go through one. The ray executor is
+    replaced by the local pool, recording how it is used."""
+    from contextlib import contextmanager
+
+    from evalcase.run import executors
+    from evalcase.run.executors.local import LocalExecutor
+
+    events: list[str] = []
+
+    class Recording(LocalExecutor):
+        name = "ray"
+
+        @contextmanager
+        def session(self) -> Iterator[None]:
+            events.append("enter")
+            yield
+            events.append("exit")
+
+        def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]:
+            events.append("run")
+            yield from super().run(jobs, concurrency)
+
+    monkeypatch.setitem(executors.EXECUTORS, "ray", lambda config, address: Recording())
+    result = audit_one(repo, "tool_refund_submit_confirmed_010", executor="ray")
+    assert result.cases["tool_refund_submit_confirmed_010"]["outcomes"]["gold"] == "passes"
+    assert events == ["enter", *["run"] * 8, "exit"], events
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pytest
 
 from evalcase.authoring.exports import FORMATS, Rendered, export
 from evalcase.authoring.exports.view import chat
-from evalcase.config import load_config
+from evalcase.config import Config, load_config
 from evalcase.index.dataset import load_dataset
 from evalcase.run.prompts import plan
 from evalcase.yamlwrite import round_trip_load
@@ -83,10 +84,9 @@ def test_inspect_scorer_agrees_with_evalcase(
 def test_promptfoo_eval_agrees_with_evalcase(
     bundled: list[Probe],
     rendered: dict[str, dict[str, Rendered]],
-    promptfoo_dir: Path,
-    tmp_path: Path,
+    promptfoo_graded: dict[str, bool],
 ) -> None:
-    got = promptfoo_verdicts(bundled, rendered["promptfoo"], promptfoo_dir, tmp_path)
+    got = {p.key: promptfoo_graded[p.key] for p in bundled if p.key in promptfoo_graded}
     result = tally(bundled, got, rendered["promptfoo"])
     assert not result.undeclared, result.undeclared
     assert result.agree == len(bundled), result.line("promptfoo")
@@ -134,23 +134,58 @@ def _regex_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.mark.slow
-def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
-    promptfoo_dir: Path, tmp_path: Path
-) -> None:
-    repo = _regex_repo(tmp_path)
+@dataclass(frozen=True)
+class RegexCase:
+    """The base repository's case with the regex grader of PATTERNS, its export, and
+    evalcase's verdict on each of REPLIES."""
+
+    config: Config
+    want: list[bool | None]
+    probes: list[Probe]
+    promptfoo: Rendered
+
+
+@pytest.fixture(scope="module")
+def regex_case(tmp_path_factory: pytest.TempPathFactory) -> RegexCase:
+    repo = _regex_repo(tmp_path_factory.mktemp("regex"))
     config = load_config(repo)
     task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
                 if t.case_id == "refund_eligibility_001")  # fmt: skip
     want = [evalcase_verdict(task, r) for r in REPLIES]
-    # Python's \d reads full-width and Arabic-Indic digits, its \w Chinese text.
-    assert want == [True, True, False, False, False, True, True], want
-    rendered = {"sample_set": export(config, "sample_set", "promptfoo")[1]}
     probes_ = [Probe("sample_set", "refund_eligibility_001", str(i), r, w)
                for i, (r, w) in enumerate(zip(REPLIES, want, strict=True))]  # fmt: skip
-    got = promptfoo_verdicts(probes_, rendered, promptfoo_dir, tmp_path)
-    assert [got[p.key] for p in probes_] == want
-    inspect = {"sample_set": export(config, "sample_set", "inspect")[1]}
+    return RegexCase(config, want, probes_, export(config, "sample_set", "promptfoo")[1])
+
+
+@pytest.fixture(scope="module")
+def promptfoo_graded(
+    bundled: list[Probe],
+    rendered: dict[str, dict[str, Rendered]],
+    regex_case: RegexCase,
+    promptfoo_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, bool]:
+    """promptfoo's verdicts on the bundled datasets' probes and on the regex replies, from
+    one ``promptfoo eval`` (node's start and promptfoo's import are 2 s of CPU a run): the
+    same tests, each under the one prompt, as two runs would grade them."""
+    assert "sample_set" not in rendered["promptfoo"]  # the keys of the two sets differ
+    return promptfoo_verdicts(
+        [*bundled, *regex_case.probes],
+        {**rendered["promptfoo"], "sample_set": regex_case.promptfoo},
+        promptfoo_dir,
+        tmp_path_factory.mktemp("promptfoo-graded"),
+    )
+
+
+@pytest.mark.slow
+def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
+    regex_case: RegexCase, promptfoo_graded: dict[str, bool], tmp_path: Path
+) -> None:
+    want, probes_ = regex_case.want, regex_case.probes
+    # Python's \d reads full-width and Arabic-Indic digits, its \w Chinese text.
+    assert want == [True, True, False, False, False, True, True], want
+    assert [promptfoo_graded[p.key] for p in probes_] == want
+    inspect = {"sample_set": export(regex_case.config, "sample_set", "inspect")[1]}
     (tmp_path / "i").mkdir()
     got = inspect_verdicts(probes_, inspect, tmp_path / "i")
     assert [got[p.key] for p in probes_] == want

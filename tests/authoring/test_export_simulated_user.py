@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,7 +34,7 @@ from evalcase.run.prompts import plan
 from evalcase.run.user_prompt import scenario
 from evalcase.yamlwrite import round_trip_load
 from tests.authoring.export_agreement import evalcase_verdict, promptfoo_eval
-from tests.authoring.test_exports import TOOLS, promptfoo_dir
+from tests.authoring.test_exports import promptfoo_check, promptfoo_dir
 from tests.helpers import REPO_ROOT, commit_all, init_repo, serving
 
 __all__ = ["promptfoo_dir"]  # a fixture, imported for its name
@@ -302,12 +301,7 @@ def test_promptfoo_accepts_the_simulated_user_test_with_its_own_schemas(
     config = promptfoo_config(repo)
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config, ensure_ascii=False), "utf-8")
-    proc = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_check.mjs"), str(path), str(tmp_path / "schema.json")],
-        cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    [report] = promptfoo_check(promptfoo_dir, tmp_path / "schema.json", [path])
     assert report["tests"] == 9 and report["prompts"] == 3
     assert report["test_errors"] == [] and report["config_errors"] == []
     schema = json.loads((tmp_path / "schema.json").read_text("utf-8"))

@@ -290,21 +290,49 @@ def promptfoo_dir() -> Path:
     return cached_install("promptfoo", PROMPTFOO_VERSION, _install_promptfoo)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_promptfoo_accepts_the_config_with_its_own_schemas(
-    dataset: str, exported: Exported, promptfoo_dir: Path, tmp_path: Path
-) -> None:
-    config = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
-    config_json = tmp_path / "config.json"
-    config_json.write_text(json.dumps(config, ensure_ascii=False), "utf-8")
-    schema_path = tmp_path / "config-schema.json"
+def promptfoo_check(
+    promptfoo_dir: Path, schema_out: Path, configs: list[Path]
+) -> list[dict[str, Any]]:
+    """``tools/promptfoo_check.mjs`` over several configurations in one node process:
+    each one's report, in order; promptfoo's JSON Schema written to ``schema_out``."""
     proc = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_check.mjs"), str(config_json), str(schema_path)],
+        ["node", str(TOOLS / "promptfoo_check.mjs"), str(schema_out), *map(str, configs)],
         cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    reports = [json.loads(x) for x in proc.stdout.strip().splitlines()[-len(configs) :]]
+    assert len(reports) == len(configs), proc.stdout[-3000:]
+    return reports
+
+
+@pytest.fixture(scope="module")
+def promptfoo_checked(
+    exported: Exported, promptfoo_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, dict[str, Any]], Path]:
+    """promptfoo's schemas on every bundled dataset's config and on a config they must
+    refuse (a test whose vars are not a mapping), in one run: the reports by dataset
+    (``bad`` for the refused one) and the JSON Schema promptfoo publishes."""
+    folder = tmp_path_factory.mktemp("promptfoo-check")
+    paths = []
+    for dataset in DATASETS:
+        config = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
+        paths.append(folder / f"{dataset}.json")
+        paths[-1].write_text(json.dumps(config, ensure_ascii=False), "utf-8")
+    bad = folder / "bad.json"
+    bad.write_text(json.dumps({"tests": [{"vars": "not a mapping"}]}), "utf-8")
+    schema_path = folder / "config-schema.json"
+    reports = promptfoo_check(promptfoo_dir, schema_path, [*paths, bad])
+    return dict(zip([*DATASETS, "bad"], reports, strict=True)), schema_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_promptfoo_accepts_the_config_with_its_own_schemas(
+    dataset: str, exported: Exported, promptfoo_checked: tuple[dict[str, dict[str, Any]], Path]
+) -> None:
+    config = round_trip_load(exported[(dataset, "promptfoo")].read_text("utf-8"))
+    reports, schema_path = promptfoo_checked
+    report = reports[dataset]
     assert report["tests"] == len(tasks(dataset))
     # One entry per prompt the cases run with ("case", or a prompt fixture a case names),
     # each test restricted to its own.
@@ -323,13 +351,7 @@ def test_promptfoo_accepts_the_config_with_its_own_schemas(
         jsonschema.Draft7Validator(schema).iter_errors({**config, "providers": ["echo"]})
     )
     # The check can fail: a test whose vars are not a mapping is refused.
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"tests": [{"vars": "not a mapping"}]}), "utf-8")
-    refused = subprocess.run(
-        ["node", str(TOOLS / "promptfoo_check.mjs"), str(bad), str(tmp_path / "s.json")],
-        cwd=promptfoo_dir, capture_output=True, text=True, check=False, timeout=600,
-    )  # fmt: skip
-    assert json.loads(refused.stdout.strip().splitlines()[-1])["test_errors"]
+    assert reports["bad"]["test_errors"]
 
 
 def _answer_key_repo(tmp_path: Path) -> Path:

@@ -11,6 +11,7 @@ finding on the line of that keyword.
 from __future__ import annotations
 
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ KEYWORDS = sorted(
     }
     | {"dependencies", "definitions"}
 )
+CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+CDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 WRONG: list[Any] = [12345, -1, 1.5, "strng", "(", True, None, {"x": 1}, ["x"], [1, 1], {}]
 
 
@@ -62,12 +65,23 @@ def _fixture(name: str, parameters: dict[str, Any]) -> str:
             + [{"result": {"status": "unknown"}}],
         },
     }
-    return yaml.safe_dump(body, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    # libyaml's dumper: the same text as PyYAML's pure-Python one for all of these
+    # fixtures (compared on 2026-12-07), in a fifth of the time.
+    return yaml.dump(
+        body, Dumper=CDumper, allow_unicode=True, sort_keys=False, default_flow_style=False
+    )
+
+
+@cache
+def _composed(text: str) -> Any:
+    """The fixture's node tree, composed once for every path read in it."""
+    return yaml.compose(text, Loader=CLoader)
 
 
 def _line_of(text: str, path: tuple[Any, ...]) -> int:
-    """1-based line of the value at ``path`` (read with PyYAML, not evalcase's loader)."""
-    node: Any = yaml.compose(text)
+    """1-based line of the value at ``path`` (read with PyYAML's libyaml binding, not
+    evalcase's loader; the same lines as its pure-Python composer)."""
+    node: Any = _composed(text)
     for part in path:
         if isinstance(node, yaml.MappingNode):
             node = next(v for k, v in node.value if k.value == str(part))

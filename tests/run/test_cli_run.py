@@ -341,7 +341,7 @@ def test_kill_9_of_evalcase_run_then_resume_gives_the_same_attempt_set(repo: Pat
     env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(REPO_ROOT / "tools")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "evalcase", "run", "refund_regression_set", "--repeat", "2",
-         "--concurrency", "2", "--agent", slow, "--progress", "none"],
+         "--concurrency", "4", "--agent", slow, "--progress", "none"],
         cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip

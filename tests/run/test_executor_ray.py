@@ -129,6 +129,47 @@ def test_while_connected_python_stdout_is_stderr(
     assert err.count("(raylet)") == 3
 
 
+def test_runs_inside_a_session_share_one_connection(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An audit is eight runs: inside ``session()`` they are one connection, made by the
+    first (one Ray job, whose worker processes the later runs reuse), where each run alone
+    connects and disconnects. Ray's connection is replaced here, as above; stdout stays
+    stderr for the whole session."""
+    import evalcase.run.executors.ray as module
+
+    events: list[str] = []
+
+    class Session:
+        def shutdown(self) -> None:
+            events.append("shutdown")
+
+    def connect(self: RayExecutor, ray: Any) -> None:
+        events.append("connect")
+
+    def schedule(self: RayExecutor, ray: Any, first: Any, *args: Any) -> Iterator[str]:
+        events.append("run")
+        print("(raylet) while attempts run")
+        yield first.case_id
+
+    monkeypatch.setattr(module, "import_ray", Session)
+    monkeypatch.setattr(RayExecutor, "_connect", connect)
+    monkeypatch.setattr(RayExecutor, "_probe", lambda *args: None)
+    monkeypatch.setattr(RayExecutor, "_schedule", schedule)
+    executor = RayExecutor(RaySettings(address="127.0.0.1:1", check_resources=False))
+    with executor.session():
+        assert events == []  # the first run connects: a session without runs, never
+        assert list(executor.run([job(view("q"), case_id="a")], concurrency=1)) == ["a"]
+        print("(raylet) between runs")
+        assert list(executor.run([job(view("q"), case_id="b")], concurrency=1)) == ["b"]
+    assert events == ["connect", "run", "run", "shutdown"]
+    events.clear()
+    assert list(executor.run([job(view("q"), case_id="c")], concurrency=1)) == ["c"]
+    assert events == ["connect", "run", "shutdown"]  # alone, a run has its own
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("(raylet)") == 4
+
+
 @pytest.mark.slow
 def test_the_cli_refuses_ray_without_an_address_before_writing_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,9 +1,11 @@
-// Checks an exported promptfoo configuration with promptfoo's own schemas (the zod
+// Checks exported promptfoo configurations with promptfoo's own schemas (the zod
 // schemas the package exports, from which promptfoo generates its published
-// config-schema.json). Usage: node promptfoo_check.mjs <config.json> <schema-out.json>
-// Prints {"tests": n, "test_errors": [...], "config_errors": [...], "assertion_types":
-// [promptfoo's built-in assertion type names]} and writes the JSON
-// Schema of UnifiedConfigSchema (draft-07, as promptfoo publishes it) to schema-out.
+// config-schema.json). Usage: node promptfoo_check.mjs <schema-out.json> <config.json>...
+// (several configurations in one run: node's start and promptfoo's import cost 1-2 s of
+// CPU each time). Prints, for each configuration in order, one line {"tests": n,
+// "prompts": n, "test_errors": [...], "config_errors": [...], "assertion_types":
+// [promptfoo's built-in assertion type names]}, and writes the JSON Schema of
+// UnifiedConfigSchema (draft-07, as promptfoo publishes it) to schema-out.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
@@ -11,15 +13,25 @@ const require = createRequire(process.cwd() + "/");
 const promptfoo = await import(require.resolve("promptfoo"));
 const { z } = await import(require.resolve("zod"));
 
-const exported = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const tests = exported.tests ?? [];
-const testErrors = [];
-tests.forEach((test, i) => {
-  const parsed = promptfoo.TestCaseSchema.safeParse(test);
-  if (!parsed.success) testErrors.push({ index: i, issues: parsed.error.issues });
-});
-const config = { ...exported, providers: ["echo"] };
-const whole = promptfoo.UnifiedConfigSchema.safeParse(config);
+const check = (path) => {
+  const exported = JSON.parse(readFileSync(path, "utf8"));
+  const tests = exported.tests ?? [];
+  const testErrors = [];
+  tests.forEach((test, i) => {
+    const parsed = promptfoo.TestCaseSchema.safeParse(test);
+    if (!parsed.success) testErrors.push({ index: i, issues: parsed.error.issues });
+  });
+  const config = { ...exported, providers: ["echo"] };
+  const whole = promptfoo.UnifiedConfigSchema.safeParse(config);
+  return {
+    tests: tests.length,
+    prompts: (exported.prompts ?? []).length,
+    test_errors: testErrors,
+    config_errors: whole.success ? [] : whole.error.issues,
+    assertion_types: promptfoo.BaseAssertionTypesSchema.options,
+  };
+};
+const [schemaOut, ...configs] = process.argv.slice(2);
 
 // The published schema is generated from the schema inside UnifiedConfigSchema's pipe.
 const inner = promptfoo.UnifiedConfigSchema._def.in ?? promptfoo.UnifiedConfigSchema;
@@ -46,17 +58,11 @@ const schema = z.toJSONSchema(inner, {
 });
 delete schema.$schema;
 writeFileSync(
-  process.argv[3],
+  schemaOut,
   JSON.stringify({
     $ref: "#/definitions/PromptfooConfigSchema",
     definitions: { PromptfooConfigSchema: schema },
     $schema: "http://json-schema.org/draft-07/schema#",
   }),
 );
-console.log(JSON.stringify({
-  tests: tests.length,
-  prompts: (exported.prompts ?? []).length,
-  test_errors: testErrors,
-  config_errors: whole.success ? [] : whole.error.issues,
-  assertion_types: promptfoo.BaseAssertionTypesSchema.options,
-}));
+for (const path of configs) console.log(JSON.stringify(check(path)));

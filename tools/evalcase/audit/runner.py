@@ -224,45 +224,48 @@ def _run_session(
         rc.max_record_bytes, rc.cel_memory_mb,
     )  # fmt: skip
     folders: dict[str, Path] = {}
-    for agent in options.agents:
-        tasks = tasks_for(agent, todo)
-        if not tasks:
-            continue
-        progress = progress_for(f"audit {agent}") if progress_for else None
-        run_id = session.get(agent)
-        folder = None
-        if run_id is not None:
-            try:
-                folder = outputs.find(runs_dir, run_id)
-            except FatalError:
-                folder = None
-        if folder is not None:
-            if folder.read_meta().get("status") != "completed":
-                driver.resume(
-                    folder, loaded.source, tasks, agent_options, executor, progress,
-                    loaded.dataset.prompts, rc.user_simulator,
-                )  # fmt: skip
-            folders[agent] = folder.path
-            continue
-        run_id = driver.new_run_id()
-        session[agent] = run_id
-        session_path.write_text(json.dumps(session), "utf-8")
-        run_options = driver.RunOptions(
-            agent=SPECS[agent],
-            agent_name=f"audit:{agent}",
-            agent_options=agent_options,
-            concurrency=options.concurrency,
-            timeout_s=options.timeout_s,
-            executor=options.executor,
-            limits=limits,
-            seed=options.seed,
-            user_simulator=rc.user_simulator,
-        )
-        result = driver.start(
-            runs_dir, loaded.source, tasks, run_options, executor, progress, run_id,
-            prompts=loaded.dataset.prompts,
-        )  # fmt: skip
-        folders[agent] = result.path
+    # One session for every agent's run: on Ray, one connection and one job whose
+    # workers the later runs reuse (each run alone would connect and start its own).
+    with executor.session():
+        for agent in options.agents:
+            tasks = tasks_for(agent, todo)
+            if not tasks:
+                continue
+            progress = progress_for(f"audit {agent}") if progress_for else None
+            run_id = session.get(agent)
+            folder = None
+            if run_id is not None:
+                try:
+                    folder = outputs.find(runs_dir, run_id)
+                except FatalError:
+                    folder = None
+            if folder is not None:
+                if folder.read_meta().get("status") != "completed":
+                    driver.resume(
+                        folder, loaded.source, tasks, agent_options, executor, progress,
+                        loaded.dataset.prompts, rc.user_simulator,
+                    )  # fmt: skip
+                folders[agent] = folder.path
+                continue
+            run_id = driver.new_run_id()
+            session[agent] = run_id
+            session_path.write_text(json.dumps(session), "utf-8")
+            run_options = driver.RunOptions(
+                agent=SPECS[agent],
+                agent_name=f"audit:{agent}",
+                agent_options=agent_options,
+                concurrency=options.concurrency,
+                timeout_s=options.timeout_s,
+                executor=options.executor,
+                limits=limits,
+                seed=options.seed,
+                user_simulator=rc.user_simulator,
+            )
+            result = driver.start(
+                runs_dir, loaded.source, tasks, run_options, executor, progress, run_id,
+                prompts=loaded.dataset.prompts,
+            )  # fmt: skip
+            folders[agent] = result.path
     _grade_and_store(config, todo, keys, folders, MUTANTS in options.agents)
     if not options.keep_runs:
         shutil.rmtree(work, ignore_errors=True)

@@ -13,6 +13,7 @@ An executor yields records as they finish, in any order; the driver
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -63,3 +64,8 @@ class Executor(Protocol):
     name: str
 
     def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]: ...
+
+    def session(self) -> AbstractContextManager[None]:
+        """Several runs in a row (an audit's agents) inside one: what a run sets up
+        (Ray's connection, its job's worker processes) is set up once for all of them."""
+        ...

@@ -11,6 +11,7 @@ concurrency 200).
 
 from __future__ import annotations
 
+import contextlib
 import queue
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +23,10 @@ from evalcase.run.runner import lost_record, run_attempt
 
 class LocalExecutor:
     name = "local"
+
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to keep between runs: threads start with each run."""
+        return contextlib.nullcontext()
 
     def run(self, jobs: Iterable[AttemptJob], concurrency: int) -> Iterator[AttemptRecord]:
         concurrency = max(1, concurrency)

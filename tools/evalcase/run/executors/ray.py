@@ -213,6 +213,40 @@ class RayExecutor:
 
     def __init__(self, settings: RaySettings | None = None) -> None:
         self.settings = settings or RaySettings.from_config({})
+        # Inside session(): where the first run's connection is kept until the session ends.
+        self._kept: contextlib.ExitStack | None = None
+        self._connected = False
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """The runs made inside (an audit's eight) share one connection, made by the first
+        of them: one Ray job, whose worker processes the later runs reuse. Outside a
+        session each run connects and disconnects by itself; a connection costs 4-6 s of
+        wall time (connecting, then the job's worker processes starting: docs/ray.md)."""
+        if self._kept is not None:
+            yield
+            return
+        self._kept = contextlib.ExitStack()
+        try:
+            yield
+        finally:
+            kept, self._kept = self._kept, None
+            kept.close()
+
+    @contextlib.contextmanager
+    def _connection(self, ray: Any) -> Iterator[None]:
+        # Ray's driver prints its raylet's error messages ("(raylet) The node ... marked
+        # dead") to sys.stdout from a thread of its own, even with log_to_driver off
+        # (ray._private.worker.listen_error_messages). evalcase's standard output is the
+        # command's document (`--format json`): while connected, Python's stdout is stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            self._connect(ray)
+            self._connected = True
+            try:
+                yield
+            finally:
+                self._connected = False
+                ray.shutdown()
 
     def preflight(self) -> str:
         """Fail before anything is written: Ray missing, no address, address unreachable."""
@@ -281,19 +315,13 @@ class RayExecutor:
                 "run them with --executor local"
             )
         options = task_options(self.settings, first.adapter_options)
-        # Ray's driver prints its raylet's error messages ("(raylet) The node ... marked
-        # dead") to sys.stdout from a thread of its own, even with log_to_driver off
-        # (ray._private.worker.listen_error_messages). evalcase's standard output is the
-        # command's document (`--format json`): while connected, Python's stdout is stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            self._connect(ray)
-            try:
-                if self.settings.check_resources:
-                    _check_resources(ray, options)
-                self._probe(ray, options)
-                yield from self._schedule(ray, first, source, max(1, concurrency), options)
-            finally:
-                ray.shutdown()
+        with contextlib.ExitStack() as own:
+            if not self._connected:
+                (self._kept if self._kept is not None else own).enter_context(self._connection(ray))
+            if self.settings.check_resources:
+                _check_resources(ray, options)
+            self._probe(ray, options)
+            yield from self._schedule(ray, first, source, max(1, concurrency), options)
 
     def _schedule(
         self,
