@@ -7,6 +7,7 @@ started), and a killed run leaves none behind."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -244,7 +245,9 @@ def test_the_agent_starts_with_the_signals_the_zygote_ignores_at_their_defaults(
     tmp_path: Path,
 ) -> None:
     # SigIgn in /proc: the zygote ignores SIGINT, Python SIGPIPE and SIGXFSZ.
-    proc = started(["/bin/sh", "-c", "grep -E '^Sig(Ign|Blk)' /proc/$$/status"], tmp_path)
+    grep = shutil.which("grep")
+    assert grep is not None
+    proc = started([grep, "-E", "^Sig(Ign|Blk)", "/proc/self/status"], tmp_path)  # the agent
     assert proc.stdout is not None
     lines = dict(line.split(":") for line in proc.stdout.read().decode().split("\n") if line)
     assert proc.wait(timeout=10) == 0
