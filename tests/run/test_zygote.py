@@ -276,3 +276,16 @@ def test_a_killed_subreaper_leaves_no_process_behind(tmp_path: Path) -> None:
     assert gone(int(agent_file.read_text())), "the agent outlived its subreaper"
     assert gone(int(child_file.read_text())), "the agent's child outlived its subreaper"
     assert started(["/bin/true"], tmp_path).wait(timeout=10) == 0  # the zygote serves on
+
+
+def test_an_environment_the_agent_cannot_be_given_is_a_failed_start_not_a_lost_zygote(
+    tmp_path: Path,
+) -> None:
+    """A NUL in a value (posix_spawn's ValueError) is the agent's start failing (127, the
+    reason on its stderr), not the subreaper's end nor a fall back to the reaper."""
+    proc = started(["/bin/true"], tmp_path, BROKEN="a\0b")
+    assert proc.wait(timeout=10) == 127
+    assert proc.lost is None
+    assert proc.stderr is not None
+    assert b"cannot start '/bin/true'" in proc.stderr.read()
+    assert spawn.current() is not None and started(["/bin/true"], tmp_path).wait(10) == 0

@@ -117,7 +117,7 @@ def attempt(request: dict[str, object], fds: list[int], zygote: int) -> int:
     # one write, one message), without the socket module's objects.
     try:
         pid = spawn_agent(argv, env, cwd, fds)
-    except OSError as exc:  # as the agent's own failed exec was: started, then 127
+    except (OSError, ValueError) as exc:  # as a failed exec: started, then 127
         send(conn, f"started {os.getpid()}".encode())
         try:
             os.write(stderr, f"cannot start {argv[0]!r}: {exc}\n".encode())
