@@ -178,22 +178,16 @@ def send(conn: int, message: bytes) -> None:
 def sweep(me: int, subreapers: set[int]) -> None:
     """Kill what a subreaper left when it was killed outright (SIGKILL: no clean-up of
     its own): the zygote is a subreaper too, so the orphans come here, and any child
-    of the zygote that is not one of its subreapers is such an orphan (an attempt's
-    subreaper is gone: its attempt has ended). Each round kills and reaps what the
-    last round orphaned."""
-    for _ in range(1000):
-        left = [pid for pid in reaper.children(me) if pid not in subreapers]
-        if not left:
-            return
-        for pid in left:
+    of the zygote that is not one of its subreapers is such an orphan (its attempt's
+    subreaper is gone: the attempt has ended). Killed, not waited for here (a process
+    that takes long to die must not hold up every attempt's start): each one's death
+    is a SIGCHLD, whose handler reaps it and sweeps again, which kills what that death
+    orphaned in turn, until nothing is left."""
+    for pid in reaper.children(me):
+        if pid not in subreapers:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
-                pass
-        for pid in left:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
                 pass
 
 
