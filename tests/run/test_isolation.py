@@ -73,3 +73,35 @@ def test_the_probe_is_cached_per_process() -> None:
     first = isolation.sandbox_problem()
     assert isolation.sandbox_problem() is first
     assert isolation.sandbox_problem.cache_info().hits >= 1
+
+
+def test_the_agents_folder_is_one_directory_made_and_removed_with_one_rmdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOME and TMPDIR are the attempt's folder itself: no ``home`` and ``tmp`` made and
+    removed per attempt (0.35 ms of CPU an attempt on ext4 at concurrency 200)."""
+    workdir = tmp_path / "evalcase-agent-x"
+    workdir.mkdir()
+    env = isolation.agent_env(workdir, None, source={"PATH": "/bin"})
+    assert env["HOME"] == env["TMPDIR"] == str(workdir)
+    assert list(workdir.iterdir()) == []  # nothing made inside
+    removed: list[Path] = []
+    real = Path.rmdir
+
+    def rmdir(self: Path) -> None:
+        removed.append(self)
+        real(self)
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    isolation.remove_workdir(workdir)
+    assert removed == [workdir] and not workdir.exists()
+    # What an agent left is removed whole, links not followed.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    workdir.mkdir()
+    (workdir / "cache").mkdir()
+    (workdir / "cache" / "f").write_text("y")
+    (workdir / "link").symlink_to(outside)
+    isolation.remove_workdir(workdir)
+    assert not workdir.exists() and (outside / "keep").exists()

@@ -7,6 +7,7 @@ started), and a killed run leaves none behind."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -195,3 +196,96 @@ def test_the_zygote_outlives_the_thread_that_started_it(tmp_path: Path) -> None:
     proc = started(["/bin/sh", "-c", "exit 5"], tmp_path)
     assert proc.wait(timeout=10) == 5
     assert spawn.current() is zygote
+
+
+def test_the_agent_is_spawned_not_forked_by_its_subreaper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fork of Python an attempt (the zygote's, for the subreaper); the subreaper
+    starts the agent with posix_spawn (a vfork: no copy of its pages, no copy-on-write
+    faults, no Python code before the exec). Counted by a zygote whose os.fork logs."""
+    log = tmp_path / "forks"
+    wrapper = tmp_path / "zygote.py"
+    wrapper.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(spawn.__file__).parents[2])!r})\n"
+        "from evalcase.run import zygote\n"
+        "real = os.fork\n"
+        "def fork():\n"
+        "    pid = real()\n"
+        "    if pid:\n"
+        f"        fd = os.open({str(log)!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)\n"
+        "        os.write(fd, b'fork\\n')\n"
+        "        os.close(fd)\n"
+        "    return pid\n"
+        "os.fork = fork\n"
+        "os._exit(zygote.main(int(sys.argv[1])))\n",
+        "utf-8",
+    )
+    monkeypatch.setattr(spawn, "ZYGOTE", wrapper)
+    spawn.reset()
+    proc = started(["/bin/sh", "-c", "echo $PPID; exit 6"], tmp_path)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    assert int(proc.stdout.read()) == proc.pid  # the subreaper is the agent's parent
+    assert proc.wait(timeout=10) == 6
+    assert log.read_text().split() == ["fork"]  # the subreaper's; the agent was spawned
+
+
+def test_a_program_without_a_slash_is_looked_up_on_the_agents_path(tmp_path: Path) -> None:
+    proc = started(["sh", "-c", "exit 7"], tmp_path)
+    assert proc.wait(timeout=10) == 7
+    missing = started(["no-such-agent-program"], tmp_path)
+    assert missing.wait(timeout=10) == 127
+    assert missing.stderr is not None
+    assert b"cannot start 'no-such-agent-program'" in missing.stderr.read()
+
+
+def test_the_agent_starts_with_the_signals_the_zygote_ignores_at_their_defaults(
+    tmp_path: Path,
+) -> None:
+    # SigIgn in /proc: the zygote ignores SIGINT, Python SIGPIPE and SIGXFSZ.
+    grep = shutil.which("grep")
+    assert grep is not None
+    proc = started([grep, "-E", "^Sig(Ign|Blk)", "/proc/self/status"], tmp_path)  # the agent
+    assert proc.stdout is not None
+    lines = dict(line.split(":") for line in proc.stdout.read().decode().split("\n") if line)
+    assert proc.wait(timeout=10) == 0
+    assert int(lines["SigBlk"], 16) == 0
+    ignored = int(lines["SigIgn"], 16)
+    for signum in (2, 13, 25):  # SIGINT, SIGPIPE, SIGXFSZ
+        assert not ignored & (1 << (signum - 1)), hex(ignored)
+
+
+def test_a_killed_subreaper_leaves_no_process_behind(tmp_path: Path) -> None:
+    """A subreaper killed outright (SIGKILL: no clean-up of its own) orphans its agent's
+    tree; the zygote, a subreaper too, adopts it and kills all of it (the agent's own
+    death signal used to end the agent alone: a child in its own session lived on)."""
+    agent_file, child_file = tmp_path / "agent", tmp_path / "child"
+    script = (
+        f"echo $$ > {agent_file}; "
+        f"setsid sh -c 'echo $$ > {child_file}; exec sleep 60' & "
+        f"while [ ! -s {child_file} ]; do :; done; exec sleep 60"
+    )
+    proc = started(["/bin/sh", "-c", script], tmp_path)
+    while not child_file.exists() or not child_file.read_text().strip():
+        time.sleep(0.01)
+    os.kill(proc.pid, 9)  # the subreaper
+    assert proc.wait(timeout=10) == -9
+    assert proc.lost is not None
+    assert gone(int(agent_file.read_text())), "the agent outlived its subreaper"
+    assert gone(int(child_file.read_text())), "the agent's child outlived its subreaper"
+    assert started(["/bin/true"], tmp_path).wait(timeout=10) == 0  # the zygote serves on
+
+
+def test_an_environment_the_agent_cannot_be_given_is_a_failed_start_not_a_lost_zygote(
+    tmp_path: Path,
+) -> None:
+    """A NUL in a value (posix_spawn's ValueError) is the agent's start failing (127, the
+    reason on its stderr), not the subreaper's end nor a fall back to the reaper."""
+    proc = started(["/bin/true"], tmp_path, BROKEN="a\0b")
+    assert proc.wait(timeout=10) == 127
+    assert proc.lost is None
+    assert proc.stderr is not None
+    assert b"cannot start '/bin/true'" in proc.stderr.read()
+    assert spawn.current() is not None and started(["/bin/true"], tmp_path).wait(10) == 0

@@ -2,7 +2,7 @@
 
 One process per attempt, isolated (:mod:`evalcase.run.isolation`): a fresh temporary
 working directory, a minimal environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR``
-inside that directory, plus what ``[run.agents.NAME] env`` allows) and a bubblewrap
+set to that directory, plus what ``[run.agents.NAME] env`` allows) and a bubblewrap
 sandbox (on by default wherever bubblewrap works; ``sandbox = false`` turns it off). The
 program runs under a subreaper (:mod:`evalcase.run.spawn`: forked by the zygote, or the
 per-attempt reaper), so that its whole process tree ends with the attempt and with the
