@@ -21,12 +21,17 @@ loop started once, as in a run):
    then the same agents without evalcase (each process started from a thread pool of the
    same concurrency, sent its turn, calling a second stub directly): the machine's own
    time for the agents' work, the baseline the goal's 1.25x + 1 s is also given against.
+   ``--agent bash`` runs the same turn from a cheaper program (bash alone, its model call
+   over ``/dev/tcp``: no curl process, no TLS library loaded), so that more of the row
+   is evalcase's own cost. The run's one-time imports (the MCP SDK, uvicorn, aiohttp:
+   about 0.6 s of CPU) are inside the row's window, as in ``evalcase run``.
 
 Usage, from the repository root (the agents extra installed)::
 
     python benchmarks/byo_bench.py                 # everything (N = 1000)
     python benchmarks/byo_bench.py --quick         # fewer samples, N = 200
     python benchmarks/byo_bench.py --only concurrent -n 100 --concurrency 20
+    python benchmarks/byo_bench.py --only concurrent -n 200 --agent bash   # a cheaper agent
 """
 
 from __future__ import annotations
@@ -75,6 +80,36 @@ while read -r line; do
   echo '{"role": "assistant", "content": "ok"}'
 done
 """
+# The same turn from a cheaper program: bash alone, its model call over /dev/tcp (HTTP/1.1,
+# one connection per call, as curl makes it): no curl process, no TLS library loaded.
+AGENT_BASH = r"""#!/bin/bash
+# One user turn: one model call through the proxy (bash's /dev/tcp), then the reply line.
+hostport=${OPENAI_BASE_URL#http://}; hostport=${hostport%%/*}
+host=${hostport%:*}; port=${hostport##*:}; path=/${OPENAI_BASE_URL#http://*/}
+body='{"model": "stub-1", "messages": [{"role": "user", "content": "hi"}]}'
+while read -r line; do
+  exec 3<>"/dev/tcp/$host/$port"
+  head='POST %s/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n'
+  head+='Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n'
+  printf "$head%s" \
+    "$path" "$hostport" "$OPENAI_API_KEY" "${#body}" "$body" >&3
+  IFS= read -r status <&3
+  length=0
+  while IFS= read -r header <&3 && [ "$header" != $'\r' ]; do
+    case ${header,,} in content-length:*) length=${header#*:}; length=${length//[!0-9]/} ;; esac
+  done
+  [ "$length" -gt 0 ] && read -r -N "$length" answer <&3
+  exec 3<&-
+  case $status in
+    "HTTP/1.1 200"*) echo '{"role": "assistant", "content": "ok"}' ;;
+    *) echo "model call failed: $status" >&2; exit 1 ;;
+  esac
+done
+"""
+AGENTS = {
+    "curl": ("sh + curl", "/bin/sh", AGENT_SH),
+    "bash": ("bash, /dev/tcp", "/bin/bash", AGENT_BASH),
+}
 
 
 def stop_stub(stub: Stub) -> dict[str, Any]:
@@ -221,7 +256,7 @@ def loop_cpu() -> float:
     return asyncio.run_coroutine_threadsafe(used(), loop).result(timeout=30)
 
 
-def direct_run(agent: Path, port: int, n: int, concurrency: int) -> float:
+def direct_run(agent: Path, port: int, n: int, concurrency: int, shell: str) -> float:
     """The same agents without evalcase: ``n`` processes of ``agent``, ``concurrency`` at a
     time, each sent one user turn and read to its reply, calling the stub directly (no
     runner, proxy, MCP server or zygote): the machine's own time for this work."""
@@ -235,7 +270,7 @@ def direct_run(agent: Path, port: int, n: int, concurrency: int) -> float:
 
     def one(_: int) -> None:
         proc = subprocess.run(
-            ["/bin/sh", str(agent)], input='{"role": "user", "content": "hi"}\n',
+            [shell, str(agent)], input='{"role": "user", "content": "hi"}\n',
             env=env, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         if '"ok"' not in proc.stdout:
@@ -247,19 +282,20 @@ def direct_run(agent: Path, port: int, n: int, concurrency: int) -> float:
     return time.perf_counter() - t0
 
 
-def concurrent_row(n: int, concurrency: int) -> None:
+def concurrent_row(n: int, concurrency: int, kind: str = "curl") -> None:
     from evalcase.run import driver
     from evalcase.run.executors import get_executor
 
     stub = Stub(1.0)
     folder = Path(tempfile.mkdtemp(prefix="byo-bench-"))
     agent = folder / "agent.sh"
-    agent.write_text(AGENT_SH, "utf-8")
+    label, shell, text = AGENTS[kind]
+    agent.write_text(text, "utf-8")
     agent.chmod(0o755)
     try:
         tasks = [_task(i) for i in range(n)]
         options = driver.RunOptions(
-            agent=f"cmd:/bin/sh {shlex.quote(str(agent))}",
+            agent=f"cmd:{shell} {shlex.quote(str(agent))}",
             agent_options={
                 "loop": "agent",
                 "sandbox": False,
@@ -290,12 +326,12 @@ def concurrent_row(n: int, concurrency: int) -> None:
     ideal = n * 1.0 / concurrency
     direct_stub = Stub(1.0)
     try:
-        direct = direct_run(agent, direct_stub.port, n, concurrency)
+        direct = direct_run(agent, direct_stub.port, n, concurrency, shell)
     finally:
         stop_stub(direct_stub)
         shutil.rmtree(folder, ignore_errors=True)
     print(
-        f"concurrent: {n} attempts of a loop agent (sh + curl), concurrency {concurrency}, "
+        f"concurrent: {n} attempts of a loop agent ({label}), concurrency {concurrency}, "
         f"1 s upstream: {elapsed:.2f} s (ideal {ideal:.2f} s, goal <= {1.25 * ideal + 1:.2f} s); "
         f"errors {result.errors}; peak memory {_rss_mb():.0f} MB; "
         f"the stub served {seen.get('served')}, at most {seen.get('peak')} at once\n"
@@ -317,6 +353,10 @@ def main() -> None:
     parser.add_argument("--only", choices=["start", "tool", "model", "concurrent"])
     parser.add_argument("-n", type=int, help="attempts of the concurrent row")
     parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument(
+        "--agent", choices=sorted(AGENTS), default="curl",
+        help="the concurrent row's agent: sh + curl (default), or bash alone (/dev/tcp)",
+    )  # fmt: skip
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         print(f"host: {os.cpu_count()} cores, load average {f.read().split()[0]} at the start")
@@ -328,7 +368,7 @@ def main() -> None:
     if args.only in (None, "model"):
         model_row(samples)
     if args.only in (None, "concurrent"):
-        concurrent_row(args.n or (200 if args.quick else 1000), args.concurrency)
+        concurrent_row(args.n or (200 if args.quick else 1000), args.concurrency, args.agent)
 
 
 if __name__ == "__main__":
