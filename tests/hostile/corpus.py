@@ -12,6 +12,7 @@ Used by tests/hostile/test_hostile.py and benchmarks/hostile_bench.py.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -818,6 +819,17 @@ class _LintServer:
 
     proc: subprocess.Popen[bytes] | None = None
 
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        """At the test process's end: its input closed, the server ends and is waited for."""
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
     @classmethod
     def lint(cls, repo: Path, timeout: float) -> tuple[int, str, str]:
         """(the child's exit code, its answer or "", its stderr)."""
@@ -828,6 +840,7 @@ class _LintServer:
                 [sys.executable, "-c", _SERVER],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env(),
             )  # fmt: skip
+            atexit.register(cls._stop, cls.proc)
         proc = cls.proc
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(f"{repo}\n".encode())
