@@ -14,6 +14,7 @@ import pytest
 from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
 from evalcase.model import FatalError
+from tests.crm_rules import CRM_RULES, use_crm_rules
 from tests.helpers import BUNDLED_DATASETS, REPO_ROOT, commit_all, git, init_repo
 
 DATASETS = BUNDLED_DATASETS
@@ -147,33 +148,10 @@ def test_a_second_load_builds_no_task_whose_case_and_fixtures_are_the_same_blobs
     assert all(a is b for a, b in zip(head.tasks, committed.tasks, strict=True))
 
 
-CRM_RULES = """fixture_id: crm_rules
-fixture_version: v1
-kind: cel
-description: Shared CRM conditions.
-source: synthetic
-desensitized: true
-data:
-  definitions:
-    is_all:
-      params: [scope]
-      expr: 'scope == "all"'
-"""
-
-
 def test_a_shared_cel_definition_is_part_of_the_dataset_and_of_each_case_using_it(
     repo: Path,
 ) -> None:
-    tool = repo / "fixtures/tool/crm_export.yaml"
-    text = tool.read_text("utf-8")
-    tool.write_text(
-        text.replace("  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n", 1)
-        .replace("when: {scope: all}", "when: 'is_all(args.scope)'", 1),
-        "utf-8",
-    )  # fmt: skip
-    (repo / "fixtures/cel").mkdir()
-    rules = repo / "fixtures/cel/crm_rules.yaml"
-    rules.write_text(CRM_RULES, "utf-8")
+    rules = use_crm_rules(repo)
     before = load_dataset(repo, "crm_safety_set")
     assert not before.problems
     task = next(t for t in before.tasks if t.case_id == "crm_export_all_customers_005")
@@ -193,15 +171,7 @@ def test_a_tool_using_shared_definitions_is_expanded_once_per_load_not_once_per_
     were expanded for each of its 114 cases (4,218 expansions, most of the load's time)."""
     from evalcase.contract import definitions
 
-    tool = repo / "fixtures/tool/crm_export.yaml"
-    text = tool.read_text("utf-8")
-    tool.write_text(
-        text.replace("  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n", 1)
-        .replace("when: {scope: all}", "when: 'is_all(args.scope)'", 1),
-        "utf-8",
-    )  # fmt: skip
-    (repo / "fixtures/cel").mkdir()
-    (repo / "fixtures/cel/crm_rules.yaml").write_text(CRM_RULES, "utf-8")
+    use_crm_rules(repo)
     cases = repo / "datasets/crm_safety_set/cases"
     first = cases / "crm_export_all_customers_005.yaml"
     second = first.read_text("utf-8").replace(

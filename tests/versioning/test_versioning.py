@@ -10,6 +10,7 @@ from evalcase.actions import tag_dataset
 from evalcase.config import load_config
 from evalcase.lint.api import lint_repository
 from evalcase.model import FatalError, Severity
+from tests.crm_rules import RULES, use_crm_rules
 from tests.helpers import commit_all, git
 from tests.versioning.conftest import (
     CASE,
@@ -299,36 +300,17 @@ def test_split_hook_invocations_each_see_the_whole_index(repo: Path) -> None:
     assert not any(f.path == other and f.code.startswith("EC1") for f in first)
 
 
-CRM_RULES = """fixture_id: crm_rules
-fixture_version: v1
-kind: cel
-description: Shared CRM conditions.
-source: synthetic
-desensitized: true
-data:
-  definitions:
-    is_all:
-      params: [scope]
-      expr: 'scope == "all"'
-"""
-
-
 def test_a_changed_shared_cel_definition_needs_its_fixture_and_the_datasets_bumped(
     repo: Path,
 ) -> None:
     """A cel fixture is versioned like any fixture (EC504), and a released dataset whose
     tools use it changed with it (EC505), though no file of the dataset and no tool did."""
-    tool = "fixtures/tool/crm_export.yaml"
-    replace_in(repo, tool, "  side_effect: true\n", "  side_effect: true\n  uses: [crm_rules]\n")
-    replace_in(repo, tool, "when: {scope: all}", "when: 'is_all(args.scope)'")
-    rules = "fixtures/cel/crm_rules.yaml"
-    (repo / "fixtures/cel").mkdir()
-    (repo / rules).write_text(CRM_RULES, "utf-8")
+    use_crm_rules(repo)
     commit_all(repo, "crm_export calls a shared definition")
     assert lint(repo, base="HEAD") == []
     tag_dataset(load_config(repo), CRM)
-    replace_in(repo, rules, 'scope == "all"', 'scope in ["all", "everyone"]')
+    replace_in(repo, RULES, 'scope == "all"', 'scope in ["all", "everyone"]')
     findings = lint(repo)
-    assert codes(findings) == {("EC504", rules), ("EC505", CRM_MANIFEST)}
+    assert codes(findings) == {("EC504", RULES), ("EC505", CRM_MANIFEST)}
     (released,) = [f for f in findings if f.code == "EC505"]
     assert "crm_rules" in released.message
