@@ -50,6 +50,7 @@ from typing import Any
 from evalcase.audit.keys import agent_turns, key_for, plan_turns, staged
 from evalcase.audit.schema_values import placeholder
 from evalcase.contract.task import Task
+from evalcase.pii import strings
 
 SEPARATOR = "~"  # a mutant's case ID: <case_id>~drop3, <case_id>~foreign-<tool>
 
@@ -210,33 +211,12 @@ class _State:
         return self._words[collection, key]
 
 
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _leaves(v)
-    else:
-        yield value
-
-
 def users_own(st: _State) -> frozenset[str]:
     """Two actors: the keys of the entities the user's own state names (module doc)."""
-    own = {
-        v
-        for name, part in st.state.items()
-        if name not in st.keyed
-        for v in _leaves(part)
-        if isinstance(v, str) and v
-    }
+    own = {v for name, part in st.state.items() if name not in st.keyed for v in strings(part) if v}
     if not own:
         return frozenset()
-    values = {
-        (c, k): {v for v in _leaves(st.state[c][k]) if isinstance(v, str)}
-        for c, ids in st.keyed.items()
-        for k in ids
-    }
+    values = {(c, k): set(strings(st.state[c][k])) for c, ids in st.keyed.items() for k in ids}
     found: set[tuple[str, str]] = set()
     for collection, ids in st.keyed.items():
         for value in own:
