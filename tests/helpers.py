@@ -77,10 +77,14 @@ def init_repo(path: Path, source: Path | None = None) -> Path:
         shutil.copytree(source, path, dirs_exist_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])
-    git(path, "config", "user.email", GIT_ENV["GIT_AUTHOR_EMAIL"])
-    git(path, "config", "commit.gpgsign", "false")
-    git(path, "config", "tag.gpgsign", "false")
+    # What four `git config` calls would write, appended in one go (a process each, and
+    # about 285 repositories in the suite); `git config --get` reads them back the same.
+    with open(path / ".git" / "config", "a", encoding="utf-8") as config:
+        config.write(
+            f"[user]\n\tname = {GIT_ENV['GIT_AUTHOR_NAME']}\n"
+            f"\temail = {GIT_ENV['GIT_AUTHOR_EMAIL']}\n"
+            "[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
+        )
     if source is not None:
         git(path, "add", "-A")
         git(path, "commit", "-q", "-m", "seed")
