@@ -40,14 +40,17 @@ assertions only grade.
 The answer key is the deterministic graders the case configures (what ``evalcase
 grade`` runs, nothing more), check by check, as evalcase's graders read them:
 
-- ``exact_match``: a ``python`` assertion comparing as the grader does (surrounding
-  whitespace ignored; ``ignore_case`` / ``ignore_whitespace`` applied);
+- ``exact_match``: a ``javascript`` assertion comparing as the grader does (surrounding
+  whitespace ignored, Python's whitespace set; ``ignore_case`` / ``ignore_whitespace``
+  applied, ``casefold`` as a table: js_checks);
 - ``must_include`` (the case's field, its constraints, or the grader's ``values``):
   ``contains`` per required point, ``contains-any`` for a point given as alternatives;
 - ``must_not_include``: ``not-contains`` per phrase;
-- ``regex``: a ``python`` assertion per pattern (``re.search``), because promptfoo's own
-  ``regex`` runs JavaScript regular expressions: no ``(?i)``, and ``\d`` / ``\w`` are
-  ASCII-only where Python's match full-width digits and Chinese text;
+- ``regex``: one assertion per pattern (``re.search``), not promptfoo's own ``regex``,
+  which runs JavaScript regular expressions (no ``(?i)``, ``\d`` / ``\w`` ASCII-only where
+  Python's match full-width digits and Chinese text): a ``javascript`` assertion where
+  js_checks rewrites the pattern with the same meaning, else a ``python`` one (promptfoo
+  starts a Python process for each ``python`` assertion it checks);
 - ``json_schema``: ``is-json`` with the schema;
 - the reference, expected and negative behaviours, the rubric's dimensions and
   instructions and ``judge.instructions``: one ``llm-rubric``.
