@@ -167,7 +167,8 @@ def regex_source(pattern: str) -> str | None:
         if parsed.state.flags != sre.SRE_FLAG_UNICODE:
             return None
         return _seq(parsed)
-    except (_Unsupported, re.error, RecursionError):
+    except (_Unsupported, re.error, RecursionError, AttributeError, TypeError, ValueError):
+        # (the last three: a Python whose private parser differs keeps the python check)
         return None
 
 
