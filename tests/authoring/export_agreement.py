@@ -267,8 +267,16 @@ def promptfoo_tests(text: str) -> list[dict[str, Any]]:
 
 
 def promptfoo_verdicts(
-    probes_: Sequence[Probe], rendered: Mapping[str, Rendered], promptfoo_dir: Path, tmp: Path
+    probes_: Sequence[Probe],
+    rendered: Mapping[str, Rendered],
+    promptfoo_dir: Path,
+    tmp: Path,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, bool]:
+    """promptfoo's verdict on each probe under its case's exported asserts, and on each
+    assert of each of ``extra`` (key: a test of the one prompt below; its verdicts keyed
+    ``key|n``, the n-th assert's, from promptfoo's per-assert results), all in one
+    ``promptfoo eval``."""
     by_case = {}
     for dataset, r in rendered.items():
         for test in promptfoo_tests(r.text):
@@ -289,12 +297,24 @@ def promptfoo_verdicts(
         tests.append({**alone, "assert": asserts, "description": p.key,
                       "vars": {**test["vars"], "evalcase_answer": p.answer}})  # fmt: skip
         keys.append(p.key)
+    for key, test in (extra or {}).items():
+        tests.append({**test, "description": key})
+        keys.append(key)
     if not tests:
         return {}
     config = {"prompts": ["{{evalcase_answer}}"], "providers": ["echo"], "tests": tests}
     results = promptfoo_eval(promptfoo_dir, config, tmp)
     assert len(results) == len(tests)
-    return {keys[r["testIdx"]]: bool(r["success"]) for r in results}
+    verdicts = {keys[r["testIdx"]]: bool(r["success"]) for r in results}
+    for r in results:
+        key = keys[r["testIdx"]]
+        if extra and key in extra:
+            parts = r["gradingResult"]["componentResults"]
+            assert len(parts) == len(extra[key]["assert"]), key  # each assert, in order
+            for n, (part, wanted) in enumerate(zip(parts, extra[key]["assert"], strict=True)):
+                assert part["assertion"]["value"] == wanted["value"], (key, n)
+                verdicts[f"{key}|{n}"] = bool(part["pass"])
+    return verdicts
 
 
 # --- OpenAI evals -----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,24 +158,111 @@ def regex_case(tmp_path_factory: pytest.TempPathFactory) -> RegexCase:
     return RegexCase(config, want, probes_, export(config, "sample_set", "promptfoo")[1])
 
 
+# --- the checks written in JavaScript: Python's verdict on texts where engines differ ---
+
+# Patterns the export writes as ``javascript`` (js_checks restates them), and texts on
+# which a careless restatement would differ: Python's whitespace set (\x1c-\x1f, \x85,
+# not \ufeff), ``$`` before a final newline, ``.`` on \r and \u2028, code points above
+# the BMP, lookbehind, lazy and bounded repeats.
+JS_PATTERNS = [r"^\s*([-*•]|[0-9]+[.、)])", r"(?<![0-9])1[3-9][0-9]{9}(?![0-9])", "ok$",
+               r"\Aok\Z", "^a.c$", r"x\Sy", r"[^\s]+z", "a{2,}?b", "😀.", "[😀-😂]",
+               "(?<!不)(?<!不能)(保证|一定)[^。！？，,]{0,6}到账", r"x[\s\-]y"]  # fmt: skip
+# exact_match's answers (as the grader's flags normalise them) and flags
+JS_EXACT = [(["cancel_order"], True, True), (["ss"], True, False), (["fi"], True, False),
+            (["k"], True, False), (["σ"], True, False), (["可以退"], False, False),
+            (["ab"], False, True), (["a b"], False, False)]  # fmt: skip
+JS_TEXTS = ["ok", "ok\n", "ok\n\n", "abc", "a\rc", "a\u2028c", "a\nc", "x\x1cy", "x\ufeffy",
+            "x\u3000y", "x-y", "  1. 退", "\u2003• 退", "\x85- 退", "13812345678", "113812345678",
+            "aab", "😀x", "😁", "b😀\n", "保证三天到账", "不保证三天到账", "zz z", "ß", "SS", "ſ",
+            "K", "k", "ﬁ", "FI", "Σ", "ς", " Cancel_Order\u3000", "cancel order", "\x1fab\x85",
+            "a b", " a b\n", "cancel_order\ufeff", "可以退 "]  # fmt: skip
+
+
+# promptfoo renders var values as templates, and the rendering drops a final newline:
+# the answer travels as JSON text, and the test's transform hands the checks the text.
+AS_WRITTEN = "JSON.parse(context.vars.evalcase_answer)"
+
+
+@pytest.fixture(scope="module")
+def js_checked() -> dict[str, tuple[dict[str, Any], list[bool]]]:
+    """Each pattern and exact answer as the promptfoo export writes it, beside Python's
+    (the graders') verdict on each of JS_TEXTS, keyed for promptfoo_graded."""
+    from evalcase.authoring.exports.js_checks import exact_code
+    from evalcase.authoring.exports.promptfoo import regex_assert
+    from evalcase.grade.graders.exact_match import normal
+
+    checks: list[tuple[dict[str, Any], Any]] = []
+    for pattern in JS_PATTERNS:
+        for wanted in (True, False):
+            checks.append(
+                (
+                    regex_assert(pattern, wanted),
+                    lambda t, p=pattern, w=wanted: (re.search(p, t) is not None) == w,
+                )
+            )
+    for answers, ignore_case, ignore_space in JS_EXACT:
+        code = exact_code(answers, ignore_case, ignore_space)
+        checks.append(
+            (
+                {"type": "javascript", "value": code},
+                lambda t, a=answers, c=ignore_case, s=ignore_space: normal(t, c, s) in a,
+            )
+        )
+    # One promptfoo test per text, every check one of its asserts: promptfoo reports
+    # each assert's own verdict (componentResults), in order.
+    return {
+        f"js|{j}": (
+            {
+                "vars": {"evalcase_answer": json.dumps(text)},
+                "assert": [check for check, _ in checks],
+                "options": {"transform": AS_WRITTEN},
+            },
+            [verdict(text) for _, verdict in checks],
+        )
+        for j, text in enumerate(JS_TEXTS)
+    }
+
+
 @pytest.fixture(scope="module")
 def promptfoo_graded(
     bundled: list[Probe],
     rendered: dict[str, dict[str, Rendered]],
     regex_case: RegexCase,
+    js_checked: dict[str, tuple[dict[str, Any], list[bool]]],
     promptfoo_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, bool]:
-    """promptfoo's verdicts on the bundled datasets' probes and on the regex replies, from
-    one ``promptfoo eval`` (node's start and promptfoo's import are 2 s of CPU a run): the
-    same tests, each under the one prompt, as two runs would grade them."""
-    assert "sample_set" not in rendered["promptfoo"]  # the keys of the two sets differ
+    """promptfoo's verdicts on the bundled datasets' probes, on the regex replies and on
+    the JavaScript checks' texts, from one ``promptfoo eval`` (node's start and
+    promptfoo's import are 2 s of CPU a run): the same tests, each under the one prompt,
+    as three runs would grade them."""
+    assert "sample_set" not in rendered["promptfoo"]  # the keys of the sets differ
     return promptfoo_verdicts(
         [*bundled, *regex_case.probes],
         {**rendered["promptfoo"], "sample_set": regex_case.promptfoo},
         promptfoo_dir,
         tmp_path_factory.mktemp("promptfoo-graded"),
+        extra={key: test for key, (test, _) in js_checked.items()},
     )
+
+
+@pytest.mark.slow
+def test_promptfoo_gives_pythons_verdicts_on_the_checks_written_in_javascript(
+    js_checked: dict[str, tuple[dict[str, Any], list[bool]]], promptfoo_graded: dict[str, bool]
+) -> None:
+    # Every one of these is a javascript assertion (promptfoo starts no Python for it)...
+    kinds = {a["type"] for test, _ in js_checked.values() for a in test["assert"]}
+    assert kinds == {"javascript"}
+    # ... and promptfoo's own engine gives the graders' verdict on every text.
+    wrong = {
+        (key, n): (test["vars"], test["assert"][n]["value"][:120], want)
+        for key, (test, wants) in js_checked.items()
+        for n, want in enumerate(wants)
+        if promptfoo_graded[f"{key}|{n}"] != want
+    }
+    assert not wrong, wrong
+    assert {w for _, wants in js_checked.values() for w in wants} == {True, False}
+    assert sum(len(wants) for _, wants in js_checked.values()) == 32 * len(JS_TEXTS)
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ import jsonschema
 import pytest
 
 from evalcase.authoring.exports import FORMATS, describe, export, suffix
+from evalcase.authoring.exports.js_checks import exact_code
 from evalcase.config import load_config
 from evalcase.contract.task import Task
 from evalcase.index.dataset import load_dataset
@@ -378,11 +379,27 @@ def test_promptfoo_carries_grader_values_and_exact_match_as_their_asserts(tmp_pa
     asserts = [(a["type"], a.get("value")) for a in test["assert"]]
     assert ("contains", "质量问题") in asserts
     assert ("contains-any", ["售后", "退货"]) in asserts
-    # exact_match compares as the grader does (surrounding whitespace ignored): Python.
-    assert ("python", "output.strip() in ['可以退']") in asserts
+    # exact_match compares as the grader does (surrounding whitespace ignored, Python's
+    # whitespace set), in JavaScript: promptfoo starts no Python process for it.
+    assert ("javascript", exact_code(["可以退"], False, False)) in asserts
+    assert [k for k, _ in asserts if k in ("python", "javascript")] == ["javascript"]
     rubric = next(v for k, v in asserts if k == "llm-rubric")
     assert "承诺今天到账。" in rubric and "识别为质量问题售后。" in rubric
     assert "llm-rubric" not in [k for k, _ in asserts[:-1]]  # exact_match is not a rubric
+
+
+def test_promptfoo_checks_the_bundled_patterns_and_answers_without_python() -> None:
+    """Every regex and exact answer of the bundled datasets means the same in JavaScript
+    (test_export_agreement proves the verdicts): none costs promptfoo a Python process."""
+    kinds = {}
+    for dataset in DATASETS:
+        for test in round_trip_load(export(load_config(REPO_ROOT), dataset, "promptfoo")[1].text)[
+            "tests"
+        ]:
+            for a in test["assert"]:
+                kinds[a["type"]] = kinds.get(a["type"], 0) + 1
+    assert "python" not in kinds, kinds
+    assert kinds["javascript"] == 17, kinds  # 12 patterns, 5 exact answers (ignore_case)
 
 
 @pytest.mark.slow

@@ -40,14 +40,17 @@ assertions only grade.
 The answer key is the deterministic graders the case configures (what ``evalcase
 grade`` runs, nothing more), check by check, as evalcase's graders read them:
 
-- ``exact_match``: a ``python`` assertion comparing as the grader does (surrounding
-  whitespace ignored; ``ignore_case`` / ``ignore_whitespace`` applied);
+- ``exact_match``: a ``javascript`` assertion comparing as the grader does (surrounding
+  whitespace ignored, Python's whitespace set; ``ignore_case`` / ``ignore_whitespace``
+  applied, ``casefold`` as a table: js_checks);
 - ``must_include`` (the case's field, its constraints, or the grader's ``values``):
   ``contains`` per required point, ``contains-any`` for a point given as alternatives;
 - ``must_not_include``: ``not-contains`` per phrase;
-- ``regex``: a ``python`` assertion per pattern (``re.search``), because promptfoo's own
-  ``regex`` runs JavaScript regular expressions: no ``(?i)``, and ``\d`` / ``\w`` are
-  ASCII-only where Python's match full-width digits and Chinese text;
+- ``regex``: one assertion per pattern (``re.search``), not promptfoo's own ``regex``,
+  which runs JavaScript regular expressions (no ``(?i)``, ``\d`` / ``\w`` ASCII-only where
+  Python's match full-width digits and Chinese text): a ``javascript`` assertion where
+  js_checks rewrites the pattern with the same meaning, else a ``python`` one (promptfoo
+  starts a Python process for each ``python`` assertion it checks);
 - ``json_schema``: ``is-json`` with the schema;
 - the reference, expected and negative behaviours, the rubric's dimensions and
   instructions and ``judge.instructions``: one ``llm-rubric``.
@@ -69,7 +72,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcase.authoring.exports import Ledger, Rendered
+from evalcase.authoring.exports import Ledger, Rendered, js_checks
 from evalcase.authoring.exports.view import ExportCase
 from evalcase.contract.prompt import Prompt
 from evalcase.yamlwrite import round_trip_dump
@@ -108,23 +111,27 @@ def rubric_text(case: ExportCase) -> str | None:
     return "\n".join(lines) or None
 
 
-def exact_code(case: ExportCase) -> str:
-    """A Python expression over ``output``: the exact_match grader's comparison."""
+def regex_code(pattern: str, wanted: bool) -> str:
+    """A Python expression over ``output``: the regex grader's check of one pattern."""
+    return f"(__import__('re').search({py(pattern)}, output) is {'not ' * wanted}None)"
+
+
+def exact_assert(case: ExportCase) -> dict[str, Any]:
+    """The exact_match check: a ``javascript`` assertion (js_checks restates it exactly)."""
     from evalcase.grade.graders.exact_match import normal
 
     ignore_case, ignore_space = case.exact_flags
     answers = sorted({normal(r, ignore_case, ignore_space) for r in case.exact})
-    code = "output.strip()"
-    if ignore_space:
-        code = f"__import__('re').sub(r'\\s+', '', {code})"
-    if ignore_case:
-        code = f"{code}.casefold()"
-    return f"{code} in {py_list(answers)}"
+    return {"type": "javascript", "value": js_checks.exact_code(answers, ignore_case, ignore_space)}
 
 
-def regex_code(pattern: str, wanted: bool) -> str:
-    """A Python expression over ``output``: the regex grader's check of one pattern."""
-    return f"(__import__('re').search({py(pattern)}, output) is {'not ' * wanted}None)"
+def regex_assert(pattern: str, wanted: bool) -> dict[str, Any]:
+    """One pattern's check: ``javascript`` where the pattern means the same in both
+    engines, else ``python`` (``re.search`` itself)."""
+    code = js_checks.regex_code(pattern, wanted)
+    if code is None:
+        return {"type": "python", "value": regex_code(pattern, wanted)}
+    return {"type": "javascript", "value": code}
 
 
 # promptfoo renders var values and assertion values as Nunjucks templates (var values
@@ -166,11 +173,11 @@ def text_asserts(case: ExportCase) -> list[dict[str, Any]]:
     """The deterministic checks, one promptfoo assert per point."""
     asserts: list[dict[str, Any]] = []
     if case.exact:
-        asserts.append({"type": "python", "value": exact_code(case)})
+        asserts.append(exact_assert(case))
     asserts += [required(group) for group in case.must_include]
     asserts += [forbidden(t) for t in case.must_not_include]
-    asserts += [{"type": "python", "value": regex_code(p, True)} for p in case.patterns]
-    asserts += [{"type": "python", "value": regex_code(p, False)} for p in case.anti_patterns]
+    asserts += [regex_assert(p, True) for p in case.patterns]
+    asserts += [regex_assert(p, False) for p in case.anti_patterns]
     if case.json_schema is not None:
         asserts.append({"type": "is-json", "value": dict(case.json_schema)})
     elif case.expects_json:
@@ -264,11 +271,11 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
     def has(kind: str, value: Any) -> bool:
         return (kind, json.dumps(value, ensure_ascii=False)) in kinds
 
-    if case.exact and has("python", exact_code(case)):
-        out.add("exact_match")
-
     def holds(expected: Mapping[str, Any]) -> bool:
         return has(str(expected["type"]), expected["value"])
+
+    if case.exact and holds(exact_assert(case)):
+        out.add("exact_match")
 
     if case.must_include and all(holds(required(g)) for g in case.must_include):
         out.add("must_include")
@@ -276,8 +283,8 @@ def written(case: ExportCase, test: Mapping[str, Any]) -> set[str]:
         out.add("must_not_include")
     if (
         (case.patterns or case.anti_patterns)
-        and all(has("python", regex_code(p, True)) for p in case.patterns)
-        and all(has("python", regex_code(p, False)) for p in case.anti_patterns)
+        and all(holds(regex_assert(p, True)) for p in case.patterns)
+        and all(holds(regex_assert(p, False)) for p in case.anti_patterns)
     ):
         out.add("regex")
     if case.json_schema is not None and has("is-json", dict(case.json_schema)):
