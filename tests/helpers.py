@@ -71,20 +71,25 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
     return proc.stdout
 
 
+def identify(repo: Path) -> None:
+    """The test identity and no signing, in ``repo``'s own config: what four `git config`
+    calls would write, appended in one go (a process each, and about 285 repositories in
+    the suite); `git config --get` reads them back the same."""
+    with open(repo / ".git" / "config", "a", encoding="utf-8") as config:
+        config.write(
+            f"[user]\n\tname = {GIT_ENV['GIT_AUTHOR_NAME']}\n"
+            f"\temail = {GIT_ENV['GIT_AUTHOR_EMAIL']}\n"
+            "[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
+        )
+
+
 def init_repo(path: Path, source: Path | None = None) -> Path:
     """A real git repository at ``path``, optionally seeded from ``source`` and committed."""
     if source is not None:
         shutil.copytree(source, path, dirs_exist_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
-    # What four `git config` calls would write, appended in one go (a process each, and
-    # about 285 repositories in the suite); `git config --get` reads them back the same.
-    with open(path / ".git" / "config", "a", encoding="utf-8") as config:
-        config.write(
-            f"[user]\n\tname = {GIT_ENV['GIT_AUTHOR_NAME']}\n"
-            f"\temail = {GIT_ENV['GIT_AUTHOR_EMAIL']}\n"
-            "[commit]\n\tgpgsign = false\n[tag]\n\tgpgsign = false\n"
-        )
+    identify(path)
     if source is not None:
         git(path, "add", "-A")
         git(path, "commit", "-q", "-m", "seed")

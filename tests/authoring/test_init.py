@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from evalcase.authoring.init import SCHEMA_MAP, Hooks, init_repository
 from evalcase.loader import load
 from evalcase.model import FatalError
-from tests.helpers import commit_all, git, init_repo, invoke
+from tests.helpers import commit_all, git, identify, init_repo, invoke
 from tests.published_hook import PublishedHook, run
 
 
@@ -207,9 +207,7 @@ def test_inits_steps_work_where_git_names_the_first_branch_master(tmp_path: Path
     assert "`git init -b main`" in proc.stdout  # the branch evalcase.toml names
     # A user whose git makes `master` (or who typed plain `git init`) and commits.
     subprocess.run(["git", "-c", "init.defaultBranch=master", "init", "-q"], cwd=target, check=True)
-    git(target, "config", "user.name", "Eval Tester")
-    git(target, "config", "user.email", "tester@example.invalid")
-    git(target, "config", "commit.gpgsign", "false")
+    identify(target)
     commit_all(target, "the first commit")
     assert git(target, "branch", "--show-current").strip() == "master"
     for command in ("lint", "bump"):
