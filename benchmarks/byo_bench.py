@@ -106,9 +106,32 @@ while read -r line; do
   esac
 done
 """
+# The same, listing its tools over MCP first (one JSON-RPC ``tools/list`` on a connection of
+# its own, as a framework's MCP client does at its start): the run pays for the MCP SDK,
+# which a run whose agents never ask their MCP endpoint for anything does not import.
+AGENT_BASH_MCP = AGENT_BASH.replace(
+    "while read -r line; do\n",
+    r"""mcp_path=/${EVALCASE_MCP_URL#http://*/}
+list='{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+while read -r line; do
+  exec 3<>"/dev/tcp/$host/$port"
+  head='POST %s HTTP/1.1\r\nHost: %s\r\nAccept: application/json, text/event-stream\r\n'
+  head+='Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n'
+  printf "$head%s" "$mcp_path" "$hostport" "${#list}" "$list" >&3
+  IFS= read -r status <&3
+  IFS= read -r -d '' tools <&3  # to the end: the server closes (no cat process)
+  exec 3<&-
+  case $status$tools in
+    "HTTP/1.1 200"*order_lookup*) ;;
+    *) echo "tools/list failed: $status" >&2; exit 1 ;;
+  esac
+""",
+    1,
+)
 AGENTS = {
     "curl": ("sh + curl", "/bin/sh", AGENT_SH),
     "bash": ("bash, /dev/tcp", "/bin/bash", AGENT_BASH),
+    "bash-mcp": ("bash, /dev/tcp, tools/list over MCP first", "/bin/bash", AGENT_BASH_MCP),
 }
 
 
@@ -325,6 +348,8 @@ def concurrent_row(n: int, concurrency: int, kind: str = "curl") -> None:
     stub_cpu = float(seen.get("cpu_s") or 0.0)
     ideal = n * 1.0 / concurrency
     direct_stub = Stub(1.0)
+    if kind == "bash-mcp":  # without evalcase there is no MCP server: the model call alone
+        agent.write_text(AGENT_BASH, "utf-8")
     try:
         direct = direct_run(agent, direct_stub.port, n, concurrency, shell)
     finally:

@@ -9,6 +9,8 @@ import json
 import logging
 import logging.config
 import select
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from evalcase.run import mcp_server
 from evalcase.run.attempt_host import AttemptHost
 from evalcase.run.mcp_server import ToolAnswer
 from evalcase.run.model_proxy import Budget, Upstream
@@ -114,6 +117,7 @@ def test_one_mcp_server_serves_every_attempt_each_its_own_tools(
 
     warm = _host()
     warm.start()
+    _tools_list(warm)  # the loop's MCP server is made on the first MCP request
     warm.stop()
     built: list[Any] = []
     real_init = Server.__init__
@@ -216,3 +220,91 @@ def test_an_upstream_answer_in_several_pieces_reaches_the_agent_whole() -> None:
     calls = [item.fields for item in host.pending() if item.kind == "model_call"]
     assert len(calls) == 1
     assert calls[0]["response"]["usage"] == {"prompt_tokens": 1, "completion_tokens": 2}
+
+
+# A fresh process: whether the SDK is imported is the process's state.
+MODEL_ONLY = """
+import http.client, json, sys, time
+from evalcase.run import mcp_server
+from evalcase.run.attempt_host import AttemptHost
+from evalcase.run.model_proxy import Budget, Upstream
+assert mcp_server.missing() is None  # as the run's preflight asks
+cards = [{"name": "order_lookup", "description": "d", "parameters": {"type": "object"}}]
+host = AttemptHost(cards, Upstream("http://127.0.0.1:1/v1", None), Budget(), 100_000,
+                   time.monotonic() + 60)
+host.start()
+def post(path, body, headers):
+    conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=30)
+    conn.request("POST", path, json.dumps(body), headers)
+    answer = conn.getresponse()
+    data = answer.read()
+    conn.close()
+    return answer.status, data
+model = post("/v1/chat/completions", {"model": "m", "messages": []},
+             {"Authorization": "Bearer " + host.token, "Content-Type": "application/json"})[0]
+before = sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp."))
+status, data = post(host.urls()[1].split(str(host.port), 1)[1],
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    {"Content-Type": "application/json",
+                     "Accept": "application/json, text/event-stream"})
+host.stop()
+print(json.dumps({"model": model, "before": before, "list": status,
+                  "tools": [t["name"] for t in json.loads(data)["result"]["tools"]],
+                  "after": "mcp.server.lowlevel" in sys.modules}))
+"""
+
+
+def test_an_attempt_whose_agent_never_asks_for_its_tools_never_imports_the_mcp_sdk() -> None:
+    """The SDK (about 0.35 s of CPU: pydantic's models) was imported by every run of a
+    loop agent, before its first attempt's servers started, though an agent that uses
+    only the model never asks its MCP endpoint for anything. It is imported on the
+    first MCP request: preflight's check and the model call before it leave ``mcp``
+    unimported, and the tools are listed right after."""
+    proc = subprocess.run(
+        [sys.executable, "-c", MODEL_ONLY], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["model"] == 502  # the upstream is not there: the proxy answered, and said so
+    assert seen["before"] == []
+    assert (seen["list"], seen["tools"], seen["after"]) == (200, ["order_lookup"], True)
+
+
+def test_an_mcp_server_that_cannot_start_is_an_error_answered_and_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broken install (the SDK imports but its server fails to start) is found on the
+    first MCP request: answered 500 with why, recorded as refused, never a hang."""
+
+    async def broken() -> Any:
+        raise ImportError("cannot import name 'StreamableHTTPSessionManager'")
+
+    monkeypatch.setattr(mcp_server, "endpoint", broken)
+    host = _host()
+    host.start()
+    try:
+        assert host.port is not None
+        conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        conn.request("POST", host.urls()[1].split(str(host.port), 1)[1], body,
+                     {"Content-Type": "application/json"})  # fmt: skip
+        answer = conn.getresponse()
+        data = json.loads(answer.read())
+        conn.close()
+    finally:
+        host.stop()
+    assert answer.status == 500
+    assert data["error"]["code"] == "mcp_unavailable"
+    assert "StreamableHTTPSessionManager" in data["error"]["message"]
+    refused = [item.fields for item in host.pending() if item.kind == "mcp_refused"]
+    assert [(r["status"], r["reason"]) for r in refused] == [(500, "mcp_unavailable")]
+
+
+def test_a_missing_mcp_package_is_said_before_the_run_without_importing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Preflight finds the package, it does not import it (the first MCP request does)."""
+    assert mcp_server.missing() is None
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    found = mcp_server.missing()
+    assert found is not None and "pip install 'evalcase[agents]'" in found

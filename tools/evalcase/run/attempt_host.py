@@ -153,6 +153,23 @@ class AttemptHost:
             )
             await respond(send, 413, error_body("request too large", "oversized"))
             return
+        if self._mcp_handle is None:
+            try:
+                # The loop's one MCP server, made (the SDK imported) on the run's first MCP
+                # request; this attempt's cards and calls registered on its first.
+                shared = await mcp_server.endpoint()
+            except Exception as exc:  # a broken install: said, recorded, never a hang
+                message = f"the MCP server cannot start: {type(exc).__name__}: {exc}"
+                self.notify("mcp_refused", {"status": 500, "reason": "mcp_unavailable",
+                                            "message": message[:500]})  # fmt: skip
+                await respond(send, 500, error_body(message[:500], "mcp_unavailable"))
+                return
+            if self.ended:  # the attempt ended while the server was being made
+                self.notify("mcp_refused", {"status": 410, "reason": "attempt_ended"})
+                await respond(send, 410, error_body("the attempt has ended", "attempt_ended"))
+                return
+            self._mcp = shared
+            self._mcp_handle = shared.add(self.token, self.tools, self._tool)
         sent = False
 
         async def replay() -> dict[str, Any]:
@@ -162,7 +179,6 @@ class AttemptHost:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        assert self._mcp_handle is not None
         await self._mcp_handle(scope, replay, send)
 
     async def _tool(self, name: str, arguments: str, meta_id: str | None) -> mcp_server.ToolAnswer:
@@ -185,9 +201,6 @@ class AttemptHost:
         import uvicorn
 
         self._loop = asyncio.get_running_loop()
-        # The loop's one MCP server, this attempt's cards and calls registered on it.
-        self._mcp = await mcp_server.endpoint()
-        self._mcp_handle = self._mcp.add(self.token, self.tools, self._tool)
         if self.socket_path is not None:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.bind(str(self.socket_path))

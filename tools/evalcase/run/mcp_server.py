@@ -18,28 +18,34 @@ schema refuses is an MCP error result (``isError: true``) with that same text; b
 recorded as calls, as today.
 
 The ``mcp`` package is the ``agents`` extra (``pip install 'evalcase[agents]'``):
-:func:`missing` says so before the run.
+:func:`missing` says so before the run. The SDK itself is imported on the first MCP request
+a run's agents make, not before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import sys
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalcase import __version__
+
 INSTALL_HINT = "pip install 'evalcase[agents]' (the mcp package: the official MCP Python SDK)"
 
 
 def missing() -> str | None:
-    """None when the MCP SDK can be imported, else what to install."""
-    try:
-        import mcp.server.lowlevel
-        import mcp.server.streamable_http_manager  # noqa: F401
-    except ModuleNotFoundError as exc:
-        return f"loop = \"agent\" needs the '{exc.name}' package, not installed: {INSTALL_HINT}"
+    """None when the MCP SDK is installed, else what to install. Found, not imported: the
+    SDK (about 0.35 s of CPU with pydantic's models) is imported when the run's first agent
+    asks its MCP endpoint for something (:func:`endpoint`), so that a run whose agents use
+    only the model never pays for it. ``mcp`` installed without what the server needs
+    (a broken install) is an error of the first MCP request, recorded."""
+    if sys.modules.get("mcp") is None and importlib.util.find_spec("mcp") is None:
+        return f"loop = \"agent\" needs the 'mcp' package, not installed: {INSTALL_HINT}"
     return None
 
 
@@ -94,7 +100,10 @@ class Endpoint:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         self.attempts: dict[str, _Attempt] = {}
-        server: Server[Any, Any] = Server("evalcase")
+        # Its version given: without one the SDK reads the mcp package's metadata
+        # (importlib.metadata, an email-header parse) for every stateless request, a third
+        # of what a tools/list cost the event loop.
+        server: Server[Any, Any] = Server("evalcase", version=__version__)
 
         def attempt() -> _Attempt | None:
             try:
