@@ -23,8 +23,11 @@ loop started once, as in a run):
    time for the agents' work, the baseline the goal's 1.25x + 1 s is also given against.
    ``--agent bash`` runs the same turn from a cheaper program (bash alone, its model call
    over ``/dev/tcp``: no curl process, no TLS library loaded), so that more of the row
-   is evalcase's own cost. The run's one-time imports (the MCP SDK, uvicorn, aiohttp:
-   about 0.6 s of CPU) are inside the row's window, as in ``evalcase run``.
+   is evalcase's own cost; ``--agent bash-mcp`` lists its tools over MCP (one
+   ``tools/list``) before the model call, as a framework's MCP client does at its start.
+   The run's one-time imports (uvicorn, aiohttp; the MCP SDK on the first MCP request,
+   about 0.35 s of CPU, so only in ``bash-mcp``) are inside the row's window, as in
+   ``evalcase run``.
 
 Usage, from the repository root (the agents extra installed)::
 
@@ -32,6 +35,7 @@ Usage, from the repository root (the agents extra installed)::
     python benchmarks/byo_bench.py --quick         # fewer samples, N = 200
     python benchmarks/byo_bench.py --only concurrent -n 100 --concurrency 20
     python benchmarks/byo_bench.py --only concurrent -n 200 --agent bash   # a cheaper agent
+    python benchmarks/byo_bench.py --only concurrent -n 200 --agent bash-mcp
 """
 
 from __future__ import annotations
