@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 from evalcase.authoring.exports import export
-from evalcase.authoring.exports.inspect_scorer import text_verdicts
 from evalcase.authoring.exports.view import ExportCase, from_task
 from evalcase.config import load_config
 from evalcase.index.dataset import load_dataset
@@ -64,6 +63,10 @@ def answer(case: ExportCase, kind: str) -> str | None:
 
 def evalcase_text_verdict(case: ExportCase, text: str) -> bool:
     """evalcase's deterministic graders on ``text`` (the portable key is the judge's)."""
+    # Here, not at the top: the scorer's module imports inspect_ai (1.4 s), which every
+    # worker would otherwise pay while collecting, whichever tests it then runs.
+    from evalcase.authoring.exports.inspect_scorer import text_verdicts
+
     return all(passed for _, passed, _ in text_verdicts(case.portable_key, text))
 
 
