@@ -266,6 +266,9 @@ def promptfoo_tests(text: str) -> list[dict[str, Any]]:
     return list(data["tests"] if isinstance(data, Mapping) else data)
 
 
+ANSWER_PROMPT = "evalcase_answer"  # the label of the prompt the probes are graded under
+
+
 def promptfoo_verdicts(
     probes_: Sequence[Probe],
     rendered: Mapping[str, Rendered],
@@ -277,6 +280,22 @@ def promptfoo_verdicts(
     assert of each of ``extra`` (key: a test of the one prompt below; its verdicts keyed
     ``key|n``, the n-th assert's, from promptfoo's per-assert results), all in one
     ``promptfoo eval``."""
+    return promptfoo_shared(probes_, rendered, promptfoo_dir, tmp, extra)[0]
+
+
+def promptfoo_shared(
+    probes_: Sequence[Probe],
+    rendered: Mapping[str, Rendered],
+    promptfoo_dir: Path,
+    tmp: Path,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    routed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, bool], dict[str, list[dict[str, Any]]]]:
+    """:func:`promptfoo_verdicts`, and in the same ``promptfoo eval`` (node's start and
+    promptfoo's import are 2 s of CPU a run) each of ``routed``: a configuration's
+    ``prompts`` and ``tests`` whose tests name their prompts by label, as an export's do.
+    Its results come back as that configuration alone would give them: one per test that
+    ran, ``testIdx`` and ``promptIdx`` its own."""
     by_case = {}
     for dataset, r in rendered.items():
         for test in promptfoo_tests(r.text):
@@ -300,13 +319,28 @@ def promptfoo_verdicts(
     for key, test in (extra or {}).items():
         tests.append({**test, "description": key})
         keys.append(key)
+    prompts: list[Any] = [{"label": ANSWER_PROMPT, "raw": "{{evalcase_answer}}"}]
+    own = len(tests)
+    tests = [{**t, "prompts": [ANSWER_PROMPT]} for t in tests]
+    # Where each routed configuration's prompts and tests sit in the one run's lists.
+    places: dict[str, tuple[int, int, int]] = {}
+    for name, config in (routed or {}).items():
+        labels = {p["label"] for p in prompts}
+        assert not labels & {p["label"] for p in config["prompts"]}, name
+        assert all(t.get("prompts") for t in config["tests"]), name  # each names its own
+        places[name] = (len(prompts), len(tests), len(config["tests"]))
+        prompts += list(config["prompts"])
+        tests += list(config["tests"])
+        keys += [f"{name}#{i}" for i in range(len(config["tests"]))]
     if not tests:
-        return {}
-    config = {"prompts": ["{{evalcase_answer}}"], "providers": ["echo"], "tests": tests}
+        return {}, {}
+    config = {"prompts": prompts, "providers": ["echo"], "tests": tests}
     results = promptfoo_eval(promptfoo_dir, config, tmp)
-    assert len(results) == len(tests)
-    verdicts = {keys[r["testIdx"]]: bool(r["success"]) for r in results}
-    for r in results:
+    mine = [r for r in results if r["testIdx"] < own]
+    assert len(mine) == own  # each test under the one prompt only
+    assert all(r["promptIdx"] == 0 for r in mine)
+    verdicts = {keys[r["testIdx"]]: bool(r["success"]) for r in mine}
+    for r in mine:
         key = keys[r["testIdx"]]
         if extra and key in extra:
             parts = r["gradingResult"]["componentResults"]
@@ -314,7 +348,14 @@ def promptfoo_verdicts(
             for n, (part, wanted) in enumerate(zip(parts, extra[key]["assert"], strict=True)):
                 assert part["assertion"]["value"] == wanted["value"], (key, n)
                 verdicts[f"{key}|{n}"] = bool(part["pass"])
-    return verdicts
+    back: dict[str, list[dict[str, Any]]] = {}
+    for name, (first_prompt, first_test, count) in places.items():
+        back[name] = [
+            {**r, "testIdx": r["testIdx"] - first_test, "promptIdx": r["promptIdx"] - first_prompt}
+            for r in results
+            if first_test <= r["testIdx"] < first_test + count
+        ]
+    return verdicts, back
 
 
 # --- OpenAI evals -----------------------------------------------------------------------

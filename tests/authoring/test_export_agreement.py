@@ -43,7 +43,7 @@ from tests.authoring.export_agreement import (
     inspect_verdicts,
     probes,
     promptfoo_eval,
-    promptfoo_verdicts,
+    promptfoo_shared,
     tally,
 )
 from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
@@ -223,27 +223,57 @@ def js_checked() -> dict[str, tuple[dict[str, Any], list[bool]]]:
     }
 
 
+@dataclass(frozen=True)
+class OwnPrompts:
+    """english_support_set's promptfoo export as written, each test under its own prompt
+    (its ``prompts`` names it), with the echo provider: what each test sends."""
+
+    config: dict[str, Any]
+    labels: list[str]
+    tests: list[dict[str, Any]]
+
+
 @pytest.fixture(scope="module")
-def promptfoo_graded(
+def own_prompts() -> OwnPrompts:
+    text = export(load_config(REPO_ROOT), "english_support_set", "promptfoo")[1].text
+    config = round_trip_load(text)
+    labels = [p["label"] for p in config["prompts"]]
+    # Echo shows what each test sends; the answer key is not what this test reads.
+    tests = [{k: v for k, v in t.items() if k != "assert"} for t in config["tests"]]
+    return OwnPrompts(config, labels, tests)
+
+
+@pytest.fixture(scope="module")
+def promptfoo_run(
     bundled: list[Probe],
     rendered: dict[str, dict[str, Rendered]],
     regex_case: RegexCase,
     js_checked: dict[str, tuple[dict[str, Any], list[bool]]],
+    own_prompts: OwnPrompts,
     promptfoo_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, bool]:
+) -> tuple[dict[str, bool], dict[str, list[dict[str, Any]]]]:
     """promptfoo's verdicts on the bundled datasets' probes, on the regex replies and on
-    the JavaScript checks' texts, from one ``promptfoo eval`` (node's start and
-    promptfoo's import are 2 s of CPU a run): the same tests, each under the one prompt,
-    as three runs would grade them."""
+    the JavaScript checks' texts, and what english_support_set's tests send under their
+    own prompts, from one ``promptfoo eval`` (node's start and promptfoo's import are 2 s
+    of CPU a run): the same tests, the probes each under the one prompt, as four runs
+    would give them."""
     assert "sample_set" not in rendered["promptfoo"]  # the keys of the sets differ
-    return promptfoo_verdicts(
+    return promptfoo_shared(
         [*bundled, *regex_case.probes],
         {**rendered["promptfoo"], "sample_set": regex_case.promptfoo},
         promptfoo_dir,
         tmp_path_factory.mktemp("promptfoo-graded"),
         extra={key: test for key, (test, _) in js_checked.items()},
+        routed={"own": {"prompts": own_prompts.config["prompts"], "tests": own_prompts.tests}},
     )
+
+
+@pytest.fixture(scope="module")
+def promptfoo_graded(
+    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
+) -> dict[str, bool]:
+    return promptfoo_run[0]
 
 
 @pytest.mark.slow
@@ -284,17 +314,15 @@ def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
 
 @pytest.mark.slow
 def test_promptfoo_runs_each_case_under_its_own_prompt_as_evalcase_run_does(
-    promptfoo_dir: Path, tmp_path: Path
+    own_prompts: OwnPrompts,
+    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
 ) -> None:
     dataset = load_dataset(REPO_ROOT, "english_support_set")
-    text = export(load_config(REPO_ROOT), "english_support_set", "promptfoo")[1].text
-    config = round_trip_load(text)
-    labels = [p["label"] for p in config["prompts"]]
+    labels, tests = own_prompts.labels, own_prompts.tests
     assert labels == ["case", *(p.label for _, p in sorted(dataset.prompts.items()))]
-    # Echo shows what each test sends; the answer key is not what this test reads.
-    tests = [{k: v for k, v in t.items() if k != "assert"} for t in config["tests"]]
-    results = promptfoo_eval(promptfoo_dir, {**config, "tests": tests, "providers": ["echo"]},
-                             tmp_path)  # fmt: skip
+    # Run in the module's one promptfoo eval, beside the probes: its results are this
+    # configuration's own (promptfoo_shared), with the echo provider.
+    results = promptfoo_run[1]["own"]
     assert len(results) == len(tests)  # one per case, not one per case and prompt
     sent = {tests[r["testIdx"]]["description"]: (labels[r["promptIdx"]], r["response"]["output"])
             for r in results}  # fmt: skip
