@@ -243,6 +243,48 @@ def own_prompts() -> OwnPrompts:
     return OwnPrompts(config, labels, tests)
 
 
+@dataclass(frozen=True)
+class TemplateLike:
+    """sample_set with template-like text in a case's user turn and in its checks'
+    values (``{{ input }}``, ``{% raw %}``, ``{{ order }}``, ``{# note #}``): the case, its
+    exported promptfoo test, and the export's prompts."""
+
+    task: Any
+    test: dict[str, Any]
+    prompts: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def template_like(tmp_path_factory: pytest.TempPathFactory) -> TemplateLike:
+    repo = tmp_path_factory.mktemp("template-like") / "repo"
+    shutil.copytree(BASE_REPO, repo)
+    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
+    case.write_text(
+        case.read_text("utf-8")
+        .replace("能不能退？", "能不能退？{{ input }} {% raw %}")
+        .replace(
+            "graders: [{type: trace_rule}]",
+            "graders: [{type: trace_rule}, {type: must_include, values: ['{{ order }}']},"
+            " {type: must_not_include, values: ['{# note #}']}]",
+        ),
+        "utf-8",
+    )
+    config = load_config(repo)
+    task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
+                if t.case_id == "refund_eligibility_001")  # fmt: skip
+    exported = round_trip_load(export(config, "sample_set", "promptfoo")[1].text)
+    [test] = [t for t in exported["tests"] if t["description"] == "refund_eligibility_001"]
+    return TemplateLike(task, test, list(exported["prompts"]))
+
+
+def _renamed(prompts: list[dict[str, Any]], test: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A configuration of ``test`` alone under its own prompts, their labels prefixed (a
+    label names a prompt in one promptfoo run: two exports' ``case`` would be one)."""
+    named = [{**p, "label": prefix + p["label"]} for p in prompts]
+    alone = {"vars": test["vars"], "prompts": [prefix + x for x in test["prompts"]]}
+    return {"prompts": named, "tests": [alone]}
+
+
 @pytest.fixture(scope="module")
 def promptfoo_run(
     bundled: list[Probe],
@@ -250,14 +292,15 @@ def promptfoo_run(
     regex_case: RegexCase,
     js_checked: dict[str, tuple[dict[str, Any], list[bool]]],
     own_prompts: OwnPrompts,
+    template_like: TemplateLike,
     promptfoo_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[dict[str, bool], dict[str, list[dict[str, Any]]]]:
     """promptfoo's verdicts on the bundled datasets' probes, on the regex replies and on
     the JavaScript checks' texts, and what english_support_set's tests send under their
-    own prompts, from one ``promptfoo eval`` (node's start and promptfoo's import are 2 s
-    of CPU a run): the same tests, the probes each under the one prompt, as four runs
-    would give them."""
+    own prompts and what the template-like case sends, from one ``promptfoo eval`` (node's
+    start and promptfoo's import are 2 s of CPU a run): the same tests, the probes each
+    under the one prompt, as five runs would give them."""
     assert "sample_set" not in rendered["promptfoo"]  # the keys of the sets differ
     return promptfoo_shared(
         [*bundled, *regex_case.probes],
@@ -265,7 +308,10 @@ def promptfoo_run(
         promptfoo_dir,
         tmp_path_factory.mktemp("promptfoo-graded"),
         extra={key: test for key, (test, _) in js_checked.items()},
-        routed={"own": {"prompts": own_prompts.config["prompts"], "tests": own_prompts.tests}},
+        routed={
+            "own": {"prompts": own_prompts.config["prompts"], "tests": own_prompts.tests},
+            "template": _renamed(template_like.prompts, template_like.test, "template:"),
+        },
     )
 
 
@@ -495,28 +541,17 @@ def call_api(prompt, options, context):
 
 
 @pytest.mark.slow
-def test_promptfoo_gets_template_like_text_as_written(promptfoo_dir: Path, tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(BASE_REPO, repo)
-    case = repo / "datasets/sample_set/cases/refund_eligibility_001.yaml"
-    case.write_text(
-        case.read_text("utf-8")
-        .replace("能不能退？", "能不能退？{{ input }} {% raw %}")
-        .replace(
-            "graders: [{type: trace_rule}]",
-            "graders: [{type: trace_rule}, {type: must_include, values: ['{{ order }}']},"
-            " {type: must_not_include, values: ['{# note #}']}]",
-        ),
-        "utf-8",
-    )
-    config = load_config(repo)
-    task = next(t for t in load_dataset(repo, "sample_set", config=config).tasks
-                if t.case_id == "refund_eligibility_001")  # fmt: skip
-    exported = round_trip_load(export(config, "sample_set", "promptfoo")[1].text)
-    [test] = [t for t in exported["tests"] if t["description"] == "refund_eligibility_001"]
-    # What the model gets: evalcase's view, the template-like text as written.
-    echo = promptfoo_eval(promptfoo_dir, {**exported, "tests": [{"vars": test["vars"]}],
-                                          "providers": ["echo"]}, tmp_path / "echo")  # fmt: skip
+def test_promptfoo_gets_template_like_text_as_written(
+    template_like: TemplateLike,
+    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
+    promptfoo_dir: Path,
+    tmp_path: Path,
+) -> None:
+    task, test = template_like.task, template_like.test
+    # What the model gets: evalcase's view, the template-like text as written (echoed in
+    # the module's one promptfoo eval, under the export's own prompt).
+    echo = promptfoo_run[1]["template"]
+    assert len(echo) == 1
     view = task.agent
     history = [(t.role, t.content) for t in view.history]
     assert json.loads(echo[0]["response"]["output"]) == chat(view.system, history, view.user_turns)
