@@ -8,6 +8,7 @@ package and on small synthetic packages that break each rule on purpose."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,21 @@ FORBIDDEN = {
 }
 
 
+def _source(path: Path) -> tuple[str, ast.Module]:
+    """A module's text and syntax tree, parsed once for every check here that reads it
+    (five checks walk the whole package: each parsed all 360 modules again)."""
+    stat = path.stat()
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[str, ast.Module]:
+    text = path.read_text(encoding="utf-8")
+    return text, ast.parse(text)
+
+
 def imports_of(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _source(path)[1]
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -104,7 +118,7 @@ def command_modules(package: Path) -> dict[str, str]:
     cli = package / "cli.py"
     if not cli.is_file():
         return {}
-    for node in ast.walk(ast.parse(cli.read_text(encoding="utf-8"))):
+    for node in ast.walk(_source(cli)[1]):
         target = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
@@ -122,7 +136,7 @@ def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
         targets: set[str] = set()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _source(path)[1]
         for node in ast.walk(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):
@@ -310,7 +324,7 @@ def private_imports(package: Path) -> list[str]:
     modules = _modules(package)
     out = []
     for module, path in sorted(modules.items()):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _source(path)[1]
         bound: set[str] = set()  # local names of imported modules of the package
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -440,9 +454,9 @@ def long_modules_without_a_reason(package: Path) -> list[str]:
     paragraph "One module of ... lines, on purpose: ...")."""
     out = []
     for path in sorted(package.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
+        text, tree = _source(path)
         lines = text.count("\n")
-        doc = ast.get_docstring(ast.parse(text)) or ""
+        doc = ast.get_docstring(tree) or ""
         if lines > LONG and "on purpose:" not in " ".join(doc.split()):
             out.append(f"{path.relative_to(package.parent)}: {lines} lines")
     return out
