@@ -186,15 +186,24 @@ def test_a_store_another_process_holds_is_a_clear_error_never_rebuilt(
     graded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DuckDB's lock held by another process ("Could not set lock ... Conflicting lock"):
-    waited for, then a clear error; the store is never set aside under its holder. The
-    pauses between attempts are shortened (three attempts in 0.15 s, not six in 3.75 s):
-    what is tested is what the last attempt leads to, not how long the wait is."""
+    waited for, then a clear error; the store is never set aside under its holder. Each
+    pause between the attempts is cut to at most 0.02 s (the six attempts as before, not
+    3.75 s of waiting): what is tested is what the last attempt leads to, not how long
+    the pauses are."""
     import subprocess
     import sys
+    import time
 
     from evalcase.results import store
 
-    monkeypatch.setattr(store, "LOCK_WAITS", (0.05, 0.1, 0.0))
+    pauses: list[float] = []
+    sleep = time.sleep
+
+    def short_sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        sleep(min(seconds, 0.02))
+
+    monkeypatch.setattr(store.time, "sleep", short_sleep)
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
@@ -209,6 +218,7 @@ def test_a_store_another_process_holds_is_a_clear_error_never_rebuilt(
         holder.stdin.close()
         holder.wait(timeout=30)
     assert code == 2, err
+    assert len(pauses) >= 2  # it waited before giving up
     assert "the results store cannot be opened" in err and "lock" in err
     assert "internal error" not in err and "damaged" not in err
     assert set_aside(graded) == []

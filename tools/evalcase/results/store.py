@@ -711,9 +711,6 @@ _DAMAGED = (
 )
 # What it says when another process holds the file ("block" holds "lock": whole words).
 _HELD = ("could not set lock", "conflicting lock")
-# The pauses (seconds) between attempts to open a store another process holds, the last
-# attempt followed by the error (3.75 s in all).
-LOCK_WAITS = (0.05, 0.2, 0.5, 1.0, 2.0, 0.0)
 
 
 class StoreDamaged(FatalError):
@@ -771,7 +768,7 @@ def _connect(path: Path, warn: Warn | None = None, *, fresh: bool = False) -> An
     calls damaged is set aside (:func:`set_aside`, ``warn`` told) and a new one made."""
     duckdb = duckdb_module()
     path.parent.mkdir(parents=True, exist_ok=True)
-    for wait in LOCK_WAITS:
+    for wait in (0.05, 0.2, 0.5, 1.0, 2.0, 0.0):
         try:
             con = duckdb.connect(str(path))
             break
