@@ -79,8 +79,8 @@ def _code(text: Any) -> str:
 @functools.cache
 def environment() -> Any:
     """The report templates' Jinja2 environment, one per process: it keeps the compiled
-    templates (about 0.1 s each to compile), so a process that grades many times (the
-    test suite, a library caller) compiles them once."""
+    templates (66 ms of CPU to compile the two again), so a process that grades many
+    times (the test suite, a library caller) compiles them once."""
     try:
         import jinja2
     except ImportError as exc:
