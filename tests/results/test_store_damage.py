@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,13 +48,26 @@ def invoke(repo: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture
-def graded(tmp_path: Path) -> Path:
-    """Two graded runs and their store, built."""
-    repo, commit = refund_repo(tmp_path)
+@pytest.fixture(scope="module")
+def graded_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with two graded runs, made once for the module (grading is the
+    cost: about 0.8 s); each test gets its own copy (``graded``)."""
+    repo, commit = refund_repo(tmp_path_factory.mktemp("graded"))
     for run_id in ("run-1", "run-2"):
         write_run(repo, commit, run_id, [check_008(True, 1), duplicate_003(run_id == "run-1")])
         assert invoke(repo, "grade", run_id)[0] in (0, 1)
+    return repo
+
+
+@pytest.fixture
+def graded(graded_runs: Path, tmp_path: Path) -> Path:
+    """Two graded runs and their store, built: a copy of the module's repository (its
+    files, times and git folder) whose store is built here, in the copy (the store holds
+    its sources' absolute paths, so it is never copied)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        graded_runs, repo, symlinks=True, ignore=shutil.ignore_patterns("results.duckdb*")
+    )
     code, _, err = invoke(repo, "store", "rebuild")
     assert code == 0, err
     assert (repo / STORE).stat().st_size > 0
@@ -92,20 +106,40 @@ def test_the_viewer_answers_over_a_damaged_store(graded: Path, kind: str) -> Non
     assert warnings and "set aside as results.duckdb.damaged-" in warnings[0]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
-def test_run_over_a_damaged_store_exits_with_its_gate(tmp_path: Path, kind: str) -> None:
-    """`evalcase run` records and grades, finds the store damaged when it indexes the run:
-    the store is set aside and rebuilt, and the exit status is the gates' (as over a
-    healthy store), not 2."""
-    repo = bundled_repo(tmp_path / "repo", ignored=("/outputs/", "/reports/", ".evalcase_cache/"))
-    args = ("run", "refund_regression_set", "--select", "tool_refund_check_008")
-    first = invoke_cli(*args, cwd=repo)
+RUN = ("run", "refund_regression_set", "--select", "tool_refund_check_008")
+
+
+@pytest.fixture(scope="module")
+def run_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The bundled repository after one `evalcase run` over a healthy store, and its exit
+    status: made once for the module, copied by each kind of damage."""
+    repo = bundled_repo(
+        tmp_path_factory.mktemp("run") / "repo",
+        ignored=("/outputs/", "/reports/", ".evalcase_cache/"),
+    )
+    first = invoke_cli(*RUN, cwd=repo)
     assert first.returncode in (0, 1), first.stderr
     assert "damaged" not in first.stderr
+    return repo, first.returncode
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_run_over_a_damaged_store_exits_with_its_gate(
+    run_once: tuple[Path, int], tmp_path: Path, kind: str
+) -> None:
+    """`evalcase run` records and grades, finds the store damaged when it indexes the run:
+    the store is set aside and rebuilt, and the exit status is the gates' (as over a
+    healthy store), not 2. The first run is the module's (``run_once``), in a copy of
+    its repository whose store this test damages."""
+    first_repo, first_code = run_once
+    repo = tmp_path / "repo"
+    shutil.copytree(first_repo, repo, symlinks=True)
+    args = RUN
+    assert not set_aside(repo)
     damage(repo / STORE, kind)
     second = invoke_cli(*args, cwd=repo)
-    assert second.returncode == first.returncode, second.stdout + second.stderr
+    assert second.returncode == first_code, second.stdout + second.stderr
     assert "internal error" not in second.stderr
     assert "set aside as results.duckdb.damaged-" in second.stderr
     assert len(set_aside(repo)) == 1
@@ -148,12 +182,28 @@ def test_any_other_error_is_not_damage(graded: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_store_another_process_holds_is_a_clear_error_never_rebuilt(graded: Path) -> None:
+def test_a_store_another_process_holds_is_a_clear_error_never_rebuilt(
+    graded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """DuckDB's lock held by another process ("Could not set lock ... Conflicting lock"):
-    waited for, then a clear error; the store is never set aside under its holder."""
+    waited for, then a clear error; the store is never set aside under its holder. Each
+    pause between the attempts is cut to at most 0.02 s (the six attempts as before, not
+    3.75 s of waiting): what is tested is what the last attempt leads to, not how long
+    the pauses are."""
     import subprocess
     import sys
+    import time
 
+    from evalcase.results import store
+
+    pauses: list[float] = []
+    sleep = time.sleep
+
+    def short_sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        sleep(min(seconds, 0.02))
+
+    monkeypatch.setattr(store.time, "sleep", short_sleep)
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
@@ -168,6 +218,7 @@ def test_a_store_another_process_holds_is_a_clear_error_never_rebuilt(graded: Pa
         holder.stdin.close()
         holder.wait(timeout=30)
     assert code == 2, err
+    assert len(pauses) >= 2  # it waited before giving up
     assert "the results store cannot be opened" in err and "lock" in err
     assert "internal error" not in err and "damaged" not in err
     assert set_aside(graded) == []

@@ -90,6 +90,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         proc.wait(timeout=30)
 
 
+@pytest.fixture(scope="module")
+def app_repo(site: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the site's repository (its runs and reports; not its results store, which
+    its first request builds) for the viewers made in the test process: the served viewer
+    keeps its store open until idle (evalcase.results.view.IDLE_S), and an in-process
+    viewer of the same folder waited for DuckDB's lock (3.75 s), as the served one did
+    for theirs."""
+    repo = tmp_path_factory.mktemp("view-app") / "repo"
+    shutil.copytree(
+        site["repo"], repo, symlinks=True, ignore=shutil.ignore_patterns("results.duckdb*")
+    )
+    return repo
+
+
 def test_pages_answer_and_escape(site: dict[str, Any]) -> None:
     base = site["base"]
     status, html, headers = http_get(base)
@@ -131,13 +145,13 @@ def test_foreign_host_header_is_refused(site: dict[str, Any]) -> None:
     assert status == 421
 
 
-def test_token_required_off_loopback(site: dict[str, Any]) -> None:
+def test_token_required_off_loopback(app_repo: Path) -> None:
     from starlette.testclient import TestClient
 
     from evalcase.config import load_config
     from evalcase.results.view_pages import make_app
 
-    app = make_app(load_config(site["repo"]), token="t0ken", host="0.0.0.0")
+    app = make_app(load_config(app_repo), token="t0ken", host="0.0.0.0")
     client = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)
     assert client.get("/").status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -163,18 +177,18 @@ FOREIGN_HOSTS = (
 
 
 @pytest.mark.parametrize("host", LOOPBACK_HOSTS)
-def test_loopback_host_headers_are_answered(site: dict[str, Any], host: str) -> None:
+def test_loopback_host_headers_are_answered(app_repo: Path, host: str) -> None:
     from starlette.testclient import TestClient
 
     from evalcase.config import load_config
     from evalcase.results.view_pages import make_app
 
-    client = TestClient(make_app(load_config(site["repo"])), follow_redirects=False)
+    client = TestClient(make_app(load_config(app_repo)), follow_redirects=False)
     assert client.get("/runs/run-1", headers={"Host": host}).status_code == 200
 
 
 @pytest.mark.parametrize("host", FOREIGN_HOSTS)
-def test_names_that_only_start_like_loopback_are_refused(site: dict[str, Any], host: str) -> None:
+def test_names_that_only_start_like_loopback_are_refused(app_repo: Path, host: str) -> None:
     """The DNS-rebinding guard parses the Host header: a name that starts with ``127.``
     or ``localhost`` is anyone's name, not this machine's loopback."""
     from starlette.testclient import TestClient
@@ -182,7 +196,7 @@ def test_names_that_only_start_like_loopback_are_refused(site: dict[str, Any], h
     from evalcase.config import load_config
     from evalcase.results.view_pages import make_app
 
-    client = TestClient(make_app(load_config(site["repo"])), follow_redirects=False)
+    client = TestClient(make_app(load_config(app_repo)), follow_redirects=False)
     assert client.get("/runs/run-1", headers={"Host": host}).status_code == 421
 
 
@@ -204,7 +218,7 @@ def test_bind_address_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
 
-def test_non_ascii_token_is_refused_not_an_error(site: dict[str, Any]) -> None:
+def test_non_ascii_token_is_refused_not_an_error(app_repo: Path) -> None:
     """A token, Bearer header or cookie with non-ASCII characters is a wrong token (401),
     never a server error."""
     from starlette.testclient import TestClient
@@ -212,7 +226,7 @@ def test_non_ascii_token_is_refused_not_an_error(site: dict[str, Any]) -> None:
     from evalcase.config import load_config
     from evalcase.results.view_pages import make_app
 
-    app = make_app(load_config(site["repo"]), token="t0ken", host="0.0.0.0")
+    app = make_app(load_config(app_repo), token="t0ken", host="0.0.0.0")
     client = TestClient(
         app,
         base_url="http://192.0.2.10:8765",
@@ -230,7 +244,7 @@ def test_non_ascii_token_is_refused_not_an_error(site: dict[str, Any]) -> None:
         assert client.get("/", headers=header).status_code == 401, header
     assert client.get("/", headers={"Authorization": "Bearer t0ken"}).status_code == 200
     # A token chosen with non-ASCII characters works as given.
-    app = make_app(load_config(site["repo"]), token="tökén", host="0.0.0.0")
+    app = make_app(load_config(app_repo), token="tökén", host="0.0.0.0")
     client = TestClient(app, base_url="http://192.0.2.10:8765", follow_redirects=False)
     assert client.get("/?token=t%C3%B6k%C3%A9n").status_code == 303
     assert client.get("/", headers={"Authorization": "Bearer tökén".encode()}).status_code == 200

@@ -3,8 +3,11 @@
 A snapshot of this project is committed to a temporary git repository; a consumer
 repository of cases points its .pre-commit-config.yaml at that repository and commit,
 runs the real `pre-commit install`, and commits. pre-commit builds the hook's own
-virtualenv from the project (pip, from the package index), so this is slow; the
+virtualenv from the project (pip, from a local wheelhouse), so this is slow; the
 snapshot and that virtualenv are shared by the run's hook tests (tests/published_hook.py).
+The hook runs as pre-commit runs it (git commit, a process); the plain `evalcase lint`
+and `bump` beside it are checked by their results, in the test process
+(tests.helpers.invoke).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, commit_all, git, init_repo, run_cli
+from tests.helpers import REPO_ROOT, commit_all, git, init_repo, invoke
 from tests.published_hook import PublishedHook, run
 from tests.versioning.conftest import CASE, line_of, replace_in, review_again
 
@@ -39,7 +42,7 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(
 
     replace_in(consumer, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
     # What the hook is about to refuse, plain `evalcase lint` refuses too.
-    plain = run_cli("lint", cwd=consumer)
+    plain = invoke("lint", cwd=consumer)
     assert plain.returncode == 1 and "EC501" in plain.stdout, plain.stdout
     git(consumer, "add", CASE)
     refused = run(["git", "commit", "-m", "reword the question"], consumer, env)
@@ -50,7 +53,7 @@ def test_the_published_hook_refuses_an_unbumped_case_until_bumped(
     assert "EC501" in output and "case-version-not-bumped" in output
     head_before = git(consumer, "rev-parse", "HEAD").strip()
 
-    bumped = run_cli("bump", cwd=consumer)
+    bumped = invoke("bump", cwd=consumer)
     assert bumped.returncode == 0, bumped.stdout + bumped.stderr
     assert "case_version v5 -> v6" in bumped.stdout
     git(consumer, "add", CASE)
@@ -83,28 +86,28 @@ def test_plain_lint_and_the_hook_agree(tmp_path: Path) -> None:
     commit_all(repo, "cases")
     replace_in(repo, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
     git(repo, "add", CASE)
-    plain = run_cli("lint", "--format", "json", cwd=repo)
-    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    plain = invoke("lint", "--format", "json", cwd=repo)
+    hook = invoke("lint", "--staged", "--format", "json", CASE, cwd=repo)
     assert plain.returncode == hook.returncode == 1
     assert _findings(plain) == _findings(hook) != set()
     # The approved content changed (EC419) and its version did not (EC501).
     assert {code for code, _, _ in _findings(plain)} == {"EC501", "EC419"}
     # --no-base is the one way to leave the base out.
     assert {
-        c for c, _, _ in _findings(run_cli("lint", "--no-base", "--format", "json", cwd=repo))
+        c for c, _, _ in _findings(invoke("lint", "--no-base", "--format", "json", cwd=repo))
     } == {"EC419"}
-    assert run_cli("bump", cwd=repo).returncode == 0
+    assert invoke("bump", cwd=repo).returncode == 0
     git(repo, "add", "-A")
     # Bumped, the case's approval (of the old version) no longer covers it: both say so.
-    plain = run_cli("lint", "--format", "json", cwd=repo)
-    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    plain = invoke("lint", "--format", "json", cwd=repo)
+    hook = invoke("lint", "--staged", "--format", "json", CASE, cwd=repo)
     assert plain.returncode == hook.returncode == 1
     assert _findings(plain) == _findings(hook)
     assert {code for code, _, _ in _findings(plain)} == {"EC411"}
     review_again(CASE, repo)
     git(repo, "add", "-A")
-    plain = run_cli("lint", "--format", "json", cwd=repo)
-    hook = run_cli("lint", "--staged", "--format", "json", CASE, cwd=repo)
+    plain = invoke("lint", "--format", "json", cwd=repo)
+    hook = invoke("lint", "--staged", "--format", "json", CASE, cwd=repo)
     assert plain.returncode == hook.returncode == 0
     assert _findings(plain) == _findings(hook) == set()
 
@@ -124,12 +127,12 @@ def test_a_configured_base_branch_is_what_plain_lint_compares_with(tmp_path: Pat
     replace_in(repo, CASE, "但有质量问题，能不能退？", "但有质量问题，还能退吗？")
     commit_all(repo, "an unbumped edit, committed on the branch")
     # Against HEAD nothing changed; against main (the configured base) the case did.
-    proc = run_cli("lint", cwd=repo)
+    proc = invoke("lint", cwd=repo)
     assert proc.returncode == 1 and "EC501" in proc.stdout, proc.stdout + proc.stderr
-    assert run_cli("lint", "--base", "HEAD", cwd=repo).returncode == 0
+    assert invoke("lint", "--base", "HEAD", cwd=repo).returncode == 0
     (repo / "evalcase.toml").write_text(
         '[versioning]\nbase_branch = "trunk"\n[lint]\nignore = ["EC419"]\n'
     )
     commit_all(repo, "a base branch that does not exist")
-    proc = run_cli("lint", cwd=repo)
+    proc = invoke("lint", cwd=repo)
     assert proc.returncode == 2 and "base_branch = 'trunk'" in proc.stderr

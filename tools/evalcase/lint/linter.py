@@ -5,6 +5,7 @@ selection. Never prints, never exits."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import itertools
 import os
@@ -661,10 +662,19 @@ def _layout_digest() -> str:
 
     parts = [",".join(sorted(RULES))]
     parts += [",".join(f.name for f in fields(c)) for c in (CaseFacts, FixtureFacts, ManifestFacts)]
-    # evalcase's own code: a changed rule or loader in a checkout without a version bump
-    # must not reuse results. Sizes and times of the package's files cost one stat each.
+    parts.append(_code_digest())
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+@functools.cache
+def _code_digest() -> str:
+    """evalcase's own code: a changed rule or loader in a checkout without a version bump
+    must not reuse results. Sizes and times of the package's files cost one stat each
+    (about 350), once per process: the code a process runs is the code it started with,
+    and a caller that lints many times in one process (the test suite, a library user)
+    paid the walk on every lint."""
     package = Path(__file__).resolve().parents[1]
-    parts += [f"{rel}:{size}:{mtime}" for rel, size, mtime in _python_files(package)]
+    parts = [f"{rel}:{size}:{mtime}" for rel, size, mtime in _python_files(package)]
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
