@@ -15,6 +15,7 @@ from evalcase.audit.keys import agent_turns, plan_turns, staged
 from evalcase.audit.mutants import mutants_for
 from evalcase.audit.runner import AuditOptions, audit
 from evalcase.config import load_config
+from evalcase.index import dataset
 from evalcase.run import source
 from tests.helpers import commit_all, init_repo, invoke
 from tests.run.openai_server import Server, completion
@@ -263,5 +264,9 @@ def test_a_tasks_mutants_are_drawn_once_however_often_the_audit_asks(
     assert mutants.foreign_skips(task) == []  # type: ignore[arg-type]
     assert [m.name for m in mutants.foreigns(task)] == ["foreign-suspend_line"]  # type: ignore[arg-type]
     assert drawn == [CASE_ID]
+    # A load of the same files gives the same task object (the dataset memo is keyed by
+    # content); one made afresh is another task, and its mutants are drawn again.
+    assert task_of(repo) is task
+    dataset._MEMOS.clear()
     assert len(mutants_for(task_of(repo))) == len(first)  # type: ignore[arg-type]
     assert drawn == [CASE_ID, CASE_ID]  # another load, another task object

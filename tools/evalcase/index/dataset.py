@@ -196,7 +196,7 @@ class _Memo:
     LIMIT = 20_000  # entries of each kind kept (then forgotten all at once)
 
     def __init__(self, config: Config) -> None:
-        self.config = config  # kept so that its id is not reused while the memo lives
+        self.config = config  # the first of the equal configurations it serves
         self.results: dict[tuple[str, str], FileResult] = {}
         self.fixtures: dict[tuple[str, str], dict[str, Any] | None] = {}
         self.tasks: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Task] = {}
@@ -225,13 +225,20 @@ def _keyed(blob: str) -> bool:
     return bool(blob) and ":" not in blob
 
 
-_MEMOS: dict[int, _Memo] = {}
+_MEMOS: dict[str, _Memo] = {}
 
 
 def _memo(config: Config) -> _Memo:
-    memo = _MEMOS.get(id(config))
-    if memo is None or memo.config is not config:
+    """The memo of this configuration's content (its ``repr``: every field, the root
+    included), not of the object: a process that loads the configuration again for each
+    command (the suite's in-process commands, a library caller) would otherwise analyse
+    every file of the repository again for each. What it holds is keyed by blob id, and a
+    dataset's analysis reads nothing but the configuration and the files' contents (no
+    lint rule runs in it: ``Analyzer`` with the default ``Checks``)."""
+    key = repr(config)
+    memo = _MEMOS.get(key)
+    if memo is None:
         if len(_MEMOS) > 8:
             _MEMOS.clear()
-        memo = _MEMOS[id(config)] = _Memo(config)
+        memo = _MEMOS[key] = _Memo(config)
     return memo
