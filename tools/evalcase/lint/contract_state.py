@@ -107,6 +107,8 @@ def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
             continue
         if fixture.kind is None or fixture.kind[0] != "state":
             continue  # a conversation in context.fixtures
+        if fixture.state_leaves is None:  # never a lint's facts: a run's load made these
+            raise ValueError(f"{fixture.path}: facts analysed without state leaves")
         for path, value, f_line, f_col in fixture.state_leaves:
             here = (value, fixture, f_line, f_col)
             parts = path.split(".")
