@@ -3,11 +3,14 @@ faults, permission policies, audit records, built-in retrieval, and the trace.
 
 The agent never reports its own tool calls or final state: this module observes them.
 One ``Environment`` serves one attempt and is then thrown away, so no state is ever
-shared between attempts (pass@k needs independent attempts): each parses its own copy
-of the initial state from the spec's JSON text, when it first reads it (an attempt that
-calls no tool parses nothing). What they share is read-only: the parsed initial state
-the final diff compares with (made once per spec), and the CEL workers' converted copy
-of an unchanged key (its token names its content: the initial state's digest and key).
+shared between attempts (pass@k needs independent attempts). The initial state is
+parsed once per spec (per process) and shared read-only; an attempt's state is a copy on
+write of it: a write first replaces each container on its path that is still the shared
+one by a shallow copy of its own, so an attempt's cost follows its writes, not the size
+of the state (tau2 airline's 3 MB database was parsed again by every attempt and every
+gold replay), and no attempt sees another's write. What they share is read-only: the
+initial document, and the CEL workers' converted copy of an unchanged key (its token
+names its content: the initial state's digest and key).
 
 A tool call goes through, in order:
 
@@ -133,7 +136,6 @@ def _at(document: Any, parts: tuple[str, ...]) -> Any:
 class _Initial:
     """A spec's initial state, prepared once for every attempt on it."""
 
-    text: str  # the JSON text each attempt parses its own copy from
     digest: str
     size: int  # its UTF-8 length (the start of ``max_state_bytes``)
     document: dict[str, Any]  # parsed once and shared: read it, never change it
@@ -143,17 +145,16 @@ _STATE_TEXT: dict[int, tuple[Any, _Initial]] = {}
 
 
 def _initial(state: Mapping[str, Any]) -> _Initial:
-    """The initial state as JSON text, digest and parsed document, once per spec: every
-    attempt parses its own fresh copy from the text (the C parser beats a recursive copy
-    by far) only when it first reads the state, and all share the parsed initial one
-    (the attempt's diff reads it), so an attempt that calls no tool parses nothing."""
+    """The initial state's digest, size and parsed document, once per spec: every
+    attempt's state is a copy on write of the parsed document (Environment.state), and
+    the attempt's diff reads it, so no attempt parses the text again."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
         return hit[1]
     text = state_text(state)
     if len(_STATE_TEXT) > 4096:
         _STATE_TEXT.clear()
-    made = _Initial(text, state_digest(text), len(text.encode("utf-8")), json.loads(text))
+    made = _Initial(state_digest(text), len(text.encode("utf-8")), json.loads(text))
     _STATE_TEXT[id(state)] = (state, made)
     return made
 
@@ -277,10 +278,13 @@ class Environment:
         self.deadline = deadline
         initial = _initial(spec.initial_state)
         self.initial_digest = initial.digest
-        self._initial_text = initial.text
         # Shared by every attempt on this spec (final_diff copies what it takes of it).
         self.initial_state: Mapping[str, Any] = initial.document
-        self._state: dict[str, Any] | None = None  # parsed on first read (see state)
+        self._document = initial.document
+        self._state: dict[str, Any] | None = None  # made on first read (see state)
+        # The containers of the state that are this attempt's own (copied on a write),
+        # by id; holding them keeps their ids from being reused while the attempt lives.
+        self._owned: dict[int, Any] = {}
         self.state_bytes = initial.size
         self.calls: list[ToolCallRecord] = []
         self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
@@ -295,9 +299,17 @@ class Environment:
 
     @property
     def state(self) -> dict[str, Any]:
-        """This attempt's own state, parsed from the initial text when first read."""
+        """This attempt's own state, made when first read: the shared initial document's
+        top level and each top-level container copied (shallow: a call's CEL scope binds
+        those objects, and sees its own writes through them), every container below
+        the shared one until a write reaches it (:meth:`_own`). Read it; change it
+        through :meth:`change` only."""
         if self._state is None:
-            self._state = state = json.loads(self._initial_text)
+            self._state = state = {k: _shallow(v) for k, v in self._document.items()}
+            self._owned[id(state)] = state
+            for value in state.values():
+                if isinstance(value, dict | list):
+                    self._owned[id(value)] = value
             # Every attempt on this initial state parses the same content: its keys get
             # the same CEL worker tokens, so a worker converts an unchanged key once for
             # all of them (a change invalidates the name, and the key gets a new token).
@@ -321,7 +333,7 @@ class Environment:
         for parts in roots:
             # A copy: the initial document is shared with the other attempts.
             before = copy_json(_at(self.initial_state, parts))
-            after = _at(self.state, parts)
+            after = copy_json(_at(self.state, parts))  # may hold parts of the shared one
             where = ".".join(parts)
             if before is _ABSENT and after is _ABSENT:
                 continue
@@ -355,6 +367,7 @@ class Environment:
                 "budget",
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
+        self._own(parts)
         undo = _undoer(self.state, op, parts)
         self.scopes.invalidate(("state", parts[0]) if parts else ("state",))
         before, after = apply_op(self.state, op, parts, value)
@@ -365,6 +378,33 @@ class Environment:
         where = ".".join(parts)
         self.recorder.event("state_change", op=op, path=where, before=before, after=after)
         return StateChange(op, where, tuple(parts), before, after)
+
+    def _own(self, parts: Sequence[str]) -> None:
+        """Before a write at ``parts``: every container on the path (the written one
+        included, which an append changes) that is not yet this attempt's own is replaced
+        by a shallow copy that is, so the write never reaches the shared initial
+        document. Steps as evalcase.contract.paths does (a key; a list's digit index)."""
+        node: Any = self.state
+        for key in parts:
+            if isinstance(node, dict):
+                child = node.get(key, _ABSENT)
+                place: str | int = key
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                place = int(key)
+                child = node[place]
+            else:
+                return
+            if isinstance(child, dict):
+                if id(child) not in self._owned:
+                    child = dict(child)
+                    self._owned[id(child)] = node[place] = child
+            elif isinstance(child, list):
+                if id(child) not in self._owned:
+                    child = list(child)
+                    self._owned[id(child)] = node[place] = child
+            else:
+                return
+            node = child
 
     # -- one call ------------------------------------------------------------------------
     def call(
@@ -777,6 +817,13 @@ def _error(
         return {"code": error.code, "message": message if isinstance(message, str) else
                 json.dumps(message, ensure_ascii=False, default=str)}  # fmt: skip
     return {"code": error.code, "message": error.message or fallback}
+
+
+def _shallow(value: Any) -> Any:
+    """A container's shallow copy (a scalar as it is)."""
+    if isinstance(value, dict):
+        return dict(value)
+    return list(value) if isinstance(value, list) else value
 
 
 def _noop() -> None:
