@@ -307,3 +307,44 @@ def test_attempts_share_what_they_do_not_write_and_see_none_of_each_others_write
         "orders.ORDER_1.status",
         "seen",
     ]
+
+
+def test_attempts_on_one_initial_state_size_an_unchanged_key_for_a_literal_once(
+    monkeypatch: Any,
+) -> None:
+    # An activation made for an expression that reads only ``args`` lacks ``orders``: the
+    # next expression reading orders asks whether they can be written as a CEL literal
+    # (walking 4,096 of 2,000 orders' nodes to say no). The answer depends on the content
+    # only, which the unchanged key's pinned token names: the first attempt on the initial
+    # state asks, the others do not; a changed key is sized again, as in one attempt.
+    from evalcase.contract import cel
+
+    sized: list[Any] = []
+    real = cel.literal
+
+    def counted(value: Any, budget: int = cel._LITERAL_NODES) -> str | None:
+        sized.append(value)
+        return real(value, budget)
+
+    echo = tool(
+        "echo",
+        schema=SCHEMA,
+        responses=({"when": "args.order_id != ''", "result_from": "args.order_id"},),
+    )
+    monkeypatch.setattr(cel, "literal", counted)
+    orders = state(2000)
+    orders["orders"]["ORDER_0"]["note"] = secrets.token_hex(8)  # a content no test sized
+    tools = (echo, LOOKUP, CLOSE)
+    spec = job(view("x", tools=tools), tools, state=orders).env
+    envs = [Environment(spec, Recorder()) for _ in range(3)]
+    for env in envs:
+        call(env, "echo", "ORDER_1")
+        call(env, "lookup", "ORDER_2")
+    assert [c.error for env in envs for c in env.calls] == [None] * 6
+    assert [c.result for c in envs[2].calls] == [c.result for c in envs[0].calls]
+    assert sum(1 for v in sized if isinstance(v, dict) and len(v) == 2000) == 1
+    call(envs[1], "close", "ORDER_1")
+    call(envs[1], "echo", "ORDER_1")
+    call(envs[1], "lookup", "ORDER_2")  # orders changed: sized again
+    assert sum(1 for v in sized if isinstance(v, dict) and len(v) == 2000) > 1
+    assert envs[1].calls[-1].result == envs[0].calls[-1].result
