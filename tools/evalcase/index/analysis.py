@@ -421,8 +421,8 @@ class Analyzer:
             finally:
                 gc.unfreeze()
         for chunk in chunks[finished:]:
-            done = _analyze_chunk(work(chunk), self.config, self.checks, self.state_leaves)
-            yield from finish(chunk, done)
+            raws = _analyze_chunk(work(chunk), self.config, self.checks, self.state_leaves)
+            yield from finish(chunk, raws)
 
     def save(self) -> None:
         cache = self.cache()
