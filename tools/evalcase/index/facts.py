@@ -176,7 +176,7 @@ class FixtureFacts(_FieldDigests):
     # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column),
     # which only lint's state rules read: None where the analysis was asked not to compute
     # them (a dataset's load for a run: 107,805 nodes of tau2 airline's database walked for
-    # nothing; evalcase.index.analysis.Analyzer ``leaves``).
+    # nothing; evalcase.index.analysis.Analyzer ``state_leaves``).
     cel: tuple[Any, ...] = ()
     state_leaves: tuple[tuple[str, str, int, int], ...] | None = ()
     # A tool's field chains read from state keys, each part with its place, and the state
