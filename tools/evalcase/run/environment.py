@@ -3,14 +3,11 @@ faults, permission policies, audit records, built-in retrieval, and the trace.
 
 The agent never reports its own tool calls or final state: this module observes them.
 One ``Environment`` serves one attempt and is then thrown away, so no state is ever
-shared between attempts (pass@k needs independent attempts). The initial state is
-parsed once per spec (per process) and shared read-only; an attempt's state is a copy on
-write of it: a write first replaces each container on its path that is still the shared
-one by a shallow copy of its own, so an attempt's cost follows its writes, not the size
-of the state (tau2 airline's 3 MB database was parsed again by every attempt and every
-gold replay), and no attempt sees another's write. What they share is read-only: the
-initial document, and the CEL workers' converted copy of an unchanged key (its token
-names its content: the initial state's digest and key).
+shared between attempts (pass@k needs independent attempts): each has a copy on write
+of the initial state, parsed once per spec, whose cost follows the attempt's writes, not
+the state's size. What they share is read-only: the initial document, and the CEL
+workers' converted copy of an unchanged key (its token names its content: the initial
+state's digest and key).
 
 A tool call goes through, in order:
 
@@ -146,8 +143,7 @@ _STATE_TEXT: dict[int, tuple[Any, _Initial]] = {}
 
 def _initial(state: Mapping[str, Any]) -> _Initial:
     """The initial state's digest, size and parsed document, once per spec: every
-    attempt's state is a copy on write of the parsed document (Environment.state), and
-    the attempt's diff reads it, so no attempt parses the text again."""
+    attempt's state is a copy on write of the document (Environment.state)."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
         return hit[1]
@@ -280,11 +276,8 @@ class Environment:
         self.initial_digest = initial.digest
         # Shared by every attempt on this spec (final_diff copies what it takes of it).
         self.initial_state: Mapping[str, Any] = initial.document
-        self._document = initial.document
         self._state: dict[str, Any] | None = None  # made on first read (see state)
-        # The containers of the state that are this attempt's own (copied on a write),
-        # by id; holding them keeps their ids from being reused while the attempt lives.
-        self._owned: dict[int, Any] = {}
+        self._owned: dict[int, Any] = {}  # the state's own containers (paths.own)
         self.state_bytes = initial.size
         self.calls: list[ToolCallRecord] = []
         self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
@@ -299,17 +292,12 @@ class Environment:
 
     @property
     def state(self) -> dict[str, Any]:
-        """This attempt's own state, made when first read: the shared initial document's
-        top level and each top-level container copied (shallow: a call's CEL scope binds
-        those objects, and sees its own writes through them), every container below
-        the shared one until a write reaches it (:meth:`_own`). Read it; change it
-        through :meth:`change` only."""
+        """This attempt's state, made when first read: the initial document's top level and
+        top-level containers copied shallow (a call's CEL scope binds them), the rest shared
+        until a write reaches it (:func:`evalcase.contract.paths.own`): change it by change."""
         if self._state is None:
-            self._state = state = {k: _shallow(v) for k, v in self._document.items()}
-            self._owned[id(state)] = state
-            for value in state.values():
-                if isinstance(value, dict | list):
-                    self._owned[id(value)] = value
+            self._state = state = {k: paths.shallow(v) for k, v in self.initial_state.items()}
+            self._owned = {id(c): c for c in (state, *state.values()) if isinstance(c, dict | list)}
             # Every attempt on this initial state parses the same content: its keys get
             # the same CEL worker tokens, so a worker converts an unchanged key once for
             # all of them (a change invalidates the name, and the key gets a new token).
@@ -367,7 +355,7 @@ class Environment:
                 "budget",
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
-        self._own(parts)
+        paths.own(self.state, parts, self._owned)  # copy on write: see state
         undo = _undoer(self.state, op, parts)
         self.scopes.invalidate(("state", parts[0]) if parts else ("state",))
         before, after = apply_op(self.state, op, parts, value)
@@ -378,33 +366,6 @@ class Environment:
         where = ".".join(parts)
         self.recorder.event("state_change", op=op, path=where, before=before, after=after)
         return StateChange(op, where, tuple(parts), before, after)
-
-    def _own(self, parts: Sequence[str]) -> None:
-        """Before a write at ``parts``: every container on the path (the written one
-        included, which an append changes) that is not yet this attempt's own is replaced
-        by a shallow copy that is, so the write never reaches the shared initial
-        document. Steps as evalcase.contract.paths does (a key; a list's digit index)."""
-        node: Any = self.state
-        for key in parts:
-            if isinstance(node, dict):
-                child = node.get(key, _ABSENT)
-                place: str | int = key
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                place = int(key)
-                child = node[place]
-            else:
-                return
-            if isinstance(child, dict):
-                if id(child) not in self._owned:
-                    child = dict(child)
-                    self._owned[id(child)] = node[place] = child
-            elif isinstance(child, list):
-                if id(child) not in self._owned:
-                    child = list(child)
-                    self._owned[id(child)] = node[place] = child
-            else:
-                return
-            node = child
 
     # -- one call ------------------------------------------------------------------------
     def call(
@@ -817,13 +778,6 @@ def _error(
         return {"code": error.code, "message": message if isinstance(message, str) else
                 json.dumps(message, ensure_ascii=False, default=str)}  # fmt: skip
     return {"code": error.code, "message": error.message or fallback}
-
-
-def _shallow(value: Any) -> Any:
-    """A container's shallow copy (a scalar as it is)."""
-    if isinstance(value, dict):
-        return dict(value)
-    return list(value) if isinstance(value, list) else value
 
 
 def _noop() -> None:
