@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evalcase.contract.state import INLINE, Conflict, inline_state, merge
 
 
@@ -59,3 +61,22 @@ def test_inputs_are_not_modified() -> None:
     part = {"a": {"b": 1}}
     merge([("x", part), ("y", {"a": {"c": 2}})])
     assert part == {"a": {"b": 1}}
+
+
+def test_a_single_fixture_without_inline_state_is_its_document_not_a_copy() -> None:
+    # Nothing writes into a merged document or a fixture's data (both are shared read
+    # only), so one fixture's state is not copied: tau2 airline's 3 MB database was deep
+    # copied once per load. Top-level keys become strings as a merge makes them; the
+    # sources are the same as a merge records.
+    users = {"U1": {"name": "Ada", "tags": []}, "U2": {}}
+    data: dict[Any, Any] = {"users": users, 7: {"n": 1}, "empty": {}}
+    merged = merge([("db", data)])
+    assert merged.document == {"users": users, "7": {"n": 1}, "empty": {}}
+    assert merged.document["users"] is users and merged.conflicts == ()
+    assert merged.sources == {
+        "users.U1.name": "db", "users.U1.tags": "db", "users.U2": "db", "7.n": "db", "empty": "db"
+    }  # fmt: skip
+    # keys that are one string apart (7 and "7") merge as two parts would
+    clash = merge([("db", {7: {"a": 1}, "7": {"b": 2}})])
+    assert clash.document == {"7": {"a": 1, "b": 2}} and clash.conflicts == ()
+    assert data == {"users": users, 7: {"n": 1}, "empty": {}}

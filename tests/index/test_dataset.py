@@ -193,3 +193,35 @@ def test_a_tool_using_shared_definitions_is_expanded_once_per_load_not_once_per_
     assert both[0].env.tools["crm_export"] == both[1].env.tools["crm_export"]
     assert "is_all" not in repr(both[1].env.tools["crm_export"])  # expanded all the same
     assert made == ["crm_export"]
+
+
+def test_a_load_for_a_run_computes_no_state_leaves(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A state fixture's leaves (every leaf with its JSON and place) are what lint's state
+    # rules read; a run loads the dataset and lints nothing (tau2 airline's database is
+    # 107,805 nodes). The same load's tasks and state, without them.
+    from evalcase.index import expressions, facts
+
+    before = {d: load_dataset(repo, d) for d in DATASETS}
+    real = expressions.leaves
+
+    def forbidden(doc: Any, path: Any, *rest: Any) -> Any:
+        # a case's inline state block is read for its leaves: its facts need them
+        assert not doc.path.startswith("fixtures/"), f"{doc.path}: state leaves computed"
+        return real(doc, path, *rest)
+
+    monkeypatch.setattr(expressions, "leaves", forbidden)
+    monkeypatch.setattr(facts, "leaves", forbidden)
+    inline_cases = 0
+    for dataset_id in DATASETS:
+        dataset = load_dataset(repo, dataset_id, revision="HEAD")  # analysed afresh
+        assert dataset.index is not None
+        states = [f for f in dataset.index.fixtures if f.kind and f.kind[0] == "state"]
+        assert states and all(f.state_leaves is None for f in states)
+        assert [t.env.initial_state for t in dataset.tasks] == [
+            t.env.initial_state for t in before[dataset_id].tasks
+        ]
+        assert dataset.digest == before[dataset_id].digest
+        inline_cases += sum(bool(c.inline_state) for c in dataset.index.cases)
+    assert inline_cases  # a case's inline state is still read (its own leaves)

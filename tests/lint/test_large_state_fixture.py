@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from evalcase.config import load_config
 from evalcase.index.dataset import load_dataset
@@ -96,3 +99,44 @@ def test_the_large_state_reaches_the_case(tmp_path: Path) -> None:
     loaded = load_dataset(root, "big_set", config=load_config(root))
     (task,) = loaded.tasks
     assert len(task.env.initial_state["flights"]) == ROWS
+
+
+def test_a_state_fixtures_leaves_are_encoded_by_one_encoder_not_one_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # json.dumps with options makes an encoder per call: one per leaf (83,715 for tau2
+    # airline's database) before. The same leaves, the same JSON text.
+    from evalcase.index.expressions import leaves
+
+    data = {"a": {"b": 1, "c": "é", "d": [3, {"z": 1, "y": 2}], "e": {}}, "f": None, "g": 1.5}
+    doc = load("fixtures/state/db.json", fixture("db", "state", data).encode(), Limits())
+    made: list[object] = []
+    init = json.JSONEncoder.__init__
+
+    def counted(self: json.JSONEncoder, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counted)
+    found = leaves(doc, ("data",))
+    assert made == []
+    assert [(p, text) for p, text, _line, _col in found] == [
+        ("a.b", "1"), ("a.c", '"é"'), ("a.d", '[3, {"y": 2, "z": 1}]'), ("a.e", "{}"),
+        ("f", "null"), ("g", "1.5"),
+    ]  # fmt: skip
+
+
+def test_the_paths_of_a_state_are_every_prefix_of_every_leaf() -> None:
+    # lint's state paths: each leaf and every dotted prefix of it, for keys holding dots
+    # and empty keys too (the walk up stops at a prefix already known).
+    from evalcase.lint.contract_state import _add
+
+    leaves = ["a.b.c", "a.b.d", "a..b", ".x", "y.", "a", "k.l.m.n", "k.l"]
+    paths: set[str] = set()
+    found: set[str] = set()
+    for leaf in leaves:
+        _add(paths, found, leaf)
+    expected = {
+        ".".join(leaf.split(".")[:i]) for leaf in leaves for i in range(1, leaf.count(".") + 2)
+    }
+    assert paths == expected and found == set(leaves)

@@ -5,6 +5,7 @@ Counts, not times (times are in benchmarks/tau2_bench.py and docs/performance.md
 
 from __future__ import annotations
 
+import copy
 import json
 import secrets
 import time
@@ -256,3 +257,94 @@ def test_a_container_larger_than_the_budget_has_no_literal_without_a_walk() -> N
     assert cel.literal(list(range(10))) == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"
     assert cel.literal([[1, 2]] * 3, budget=10) == "[[1, 2], [1, 2], [1, 2]]"  # 10 nodes
     assert cel.literal([[1, 2]] * 3, budget=9) is None
+
+
+def test_attempts_share_what_they_do_not_write_and_see_none_of_each_others_writes() -> None:
+    # An attempt's state is a copy on write of the one parsed initial document: what it
+    # has not written is the shared document's (tau2 airline's 3 MB database was parsed
+    # again by every attempt and every gold replay); what it writes is its own, every
+    # container on the path copied first, whatever the operation (set, increment, append,
+    # delete, a list item, an undone call).
+    spec = job(view("x", tools=(LOOKUP, CLOSE)), (LOOKUP, CLOSE), state=state(10)).env
+    initial = copy.deepcopy(spec.initial_state)
+    first, second = Environment(spec, Recorder()), Environment(spec, Recorder())
+    # shared, not parsed again (a top-level container is each attempt's own shallow copy)
+    assert first.state["orders"]["ORDER_1"] is second.state["orders"]["ORDER_1"]
+    assert first.state["orders"] is not second.state["orders"]
+    call(first, "close", "ORDER_1")
+    call(first, "lookup", "ORDER_2")
+    for op, path, value in (
+        ("append", "orders.ORDER_3.items", {"sku": "NEW", "qty": 2}),
+        ("increment", "orders.ORDER_4.items.0.qty", 5),
+        ("set", "orders.ORDER_5.items.1", {"sku": "X"}),
+        ("delete", "orders.ORDER_6", None),
+        ("delete", "orders.ORDER_7.items.0", None),
+        ("set", "orders.ORDER_7.items.0.qty", 9),  # after the delete shifted the list
+    ):
+        first.change(op, path, value, {})
+    first._undo = []  # a call's journal: its writes, then undone
+    first.change("set", "orders.ORDER_8.status", "gone", {})
+    first.change("append", "orders.ORDER_8.items", {"sku": "Z"}, {})
+    for _root, undo in reversed(first._undo):
+        undo()
+    first._undo = None
+    mine = first.state["orders"]
+    assert mine["ORDER_1"]["status"] == "closed" and first.state["seen"] == 3
+    assert [i["sku"] for i in mine["ORDER_3"]["items"]] == ["S3", "S3", "S3", "NEW"]
+    assert mine["ORDER_4"]["items"][0]["qty"] == 6 and mine["ORDER_5"]["items"][1] == {"sku": "X"}
+    assert "ORDER_6" not in mine and mine["ORDER_7"]["items"][0]["qty"] == 9
+    assert mine["ORDER_8"] == initial["orders"]["ORDER_8"]
+    assert mine["ORDER_9"] is second.state["orders"]["ORDER_9"]  # never written: shared
+    # No other attempt, earlier or later, and not the initial document, sees any of it.
+    third = Environment(spec, Recorder())
+    for other in (second, third):
+        assert other.state == initial and other.final_diff() == []
+    assert first.initial_state == initial and spec.initial_state == initial
+    # The diff of its calls (the direct writes above are no call's), from the shared one.
+    assert [d["path"] for d in first.final_diff()] == [
+        "last",
+        "log.ORDER_2",
+        "orders.ORDER_1.status",
+        "seen",
+    ]
+
+
+def test_attempts_on_one_initial_state_size_an_unchanged_key_for_a_literal_once(
+    monkeypatch: Any,
+) -> None:
+    # An activation made for an expression that reads only ``args`` lacks ``orders``: the
+    # next expression reading orders asks whether they can be written as a CEL literal
+    # (walking 4,096 of 2,000 orders' nodes to say no). The answer depends on the content
+    # only, which the unchanged key's pinned token names: the first attempt on the initial
+    # state asks, the others do not; a changed key is sized again, as in one attempt.
+    from evalcase.contract import cel
+
+    sized: list[Any] = []
+    real = cel.literal
+
+    def counted(value: Any, budget: int = cel._LITERAL_NODES) -> str | None:
+        sized.append(value)
+        return real(value, budget)
+
+    echo = tool(
+        "echo",
+        schema=SCHEMA,
+        responses=({"when": "args.order_id != ''", "result_from": "args.order_id"},),
+    )
+    monkeypatch.setattr(cel, "literal", counted)
+    orders = state(2000)
+    orders["orders"]["ORDER_0"]["note"] = secrets.token_hex(8)  # a content no test sized
+    tools = (echo, LOOKUP, CLOSE)
+    spec = job(view("x", tools=tools), tools, state=orders).env
+    envs = [Environment(spec, Recorder()) for _ in range(3)]
+    for env in envs:
+        call(env, "echo", "ORDER_1")
+        call(env, "lookup", "ORDER_2")
+    assert [c.error for env in envs for c in env.calls] == [None] * 6
+    assert [c.result for c in envs[2].calls] == [c.result for c in envs[0].calls]
+    assert sum(1 for v in sized if isinstance(v, dict) and len(v) == 2000) == 1
+    call(envs[1], "close", "ORDER_1")
+    call(envs[1], "echo", "ORDER_1")
+    call(envs[1], "lookup", "ORDER_2")  # orders changed: sized again
+    assert sum(1 for v in sized if isinstance(v, dict) and len(v) == 2000) > 1
+    assert envs[1].calls[-1].result == envs[0].calls[-1].result

@@ -426,6 +426,8 @@ def content_token(digest: str, name: str) -> int:
     return token
 
 
+# content token -> its value's literal (or None): see Scopes._literal
+_PINNED_LITERALS: dict[int, str | None] = {}
 _LITERAL_NODES = 4096  # a value of more nodes is converted, not written as a literal
 _LITERAL_CHARS = 65536  # nor a longer one (the parser has its own limits)
 
@@ -502,6 +504,7 @@ class Scopes:
         self.activations = 0
         self._tokens: dict[str, tuple[Any, int]] = {}
         self._literals: dict[str, tuple[Any, str | None]] = {}  # name -> (object, literal)
+        self._pins: dict[str, tuple[Any, int]] = {}  # name -> (object, content token)
 
     def invalidate(self, names: Iterable[str]) -> None:
         """These names' objects changed in place: never read their old conversions."""
@@ -512,13 +515,26 @@ class Scopes:
         for name in gone:
             self._tokens.pop(name, None)
             self._literals.pop(name, None)
+            self._pins.pop(name, None)
 
     def _literal(self, name: str, value: Any) -> str | None:
-        """:func:`literal` of ``value``, kept while ``name`` is bound to this unchanged object."""
+        """:func:`literal` of ``value``, kept while ``name`` is bound to this unchanged object,
+        and for the whole process by the token of a pinned value (:meth:`pin`: the token
+        names its content): every attempt on one initial state asks about the same
+        unchanged keys, and sizing a large one walks 4,096 nodes to say no."""
         held = self._literals.get(name)
         if held is not None and held[0] is value:
             return held[1]
-        text = literal(value)
+        pinned = self._pins.get(name)
+        token = pinned[1] if pinned is not None and pinned[0] is value else None
+        if token is not None and token in _PINNED_LITERALS:
+            text = _PINNED_LITERALS[token]
+        else:
+            text = literal(value)
+            if token is not None:
+                if len(_PINNED_LITERALS) > 512:
+                    _PINNED_LITERALS.clear()  # forgotten: only sized again
+                _PINNED_LITERALS[token] = text
         self._literals[name] = (value, text)
         return text
 
@@ -528,7 +544,7 @@ class Scopes:
         (:meth:`invalidate`). Workers that hold a value by that token (sent for another
         attempt on the same initial state) then evaluate over theirs, already converted,
         and this one is not sent."""
-        self._tokens[name] = (value, token)
+        self._tokens[name] = self._pins[name] = (value, token)
 
     def token(self, name: str, value: Any) -> int:
         """A number that stays the same while ``name`` is bound to this unchanged object

@@ -7,6 +7,9 @@
 - Operations (``set``, ``delete``, ``append``, ``increment``) change a document in place
   and return what they did; a path that cannot be followed is an error value, never an
   exception.
+- ``own`` makes a path of a copy on write document the caller's own before a write: an
+  attempt's state shares every container it has not written with the initial document
+  of every attempt (evalcase.run.environment).
 
 Examples (state ``{orders: {ORDER_2001: {status: processing, attempts: 0}}}``)::
 
@@ -230,3 +233,31 @@ def increment(doc: Any, path: Sequence[str], by: int | float = 1) -> Change | Pa
     if isinstance(made, PathError):
         return made
     return Change("increment", dotted, current, current + by)
+
+
+def shallow(value: Any) -> Any:
+    """A container's shallow copy (a scalar as it is)."""
+    if isinstance(value, dict):
+        return dict(value)
+    return list(value) if isinstance(value, list) else value
+
+
+def own(doc: Any, path: Sequence[str], owned: dict[int, Any]) -> None:
+    """Before a write at ``path``: every container on it (the written one included, which
+    an append changes) that is not in ``owned`` (id -> the container, held so that its id
+    is not reused) is replaced in its parent by a shallow copy that is, so the write never
+    reaches a container shared with other documents. Steps as :func:`get` does (a key; a
+    list's digit index); stops where the path does not go on."""
+    node = doc
+    for key in path:
+        child = _step(node, key)
+        if not isinstance(child, dict | list):
+            return
+        if id(child) not in owned:
+            child = shallow(child)
+            owned[id(child)] = child
+            if isinstance(node, dict):
+                node[key] = child
+            else:
+                node[int(key)] = child
+        node = child

@@ -125,9 +125,16 @@ def limits_of(config: Config, path: str = "") -> Limits:
 
 
 def analyze(
-    source: SourceFile, raw: bytes, config: Config, checks: Checks = Checks()
+    source: SourceFile,
+    raw: bytes,
+    config: Config,
+    checks: Checks = Checks(),
+    *,
+    state_leaves: bool = True,
 ) -> FileResult:
-    """Everything about one file that depends only on its path and content."""
+    """Everything about one file that depends only on its path and content.
+    ``state_leaves`` False: a state fixture's facts have no leaves (None: only lint's
+    state rules read them, and a 3 MB database has 100,000 of them)."""
     from evalcase import schemas
 
     modules, scan = checks.loaded()
@@ -152,7 +159,7 @@ def analyze(
                         copy_digest=copy_digest(doc.data, config.governance_fields),
                     )
                 elif kind is FileKind.FIXTURE:
-                    facts = fixture_facts(doc, source.group)
+                    facts = fixture_facts(doc, source.group, state_leaves=state_leaves)
                 else:
                     facts = manifest_facts(doc, source.group)
             ctx = FileContext(source, config)
@@ -218,7 +225,7 @@ def _pool(jobs: int) -> Any:
 
 
 def _analyze_chunk(
-    chunk: list[tuple[SourceFile, bytes]], config: Config, checks: Checks
+    chunk: list[tuple[SourceFile, bytes]], config: Config, checks: Checks, state_leaves: bool = True
 ) -> list[tuple[bytes, Columns]]:
     """Each file's result as the store keeps it (marshal), with its lookup columns. The
     facts' short strings are interned first: marshal records that, and loading interns
@@ -226,7 +233,7 @@ def _analyze_chunk(
     case are held once when a whole repository's facts are in memory."""
     out = []
     for source, content in chunk:
-        result = analyze(source, content, config, checks)
+        result = analyze(source, content, config, checks, state_leaves=state_leaves)
         findings, facts, sups = result.to_raw()
         data = marshal.dumps((findings, _interned(facts), sups))
         out.append((data, _columns(result.facts)))
@@ -293,7 +300,10 @@ def _too_large_result(source: SourceFile, config: Config) -> FileResult:
 
 class Analyzer:
     """Analyses files of any snapshot through one per-file cache (keyed by path and blob
-    id, under ``namespace``: results are reused only by the same code, config and checks)."""
+    id, under ``namespace``: results are reused only by the same code, config and checks).
+    ``state_leaves`` False: state fixtures' facts without their leaves (a dataset's load
+    for a run, which lints nothing); such an analyzer never uses the cache, whose results
+    are lint's."""
 
     def __init__(
         self,
@@ -304,12 +314,14 @@ class Analyzer:
         namespace: str = "",
         use_cache: bool = True,
         jobs: int | None = None,
+        state_leaves: bool = True,
     ) -> None:
         self.config = config
         self.snapshot = snapshot
         self.checks = checks
         self.namespace = namespace
-        self.use_cache = use_cache and bool(namespace)
+        self.state_leaves = state_leaves
+        self.use_cache = use_cache and bool(namespace) and state_leaves
         self.jobs = config.jobs if jobs is None else jobs
         self._cache: Any = None
         self.analysed = 0
@@ -390,7 +402,8 @@ class Analyzer:
                     queue: deque[tuple[list[SourceFile], Any]] = deque()
                     for chunk in chunks:
                         queue.append((chunk, pool.submit(
-                            _analyze_chunk, work(chunk), self.config, self.checks)))  # fmt: skip
+                            _analyze_chunk, work(chunk), self.config, self.checks,
+                            self.state_leaves)))  # fmt: skip
                         # A few chunks in flight keep every core busy without holding
                         # every file's content at once.
                         while len(queue) > jobs * 2:
@@ -408,7 +421,8 @@ class Analyzer:
             finally:
                 gc.unfreeze()
         for chunk in chunks[finished:]:
-            yield from finish(chunk, _analyze_chunk(work(chunk), self.config, self.checks))
+            raws = _analyze_chunk(work(chunk), self.config, self.checks, self.state_leaves)
+            yield from finish(chunk, raws)
 
     def save(self) -> None:
         cache = self.cache()

@@ -173,9 +173,12 @@ class FixtureFacts(_FieldDigests):
     # it is, and the tool it names (None when it names none).
     policy_at: tuple[int, int] | None = None
     policy_tool: str | None = None
-    # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column).
+    # CEL of a tool's responses; the leaves of a state fixture (path, JSON, line, column),
+    # which only lint's state rules read: None where the analysis was asked not to compute
+    # them (a dataset's load for a run: 107,805 nodes of tau2 airline's database walked for
+    # nothing; evalcase.index.analysis.Analyzer ``state_leaves``).
     cel: tuple[Any, ...] = ()
-    state_leaves: tuple[tuple[str, str, int, int], ...] = ()
+    state_leaves: tuple[tuple[str, str, int, int], ...] | None = ()
     # A tool's field chains read from state keys, each part with its place, and the state
     # paths its responses write ("*" for a {CEL} segment): EC328.
     state_reads: tuple[tuple[tuple[str, ...], tuple[tuple[int, int], ...]], ...] = ()
@@ -576,7 +579,9 @@ def case_facts(doc: Document, dataset_dir: str) -> CaseFacts:
     )
 
 
-def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
+def fixture_facts(doc: Document, dir_kind: str, *, state_leaves: bool = True) -> FixtureFacts:
+    """A fixture's facts; ``state_leaves`` False: a state fixture's leaves are None (not
+    computed), for a reader that runs no lint rule."""
     data = doc.data if isinstance(doc.data, dict) else {}
     body = data.get("data") if isinstance(data.get("data"), dict) else {}
     assert isinstance(body, dict)
@@ -624,7 +629,7 @@ def fixture_facts(doc: Document, dir_kind: str) -> FixtureFacts:
         cel=tool_expressions(doc) if kind == "tool" else (),
         state_reads=tool_state_reads(doc) if kind == "tool" else (),
         state_writes=tool_state_writes(doc) if kind == "tool" else (),
-        state_leaves=leaves(doc, ("data",)) if kind == "state" else (),
+        state_leaves=(leaves(doc, ("data",)) if state_leaves else None) if kind == "state" else (),
         prompt_vars=_prompt_vars(doc, body) if kind == PROMPT else (),
         prompt_limits=_prompt_limits(doc, body) if kind == PROMPT else (),
         uses=tuple(_strings(doc, ("data", "uses"))) if kind == "tool" else (),

@@ -45,10 +45,16 @@ class CaseState:
 
 
 def _add(paths: set[str], leaves: set[str], path: str) -> None:
-    parts = path.split(".")
-    for i in range(1, len(parts) + 1):
-        paths.add(".".join(parts[:i]))
+    """The leaf, and it and every dotted prefix of it as a path. A path in ``paths`` has
+    its prefixes there already (they come in together), so the walk up stops at the
+    first one found: a state's siblings share their parents' work."""
     leaves.add(path)
+    while path not in paths:
+        paths.add(path)
+        cut = path.rfind(".")
+        if cut < 0:
+            break
+        path = path[:cut]
 
 
 def case_state(index: RepoIndex, case: CaseFacts) -> CaseState:
@@ -100,13 +106,21 @@ def _merge(index: RepoIndex, targets: tuple[str, ...]) -> _Merged:
     owners: dict[str, tuple[str, FixtureFacts, int, int]] = {}
     # dotted prefix -> the first leaf below it (value, fixture, line, column)
     below: dict[str, tuple[str, FixtureFacts, int, int]] = {}
-    for position, target in enumerate(targets):
-        fixture = index.fixture(target)
+    found = [(i, index.fixture(target)) for i, target in enumerate(targets)]
+    states = {id(f): f for _i, f in found if f is not None and f.kind and f.kind[0] == "state"}
+    for position, fixture in found:
         if fixture is None:
             complete = False
             continue
         if fixture.kind is None or fixture.kind[0] != "state":
             continue  # a conversation in context.fixtures
+        if fixture.state_leaves is None:  # never a lint's facts: a run's load made these
+            raise ValueError(f"{fixture.path}: facts analysed without state leaves")
+        if len(states) == 1:
+            # One state fixture (perhaps named twice): nothing to clash with, only paths.
+            for leaf in fixture.state_leaves:
+                _add(paths, leaves, leaf[0])
+            continue
         for path, value, f_line, f_col in fixture.state_leaves:
             here = (value, fixture, f_line, f_col)
             parts = path.split(".")

@@ -3,11 +3,11 @@ faults, permission policies, audit records, built-in retrieval, and the trace.
 
 The agent never reports its own tool calls or final state: this module observes them.
 One ``Environment`` serves one attempt and is then thrown away, so no state is ever
-shared between attempts (pass@k needs independent attempts): each parses its own copy
-of the initial state from the spec's JSON text, when it first reads it (an attempt that
-calls no tool parses nothing). What they share is read-only: the parsed initial state
-the final diff compares with (made once per spec), and the CEL workers' converted copy
-of an unchanged key (its token names its content: the initial state's digest and key).
+shared between attempts (pass@k needs independent attempts): each has a copy on write
+of the initial state, parsed once per spec, whose cost follows the attempt's writes, not
+the state's size. What they share is read-only: the initial document, and the CEL
+workers' converted copy of an unchanged key (its token names its content: the initial
+state's digest and key).
 
 A tool call goes through, in order:
 
@@ -133,7 +133,6 @@ def _at(document: Any, parts: tuple[str, ...]) -> Any:
 class _Initial:
     """A spec's initial state, prepared once for every attempt on it."""
 
-    text: str  # the JSON text each attempt parses its own copy from
     digest: str
     size: int  # its UTF-8 length (the start of ``max_state_bytes``)
     document: dict[str, Any]  # parsed once and shared: read it, never change it
@@ -143,17 +142,15 @@ _STATE_TEXT: dict[int, tuple[Any, _Initial]] = {}
 
 
 def _initial(state: Mapping[str, Any]) -> _Initial:
-    """The initial state as JSON text, digest and parsed document, once per spec: every
-    attempt parses its own fresh copy from the text (the C parser beats a recursive copy
-    by far) only when it first reads the state, and all share the parsed initial one
-    (the attempt's diff reads it), so an attempt that calls no tool parses nothing."""
+    """The initial state's digest, size and parsed document, once per spec: every
+    attempt's state is a copy on write of the document (Environment.state)."""
     hit = _STATE_TEXT.get(id(state))
     if hit is not None and hit[0] is state:
         return hit[1]
     text = state_text(state)
     if len(_STATE_TEXT) > 4096:
         _STATE_TEXT.clear()
-    made = _Initial(text, state_digest(text), len(text.encode("utf-8")), json.loads(text))
+    made = _Initial(state_digest(text), len(text.encode("utf-8")), json.loads(text))
     _STATE_TEXT[id(state)] = (state, made)
     return made
 
@@ -277,10 +274,10 @@ class Environment:
         self.deadline = deadline
         initial = _initial(spec.initial_state)
         self.initial_digest = initial.digest
-        self._initial_text = initial.text
         # Shared by every attempt on this spec (final_diff copies what it takes of it).
         self.initial_state: Mapping[str, Any] = initial.document
-        self._state: dict[str, Any] | None = None  # parsed on first read (see state)
+        self._state: dict[str, Any] | None = None  # made on first read (see state)
+        self._owned: dict[int, Any] = {}  # the state's own containers (paths.own)
         self.state_bytes = initial.size
         self.calls: list[ToolCallRecord] = []
         self._call_view: list[dict[str, Any]] = []  # what CEL sees as ``calls``, kept as we go
@@ -295,9 +292,12 @@ class Environment:
 
     @property
     def state(self) -> dict[str, Any]:
-        """This attempt's own state, parsed from the initial text when first read."""
+        """This attempt's state, made when first read: the initial document's top level and
+        top-level containers copied shallow (a call's CEL scope binds them), the rest shared
+        until a write reaches it (:func:`evalcase.contract.paths.own`): change it by change."""
         if self._state is None:
-            self._state = state = json.loads(self._initial_text)
+            self._state = state = {k: paths.shallow(v) for k, v in self.initial_state.items()}
+            self._owned = {id(c): c for c in (state, *state.values()) if isinstance(c, dict | list)}
             # Every attempt on this initial state parses the same content: its keys get
             # the same CEL worker tokens, so a worker converts an unchanged key once for
             # all of them (a change invalidates the name, and the key gets a new token).
@@ -321,7 +321,7 @@ class Environment:
         for parts in roots:
             # A copy: the initial document is shared with the other attempts.
             before = copy_json(_at(self.initial_state, parts))
-            after = _at(self.state, parts)
+            after = copy_json(_at(self.state, parts))  # may hold parts of the shared one
             where = ".".join(parts)
             if before is _ABSENT and after is _ABSENT:
                 continue
@@ -355,6 +355,7 @@ class Environment:
                 "budget",
                 f"the state grew beyond max_state_bytes ({self.limits.max_state_bytes} bytes)",
             )
+        paths.own(self.state, parts, self._owned)  # copy on write: see state
         undo = _undoer(self.state, op, parts)
         self.scopes.invalidate(("state", parts[0]) if parts else ("state",))
         before, after = apply_op(self.state, op, parts, value)
