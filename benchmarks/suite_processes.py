@@ -146,7 +146,9 @@ def read(folder: Path, top: int) -> None:
     own = cpu.get(root, 0.0) + sum(cpu[p] for p in workers)
     log = folder / "popen.jsonl"
     started = [json.loads(x) for x in log.read_text("utf-8").splitlines()] if log.exists() else []
-    direct = [s for s in started if s["ppid"] in workers | {root}]  # -n 0: the root runs tests
+    # Started by a worker, or by the root when it runs the tests itself (-n 0); not the
+    # workers themselves (xdist's controller starts them with ``python -c``).
+    direct = [s for s in started if s["ppid"] in workers | {root} and s["pid"] not in workers]
     by_kind: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
     by_file: dict[tuple[str, str], float] = collections.defaultdict(float)
     for s in direct:
