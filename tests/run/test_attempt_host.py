@@ -35,16 +35,25 @@ def _host(cards: list[dict[str, Any]] = CARDS) -> AttemptHost:
     )
 
 
-def _rpc(host: AttemptHost, method: str, params: dict[str, Any]) -> Any:
+def _post(host: AttemptHost, path: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+    """POST ``body`` (as JSON) to the attempt's server: the status and the JSON answer."""
     assert host.port is not None
-    conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    conn.request("POST", host.urls()[1].split(str(host.port), 1)[1], body, headers)
+    conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=30)
+    conn.request("POST", path, json.dumps(body), headers)
     answer = conn.getresponse()
     data = json.loads(answer.read())
     conn.close()
-    return data
+    return answer.status, data
+
+
+def _mcp_path(host: AttemptHost) -> str:
+    return host.urls()[1].split(str(host.port), 1)[1]
+
+
+def _rpc(host: AttemptHost, method: str, params: dict[str, Any]) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    return _post(host, _mcp_path(host), body, headers)[1]
 
 
 def _tools_list(host: AttemptHost) -> Any:
@@ -202,20 +211,15 @@ def test_an_upstream_answer_in_several_pieces_reaches_the_agent_whole() -> None:
         )
         host.start()
         try:
-            assert host.port is not None
-            conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=30)
             request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
             headers = {
                 "Authorization": f"Bearer {host.token}",
                 "Content-Type": "application/json",
             }
-            conn.request("POST", "/v1/chat/completions", json.dumps(request), headers)
-            answer = conn.getresponse()
-            data = json.loads(answer.read())
-            conn.close()
+            status, data = _post(host, "/v1/chat/completions", request, headers)
         finally:
             host.stop()
-    assert answer.status == 200
+    assert status == 200
     assert data["choices"][0]["message"]["content"] == "word " * 20_000
     calls = [item.fields for item in host.pending() if item.kind == "model_call"]
     assert len(calls) == 1
@@ -283,17 +287,11 @@ def test_an_mcp_server_that_cannot_start_is_an_error_answered_and_recorded(
     host = _host()
     host.start()
     try:
-        assert host.port is not None
-        conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        conn.request("POST", host.urls()[1].split(str(host.port), 1)[1], body,
-                     {"Content-Type": "application/json"})  # fmt: skip
-        answer = conn.getresponse()
-        data = json.loads(answer.read())
-        conn.close()
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        status, data = _post(host, _mcp_path(host), body, {"Content-Type": "application/json"})
     finally:
         host.stop()
-    assert answer.status == 500
+    assert status == 500
     assert data["error"]["code"] == "mcp_unavailable"
     assert "StreamableHTTPSessionManager" in data["error"]["message"]
     refused = [item.fields for item in host.pending() if item.kind == "mcp_refused"]
