@@ -40,6 +40,7 @@ from evalcase.contract.attempt import (
     key_of,
     read,
 )
+from evalcase.contract.paths import shallow
 
 
 def state_text(state: Mapping[str, Any]) -> str:
@@ -187,14 +188,6 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _shallow(value: Any) -> Any:
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, list):
-        return list(value)
-    return value
-
-
 def _apply(state: dict[str, Any], change: StateChange) -> None:
     keys = change.parts
     if not keys:
@@ -205,23 +198,23 @@ def _apply(state: dict[str, Any], change: StateChange) -> None:
     node: Any = state
     for key in keys[:-1]:
         if isinstance(node, dict):
-            child = _shallow(node.get(str(key), {}))
+            child = shallow(node.get(str(key), {}))
             node[str(key)] = child
             node = child
         elif isinstance(node, list) and str(key).lstrip("-").isdigit():
             index = int(key)
             if not -len(node) <= index < len(node):
                 return
-            node[index] = _shallow(node[index])
+            node[index] = shallow(node[index])
             node = node[index]
         else:
             return
     last = str(keys[-1])
     if change.op == "append":
         if isinstance(node, dict):
-            target = node[last] = _shallow(node.get(last, []))
+            target = node[last] = shallow(node.get(last, []))
         elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
-            target = node[int(last)] = _shallow(node[int(last)])
+            target = node[int(last)] = shallow(node[int(last)])
         else:
             return
         if isinstance(target, list):

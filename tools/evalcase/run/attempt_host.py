@@ -127,31 +127,16 @@ class AttemptHost:
         mcp_path = f"/{self.token}/mcp"
         if path.rstrip("/") != mcp_path:
             kind = "wrong_token" if path.endswith("/mcp") else "not_found"
-            self.notify(
-                "mcp_refused",
-                {
-                    "status": 401 if kind == "wrong_token" else 404,
-                    "reason": kind,
-                    "path": path[-40:],
-                },
-            )
-            await respond(send, 401 if kind == "wrong_token" else 404, error_body(kind, kind))
+            status = 401 if kind == "wrong_token" else 404
+            await self._refuse(send, status, kind, kind, path=path[-40:])
             return
         if self.ended:
-            self.notify("mcp_refused", {"status": 410, "reason": "attempt_ended"})
-            await respond(send, 410, error_body("the attempt has ended", "attempt_ended"))
+            await self._refuse(send, 410, "attempt_ended", "the attempt has ended")
             return
         body = await read_body(receive, self.limit)
         if body is None:
-            self.notify(
-                "mcp_refused",
-                {
-                    "status": 413,
-                    "reason": "oversized",
-                    "message": f"request over max_reply_bytes ({self.limit})",
-                },
-            )
-            await respond(send, 413, error_body("request too large", "oversized"))
+            over = f"request over max_reply_bytes ({self.limit})"
+            await self._refuse(send, 413, "oversized", "request too large", message=over)
             return
         if self._mcp_handle is None:
             try:
@@ -159,14 +144,11 @@ class AttemptHost:
                 # request; this attempt's cards and calls registered on its first.
                 shared = await mcp_server.endpoint()
             except Exception as exc:  # a broken install: said, recorded, never a hang
-                message = f"the MCP server cannot start: {type(exc).__name__}: {exc}"
-                self.notify("mcp_refused", {"status": 500, "reason": "mcp_unavailable",
-                                            "message": message[:500]})  # fmt: skip
-                await respond(send, 500, error_body(message[:500], "mcp_unavailable"))
+                said = f"the MCP server cannot start: {type(exc).__name__}: {exc}"[:500]
+                await self._refuse(send, 500, "mcp_unavailable", said, message=said)
                 return
             if self.ended:  # the attempt ended while the server was being made
-                self.notify("mcp_refused", {"status": 410, "reason": "attempt_ended"})
-                await respond(send, 410, error_body("the attempt has ended", "attempt_ended"))
+                await self._refuse(send, 410, "attempt_ended", "the attempt has ended")
                 return
             self._mcp = shared
             self._mcp_handle = shared.add(self.token, self.tools, self._tool)
@@ -180,6 +162,12 @@ class AttemptHost:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self._mcp_handle(scope, replay, send)
+
+    async def _refuse(self, send: Any, status: int, reason: str, said: str, **fields: str) -> None:
+        """An MCP request refused: recorded (``mcp_refused``, with ``fields``) and answered
+        ``status`` with an error body saying ``said``."""
+        self.notify("mcp_refused", {"status": status, "reason": reason, **fields})
+        await respond(send, status, error_body(said, reason))
 
     async def _tool(self, name: str, arguments: str, meta_id: str | None) -> mcp_server.ToolAnswer:
         if self.ended:

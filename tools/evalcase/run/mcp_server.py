@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import sys
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ def missing() -> str | None:
     asks its MCP endpoint for something (:func:`endpoint`), so that a run whose agents use
     only the model never pays for it. ``mcp`` installed without what the server needs
     (a broken install) is an error of the first MCP request, recorded."""
-    if sys.modules.get("mcp") is None and importlib.util.find_spec("mcp") is None:
+    if importlib.util.find_spec("mcp") is None:  # a module already imported: its spec
         return f"loop = \"agent\" needs the 'mcp' package, not installed: {INSTALL_HINT}"
     return None
 
@@ -101,8 +100,8 @@ class Endpoint:
 
         self.attempts: dict[str, _Attempt] = {}
         # Its version given: without one the SDK reads the mcp package's metadata
-        # (importlib.metadata, an email-header parse) for every stateless request, a third
-        # of what a tools/list cost the event loop.
+        # (importlib.metadata, an email-header parse) for every stateless request, 0.25 ms
+        # of the event loop's CPU each (a tools/list: 2.18 -> 1.94 ms).
         server: Server[Any, Any] = Server("evalcase", version=__version__)
 
         def attempt() -> _Attempt | None:
