@@ -269,33 +269,31 @@ def promptfoo_tests(text: str) -> list[dict[str, Any]]:
 ANSWER_PROMPT = "evalcase_answer"  # the label of the prompt the probes are graded under
 
 
+@dataclass(frozen=True)
+class PromptfooRun:
+    """One ``promptfoo eval`` of :func:`promptfoo_verdicts`: the verdicts, and each routed
+    configuration's results as that configuration alone would give them."""
+
+    verdicts: dict[str, bool]
+    routed: dict[str, list[dict[str, Any]]]
+
+
 def promptfoo_verdicts(
     probes_: Sequence[Probe],
     rendered: Mapping[str, Rendered],
     promptfoo_dir: Path,
     tmp: Path,
     extra: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, bool]:
+    routed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> PromptfooRun:
     """promptfoo's verdict on each probe under its case's exported asserts, and on each
     assert of each of ``extra`` (key: a test of the one prompt below; its verdicts keyed
     ``key|n``, the n-th assert's, from promptfoo's per-assert results), all in one
-    ``promptfoo eval``."""
-    return promptfoo_shared(probes_, rendered, promptfoo_dir, tmp, extra)[0]
-
-
-def promptfoo_shared(
-    probes_: Sequence[Probe],
-    rendered: Mapping[str, Rendered],
-    promptfoo_dir: Path,
-    tmp: Path,
-    extra: Mapping[str, Mapping[str, Any]] | None = None,
-    routed: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[dict[str, bool], dict[str, list[dict[str, Any]]]]:
-    """:func:`promptfoo_verdicts`, and in the same ``promptfoo eval`` (node's start and
-    promptfoo's import are 2 s of CPU a run) each of ``routed``: a configuration's
-    ``prompts`` and ``tests`` whose tests name their prompts by label, as an export's do.
-    Its results come back as that configuration alone would give them: one per test that
-    ran, ``testIdx`` and ``promptIdx`` its own."""
+    ``promptfoo eval`` (node's start and promptfoo's import are 2 s of CPU a run); in the
+    same run each of ``routed``: a configuration's ``prompts`` and ``tests`` whose tests
+    name their prompts by label, as an export's do, its results given back as that
+    configuration alone would give them (one per test that ran, ``testIdx`` and
+    ``promptIdx`` its own)."""
     by_case = {}
     for dataset, r in rendered.items():
         for test in promptfoo_tests(r.text):
@@ -333,7 +331,7 @@ def promptfoo_shared(
         tests += list(config["tests"])
         keys += [f"{name}#{i}" for i in range(len(config["tests"]))]
     if not tests:
-        return {}, {}
+        return PromptfooRun({}, {})
     config = {"prompts": prompts, "providers": ["echo"], "tests": tests}
     results = promptfoo_eval(promptfoo_dir, config, tmp)
     mine = [r for r in results if r["testIdx"] < own]
@@ -355,7 +353,7 @@ def promptfoo_shared(
             for r in results
             if first_test <= r["testIdx"] < first_test + count
         ]
-    return verdicts, back
+    return PromptfooRun(verdicts, back)
 
 
 # --- OpenAI evals -----------------------------------------------------------------------
@@ -411,7 +409,7 @@ def measure(
         if fmt == "inspect":
             got = inspect_verdicts(probes_, rendered, folder)
         elif fmt == "promptfoo":
-            got = promptfoo_verdicts(probes_, rendered, promptfoo_dir, folder)
+            got = promptfoo_verdicts(probes_, rendered, promptfoo_dir, folder).verdicts
         else:
             got = evals_verdicts(probes_, rendered, evals_site, folder)
         out[name] = tally(probes_, got, rendered)

@@ -37,13 +37,14 @@ from evalcase.yamlwrite import round_trip_load
 from tests.authoring.export_agreement import (
     KINDS,
     Probe,
+    PromptfooRun,
     evalcase_verdict,
     evals_verdicts,
     exports,
     inspect_verdicts,
     probes,
     promptfoo_eval,
-    promptfoo_shared,
+    promptfoo_verdicts,
     tally,
 )
 from tests.authoring.test_exports import DATASETS, evals_site, promptfoo_dir
@@ -228,19 +229,21 @@ class OwnPrompts:
     """english_support_set's promptfoo export as written, each test under its own prompt
     (its ``prompts`` names it), with the echo provider: what each test sends."""
 
-    config: dict[str, Any]
-    labels: list[str]
+    prompts: list[dict[str, Any]]
     tests: list[dict[str, Any]]
+
+    @property
+    def labels(self) -> list[str]:
+        return [p["label"] for p in self.prompts]
 
 
 @pytest.fixture(scope="module")
 def own_prompts() -> OwnPrompts:
     text = export(load_config(REPO_ROOT), "english_support_set", "promptfoo")[1].text
     config = round_trip_load(text)
-    labels = [p["label"] for p in config["prompts"]]
     # Echo shows what each test sends; the answer key is not what this test reads.
     tests = [{k: v for k, v in t.items() if k != "assert"} for t in config["tests"]]
-    return OwnPrompts(config, labels, tests)
+    return OwnPrompts(list(config["prompts"]), tests)
 
 
 @dataclass(frozen=True)
@@ -295,21 +298,21 @@ def promptfoo_run(
     template_like: TemplateLike,
     promptfoo_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[dict[str, bool], dict[str, list[dict[str, Any]]]]:
+) -> PromptfooRun:
     """promptfoo's verdicts on the bundled datasets' probes, on the regex replies and on
     the JavaScript checks' texts, and what english_support_set's tests send under their
     own prompts and what the template-like case sends, from one ``promptfoo eval`` (node's
     start and promptfoo's import are 2 s of CPU a run): the same tests, the probes each
     under the one prompt, as five runs would give them."""
     assert "sample_set" not in rendered["promptfoo"]  # the keys of the sets differ
-    return promptfoo_shared(
+    return promptfoo_verdicts(
         [*bundled, *regex_case.probes],
         {**rendered["promptfoo"], "sample_set": regex_case.promptfoo},
         promptfoo_dir,
         tmp_path_factory.mktemp("promptfoo-graded"),
         extra={key: test for key, (test, _) in js_checked.items()},
         routed={
-            "own": {"prompts": own_prompts.config["prompts"], "tests": own_prompts.tests},
+            "own": {"prompts": own_prompts.prompts, "tests": own_prompts.tests},
             "template": _renamed(template_like.prompts, template_like.test, "template:"),
         },
     )
@@ -317,9 +320,9 @@ def promptfoo_run(
 
 @pytest.fixture(scope="module")
 def promptfoo_graded(
-    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
+    promptfoo_run: PromptfooRun,
 ) -> dict[str, bool]:
-    return promptfoo_run[0]
+    return promptfoo_run.verdicts
 
 
 @pytest.mark.slow
@@ -361,14 +364,14 @@ def test_promptfoo_and_inspect_give_pythons_regex_verdicts(
 @pytest.mark.slow
 def test_promptfoo_runs_each_case_under_its_own_prompt_as_evalcase_run_does(
     own_prompts: OwnPrompts,
-    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
+    promptfoo_run: PromptfooRun,
 ) -> None:
     dataset = load_dataset(REPO_ROOT, "english_support_set")
     labels, tests = own_prompts.labels, own_prompts.tests
     assert labels == ["case", *(p.label for _, p in sorted(dataset.prompts.items()))]
     # Run in the module's one promptfoo eval, beside the probes: its results are this
-    # configuration's own (promptfoo_shared), with the echo provider.
-    results = promptfoo_run[1]["own"]
+    # configuration's own (promptfoo_verdicts' routed), with the echo provider.
+    results = promptfoo_run.routed["own"]
     assert len(results) == len(tests)  # one per case, not one per case and prompt
     sent = {tests[r["testIdx"]]["description"]: (labels[r["promptIdx"]], r["response"]["output"])
             for r in results}  # fmt: skip
@@ -543,14 +546,14 @@ def call_api(prompt, options, context):
 @pytest.mark.slow
 def test_promptfoo_gets_template_like_text_as_written(
     template_like: TemplateLike,
-    promptfoo_run: tuple[dict[str, bool], dict[str, list[dict[str, Any]]]],
+    promptfoo_run: PromptfooRun,
     promptfoo_dir: Path,
     tmp_path: Path,
 ) -> None:
     task, test = template_like.task, template_like.test
     # What the model gets: evalcase's view, the template-like text as written (echoed in
     # the module's one promptfoo eval, under the export's own prompt).
-    echo = promptfoo_run[1]["template"]
+    echo = promptfoo_run.routed["template"]
     assert len(echo) == 1
     view = task.agent
     history = [(t.role, t.content) for t in view.history]
