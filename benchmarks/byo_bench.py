@@ -132,11 +132,14 @@ while read -r line; do
 """,
     1,
 )
+# kind -> (label, shell, the agent, the same work without evalcase: the baseline's agent)
 AGENTS = {
-    "curl": ("sh + curl", "/bin/sh", AGENT_SH),
-    "bash": ("bash, /dev/tcp", "/bin/bash", AGENT_BASH),
-    "bash-mcp": ("bash, /dev/tcp, tools/list over MCP first", "/bin/bash", AGENT_BASH_MCP),
-}
+    "curl": ("sh + curl", "/bin/sh", AGENT_SH, AGENT_SH),
+    "bash": ("bash, /dev/tcp", "/bin/bash", AGENT_BASH, AGENT_BASH),
+    # without evalcase there is no MCP server: the model call alone
+    "bash-mcp": ("bash, /dev/tcp, tools/list over MCP first", "/bin/bash", AGENT_BASH_MCP,
+                 AGENT_BASH),
+}  # fmt: skip
 
 
 def stop_stub(stub: Stub) -> dict[str, Any]:
@@ -209,7 +212,6 @@ def tool_row(n: int) -> None:
     thread = threading.Thread(target=serve, args=(h, served, stop), daemon=True)
     thread.start()
     _, path = h.urls()[1].split(f":{h.port}", 1)
-    conn = http.client.HTTPConnection("127.0.0.1", h.port)
     body = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -218,23 +220,16 @@ def tool_row(n: int) -> None:
             "params": {"name": "order_lookup", "arguments": {"order_id": "O1"}},
         }
     )
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    through = []
-    for i in range(n + 20):
-        t = time.perf_counter()
-        conn.request("POST", path, body, headers)
-        answer = conn.getresponse().read()
-        if i >= 20:
-            through.append(time.perf_counter() - t)
-    assert b"signed" in answer, answer
-    conn.close()
+    client: dict[str, Any] = {"__name__": "byo_client"}
+    exec(CLIENT, client)  # the client below, in this process
+    through: list[float] = client["timed"](h.port, path, body, n)
     # The same calls from a process of their own, as an agent makes them: the client's
     # own parsing then shares no interpreter lock with the server's loop.
-    client = subprocess.run(
+    apart_run = subprocess.run(
         [sys.executable, "-I", "-S", "-c", CLIENT, str(h.port), path, body, str(n)],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
-    apart = json.loads(client.stdout)
+    apart = json.loads(apart_run.stdout)
     stop.set()
     h.stop()
     diff = statistics.median(through) - statistics.median(direct)
@@ -247,22 +242,30 @@ def tool_row(n: int) -> None:
     )
 
 
-# The tool row's client as an agent runs it: its own process, HTTP keep-alive, ``n``
-# timed calls after 20 untimed ones; prints the latencies in seconds (JSON).
+# The tool row's client: HTTP keep-alive, ``n`` timed calls after 20 untimed ones, the
+# latencies in seconds; run in the benchmark's process, and as an agent runs it, in a
+# process of its own (``-c``: printed as JSON).
 CLIENT = """
 import http.client, json, sys, time
-port, path, body, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-conn = http.client.HTTPConnection("127.0.0.1", port)
-out = []
-for i in range(n + 20):
-    t = time.perf_counter()
-    conn.request("POST", path, body, headers)
-    answer = conn.getresponse().read()
-    if i >= 20:
-        out.append(time.perf_counter() - t)
-assert b"signed" in answer, answer
-print(json.dumps(out))
+
+
+def timed(port, path, body, n):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    out = []
+    for i in range(n + 20):
+        t = time.perf_counter()
+        conn.request("POST", path, body, headers)
+        answer = conn.getresponse().read()
+        if i >= 20:
+            out.append(time.perf_counter() - t)
+    conn.close()
+    assert b"signed" in answer, answer
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(timed(int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]))))
 """
 
 
@@ -346,7 +349,7 @@ def concurrent_row(n: int, concurrency: int, kind: str = "curl") -> None:
     stub = Stub(1.0)
     folder = Path(tempfile.mkdtemp(prefix="byo-bench-"))
     agent = folder / "agent.sh"
-    label, shell, text = AGENTS[kind]
+    label, shell, text, baseline = AGENTS[kind]
     agent.write_text(text, "utf-8")
     agent.chmod(0o755)
     try:
@@ -382,8 +385,7 @@ def concurrent_row(n: int, concurrency: int, kind: str = "curl") -> None:
     stub_cpu = float(seen.get("cpu_s") or 0.0)
     ideal = n * 1.0 / concurrency
     direct_stub = Stub(1.0)
-    if kind == "bash-mcp":  # without evalcase there is no MCP server: the model call alone
-        agent.write_text(AGENT_BASH, "utf-8")
+    agent.write_text(baseline, "utf-8")
     try:
         direct = direct_run(agent, direct_stub.port, n, concurrency, shell)
     finally:
