@@ -84,3 +84,11 @@ def write_grading(
     (folder / "grading.json").write_text(json.dumps(meta), "utf-8")
     shutil.copy(folder / "report.json", run_dir / "report.json")
     return folder
+
+
+def copy_without_store(source: Path, target: Path) -> Path:
+    """A copy of the repository at ``source`` (its files, times and git folder) without
+    its results store: the store holds its sources' absolute paths, and a viewer serving
+    ``source`` may hold its lock, so the copy's first reader builds its own."""
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("results.duckdb*"))
+    return target

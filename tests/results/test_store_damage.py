@@ -17,6 +17,7 @@ from evalcase.cli import main
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
 from tests.helpers import bundled_repo
 from tests.helpers import invoke as invoke_cli
+from tests.results.folders import copy_without_store
 
 pytest.importorskip("duckdb")
 
@@ -64,10 +65,7 @@ def graded(graded_runs: Path, tmp_path: Path) -> Path:
     """Two graded runs and their store, built: a copy of the module's repository (its
     files, times and git folder) whose store is built here, in the copy (the store holds
     its sources' absolute paths, so it is never copied)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(
-        graded_runs, repo, symlinks=True, ignore=shutil.ignore_patterns("results.duckdb*")
-    )
+    repo = copy_without_store(graded_runs, tmp_path / "repo")
     code, _, err = invoke(repo, "store", "rebuild")
     assert code == 0, err
     assert (repo / STORE).stat().st_size > 0
@@ -135,10 +133,9 @@ def test_run_over_a_damaged_store_exits_with_its_gate(
     first_repo, first_code = run_once
     repo = tmp_path / "repo"
     shutil.copytree(first_repo, repo, symlinks=True)
-    args = RUN
     assert not set_aside(repo)
     damage(repo / STORE, kind)
-    second = invoke_cli(*args, cwd=repo)
+    second = invoke_cli(*RUN, cwd=repo)
     assert second.returncode == first_code, second.stdout + second.stderr
     assert "internal error" not in second.stderr
     assert "set aside as results.duckdb.damaged-" in second.stderr

@@ -16,6 +16,7 @@ import pytest
 
 from tests.grade.runs import check_008, duplicate_003, refund_repo, write_run
 from tests.helpers import GIT_ENV, REPO_ROOT, invoke
+from tests.results.folders import copy_without_store
 from tests.results.viewer_process import http_get, start_view
 
 pytest.importorskip("duckdb")
@@ -97,11 +98,7 @@ def app_repo(site: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
     keeps its store open until idle (evalcase.results.view.IDLE_S), and an in-process
     viewer of the same folder waited for DuckDB's lock (3.75 s), as the served one did
     for theirs."""
-    repo = tmp_path_factory.mktemp("view-app") / "repo"
-    shutil.copytree(
-        site["repo"], repo, symlinks=True, ignore=shutil.ignore_patterns("results.duckdb*")
-    )
-    return repo
+    return copy_without_store(site["repo"], tmp_path_factory.mktemp("view-app") / "repo")
 
 
 def test_pages_answer_and_escape(site: dict[str, Any]) -> None:
