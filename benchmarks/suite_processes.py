@@ -18,7 +18,8 @@ Usage, from the repository root::
     python benchmarks/suite_processes.py --read DIR        # the tables of an earlier run
 
 It prints the run's wall time, the machine's busy and idle core-seconds from
-``/proc/stat``, the workers' own CPU, then the process trees by kind of command and by
+``/proc/stat``, the host reference (``lint_bench.host_reference``, taken after the run),
+the workers' own CPU, then the process trees by kind of command and by
 test file. The figures of 2026-12-08 are in benchmarks/notes/2026-12-suite-time.md.
 """
 
@@ -35,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import lint_bench  # beside this file: the host's own speed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,6 +95,7 @@ def record(folder: Path, pytest_args: list[str]) -> None:
     summary = {
         "exit": code, "wall_s": round(wall, 1), "busy_core_s": round((busy1 - busy0) / hz),
         "idle_core_s": round((idle1 - idle0) / hz), "load": os.getloadavg()[0],
+        "host_reference_s": round(lint_bench.host_reference(), 3),
         "last_line": (folder / "pytest.log").read_text("utf-8").strip().splitlines()[-1:],
     }  # fmt: skip
     (folder / "summary.json").write_text(json.dumps(summary), "utf-8")
@@ -159,7 +163,10 @@ def read(folder: Path, top: int) -> None:
         test = re.sub(r"@\S*", "", s["test"]).split("::")[0] or "(between tests)"
         by_file[(test, k)] += c
     print(f"pytest: exit {summary['exit']}, {summary['wall_s']} s wall, {summary['last_line']}")
-    print(f"machine: {summary['busy_core_s']} busy and {summary['idle_core_s']} idle core-seconds")
+    print(
+        f"machine: {summary['busy_core_s']} busy and {summary['idle_core_s']} idle core-seconds; "
+        f"host reference {summary.get('host_reference_s', '?')} s (benchmarks/lint_bench.py)"
+    )
     others = everything - mine  # daemons that left the tree, other work on the machine
     print(
         f"accounted CPU: {everything:.1f} s in all; the suite's process tree {mine:.1f} s "
