@@ -201,9 +201,10 @@ def test_a_load_for_a_run_computes_no_state_leaves(
     # A state fixture's leaves (every leaf with its JSON and place) are what lint's state
     # rules read; a run loads the dataset and lints nothing (tau2 airline's database is
     # 107,805 nodes). The same load's tasks and state, without them.
-    from evalcase.index import expressions, facts
+    from evalcase.index import analysis, expressions, facts
 
     before = {d: load_dataset(repo, d) for d in DATASETS}
+    analysis.MEMO.clear()  # else the loads below reuse the ones above
     real = expressions.leaves
 
     def forbidden(doc: Any, path: Any, *rest: Any) -> Any:

@@ -14,9 +14,12 @@ import importlib
 import marshal
 import os
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from evalcase.config import Config
@@ -268,6 +271,57 @@ _intern = sys.intern
 _INTERN_MAX = 64
 
 
+class _Memo:
+    """This process's analyses by content, shared by every analyzer: a file one command
+    analysed is not analysed again by the next one in the same process (lint then tag, a
+    run's dataset load then its grading's, the base and the head revision of an unchanged
+    file, a test suite's many copies of one repository), whether or not a store is used.
+
+    Keyed by everything an analysis depends on: the configuration (but its folder), the
+    schemas, the installed plugins, the checks, whether state leaves are made, and
+    the file's path, kind, dataset and git blob id (its content). Values are the marshal
+    bytes and columns a store keeps, so every caller decodes its own objects. Bounded:
+    a result over ``ENTRY_MAX`` bytes is not kept, and the least recently used are
+    dropped past ``TOTAL_MAX`` bytes. ``--no-cache`` analyses afresh and keeps nothing."""
+
+    ENTRY_MAX = 256 * 1024
+    TOTAL_MAX = 32 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[Any, ...], tuple[bytes, Columns]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[bytes, Columns] | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[Any, ...], value: tuple[bytes, Columns]) -> None:
+        size = len(value[0])
+        if size > self.ENTRY_MAX:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._size -= len(old[0])
+            self._items[key] = value
+            self._size += size
+            while self._size > self.TOTAL_MAX:
+                _key, dropped = self._items.popitem(last=False)
+                self._size -= len(dropped[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
+
+MEMO = _Memo()
+
+
 def _too_deep(source: SourceFile, config: Config) -> Finding:
     code, name, severity = RESOURCE_LIMIT
     return Finding(
@@ -303,7 +357,8 @@ class Analyzer:
     id, under ``namespace``: results are reused only by the same code, config and checks).
     ``state_leaves`` False: state fixtures' facts without their leaves (a dataset's load
     for a run, which lints nothing); such an analyzer never uses the cache, whose results
-    are lint's."""
+    are lint's. ``memo`` False: nothing from this process's earlier analyses either
+    (:class:`_Memo`; lint's ``--no-cache``)."""
 
     def __init__(
         self,
@@ -315,6 +370,7 @@ class Analyzer:
         use_cache: bool = True,
         jobs: int | None = None,
         state_leaves: bool = True,
+        memo: bool = True,
     ) -> None:
         self.config = config
         self.snapshot = snapshot
@@ -325,6 +381,8 @@ class Analyzer:
         self.jobs = config.jobs if jobs is None else jobs
         self._cache: Any = None
         self.analysed = 0
+        self.memo = memo
+        self._scope: tuple[Any, ...] | None = None
 
     def cache(self) -> Any:
         if self._cache is None and self.use_cache:
@@ -365,12 +423,47 @@ class Analyzer:
             self.analysed = len(missing)
         return results
 
+    def _memo_key(self, source: SourceFile) -> tuple[Any, ...] | None:
+        """The file's key in :data:`MEMO`; None when it is not to be kept (its blob is not
+        a content id, or the analyzer has ``memo`` off)."""
+        if not self.memo or len(source.blob) != 40:
+            return None
+        if self._scope is None:
+            from evalcase.plugins import plugins_digest
+            from evalcase.schemas import schemas_digest
+
+            # The whole configuration but its folder, not only its lint digest: one
+            # made in code (Config(root, max_depth=...)) has no raw sections to digest.
+            settings = repr(replace(self.config, root=Path()))
+            self._scope = (settings, schemas_digest(), plugins_digest(), self.checks,
+                           self.state_leaves)  # fmt: skip
+        return (self._scope, source.path, source.kind, source.group, source.blob)
+
     def compute(
         self, sources: Sequence[SourceFile], snapshot: Snapshot
     ) -> Iterator[tuple[SourceFile, bytes]]:
         """Analyse files (in worker processes when there are many), storing each result;
-        contents are read a chunk at a time, so memory does not grow with the repository."""
+        contents are read a chunk at a time, so memory does not grow with the repository.
+        A file this process analysed before with the same content and settings is not
+        analysed again (:class:`_Memo`), but still stored."""
         store = self.cache()
+        keys = {source.path: self._memo_key(source) for source in sources}
+        known: list[SourceFile] = []
+        remembered: list[tuple[bytes, Columns]] = []
+        todo: list[SourceFile] = []
+        for source in sources:
+            key = keys[source.path]
+            hit = MEMO.get(key) if key is not None else None
+            if hit is None:
+                todo.append(source)
+            else:
+                known.append(source)
+                remembered.append(hit)
+        if known:
+            if store is not None:
+                store.put_results(_rows(known, remembered))
+            yield from ((s, data) for s, (data, _columns) in zip(known, remembered, strict=True))
+        sources = todo
         jobs = self.jobs or (os.cpu_count() or 1)
         parallel = jobs > 1 and len(sources) >= _PARALLEL_THRESHOLD
         size = min(_CHUNK, max(16, len(sources) // (jobs * 4))) if parallel else _CHUNK
@@ -385,6 +478,10 @@ class Analyzer:
         ) -> list[tuple[SourceFile, bytes]]:
             if store is not None:
                 store.put_results(_rows(chunk, done))
+            for source, value in zip(chunk, done, strict=True):
+                key = keys[source.path]
+                if key is not None:
+                    MEMO.put(key, value)
             return [(source, data) for source, (data, _columns) in zip(chunk, done, strict=True)]
 
         pool = _pool(jobs) if parallel else None

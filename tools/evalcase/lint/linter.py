@@ -125,7 +125,8 @@ def analyzer(
     config: Config, snapshot: Snapshot, *, use_cache: bool = True, jobs: int | None = None
 ) -> Analyzer:
     """The analyzer lint uses: versioning commands read revisions through it so that they
-    share lint's per-file cache."""
+    share lint's per-file cache. ``use_cache`` False (``--no-cache``): neither the store
+    nor this process's earlier analyses (evalcase.index.analysis.MEMO) are used."""
     return Analyzer(
         config,
         snapshot,
@@ -133,6 +134,7 @@ def analyzer(
         namespace=namespace(config),
         use_cache=use_cache,
         jobs=jobs,
+        memo=use_cache,
     )
 
 
