@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -150,6 +151,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"{len(bad)} invalid ({earlier} of earlier versions, rewritten as they were, not "
             "checked)" + "".join(f"\n  {b}" for b in bad[:20])
         )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What every test of the worker shares from now on (the modules, the collected
+    items) is frozen: the cyclic collector's full collections leave it alone. They
+    scanned over a million objects each, 17 s of the workers' CPU in a full run."""
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a module's last test (its module fixtures torn down), what survives the
+    collection is frozen too: what later modules share (imports, caches). Garbage is
+    still freed when its last reference goes; frozen objects are only never scanned."""
+    yield
+    if nextitem is None or nextitem.module is not getattr(item, "module", None):
+        gc.collect()
+        gc.freeze()
 
 
 # --- slow tests: deselected by default, run by `pytest --full` (what .ci/run runs) ---------

@@ -492,7 +492,9 @@ class Analyzer:
             # Workers are forked from this process: objects it holds now (a large
             # repository's file list) are shared with them until something writes to
             # them, and a worker's garbage collector would, copying every page. Frozen
-            # objects are left alone by the collector.
+            # objects are left alone by the collector. A process that froze its own
+            # objects before (a long-lived one) keeps them frozen.
+            frozen_before = gc.get_freeze_count()
             gc.freeze()
             try:
                 with pool:
@@ -516,7 +518,8 @@ class Analyzer:
             except (OSError, RuntimeError):
                 pass  # no working process pool here (a sandbox): do the rest in this process
             finally:
-                gc.unfreeze()
+                if not frozen_before:
+                    gc.unfreeze()
         for chunk in chunks[finished:]:
             raws = _analyze_chunk(work(chunk), self.config, self.checks, self.state_leaves)
             yield from finish(chunk, raws)
