@@ -167,7 +167,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     collection is frozen too: what later modules share (imports, caches). Garbage is
     still freed when its last reference goes; frozen objects are only never scanned."""
     yield
-    if nextitem is None or nextitem.module is not getattr(item, "module", None):
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
         gc.collect()
         gc.freeze()
 
