@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tools" / "evalcase"
+# One worker runs them all: each parses the whole package once (_parsed), about 1.7 s.
+pytestmark = pytest.mark.xdist_group("test_layers")
 
 # package -> packages it must never import
 FORBIDDEN = {

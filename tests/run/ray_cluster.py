@@ -35,6 +35,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 OBJECT_STORE_BYTES = 80 * 1024 * 1024  # the minimum Ray accepts; attempts are small
 START_TIMEOUT_S = 240.0
+# A killed node's raylet refuses the head's health checks at once; Ray declares it dead
+# after five failed checks, three seconds apart by default (15 s a kill). One second
+# apart (each still waits up to Ray's default 10 s for an answer, so a busy machine's
+# live node is not declared dead): about 5 s.
+HEALTH_CHECKS = {"health_check_period_ms": 1000}
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ def _serve(temp_dir: str, workers: int, cpus: float) -> None:
             "num_cpus": 0,
             "include_dashboard": False,
             "temp_dir": temp_dir,
+            "_system_config": HEALTH_CHECKS,
         },
     )
     try:
