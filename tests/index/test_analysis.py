@@ -14,7 +14,7 @@ import pytest
 from evalcase.config import load_config
 from evalcase.files import WorkTree
 from evalcase.index import analysis
-from evalcase.index.analysis import MEMO, Analyzer, _Memo
+from evalcase.index.analysis import MEMO, Analyzer, _Analyses
 from evalcase.lint.api import lint_repository
 from tests.helpers import bundled_repo
 
@@ -69,7 +69,7 @@ def test_other_settings_or_no_cache_analyse_afresh(tmp_path: Path, counted: list
     assert CASE in counted
     assert any(f.code == "EC006" for f in deep[CASE].findings)
     counted.clear()
-    assert lint_repository(load_config(repo), use_cache=False, jobs=1).findings is not None
+    lint_repository(load_config(repo), use_cache=False, jobs=1)
     assert CASE in counted  # --no-cache: nothing remembered is used
 
 
@@ -90,12 +90,12 @@ def test_a_lint_through_the_memo_fills_its_store_and_finds_the_same(
 
 
 def test_the_memo_is_bounded() -> None:
-    memo = _Memo()
+    memo = _Analyses()
     columns: Any = ("case", None, None, [], ("", "", ""))
-    memo.put(("big",), (b"x" * (_Memo.ENTRY_MAX + 1), columns))
+    memo.put(("big",), (b"x" * (_Analyses.ENTRY_MAX + 1), columns))
     assert memo.get(("big",)) is None
-    entry = b"y" * _Memo.ENTRY_MAX
-    count = _Memo.TOTAL_MAX // _Memo.ENTRY_MAX
+    entry = b"y" * _Analyses.ENTRY_MAX
+    count = _Analyses.TOTAL_MAX // _Analyses.ENTRY_MAX
     for i in range(count + 2):
         memo.put((i,), (entry, columns))
     assert memo.get((0,)) is None and memo.get((1,)) is None  # the oldest were dropped

@@ -271,7 +271,7 @@ _intern = sys.intern
 _INTERN_MAX = 64
 
 
-class _Memo:
+class _Analyses:
     """This process's analyses by content, shared by every analyzer: a file one command
     analysed is not analysed again by the next one in the same process (lint then tag, a
     run's dataset load then its grading's, the base and the head revision of an unchanged
@@ -319,7 +319,7 @@ class _Memo:
             self._size = 0
 
 
-MEMO = _Memo()
+MEMO = _Analyses()
 
 
 def _too_deep(source: SourceFile, config: Config) -> Finding:
@@ -358,7 +358,7 @@ class Analyzer:
     ``state_leaves`` False: state fixtures' facts without their leaves (a dataset's load
     for a run, which lints nothing); such an analyzer never uses the cache, whose results
     are lint's. ``memo`` False: nothing from this process's earlier analyses either
-    (:class:`_Memo`; lint's ``--no-cache``)."""
+    (:class:`_Analyses`; lint's ``--no-cache``)."""
 
     def __init__(
         self,
@@ -445,7 +445,7 @@ class Analyzer:
         """Analyse files (in worker processes when there are many), storing each result;
         contents are read a chunk at a time, so memory does not grow with the repository.
         A file this process analysed before with the same content and settings is not
-        analysed again (:class:`_Memo`), but still stored."""
+        analysed again (:class:`_Analyses`), but still stored."""
         store = self.cache()
         keys = {source.path: self._memo_key(source) for source in sources}
         known: list[SourceFile] = []
